@@ -1,0 +1,19 @@
+"""compiler_core: op definitions, schedule spaces, loop IR, lowering passes and C/CUDA codegen.
+
+Pipeline: make_workload -> get_space -> (config) -> lower -> generate_source -> build -> Kernel.
+"""
+from compiler_core.build import Kernel, build, generate
+from compiler_core.errors import BuildError, ConfigError, ResourceError, WorkloadError
+from compiler_core.lower import PASSES, get_space, lower
+from compiler_core.ops import OPS, get_op
+from compiler_core.space import Knob, Space, config_key
+from compiler_core.target import Target, cpu_target, cuda_target
+from compiler_core.verify import VerifyResult, random_inputs, reference, verify
+from compiler_core.workload import Workload, make_workload, parse_key
+
+__all__ = [
+    "OPS", "PASSES", "BuildError", "ConfigError", "Kernel", "Knob", "ResourceError", "Space", "Target",
+    "VerifyResult", "Workload", "WorkloadError", "build", "config_key", "cpu_target", "cuda_target",
+    "generate", "get_op", "get_space", "lower", "make_workload", "parse_key", "random_inputs", "reference",
+    "verify",
+]

@@ -1,0 +1,102 @@
+"""build(workload, config, target) -> Kernel: lower, generate source, compile, and make it callable."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from compiler_core.codegen import generate_source
+from compiler_core.ir.stmt import Module
+from compiler_core.lower import lower
+from compiler_core.ops import get_op
+from compiler_core.target import Target
+from compiler_core.workload import Workload
+
+
+@dataclass
+class Kernel:
+    """A compiled kernel. Call it with input arrays then output arrays (numpy, or device pointers via `launch`)."""
+    workload: Workload
+    config: dict
+    target: Target
+    module: Module
+    source: str
+    _impl: object = field(default=None, repr=False)
+
+    @property
+    def launch(self) -> list[dict]:
+        return [{"name": k.name, "grid": list(k.grid), "block": list(k.block), "shared_bytes": k.shared_bytes}
+                for k in self.module.kernels]
+
+    def _check(self, arrays) -> list[np.ndarray]:
+        specs = get_op(self.workload.op).tensor_specs(self.workload)
+        if len(arrays) != len(specs):
+            names = ", ".join(b.name for b in specs)
+            raise ValueError(f"{self.workload.op} kernel takes {len(specs)} arrays ({names}), got {len(arrays)}")
+        out = []
+        for a, b in zip(arrays, specs, strict=True):
+            if not isinstance(a, np.ndarray) or a.shape != b.shape or a.dtype != np.dtype(b.dtype):
+                got = f"{getattr(a, 'shape', '?')} {getattr(a, 'dtype', type(a).__name__)}"
+                raise ValueError(f"{b.name}: expected {b.shape} {b.dtype}, got {got}")
+            if not a.flags.c_contiguous:
+                raise ValueError(f"{b.name}: array must be C-contiguous")
+            out.append(a)
+        return out
+
+    def __call__(self, *arrays: np.ndarray) -> None:
+        arrays = self._check(arrays)
+        if self.target.kind == "c":
+            self._impl.call([a.ctypes.data for a in arrays])
+            return
+        self._call_cuda(arrays)
+
+    def _call_cuda(self, arrays: list[np.ndarray]) -> None:
+        import pycuda.driver as drv
+
+        pointers, allocations = {}, []
+        for a, b in zip(arrays, self.module.args, strict=True):
+            dev = drv.mem_alloc(max(a.nbytes, 1))
+            drv.memcpy_htod(dev, a)
+            pointers[b] = dev
+            allocations.append(dev)
+        for w in self.module.workspaces:
+            dev = drv.mem_alloc(max(w.nbytes, 1))
+            drv.memset_d8(dev, 0, w.nbytes)
+            pointers[w] = dev
+            allocations.append(dev)
+        self._impl.launch(pointers)
+        drv.Context.synchronize()
+        for a, b in zip(arrays[self.module.num_inputs:], self.module.args[self.module.num_inputs:], strict=True):
+            drv.memcpy_dtoh(a, pointers[b])
+        for dev in allocations:
+            dev.free()
+
+    def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
+        """Allocates outputs, runs, returns them."""
+        outs = [np.zeros(s.shape, dtype=s.dtype) for s in get_op(self.workload.op).output_specs(self.workload)]
+        self(*inputs, *outs)
+        return outs
+
+
+def build_module(workload: Workload, module: Module, target: Target, config: dict, cache_dir=None) -> Kernel:
+    source = generate_source(module, target)
+    kernel = Kernel(workload, config, target, module, source)
+    if target.kind == "c":
+        from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
+
+        kernel._impl = CLibrary(compile_shared_library(source, cache_dir), len(module.args))
+    else:
+        from compiler_core.runtime.cuda_runtime import CudaModule
+
+        kernel._impl = CudaModule(source, list(module.kernels))
+    return kernel
+
+
+def build(workload: Workload, config: dict, target: Target, template: str = "tuned", cache_dir=None) -> Kernel:
+    module = lower(workload, config, target, template)
+    return build_module(workload, module, target, config, cache_dir)
+
+
+def generate(workload: Workload, config: dict, target: Target, template: str = "tuned") -> str:
+    """Source only (no compiler, no device): what compile checks and golden files use."""
+    return generate_source(lower(workload, config, target, template), target)

@@ -1,0 +1,110 @@
+"""C codegen: a shared library exporting `tf_entry`, OpenMP for parallel loops, GCC vector types."""
+from __future__ import annotations
+
+from compiler_core.codegen.base import CodegenBase, written_buffers
+from compiler_core.ir import expr as E
+from compiler_core.ir import stmt as S
+
+HEAP_THRESHOLD_BYTES = 32 * 1024  # larger local buffers (packed panels) go on the heap, not the stack
+
+PRELUDE = """#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+"""
+
+
+class CCodegen(CodegenBase):
+    scalar_types = {**CodegenBase.scalar_types, "float16": "_Float16"}
+
+    def __init__(self, threads: int = 1) -> None:
+        super().__init__()
+        self.threads = threads
+
+    def vector_type(self, scalar: str, lanes: int) -> str:
+        return f"tf_{scalar}x{lanes}"
+
+    def float16_literal(self, v: float) -> str:
+        return f"((_Float16){v!r}f)"
+
+    def expr_Broadcast(self, e: E.Broadcast) -> str:
+        return f"(({self.type_of(e.dtype)}){{0}} + ({self.expr(e.value)}))"
+
+    def math_call(self, name: str, args: list[str], dtype: str) -> str:
+        if E.lanes_of(dtype) > 1:
+            raise NotImplementedError(f"vector math call {name} has no C rendering")
+        return super().math_call(name, args, dtype)
+
+    def loop_pragma(self, s: S.For) -> None:
+        if s.kind is S.ForKind.PARALLEL:
+            self.line(f"#pragma omp parallel for schedule(static) num_threads({self.threads})")
+        elif s.kind is S.ForKind.VECTORIZED:
+            self.line("#pragma omp simd")
+        elif s.kind is S.ForKind.UNROLLED and isinstance(s.extent, E.IntImm):
+            self.line(f"#pragma GCC unroll {min(s.extent.value, 64)}")
+
+    def stmt_Barrier(self, s: S.Barrier) -> None:
+        pass
+
+    def stmt_Allocate(self, s: S.Allocate) -> None:
+        buf = s.buffer
+        ctype = self.type_of(buf.dtype)
+        self.line("{")
+        self.indent += 1
+        if buf.nbytes > HEAP_THRESHOLD_BYTES:
+            size = -(-buf.nbytes // 64) * 64
+            self.line(f"{ctype}* __restrict__ {buf.name} = ({ctype}*)aligned_alloc(64, {size});")
+            self.stmt(s.body)
+            self.line(f"free({buf.name});")
+        else:
+            self.line(f"{ctype} {buf.name}[{buf.physical_elems}] __attribute__((aligned(64)));")
+            self.stmt(s.body)
+        self.indent -= 1
+        self.line("}")
+
+    def render(self, module: S.Module) -> str:
+        self.lines = []
+        vector_decls = sorted(self._vector_types(module))
+        for scalar, lanes in vector_decls:
+            ctype = self.scalar_types[scalar]
+            nbytes = lanes * S.DTYPE_BYTES[scalar]
+            self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned(4)));")
+        for func in module.kernels:
+            self.func = func
+            written = written_buffers(func.body)
+            params = ", ".join(self.param_decl(b, b in written) for b in func.params)
+            self.line(f"static void {func.name}({params}) {{")
+            self.body(func.body)
+            self.line("}")
+        self._entry(module)
+        return PRELUDE + "\n".join(self.lines) + "\n"
+
+    def _entry(self, module: S.Module) -> None:
+        params = ", ".join(f"{self.type_of(b.dtype)}* {b.name}" for b in module.args)
+        self.line(f"int tf_entry({params}) {{")
+        self.indent += 1
+        for w in module.workspaces:
+            ctype = self.type_of(w.dtype)
+            self.line(f"{ctype}* {w.name} = ({ctype}*)calloc({w.physical_elems}, sizeof({ctype}));")
+            self.line(f"if (!{w.name}) return 1;")
+        for func in module.kernels:
+            self.line(f"{func.name}({', '.join(b.name for b in func.params)});")
+        for w in module.workspaces:
+            self.line(f"free({w.name});")
+        self.line("return 0;")
+        self.indent -= 1
+        self.line("}")
+
+    @staticmethod
+    def _vector_types(module: S.Module) -> set:
+        from compiler_core.ir.visitor import walk
+
+        found: set = set()
+
+        def visit(node):
+            dtype = getattr(node, "dtype", None) if isinstance(node, E.Expr) else None
+            if isinstance(dtype, str) and dtype != "handle" and E.lanes_of(dtype) > 1:
+                found.add((E.scalar_of(dtype), E.lanes_of(dtype)))
+
+        for func in module.kernels:
+            walk(func.body, visit)
+        return found

@@ -1,0 +1,155 @@
+"""Statement nodes, buffers and the kernel/module containers of the loop IR."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from compiler_core.ir.expr import Expr, Var
+
+
+class ForKind(enum.Enum):
+    SERIAL = "serial"
+    PARALLEL = "parallel"  # OpenMP on C
+    UNROLLED = "unrolled"
+    VECTORIZED = "vectorized"
+    BLOCK_X = "blockIdx.x"
+    BLOCK_Y = "blockIdx.y"
+    BLOCK_Z = "blockIdx.z"
+    THREAD_X = "threadIdx.x"
+    THREAD_Y = "threadIdx.y"
+    THREAD_Z = "threadIdx.z"
+
+    @property
+    def is_thread_binding(self) -> bool:
+        return "Idx" in self.value
+
+
+class Scope(enum.Enum):
+    GLOBAL = "global"
+    SHARED = "shared"
+    LOCAL = "local"  # registers / stack
+    WMMA_A = "wmma.matrix_a"
+    WMMA_B = "wmma.matrix_b"
+    WMMA_ACC = "wmma.accumulator"
+
+
+DTYPE_BYTES = {"float32": 4, "float16": 2, "int32": 4, "int64": 8, "bool": 1}
+
+
+@dataclass(eq=False)
+class Buffer:
+    """A named array. `pad` adds elements to the innermost row stride (shared-memory bank-conflict padding)."""
+    name: str
+    dtype: str
+    shape: tuple
+    scope: Scope = Scope.GLOBAL
+    pad: int = 0
+    align: int = 16
+
+    @property
+    def strides(self) -> tuple:
+        strides, acc = [], 1
+        for i, extent in enumerate(reversed(self.shape)):
+            strides.append(acc)
+            acc *= extent + (self.pad if i == 0 and len(self.shape) > 1 else 0)
+        return tuple(reversed(strides))
+
+    @property
+    def physical_elems(self) -> int:
+        if not self.shape:
+            return 1
+        return self.strides[0] * self.shape[0] if len(self.shape) > 1 else self.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        return self.physical_elems * DTYPE_BYTES[self.dtype]
+
+    def __getitem__(self, idx) -> Expr:
+        from compiler_core.ir.expr import Load, as_expr
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        return Load(self, tuple(as_expr(i) for i in idx))
+
+    __hash__ = object.__hash__
+
+
+class Stmt:
+    __hash__ = object.__hash__
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    var: Var
+    extent: Expr
+    kind: ForKind
+    body: Stmt
+    min: Expr | None = None
+
+
+@dataclass(eq=False)
+class Seq(Stmt):
+    stmts: tuple
+
+
+@dataclass(eq=False)
+class IfThenElse(Stmt):
+    cond: Expr
+    then: Stmt
+    else_: Stmt | None = None
+
+
+@dataclass(eq=False)
+class Store(Stmt):
+    buffer: Buffer
+    indices: tuple
+    value: Expr
+    lanes: int = 1
+
+
+@dataclass(eq=False)
+class Allocate(Stmt):
+    """Declares a shared/local buffer visible in `body`."""
+    buffer: Buffer
+    body: Stmt
+
+
+@dataclass(eq=False)
+class LetStmt(Stmt):
+    var: Var
+    value: Expr
+    body: Stmt
+
+
+@dataclass(eq=False)
+class Barrier(Stmt):
+    """__syncthreads() on CUDA; nothing on C (each OpenMP iteration is independent)."""
+
+
+@dataclass(eq=False)
+class Evaluate(Stmt):
+    """An intrinsic called for its effect (cp.async, mma, wmma store)."""
+    value: Expr
+
+
+@dataclass(eq=False)
+class PrimFunc:
+    """One kernel: global buffers and scalar params in, a body; launch dims filled by lowering."""
+    name: str
+    params: tuple
+    body: Stmt
+    grid: tuple = (1, 1, 1)
+    block: tuple = (1, 1, 1)
+    shared_bytes: int = 0
+    attrs: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Module:
+    """Kernels run in order over `args` (inputs then outputs) plus zero-initialised `workspaces`."""
+    name: str
+    kernels: tuple
+    args: tuple
+    workspaces: tuple = ()
+    num_inputs: int = 0
+
+    def with_kernels(self, kernels) -> Module:
+        return Module(self.name, tuple(kernels), self.args, self.workspaces, self.num_inputs)

@@ -1,0 +1,56 @@
+"""OpDef: an op's signature, its tensor-expression definition, numpy reference and work counts."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from compiler_core.workload import Param, Workload
+
+FLOAT_DTYPES = ("float32",)
+GEMM_DTYPES = ("float32", "float16")
+
+
+def dtype_param(choices=FLOAT_DTYPES) -> Param:
+    return Param("dtype", "str", choices=tuple(choices), default="float32", doc="element type of inputs/outputs")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    shape: tuple
+    dtype: str
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    doc: str
+    params: tuple
+    define: Callable  # Workload -> (inputs: list[Placeholder], outputs: list[ComputeTensor])
+    reference: Callable  # (Workload, list[np.ndarray]) -> list[np.ndarray] (float64)
+    flops: Callable  # Workload -> int
+    normalize: Callable | None = None  # Workload -> Workload (canonical form + cross-param checks)
+
+    def tensor_specs(self, w: Workload) -> list[TensorSpec]:
+        inputs, outputs = self.define(w)
+        return [TensorSpec(t.name, t.shape, t.dtype) for t in (*inputs, *outputs)]
+
+    def input_specs(self, w: Workload) -> list[TensorSpec]:
+        inputs, _ = self.define(w)
+        return [TensorSpec(t.name, t.shape, t.dtype) for t in inputs]
+
+    def output_specs(self, w: Workload) -> list[TensorSpec]:
+        _, outputs = self.define(w)
+        return [TensorSpec(t.name, t.shape, t.dtype) for t in outputs]
+
+    def bytes_moved(self, w: Workload) -> int:
+        """Compulsory traffic: every input read once, every output written once."""
+        total = 0
+        for t in self.tensor_specs(w):
+            total += int(np.prod(t.shape)) * np.dtype(t.dtype).itemsize
+        return total
+
+    def describe(self) -> dict:
+        return {"name": self.name, "doc": self.doc, "params": [p.describe() for p in self.params]}

@@ -1,0 +1,59 @@
+"""Compile generated C into a shared library (cached by source hash) and call it through ctypes."""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from compiler_core.errors import BuildError
+
+CFLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11",
+          # reassociation lets GCC vectorize reductions; inf/NaN semantics stay (no -ffinite-math-only)
+          "-fno-math-errno", "-fno-trapping-math", "-fassociative-math", "-fno-signed-zeros",
+          "-ffp-contract=fast")
+
+
+def default_cache_dir() -> Path:
+    return Path(tempfile.gettempdir()) / f"tunefarm-{os.getuid()}" / "c"
+
+
+def compile_shared_library(source: str, cache_dir: Path | None = None, compiler: str = "cc",
+                           timeout_s: float = 120.0) -> Path:
+    cache_dir = Path(cache_dir or default_cache_dir())
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256((compiler + " ".join(CFLAGS) + source).encode()).hexdigest()[:24]
+    lib = cache_dir / f"k_{digest}.so"
+    if lib.exists():
+        return lib
+    src = cache_dir / f"k_{digest}.c"
+    src.write_text(source)
+    tmp = cache_dir / f"k_{digest}.{os.getpid()}.tmp.so"
+    try:
+        proc = subprocess.run([compiler, *CFLAGS, str(src), "-o", str(tmp), "-lm"],
+                              capture_output=True, text=True, timeout=timeout_s)
+    except FileNotFoundError:
+        raise BuildError(f"C compiler {compiler!r} not found") from None
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"C compiler timed out after {timeout_s:.0f} s") from None
+    if proc.returncode != 0:
+        raise BuildError(f"C compile failed:\n{proc.stderr[-4000:]}")
+    os.replace(tmp, lib)  # atomic: concurrent builders of the same source never see a partial file
+    return lib
+
+
+class CLibrary:
+    """A loaded kernel library; `call(ptrs)` runs `tf_entry` on raw host pointers."""
+
+    def __init__(self, path: Path, num_args: int) -> None:
+        self.path = path
+        self._lib = ctypes.CDLL(str(path))
+        self._entry = self._lib.tf_entry
+        self._entry.argtypes = [ctypes.c_void_p] * num_args
+        self._entry.restype = ctypes.c_int
+
+    def call(self, ptrs: list[int]) -> None:
+        if self._entry(*ptrs) != 0:
+            raise MemoryError("kernel workspace allocation failed")

@@ -1,0 +1,102 @@
+"""Schedule spaces: knobs with choices plus named constraints; a config is a plain dict knob -> value."""
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from compiler_core.errors import ConfigError
+
+MAX_SAMPLE_TRIES = 20000
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    choices: tuple
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """`check(config) -> bool`; `why` is the message shown when a config violates it."""
+    why: str
+    check: Callable[[dict], bool]
+
+
+@dataclass(frozen=True)
+class Space:
+    knobs: tuple
+    constraints: tuple = ()
+
+    @property
+    def names(self) -> list[str]:
+        return [k.name for k in self.knobs]
+
+    @property
+    def size(self) -> int:
+        """Size of the unconstrained product (valid configs are a subset)."""
+        n = 1
+        for k in self.knobs:
+            n *= len(k.choices)
+        return n
+
+    def violations(self, config: dict) -> list[str]:
+        problems = []
+        missing = [k.name for k in self.knobs if k.name not in config]
+        extra = sorted(set(config) - set(self.names))
+        if missing:
+            problems.append(f"missing knob(s) {', '.join(missing)}")
+        if extra:
+            problems.append(f"unknown knob(s) {', '.join(extra)}; knobs: {', '.join(self.names)}")
+        for k in self.knobs:
+            if k.name in config and config[k.name] not in k.choices:
+                problems.append(f"{k.name}={config[k.name]!r} not in {list(k.choices)}")
+        if problems:
+            return problems
+        return [c.why for c in self.constraints if not c.check(config)]
+
+    def is_valid(self, config: dict) -> bool:
+        return not self.violations(config)
+
+    def validate(self, config: dict) -> dict:
+        problems = self.violations(config)
+        if problems:
+            raise ConfigError("invalid config: " + "; ".join(problems))
+        return config
+
+    def __iter__(self) -> Iterator[dict]:
+        """Every valid config, in a deterministic order."""
+        for values in itertools.product(*(k.choices for k in self.knobs)):
+            config = dict(zip(self.names, values, strict=True))
+            if all(c.check(config) for c in self.constraints):
+                yield config
+
+    def sample(self, rng: random.Random, n: int = 1, unique: bool = True) -> list[dict]:
+        """Up to n valid configs by rejection sampling (fewer if the space has fewer)."""
+        out, seen = [], set()
+        for _ in range(MAX_SAMPLE_TRIES):
+            if len(out) >= n:
+                break
+            config = {k.name: rng.choice(k.choices) for k in self.knobs}
+            key = config_key(config)
+            if (unique and key in seen) or not self.is_valid(config):
+                continue
+            seen.add(key)
+            out.append(config)
+        if len(out) < n and self.size <= 200_000:
+            rest = [c for c in self if config_key(c) not in seen]
+            rng.shuffle(rest)
+            out.extend(rest[: n - len(out)])
+        return out
+
+    def describe(self) -> dict:
+        return {"knobs": [{"name": k.name, "choices": list(k.choices), "doc": k.doc} for k in self.knobs],
+                "constraints": [c.why for c in self.constraints]}
+
+
+def config_key(config: dict) -> str:
+    """Stable string of a config: how trials and caches identify it."""
+    return json.dumps(config, sort_keys=True, separators=(",", ":"))
