@@ -4,7 +4,7 @@ Pipeline: make_workload -> get_space -> (config) -> lower -> generate_source -> 
 """
 from compiler_core.build import Kernel, build, generate
 from compiler_core.errors import BuildError, ConfigError, ResourceError, WorkloadError
-from compiler_core.lower import PASSES, get_space, lower
+from compiler_core.lower import PASSES, default_config, get_space, lower
 from compiler_core.ops import OPS, get_op
 from compiler_core.space import Knob, Space, config_key
 from compiler_core.target import Target, cpu_target, cuda_target
@@ -13,7 +13,7 @@ from compiler_core.workload import Workload, make_workload, parse_key
 
 __all__ = [
     "OPS", "PASSES", "BuildError", "ConfigError", "Kernel", "Knob", "ResourceError", "Space", "Target",
-    "VerifyResult", "Workload", "WorkloadError", "build", "config_key", "cpu_target", "cuda_target",
+    "VerifyResult", "Workload", "WorkloadError", "build", "config_key", "cpu_target", "cuda_target", "default_config",
     "generate", "get_op", "get_space", "lower", "make_workload", "parse_key", "random_inputs", "reference",
     "verify",
 ]

@@ -32,3 +32,11 @@ def lower(workload: Workload, config: dict, target: Target, template: str = "tun
     for run_pass in PASSES:
         module = run_pass(module, target)
     return module
+
+
+def default_config(workload: Workload, target: Target, template: str = "tuned") -> dict:
+    """The template's own untuned default if it has one, else the first valid config of the space."""
+    tmpl = template_for(workload.op, target.kind, template)
+    if hasattr(tmpl, "default_config"):
+        return tmpl.space(workload, target).validate(tmpl.default_config(workload, target))
+    return next(iter(tmpl.space(workload, target)))

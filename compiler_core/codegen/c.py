@@ -101,7 +101,10 @@ class CCodegen(CodegenBase):
         found: set = set()
 
         def visit(node):
-            dtype = getattr(node, "dtype", None) if isinstance(node, E.Expr) else None
+            if isinstance(node, S.Allocate):
+                dtype = node.buffer.dtype
+            else:
+                dtype = getattr(node, "dtype", None) if isinstance(node, E.Expr) else None
             if isinstance(dtype, str) and dtype != "handle" and E.lanes_of(dtype) > 1:
                 found.add((E.scalar_of(dtype), E.lanes_of(dtype)))
 

@@ -22,7 +22,7 @@ class CudaCodegen(CodegenBase):
 
     def vector_type(self, scalar: str, lanes: int) -> str:
         # Vector values only move data (loads/stores); they are typed by width, not by element.
-        return _BITS_TYPE[lanes * S.DTYPE_BYTES[scalar]]
+        return _BITS_TYPE[lanes * S.dtype_bytes(scalar)]
 
     def float16_literal(self, v: float) -> str:
         return f"__float2half({v!r}f)"

@@ -185,7 +185,7 @@ class Load(Expr):
 
     @property
     def dtype(self) -> str:
-        return with_lanes(self.buffer.dtype, self.lanes)
+        return self.buffer.dtype if self.lanes == 1 else with_lanes(self.buffer.dtype, self.lanes)
 
 
 @dataclass(eq=False)

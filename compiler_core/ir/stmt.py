@@ -36,9 +36,19 @@ class Scope(enum.Enum):
 DTYPE_BYTES = {"float32": 4, "float16": 2, "int32": 4, "int64": 8, "bool": 1}
 
 
+def dtype_bytes(dtype: str) -> int:
+    """Bytes of a scalar or vector dtype ('float32x8' -> 32)."""
+    from compiler_core.ir.expr import lanes_of, scalar_of
+
+    return DTYPE_BYTES[scalar_of(dtype)] * lanes_of(dtype)
+
+
 @dataclass(eq=False)
 class Buffer:
-    """A named array. `pad` adds elements to the innermost row stride (shared-memory bank-conflict padding)."""
+    """A named array. `pad` adds elements to the innermost row stride (shared-memory bank-conflict padding).
+
+    `dtype` may be a vector type ('float32x8'): a local array of vector registers on C targets.
+    """
     name: str
     dtype: str
     shape: tuple
@@ -62,7 +72,7 @@ class Buffer:
 
     @property
     def nbytes(self) -> int:
-        return self.physical_elems * DTYPE_BYTES[self.dtype]
+        return self.physical_elems * dtype_bytes(self.dtype)
 
     def __getitem__(self, idx) -> Expr:
         from compiler_core.ir.expr import Load, as_expr

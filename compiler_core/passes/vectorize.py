@@ -54,7 +54,7 @@ def _as_vector_copy(var: E.Var, extent: E.Expr, body: S.Stmt):
     if not (isinstance(extent, E.IntImm) and isinstance(body, S.Store) and isinstance(body.value, E.Load)):
         return None
     lanes, load = extent.value, body.value
-    nbytes = lanes * S.DTYPE_BYTES[body.buffer.dtype]
+    nbytes = lanes * S.dtype_bytes(body.buffer.dtype)
     if nbytes not in VECTOR_BYTES or load.buffer.dtype != body.buffer.dtype or body.lanes != 1 or load.lanes != 1:
         return None
     if affine_coefficient(body.indices[0], var) != 1 or affine_coefficient(load.indices[0], var) != 1:
