@@ -51,7 +51,9 @@ class Kernel:
         self._call_cuda(arrays)
 
     def _call_cuda(self, arrays: list[np.ndarray]) -> None:
-        import pycuda.driver as drv
+        from compiler_core.runtime.cuda_runtime import driver
+
+        drv = driver()
 
         pointers, allocations = {}, []
         for a, b in zip(arrays, self.module.args, strict=True):
@@ -71,6 +73,20 @@ class Kernel:
         for dev in allocations:
             dev.free()
 
+    def launch_device(self, args: list, workspaces: list, stream=None) -> None:
+        """CUDA only: launch on device addresses (args in op order, then the module's workspaces).
+
+        Workspaces are zeroed first, as every run's contract says, so their memset is part of the timed cost.
+        """
+        from compiler_core.runtime.cuda_runtime import driver
+
+        drv = driver()
+        for w, ptr in zip(self.module.workspaces, workspaces, strict=True):
+            drv.memset_d8_async(int(ptr), 0, w.nbytes, stream) if stream else drv.memset_d8(int(ptr), 0, w.nbytes)
+        pointers = dict(zip(self.module.args, args, strict=True))
+        pointers.update(zip(self.module.workspaces, workspaces, strict=True))
+        self._impl.launch(pointers, stream)
+
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
         """Allocates outputs, runs, returns them."""
         outs = [np.zeros(s.shape, dtype=s.dtype) for s in get_op(self.workload.op).output_specs(self.workload)]
@@ -78,7 +94,8 @@ class Kernel:
         return outs
 
 
-def build_module(workload: Workload, module: Module, target: Target, config: dict, cache_dir=None) -> Kernel:
+def build_module(workload: Workload, module: Module, target: Target, config: dict, cache_dir=None,
+                 cubin: bytes | None = None) -> Kernel:
     source = generate_source(module, target)
     kernel = Kernel(workload, config, target, module, source)
     if target.kind == "c":
@@ -88,7 +105,7 @@ def build_module(workload: Workload, module: Module, target: Target, config: dic
     else:
         from compiler_core.runtime.cuda_runtime import CudaModule
 
-        kernel._impl = CudaModule(source, list(module.kernels))
+        kernel._impl = CudaModule(source, list(module.kernels), cubin=cubin)
     return kernel
 
 

@@ -115,14 +115,19 @@ def parse_key(key: str) -> Workload:
     if "(" not in key or not key.endswith(")"):
         raise WorkloadError(f"malformed workload key {key!r}: expected op(name=value,...)")
     op, _, rest = key.partition("(")
+    return make_workload(op, parse_params(rest[:-1]))
+
+
+def parse_params(text: str) -> dict:
+    """'M=64,N=64,expr=max(a,b),vectors=b,w' -> dict; ints become int, the rest stay strings."""
     params: dict = {}
-    body = rest[:-1]
-    for part in _merge_list_values(_split_top_level(body)):
+    for part in _merge_list_values(_split_top_level(text)):
         name, eq, value = part.partition("=")
         if not eq:
-            raise WorkloadError(f"malformed workload key {key!r}: {part!r} is not name=value")
-        params[name] = int(value) if value.lstrip("-").isdigit() else value
-    return make_workload(op, params)
+            raise WorkloadError(f"malformed params {text!r}: {part!r} is not name=value")
+        value = value.strip()
+        params[name.strip()] = int(value) if value.lstrip("-").isdigit() else value
+    return params
 
 
 def _split_top_level(text: str) -> list[str]:

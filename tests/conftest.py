@@ -1,0 +1,24 @@
+"""Test tiers: markers skip cleanly when the tier's hardware or toolchain is absent."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+
+def _cuda_ok() -> bool:
+    from compiler_core.runtime.cuda_runtime import cuda_available
+
+    return cuda_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    nvcc = shutil.which("nvcc") is not None
+    gpu = None
+    for item in items:
+        if "nvcc" in item.keywords and not nvcc:
+            item.add_marker(pytest.mark.skip(reason="nvcc not on PATH"))
+        if "gpu" in item.keywords:
+            gpu = _cuda_ok() if gpu is None else gpu
+            if not gpu:
+                item.add_marker(pytest.mark.skip(reason="no CUDA device or pycuda"))

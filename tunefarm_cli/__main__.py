@@ -1,0 +1,5 @@
+import sys
+
+from tunefarm_cli import main
+
+sys.exit(main())
