@@ -45,8 +45,9 @@ class IRBuilder:
         return f"{name}{next(self._names)}" if name[-1].isdigit() else name
 
     @contextlib.contextmanager
-    def loop(self, name: str, extent, kind: ForKind = ForKind.SERIAL):
-        var = Var(name)
+    def loop(self, name: str | Var, extent, kind: ForKind = ForKind.SERIAL):
+        """Opens a loop; pass an existing Var (e.g. a tensor expression's reduce axis) to bind that variable."""
+        var = name if isinstance(name, Var) else Var(name)
         self._stack.append([])
         yield var
         body = seq(self._stack.pop())

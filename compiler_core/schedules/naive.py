@@ -53,7 +53,7 @@ def _stage_body(b: IRBuilder, stage: te.ComputeTensor, axes: tuple, buffers: dic
         b.store(acc, (0,), E.FloatImm(te.REDUCE_IDENTITY[red.combiner]))
         with contextlib.ExitStack() as loops:
             for ax in red.axes:
-                loops.enter_context(b.loop(ax.var.name, ax.extent))
+                loops.enter_context(b.loop(ax.var, ax.extent))
             term = _ReadsToLoads(buffers).visit(red.body)
             cur = acc[0]
             b.store(acc, (0,), cur + term if red.combiner == "sum" else E.max_(cur, term))
