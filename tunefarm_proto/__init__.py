@@ -1,0 +1,1 @@
+"""Generated gRPC/protobuf code for proto/tunefarm.proto (package tunefarm.v1); regenerate with proto/generate.py."""
