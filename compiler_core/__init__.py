@@ -4,14 +4,17 @@ Pipeline: make_workload -> get_space -> (config) -> lower -> generate_source -> 
 """
 from compiler_core.build import Kernel, build, generate
 from compiler_core.errors import BuildError, ConfigError, ResourceError, WorkloadError
+from compiler_core.features import FEATURE_NAMES, extract_features, features
 from compiler_core.lower import PASSES, default_config, get_space, lower
 from compiler_core.ops import OPS, get_op
 from compiler_core.space import Knob, Space, config_key
 from compiler_core.target import Target, cpu_target, cuda_target
 from compiler_core.verify import VerifyResult, random_inputs, reference, verify
+from compiler_core.version import codegen_version
 from compiler_core.workload import Workload, make_workload, parse_key
 
 __all__ = [
+    "FEATURE_NAMES", "codegen_version", "extract_features", "features",
     "OPS", "PASSES", "BuildError", "ConfigError", "Kernel", "Knob", "ResourceError", "Space", "Target",
     "VerifyResult", "Workload", "WorkloadError", "build", "config_key", "cpu_target", "cuda_target", "default_config",
     "generate", "get_op", "get_space", "lower", "make_workload", "parse_key", "random_inputs", "reference",

@@ -110,7 +110,7 @@ class CudaCodegen(CodegenBase):
         if buf.scope in _FRAGMENT:
             self.line(f"{_FRAGMENT[buf.scope]} {buf.name}[{buf.physical_elems}];")
         elif buf.scope is S.Scope.SHARED:
-            self.line(f"__shared__ __align__(16) {self.type_of(buf.dtype)} {buf.name}[{buf.physical_elems}];")
+            self.line(f"__shared__ __align__({buf.align}) {self.type_of(buf.dtype)} {buf.name}[{buf.physical_elems}];")
         else:
             self.line(f"{self.type_of(buf.dtype)} {buf.name}[{buf.physical_elems}];")
         self.stmt(s.body)

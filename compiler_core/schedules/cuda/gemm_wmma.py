@@ -1,0 +1,375 @@
+"""CUDA template for float16 matmul / batch_matmul on tensor cores: WMMA 16x16x16, float32 accumulation.
+
+One block computes a block_m x block_n tile of C for one batch entry (blockIdx.z; the tiles of one
+matmul run along blockIdx.x, in groups of `group_m` tile rows for L2 reuse). Its warps_m x warps_n
+warps each own a (block_m/warps_m) x (block_n/warps_n) tile of 16x16 accumulator fragments.
+
+Per block_k step the A tile (block_m x block_k) and the B tile (block_k x block_n) are copied into
+shared memory, rows padded by `pad` halves against bank conflicts, in chunks of 8/4/2 halves
+(the widest that divides K for A, N for B, so every chunk is aligned and lies wholly in or out of
+range; global arrays must start 16-byte aligned, as cudaMalloc's do) or single halves. Out-of-range
+chunks are zero-filled with plain stores, so any shape is exact.
+With `stages` >= 2 (sm_80+) chunks travel by cp.async into a ring of `stages` buffers, one barrier
+per step; with stages = 1 they go through registers, two barriers per step.
+
+The epilogue stores each accumulator fragment into a per-warp 16x16 float32 staging tile in shared
+memory; the warp's lanes convert it to half and write C with bounds guards. Every barrier sits in
+code all threads run the same number of times (loop trip counts are workload constants).
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from compiler_core.errors import WorkloadError
+from compiler_core.ir import expr as E
+from compiler_core.ir import stmt as S
+from compiler_core.ir.builder import IRBuilder
+from compiler_core.passes.verify_resources import BASE_REGISTERS
+from compiler_core.space import Constraint, Knob, Space
+
+FRAG = 16  # WMMA m16n16k16
+WARP = 32
+FRAGMENT_WORDS = 8  # what verify_resources counts per fragment
+REGISTER_FILE = 65536  # 32-bit registers per SM (sm_70 .. sm_90): a block must fit in it
+SMEM_ALIGN = 32  # WMMA loads/stores need 256-bit aligned pointers
+COPY_WORDS = 16  # registers a thread may fill with loads before storing them to shared memory
+
+TILE_CHOICES = (16, 32, 64, 128, 256)
+BLOCK_K_CHOICES = (16, 32, 64)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    batch: int
+    M: int
+    N: int
+    K: int
+    batched: bool
+
+
+def _problem(w) -> _Problem:
+    if w.dtype != "float16":
+        raise WorkloadError(f"gemm_wmma handles float16 only, got {w.key}")
+    if w.op == "batch_matmul":
+        return _Problem(w["batch"], w["M"], w["N"], w["K"], True)
+    if w.op == "matmul":
+        return _Problem(1, w["M"], w["N"], w["K"], False)
+    raise WorkloadError(f"gemm_wmma handles matmul and batch_matmul, not {w.op!r}")
+
+
+@dataclass(frozen=True)
+class _Tiling:
+    bm: int
+    bn: int
+    bk: int
+    wm: int
+    wn: int
+    pad: int
+    stages: int
+    group: int
+
+    @classmethod
+    def of(cls, c: dict) -> _Tiling:
+        return cls(c["block_m"], c["block_n"], c["block_k"], c["warps_m"], c["warps_n"], c["pad"],
+                   c["stages"], c["group_m"])
+
+    @property
+    def warps(self) -> int:
+        return self.wm * self.wn
+
+    @property
+    def threads(self) -> int:
+        return WARP * self.warps
+
+    @property
+    def fm(self) -> int:
+        """Fragment rows per warp."""
+        return self.bm // (FRAG * self.wm)
+
+    @property
+    def fn(self) -> int:
+        return self.bn // (FRAG * self.wn)
+
+    @property
+    def registers(self) -> int:
+        """verify_resources' estimate: its base plus 8 words per A, B and accumulator fragment."""
+        return BASE_REGISTERS + FRAGMENT_WORDS * (self.fm + self.fn + self.fm * self.fn)
+
+
+def _shared_buffers(t: _Tiling) -> tuple:
+    """The A and B tile rings and the per-warp float32 staging tiles of the epilogue."""
+    a = S.Buffer("As", "float16", (t.stages, t.bm, t.bk), S.Scope.SHARED, t.pad, SMEM_ALIGN)
+    b = S.Buffer("Bs", "float16", (t.stages, t.bk, t.bn), S.Scope.SHARED, t.pad, SMEM_ALIGN)
+    c = S.Buffer("Cs", "float32", (t.warps, FRAG, FRAG), S.Scope.SHARED, 0, SMEM_ALIGN)
+    return a, b, c
+
+
+def shared_bytes(config: dict) -> int:
+    return sum(buf.nbytes for buf in _shared_buffers(_Tiling.of(config)))
+
+
+def vector_width(n: int) -> int:
+    """Halves per copy chunk along a row of length n: 8 (128-bit), 4, 2 or 1, whichever divides n."""
+    return next(v for v in (8, 4, 2, 1) if n % v == 0)
+
+
+def _covering(choices: tuple, extent: int) -> int:
+    """The smallest choice that covers `extent` in one tile (the largest choice if none does)."""
+    return min((c for c in choices if c >= extent), default=max(choices))
+
+
+# ---- space ---------------------------------------------------------------------------------------
+def space(w, target) -> Space:
+    p = _problem(w)
+
+    def tiles(c: dict) -> tuple:
+        return -(-p.M // c["block_m"]), -(-p.N // c["block_n"])
+
+    return Space(
+        knobs=(
+            Knob("block_m", TILE_CHOICES, "rows of C per block"),
+            Knob("block_n", TILE_CHOICES, "columns of C per block"),
+            Knob("block_k", BLOCK_K_CHOICES, "K step staged in shared memory per iteration"),
+            Knob("warps_m", (1, 2, 4, 8), "warps along M; each owns block_m/warps_m rows"),
+            Knob("warps_n", (1, 2, 4, 8), "warps along N; each owns block_n/warps_n columns"),
+            Knob("pad", (0, 8), "halves added to each shared row against bank conflicts"),
+            Knob("stages", (1, 2, 3, 4), "shared buffers in flight: 1 = register-staged loads, >= 2 = cp.async ring"),
+            Knob("group_m", (1, 8), "tile rows per raster group (L2 reuse of B)"),
+        ),
+        constraints=(
+            Constraint("block_m must be a multiple of 16*warps_m and block_n of 16*warps_n",
+                       lambda c: c["block_m"] % (FRAG * c["warps_m"]) == 0
+                       and c["block_n"] % (FRAG * c["warps_n"]) == 0),
+            Constraint("32*warps_m*warps_n threads must not exceed the target's limit",
+                       lambda c: _Tiling.of(c).threads <= target.max_threads_per_block),
+            Constraint("fragments per warp must fit the register estimate",
+                       lambda c: _Tiling.of(c).registers <= target.max_registers_per_thread),
+            Constraint(f"registers per block (estimate x threads) must fit the {REGISTER_FILE}-register file",
+                       lambda c: _Tiling.of(c).registers * _Tiling.of(c).threads <= REGISTER_FILE),
+            Constraint("stages >= 2 (cp.async) needs sm_80 or newer",
+                       lambda c: c["stages"] == 1 or target.sm >= 80),
+            Constraint("static shared memory (A/B rings + staging) must fit the target's limit",
+                       lambda c: shared_bytes(c) <= target.max_shared_bytes),
+            Constraint("no tile larger than the smallest choice covering its dimension",
+                       lambda c: c["block_m"] <= _covering(TILE_CHOICES, p.M)
+                       and c["block_n"] <= _covering(TILE_CHOICES, p.N)
+                       and c["block_k"] <= _covering(BLOCK_K_CHOICES, p.K)),
+            Constraint("group_m > 1 only where there are several tile rows and columns",
+                       lambda c: c["group_m"] == 1 or min(tiles(c)) > 1),
+        ),
+    )
+
+
+def default_config(w, target) -> dict:
+    """128x128x32 tiles over 2x2 warps, padded, double-buffered: clipped to small shapes."""
+    p = _problem(w)
+    bm, bn = min(128, _covering(TILE_CHOICES, p.M)), min(128, _covering(TILE_CHOICES, p.N))
+    config = {
+        "block_m": bm, "block_n": bn, "block_k": min(32, _covering(BLOCK_K_CHOICES, p.K)),
+        "warps_m": min(2, bm // FRAG), "warps_n": min(2, bn // FRAG), "pad": 8,
+        "stages": 2 if target.sm >= 80 else 1, "group_m": 8,
+    }
+    s = space(w, target)
+    if not s.is_valid(config):
+        config["group_m"] = 1
+    return config if s.is_valid(config) else next(iter(s))
+
+
+# ---- schedule ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Operand:
+    """How one input's tile reaches shared memory: `rows` x `cols` from (row0, col0) into ring `smem`."""
+    src: S.Buffer
+    smem: S.Buffer
+    rows: int
+    cols: int
+    row_limit: int | None  # None where the tiles divide the dimension: no guard needed
+    col_limit: int | None
+    vw: int  # halves per chunk
+    batch: E.Expr | None  # blockIdx.z for batch_matmul
+
+    def at(self, r, c) -> tuple:
+        return _at(self.batch, r, c)
+
+    def in_range(self, r, c):
+        """The guard of a chunk starting at global (r, c), or None where every chunk is in range."""
+        return _all_below(((r, self.row_limit), (c, self.col_limit)))
+
+
+def _at(batch, r, c) -> tuple:
+    """Index of element (r, c) of a matmul operand, or of batch entry `batch` of a batch_matmul one."""
+    return (r, c) if batch is None else (batch, r, c)
+
+
+def _all_below(pairs):
+    """`v0 < limit0 && ...` over the pairs whose limit is not None; None if there are none."""
+    conds = [v < limit for v, limit in pairs if limit is not None]
+    return None if not conds else conds[0] if len(conds) == 1 else conds[0] & conds[1]
+
+
+def _when(b: IRBuilder, cond):
+    """`if (cond)` around the block's statements, or nothing where cond is None."""
+    return contextlib.nullcontext() if cond is None else b.if_(cond)
+
+
+def schedule(w, config, target) -> S.Module:
+    p, t = _problem(w), _Tiling.of(config)
+    lead = (p.batch,) if p.batched else ()
+    A = S.Buffer("in_A", "float16", (*lead, p.M, p.K))
+    B = S.Buffer("in_B", "float16", (*lead, p.K, p.N))
+    C = S.Buffer("out_C", "float16", (*lead, p.M, p.N))
+    b = IRBuilder()
+    with contextlib.ExitStack() as loops:
+        bz = loops.enter_context(b.loop("bz", p.batch, S.ForKind.BLOCK_Z)) if p.batched else None
+        tiles = E.ceil_div(p.M, t.bm) * E.ceil_div(p.N, t.bn)
+        bx = loops.enter_context(b.loop("bx", tiles, S.ForKind.BLOCK_X))
+        tx = loops.enter_context(b.loop("tx", t.threads, S.ForKind.THREAD_X))
+        b.emit(_block(p, t, (A, B, C), bz, bx, tx))
+    func = S.PrimFunc(f"{w.op}_wmma", (A, B, C), b.get())
+    return S.Module(w.op, (func,), (A, B, C), (), 2)
+
+
+def _block(p: _Problem, t: _Tiling, globals_: tuple, bz, bx, tx) -> S.Stmt:
+    """One block's work, wrapped in its shared-memory and fragment allocations."""
+    A, B, C = globals_
+    As, Bs, Cs = _shared_buffers(t)
+    frags = (S.Buffer("a_frag", "float16", (t.fm,), S.Scope.WMMA_A),
+             S.Buffer("b_frag", "float16", (t.fn,), S.Scope.WMMA_B),
+             S.Buffer("acc", "float32", (t.fm * t.fn,), S.Scope.WMMA_ACC))
+    a_op = _Operand(A, As, t.bm, t.bk, _limit(p.M, t.bm), _limit(p.K, t.bk), vector_width(p.K), bz)
+    b_op = _Operand(B, Bs, t.bk, t.bn, _limit(p.K, t.bk), _limit(p.N, t.bn), vector_width(p.N), bz)
+    b = IRBuilder()
+    with contextlib.ExitStack() as lets:
+        def let(name, value):
+            return lets.enter_context(b.let(name, value))
+
+        tm, tn = _raster(let, bx, t.group, E.ceil_div(p.M, t.bm), E.ceil_div(p.N, t.bn))
+        m0, n0, warp = let("m0", tm * t.bm), let("n0", tn * t.bn), let("warp", tx // WARP)
+        wrow, wcol = let("wrow", (warp // t.wn) * (t.fm * FRAG)), let("wcol", (warp % t.wn) * (t.fn * FRAG))
+
+        def load(kt, stage, use_async: bool) -> None:
+            _copy(b, a_op, stage, m0, kt * t.bk, tx, t.threads, use_async)
+            _copy(b, b_op, stage, kt * t.bk, n0, tx, t.threads, use_async)
+
+        def mma(stage) -> None:
+            _mma_step(b, t, As, Bs, frags, stage, wrow, wcol)
+
+        with b.loop("f", t.fm * t.fn, S.ForKind.UNROLLED) as f:
+            b.evaluate(E.call("wmma_fill", frags[2][f], E.FloatImm(0.0)))
+        main_loop = _main_loop_sync if t.stages == 1 else _main_loop_async
+        main_loop(b, t.stages, E.ceil_div(p.K, t.bk), load, mma)
+        _epilogue(b, p, t, C, Cs, frags[2], bz, (m0 + wrow, n0 + wcol), warp, tx % WARP)
+    body = b.get()
+    for buf in reversed((As, Bs, Cs, *frags)):
+        body = S.Allocate(buf, body)
+    return body
+
+
+def _address(buf: S.Buffer, indices: tuple) -> E.Address:
+    return E.Address(buf, tuple(E.as_expr(i) for i in indices))
+
+
+def _limit(extent: int, tile: int) -> int | None:
+    return extent if extent % tile else None
+
+
+def _raster(let, bx, group: int, m_tiles: int, n_tiles: int) -> tuple:
+    """(tile row, tile column) of block bx: row-major, or in groups of `group` tile rows taken column by column."""
+    if group == 1:
+        return let("tm", bx // n_tiles), let("tn", bx % n_tiles)
+    width = group * n_tiles
+    first = let("first_m", (bx // width) * group)
+    rows = let("group_rows", E.min_(m_tiles - first, group))
+    return let("tm", first + (bx % width) % rows), let("tn", (bx % width) // rows)
+
+
+def _main_loop_sync(b: IRBuilder, stages: int, k_steps: int, load, mma) -> None:
+    """stages = 1: copy through registers, barrier, compute, barrier (before the next copy overwrites)."""
+    with b.loop("kt", k_steps) as kt:
+        load(kt, 0, use_async=False)
+        b.barrier()
+        mma(0)
+        b.barrier()
+
+
+def _main_loop_async(b: IRBuilder, stages: int, k_steps: int, load, mma) -> None:
+    """A ring of `stages` buffers filled by cp.async, one commit group per K step (empty ones included),
+    so that at step kt `wait_prior(stages - 2)` means: this thread's copies of step kt have landed."""
+    ahead = stages - 1
+    for s in range(ahead):
+        if s < k_steps:
+            load(s, s, use_async=True)
+        b.evaluate(E.call("cp_async_commit"))
+    with b.loop("kt", k_steps) as kt:
+        b.evaluate(E.call("cp_async_wait", stages - 2))
+        # Publishes every thread's copies of step kt and ends all reads of step kt-1's buffer,
+        # which the prefetch below refills: (kt + ahead) % stages == (kt - 1) % stages.
+        b.barrier()
+        with b.if_(kt + ahead < k_steps):
+            load(kt + ahead, (kt + ahead) % stages, use_async=True)
+        b.evaluate(E.call("cp_async_commit"))
+        mma(kt % stages)
+
+
+def _copy(b: IRBuilder, op: _Operand, stage, row0, col0, tx, threads: int, use_async: bool) -> None:
+    """The block's threads copy the tile chunk by chunk, consecutive threads taking consecutive chunks of a
+    row. In-range chunks move whole; out-of-range ones (wholly out, as vw divides the row length) become zeros."""
+    per_row = op.cols // op.vw
+    chunks = op.rows * per_row
+    rounds = E.ceil_div(chunks, threads)  # a power of two, as are all tile sizes and thread counts
+    # cp.async holds no registers: unroll fully. Moves through registers: at most COPY_WORDS in flight.
+    unroll = rounds if use_async and op.vw >= 2 else min(rounds, COPY_WORDS // max(1, op.vw // 2))
+    with b.loop("ro", rounds // unroll) as ro, b.loop("ri", unroll, S.ForKind.UNROLLED) as ri:
+        c = (ro * unroll + ri) * threads + tx
+        with _when(b, c < chunks if chunks % threads else None):
+            r, col = c // per_row, (c % per_row) * op.vw
+            guard = op.in_range(row0 + r, col0 + col)
+            if guard is None:
+                _move_chunk(b, op, stage, r, col, row0 + r, col0 + col, use_async)
+            else:
+                with b.if_else(guard) as otherwise:
+                    _move_chunk(b, op, stage, r, col, row0 + r, col0 + col, use_async)
+                    otherwise()
+                    with b.loop("e", op.vw, S.ForKind.UNROLLED) as e:
+                        b.store(op.smem, (stage, r, col + e), E.FloatImm(0.0, "float16"))
+
+
+def _move_chunk(b: IRBuilder, op: _Operand, stage, r, col, grow, gcol, use_async: bool) -> None:
+    if use_async and op.vw >= 2:  # cp.async moves 4, 8 or 16 bytes
+        b.evaluate(E.call("cp_async", _address(op.smem, (stage, r, col)), _address(op.src, op.at(grow, gcol)),
+                          op.vw * 2))
+        return
+    with b.loop("e", op.vw, S.ForKind.VECTORIZED) as e:  # one 32/64/128-bit move (vectorize pass)
+        b.store(op.smem, (stage, r, col + e), op.src[op.at(grow, gcol + e)])
+
+
+def _mma_step(b: IRBuilder, t: _Tiling, As, Bs, frags: tuple, stage, wrow, wcol) -> None:
+    """The warp's fragment tile += A tile x B tile of one shared buffer, 16 deep at a time."""
+    a, bf, acc = frags
+    with b.loop("kk", t.bk // FRAG, S.ForKind.UNROLLED) as kk:
+        with b.loop("i", t.fm, S.ForKind.UNROLLED) as i:
+            b.evaluate(E.call("wmma_load", a[i], _address(As, (stage, wrow + i * FRAG, kk * FRAG)), t.bk + t.pad))
+        with b.loop("j", t.fn, S.ForKind.UNROLLED) as j:
+            b.evaluate(E.call("wmma_load", bf[j], _address(Bs, (stage, kk * FRAG, wcol + j * FRAG)), t.bn + t.pad))
+        with b.loop("i", t.fm, S.ForKind.UNROLLED) as i:
+            with b.loop("j", t.fn, S.ForKind.UNROLLED) as j:
+                f = i * t.fn + j
+                b.evaluate(E.call("wmma_mma", acc[f], a[i], bf[j], acc[f]))
+
+
+def _epilogue(b: IRBuilder, p: _Problem, t: _Tiling, C, Cs, acc, bz, origin: tuple, warp, lane) -> None:
+    """Fragment by fragment: store it to the warp's float32 staging tile, then each lane converts and
+    writes 8 of its 256 elements (two 16-wide rows per step: 32-byte runs of C). Barriers are block-wide
+    (there is no warp barrier intrinsic), so all warps walk the same fragment count."""
+    row0, col0 = origin
+    with b.loop("i", t.fm, S.ForKind.UNROLLED) as i:
+        with b.loop("j", t.fn, S.ForKind.UNROLLED) as j:
+            b.evaluate(E.call("wmma_store", _address(Cs, (warp, 0, 0)), acc[i * t.fn + j], FRAG))
+            b.barrier()
+            with b.loop("q", FRAG * FRAG // WARP, S.ForKind.UNROLLED) as q:
+                r, c = q * (WARP // FRAG) + lane // FRAG, lane % FRAG
+                grow, gcol = row0 + i * FRAG + r, col0 + j * FRAG + c
+                with _when(b, _all_below(((grow, _limit(p.M, t.bm)), (gcol, _limit(p.N, t.bn))))):
+                    b.store(C, _at(bz, grow, gcol), E.cast("float16", Cs[warp, r, c]))
+            b.barrier()

@@ -1,0 +1,129 @@
+"""Schedule spaces: validation messages, deterministic sampling, iteration."""
+from __future__ import annotations
+
+import itertools
+import json
+import random
+
+import pytest
+
+from compiler_core import ConfigError, config_key, cpu_target, cuda_target, get_space, make_workload
+from compiler_core.space import Constraint, Knob, Space
+
+SPACE = Space(
+    knobs=(Knob("tile", (8, 16, 32, 64)), Knob("unroll", (1, 2, 4)), Knob("simd", (0, 1))),
+    constraints=(Constraint("tile x unroll must be at most 128", lambda c: c["tile"] * c["unroll"] <= 128),
+                 Constraint("simd needs tile >= 16", lambda c: not c["simd"] or c["tile"] >= 16)),
+)
+VALID = [c for c in (dict(zip(("tile", "unroll", "simd"), v, strict=True))
+                     for v in itertools.product((8, 16, 32, 64), (1, 2, 4), (0, 1)))
+         if c["tile"] * c["unroll"] <= 128 and (not c["simd"] or c["tile"] >= 16)]
+ELEMENTWISE = make_workload("elementwise", rows=64, cols=128, expr="relu(a+b)")
+
+
+# ---- validation ------------------------------------------------------------------------------
+def test_valid_config_passes_through():
+    config = {"tile": 16, "unroll": 4, "simd": 1}
+    assert SPACE.validate(config) is config and SPACE.is_valid(config) and SPACE.violations(config) == []
+
+
+def test_missing_knob_is_named():
+    with pytest.raises(ConfigError, match=r"invalid config: missing knob\(s\) unroll, simd"):
+        SPACE.validate({"tile": 16})
+
+
+def test_unknown_knob_is_named_with_the_known_ones():
+    with pytest.raises(ConfigError, match=r"unknown knob\(s\) bogus; knobs: tile, unroll, simd"):
+        SPACE.validate({"tile": 16, "unroll": 1, "simd": 0, "bogus": 3})
+
+
+def test_value_outside_choices_lists_them():
+    with pytest.raises(ConfigError, match=r"tile=12 not in \[8, 16, 32, 64\]"):
+        SPACE.validate({"tile": 12, "unroll": 1, "simd": 0})
+
+
+def test_all_structural_problems_reported_together():
+    problems = SPACE.violations({"tile": 12, "bogus": 1})
+    assert len(problems) == 3
+    assert any("missing" in p for p in problems) and any("bogus" in p for p in problems)
+    assert any("tile=12" in p for p in problems)
+
+
+def test_violated_constraints_report_their_reason():
+    assert SPACE.violations({"tile": 64, "unroll": 4, "simd": 0}) == ["tile x unroll must be at most 128"]
+    assert SPACE.violations({"tile": 8, "unroll": 4, "simd": 1}) == ["simd needs tile >= 16"]
+    with pytest.raises(ConfigError, match="simd needs tile >= 16"):
+        SPACE.validate({"tile": 8, "unroll": 1, "simd": 1})
+
+
+def test_real_template_space_validates():
+    space = get_space(ELEMENTWISE, cuda_target())
+    assert space.names == ["threads", "items"]
+    with pytest.raises(ConfigError, match=r"threads=100 not in"):
+        space.validate({"threads": 100, "items": 1})
+    cpu = get_space(ELEMENTWISE, cpu_target(cores=2))
+    with pytest.raises(ConfigError, match="col_tile must not exceed 4x the row length"):
+        cpu.validate({"rows_per_task": 1, "col_tile": 4096, "simd": 0})
+
+
+# ---- iteration -------------------------------------------------------------------------------
+def test_iteration_yields_exactly_the_valid_configs_in_product_order():
+    assert list(SPACE) == VALID
+    assert SPACE.size == 24 and len(VALID) < SPACE.size
+    assert list(SPACE) == list(SPACE)
+
+
+def test_iteration_of_template_spaces_is_valid_and_complete():
+    space = get_space(ELEMENTWISE, cuda_target())
+    configs = list(space)
+    assert len(configs) == 5 * 4 and all(space.is_valid(c) for c in configs)
+    assert len({config_key(c) for c in configs}) == len(configs)
+
+
+# ---- sampling --------------------------------------------------------------------------------
+def test_sample_is_unique_valid_and_deterministic_by_seed():
+    a = SPACE.sample(random.Random(7), n=10)
+    b = SPACE.sample(random.Random(7), n=10)
+    assert a == b
+    assert len(a) == 10 and len({config_key(c) for c in a}) == 10
+    assert all(SPACE.is_valid(c) for c in a)
+
+
+def test_different_seeds_give_different_samples():
+    samples = {tuple(config_key(c) for c in SPACE.sample(random.Random(seed), n=5)) for seed in range(6)}
+    assert len(samples) > 1
+
+
+def test_sample_more_than_the_space_returns_every_valid_config_once():
+    got = SPACE.sample(random.Random(0), n=1000)
+    assert sorted(map(config_key, got)) == sorted(map(config_key, VALID))
+
+
+def test_sample_without_uniqueness_may_repeat():
+    tiny = Space(knobs=(Knob("a", (1, 2)),))
+    got = tiny.sample(random.Random(0), n=20, unique=False)
+    assert len(got) == 20 and {c["a"] for c in got} == {1, 2}
+
+
+def test_sample_of_an_empty_space():
+    impossible = Space(knobs=(Knob("a", (1, 2)),), constraints=(Constraint("never", lambda c: False),))
+    assert impossible.sample(random.Random(0), n=3) == [] and list(impossible) == []
+
+
+def test_knobless_space_has_one_empty_config():
+    empty = Space(knobs=())
+    assert list(empty) == [{}] and empty.sample(random.Random(0), n=5) == [{}]
+
+
+# ---- configs are data ------------------------------------------------------------------------
+def test_config_key_is_stable_json():
+    assert config_key({"b": 1, "a": 2}) == config_key({"a": 2, "b": 1}) == '{"a":2,"b":1}'
+    assert json.loads(config_key({"x": [1, 2]})) == {"x": [1, 2]}
+
+
+def test_describe_lists_knobs_and_constraints():
+    d = SPACE.describe()
+    assert [k["name"] for k in d["knobs"]] == ["tile", "unroll", "simd"]
+    assert d["knobs"][0]["choices"] == [8, 16, 32, 64]
+    assert d["constraints"] == ["tile x unroll must be at most 128", "simd needs tile >= 16"]
+    json.dumps(d)

@@ -1,0 +1,176 @@
+"""make_workload validation, canonical keys and parse_key."""
+from __future__ import annotations
+
+import pytest
+
+from compiler_core import OPS, WorkloadError, get_op, make_workload, parse_key
+from compiler_core.workload import MAX_DIM, MAX_TENSOR_ELEMS, Workload
+
+MATMUL = dict(M=64, N=32, K=16)
+
+
+# ---- errors --------------------------------------------------------------------------------
+def test_unknown_op_lists_the_known_ones():
+    with pytest.raises(WorkloadError, match=r"unknown op 'conv'; known ops: .*conv2d.*matmul"):
+        make_workload("conv", {})
+    with pytest.raises(WorkloadError, match="unknown op"):
+        get_op(3)
+
+
+def test_missing_param():
+    with pytest.raises(WorkloadError, match=r"matmul: missing param K; expected M, N, K, dtype"):
+        make_workload("matmul", M=4, N=4)
+
+
+def test_extra_param():
+    with pytest.raises(WorkloadError, match=r"matmul: unknown param\(s\) Q, Z; expected M, N, K, dtype"):
+        make_workload("matmul", dict(MATMUL, Z=1, Q=2))
+
+
+@pytest.mark.parametrize("value", [4.0, "abc", True, None, "4.5", [4]])
+def test_non_integer(value):
+    with pytest.raises(WorkloadError, match=r"param M must be an integer"):
+        make_workload("matmul", dict(MATMUL, M=value))
+
+
+def test_integer_strings_are_accepted():
+    assert make_workload("matmul", dict(MATMUL, M="64")) == make_workload("matmul", MATMUL)
+
+
+@pytest.mark.parametrize("value", [0, -3])
+def test_non_positive(value):
+    with pytest.raises(WorkloadError, match=rf"param M={value} out of range \[1, {MAX_DIM}\]"):
+        make_workload("matmul", dict(MATMUL, M=value))
+
+
+def test_absurd_sizes():
+    with pytest.raises(WorkloadError, match="out of range"):
+        make_workload("matmul", dict(MATMUL, M=MAX_DIM + 1))
+    with pytest.raises(WorkloadError, match=rf"tensor C would have {MAX_DIM * MAX_DIM} elements > {MAX_TENSOR_ELEMS}"):
+        make_workload("matmul", M=MAX_DIM, N=MAX_DIM, K=4)
+    with pytest.raises(WorkloadError, match="out of range"):
+        make_workload("conv2d", N=1, C=1, H=8, W=8, K=1, R=64, S=3)
+
+
+@pytest.mark.parametrize("op, params, allowed", [
+    ("matmul", dict(MATMUL, dtype="float64"), "float32, float16"),
+    ("softmax", dict(rows=4, cols=4, dtype="float16"), "float32"),
+    ("elementwise", dict(rows=4, cols=4, expr="x", dtype="int32"), "float32"),
+])
+def test_unsupported_dtype(op, params, allowed):
+    with pytest.raises(WorkloadError, match=rf"unsupported dtype '{params['dtype']}'; allowed: {allowed}"):
+        make_workload(op, params)
+
+
+def test_string_params_must_be_strings():
+    with pytest.raises(WorkloadError, match="param dtype must be a string"):
+        make_workload("matmul", dict(MATMUL, dtype=16))
+
+
+@pytest.mark.parametrize("expr, message", [
+    ('__import__("os")', "unexpected character '\"'"),
+    ("__import__(os)", "unknown function '__import__'"),
+    ("x.__class__", "unexpected character '.'"),
+    ("x;y", "unexpected character ';'"),
+    ("x+", "expected a value, found 'end of input'"),
+    ("x**2", "expected a value, found '\\*'"),
+    ("(x", "expected \\), found 'end of input'"),
+    ("foo(x)", "unknown function 'foo'"),
+    ("max(x)", "max takes 2 argument\\(s\\), got 1"),
+    ("exp(x,y)", "exp takes 1 argument\\(s\\), got 2"),
+    ("relu", "relu is a function and needs arguments"),
+    ("", "empty"),
+    ("1+2", "reads no input"),
+    ("x" * 300, "longer than 256 characters"),
+    ("+".join("abcdefghi"), "9 inputs > 8"),
+    ("(" * 40 + "x" + ")" * 40, "nested deeper than 32"),
+])
+def test_malformed_or_unsafe_elementwise_expressions(expr, message):
+    with pytest.raises(WorkloadError, match=message):
+        make_workload("elementwise", rows=4, cols=4, expr=expr)
+
+
+def test_elementwise_vector_inputs_are_checked():
+    with pytest.raises(WorkloadError, match="vectors z not inputs of the expression"):
+        make_workload("elementwise", rows=4, cols=4, expr="x+y", vectors="z")
+    with pytest.raises(WorkloadError, match="at least one input must be a full"):
+        make_workload("elementwise", rows=4, cols=4, expr="x+y", vectors="x,y")
+
+
+@pytest.mark.parametrize("eps, message", [("abc", "eps must be a number"), ("0", r"eps must be in \(0, 1\]"),
+                                          ("nan", r"eps must be in \(0, 1\]"), ("2", r"eps must be in \(0, 1\]")])
+def test_layernorm_eps_is_checked(eps, message):
+    with pytest.raises(WorkloadError, match=message):
+        make_workload("layernorm", rows=4, cols=4, eps=eps)
+
+
+def test_conv2d_cross_param_checks():
+    with pytest.raises(WorkloadError, match="filter 5x5 larger than padded input 2x2"):
+        make_workload("conv2d", N=1, C=1, H=2, W=2, K=1, R=5, S=5)
+    with pytest.raises(WorkloadError, match="pad=3 must be smaller than the filter size"):
+        make_workload("conv2d", N=1, C=1, H=8, W=8, K=1, R=3, S=3, pad=3)
+
+
+# ---- canonical keys ---------------------------------------------------------------------------
+def test_key_is_in_signature_order_with_defaults():
+    a = make_workload("matmul", K=16, N=32, M=64)
+    b = make_workload("matmul", {"M": 64, "N": 32, "K": 16, "dtype": "float32"})
+    assert a.key == b.key == "matmul(M=64,N=32,K=16,dtype=float32)"
+    assert a == b and hash(a) == hash(b) and str(a) == a.key
+    assert a["M"] == 64 and a.dtype == "float32" and a.get("nope", 7) == 7
+
+
+def test_elementwise_key_is_canonical():
+    a = make_workload("elementwise", rows=4, cols=8, expr="gelu( x * w + b )", vectors="w, b")
+    b = make_workload("elementwise", rows=4, cols=8, expr="gelu(((x*w))+b)", vectors="b,w")
+    assert a.key == b.key == "elementwise(rows=4,cols=8,expr=gelu(x*w+b),vectors=b,w,dtype=float32)"
+
+
+def test_elementwise_canonical_text_keeps_needed_parentheses():
+    w = make_workload("elementwise", rows=2, cols=2, expr="x/(y*z)-(a-b)")
+    assert w["expr"] == "x/(y*z)-(a-b)"
+    assert make_workload("elementwise", rows=2, cols=2, expr="(x*y)+z")["expr"] == "x*y+z"
+
+
+def test_layernorm_eps_is_canonical():
+    a = make_workload("layernorm", rows=4, cols=8, eps="1e-5")
+    assert a.key == "layernorm(rows=4,cols=8,eps=1e-05,dtype=float32)"
+    assert make_workload("layernorm", rows=4, cols=8) == a
+    assert make_workload("layernorm", rows=4, cols=8, eps="0.001")["eps"] == "0.001"
+
+
+ROUND_TRIP = [
+    ("matmul", dict(M=64, N=32, K=16, dtype="float16")),
+    ("batch_matmul", dict(batch=2, M=8, N=8, K=8)),
+    ("conv2d", dict(N=1, C=3, H=9, W=11, K=5, R=3, S=3, stride=2, pad=1)),
+    ("softmax", dict(rows=3, cols=7)),
+    ("layernorm", dict(rows=3, cols=7, eps="1e-3")),
+    ("reduce_sum", dict(rows=3, cols=7)),
+    ("transpose", dict(rows=3, cols=7)),
+    ("elementwise", dict(rows=3, cols=7, expr="max(x,y)-min(a,b)*2.5", vectors="y,b")),
+    ("elementwise", dict(rows=3, cols=7, expr="gelu(x*w+b)", vectors="w,b")),
+    ("elementwise", dict(rows=3, cols=7, expr="-x/(y+1e-3)")),
+]
+
+
+@pytest.mark.parametrize("op, params", ROUND_TRIP, ids=[f"{op}-{i}" for i, (op, _) in enumerate(ROUND_TRIP)])
+def test_parse_key_round_trips(op, params):
+    w = make_workload(op, params)
+    again = parse_key(w.key)
+    assert isinstance(again, Workload) and again == w and again.key == w.key
+
+
+def test_round_trip_cases_cover_every_op():
+    assert {op for op, _ in ROUND_TRIP} == set(OPS)
+
+
+@pytest.mark.parametrize("key", ["matmul", "matmul(M=4,N=4,K=4", "nope(M=1)", "matmul(M=4,N=4,K=4,dtype=float64)",
+                                 "matmul(M=4,N=4,K)"])
+def test_parse_key_rejects_malformed_keys(key):
+    with pytest.raises(WorkloadError):
+        parse_key(key)
+
+
+def test_parse_key_validates_like_make_workload():
+    with pytest.raises(WorkloadError, match="unexpected character"):
+        parse_key('elementwise(rows=2,cols=2,expr=__import__("os"),vectors=,dtype=float32)')
