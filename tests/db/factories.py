@@ -1,0 +1,52 @@
+"""Small builders shared by the database tests."""
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from tuner_server import repo
+from tuner_server.repo import JobSpec, TrialReport
+
+T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+MATMUL = "matmul(M=64,N=64,K=64,dtype=float32)"
+SOFTMAX = "softmax(rows=128,cols=256,dtype=float32)"
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def cpu_fingerprint(cores: int = 2, isa=("sse4_2", "avx2", "fma")) -> dict:
+    return {"kind": "cpu", "model": "AMD EPYC 7B13", "arch": "x86_64", "isa_flags": list(isa),
+            "compute_units": cores, "memory_bytes": 8 << 30}
+
+
+def cuda_fingerprint() -> dict:
+    return {"kind": "cuda", "model": "NVIDIA H100 80GB HBM3", "arch": "sm_90", "compute_units": 132,
+            "memory_bytes": 80 << 30}
+
+
+def agent(session, name: str = "a1", fingerprint: dict | None = None, now: datetime = T0):
+    return repo.register_agent(fingerprint or cpu_fingerprint(), name, "cg1", session=session, now=now).agent
+
+
+def job(session, budget: int = 4, selector: str = "cpu", key: str = MATMUL, priority: int = 0,
+        n_configs: int | None = None, now: datetime = T0):
+    """A job with `n_configs` (default: budget) distinct configs queued."""
+    j = repo.create_job(JobSpec(key, selector, budget, priority=priority), session=session, now=now)
+    repo.enqueue_configs(j.id, [{"tile": 2 ** i} for i in range(budget if n_configs is None else n_configs)],
+                         session=session, now=now)
+    return j
+
+
+def ok(task, median: float, spread: float = 0.01, status: str = "OK") -> TrialReport:
+    """An OK report with a CI of median * (1 -/+ spread)."""
+    return TrialReport(task.task_id, task.attempt, status, samples_s=(median,) * 3, median_s=median,
+                       ci_low_s=median * (1 - spread), ci_high_s=median * (1 + spread), codegen_version="cg1")
+
+
+def measure(session, ag, medians, now: datetime = T0, spread: float = 0.01):
+    """Lease one task per median and report it OK; returns the RecordOutcomes."""
+    leased = repo.lease_tasks(ag.id, len(medians), session=session, now=now)
+    assert len(leased) == len(medians)
+    pairs = zip(leased, medians, strict=True)
+    return [repo.record_result(ag.id, ok(t, m, spread), session=session, now=now) for t, m in pairs]

@@ -1,0 +1,215 @@
+"""The farm's tables (SQLAlchemy 2.0, portable between SQLite and PostgreSQL).
+
+`trials` and `schedule_versions` are append-only; `schedule_heads` is the one mutable pointer per
+(workload, device class). The Alembic revision in `migrations/versions` is kept identical to these models
+(tests/db/test_migrations.py checks for drift).
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from tuner_server.db.types import UTCDateTime, new_id, utcnow
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+AGENT_STATES = ("active", "lost", "gone")
+JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
+JOB_OPEN_STATES = ("queued", "running")
+TASK_STATES = ("queued", "leased", "done", "lost", "cancelled")
+TRIAL_STATUSES = ("OK", "COMPILE_ERROR", "RUNTIME_ERROR", "TIMEOUT", "WRONG_ANSWER", "RESOURCE_EXCEEDED", "AGENT_LOST")
+VERSION_REASONS = ("improved", "rollback", "pin", "import", "revalidated")
+TOKEN_SCOPES = ("read", "admin")
+
+ID = String(36)
+CLASS = String(128)
+
+
+def _one_of(column: str, values: tuple[str, ...], name: str) -> CheckConstraint:
+    quoted = ", ".join(f"'{v}'" for v in values)
+    return CheckConstraint(f"{column} IN ({quoted})", name=name)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Workload(Base):
+    __tablename__ = "workloads"
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    key: Mapped[str] = mapped_column(String(512), unique=True)
+    op: Mapped[str] = mapped_column(String(64), index=True)
+    params: Mapped[dict[str, Any]]
+    flops: Mapped[int | None] = mapped_column(BigInteger)
+    bytes: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Device(Base):
+    __tablename__ = "devices"
+    device_class: Mapped[str] = mapped_column(CLASS, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    fingerprint: Mapped[dict[str, Any]]
+    first_seen: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Agent(Base):
+    __tablename__ = "agents"
+    __table_args__ = (_one_of("status", AGENT_STATES, "status"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(128))
+    device_class: Mapped[str] = mapped_column(ForeignKey("devices.device_class"), index=True)
+    fingerprint: Mapped[dict[str, Any]]
+    session_token_hash: Mapped[str] = mapped_column(String(64))
+    codegen_version: Mapped[str] = mapped_column(String(64))
+    registered_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_heartbeat: Mapped[datetime] = mapped_column(default=utcnow)
+    status: Mapped[str] = mapped_column(String(8), default="active", index=True)
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (_one_of("state", JOB_STATES, "state"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    workload_id: Mapped[str] = mapped_column(ForeignKey("workloads.id"), index=True)
+    device_selector: Mapped[str] = mapped_column(CLASS)
+    device_class: Mapped[str | None] = mapped_column(ForeignKey("devices.device_class"))
+    strategy: Mapped[str] = mapped_column(String(32))
+    strategy_options: Mapped[dict[str, Any]]
+    trial_budget: Mapped[int] = mapped_column(Integer)
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    state: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    created_by: Mapped[str | None] = mapped_column(String(128))
+    seed: Mapped[int | None] = mapped_column(BigInteger)
+    measure_options: Mapped[dict[str, Any]]
+
+    workload: Mapped[Workload] = relationship()
+
+
+class Task(Base):
+    __tablename__ = "tasks"
+    __table_args__ = (
+        UniqueConstraint("job_id", "config_key"),
+        Index("ix_tasks_state_job_id", "state", "job_id"),
+        _one_of("state", TASK_STATES, "state"),
+    )
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"))
+    config: Mapped[dict[str, Any]]
+    config_key: Mapped[str] = mapped_column(Text)
+    position: Mapped[int] = mapped_column(Integer)  # proposal order within the job: a batch is leased in order
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    state: Mapped[str] = mapped_column(String(16), default="queued")
+    agent_id: Mapped[str | None] = mapped_column(ForeignKey("agents.id"), index=True)
+    lease_deadline: Mapped[datetime | None] = mapped_column(index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    job: Mapped[Job] = relationship()
+
+
+class Trial(Base):
+    """One measured (or failed) attempt. Append-only. Imported trials have no task, job or agent."""
+
+    __tablename__ = "trials"
+    __table_args__ = (
+        UniqueConstraint("task_id", "attempt"),
+        Index("ix_trials_workload_id_device_class", "workload_id", "device_class"),
+        _one_of("status", TRIAL_STATUSES, "status"),
+    )
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    task_id: Mapped[str | None] = mapped_column(ForeignKey("tasks.id"))
+    attempt: Mapped[int | None] = mapped_column(Integer)
+    job_id: Mapped[str | None] = mapped_column(ForeignKey("jobs.id"), index=True)
+    workload_id: Mapped[str] = mapped_column(ForeignKey("workloads.id"))
+    device_class: Mapped[str] = mapped_column(ForeignKey("devices.device_class"))
+    agent_id: Mapped[str | None] = mapped_column(ForeignKey("agents.id"))
+    config: Mapped[dict[str, Any]]
+    config_key: Mapped[str] = mapped_column(Text)
+    codegen_version: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(24))
+    samples: Mapped[list[Any]]
+    median_s: Mapped[float | None] = mapped_column(Double)
+    ci_low_s: Mapped[float | None] = mapped_column(Double)
+    ci_high_s: Mapped[float | None] = mapped_column(Double)
+    error: Mapped[str | None] = mapped_column(Text)
+    compile_s: Mapped[float | None] = mapped_column(Double)
+    max_abs_error: Mapped[float | None] = mapped_column(Double)
+    content_id: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    workload: Mapped[Workload] = relationship()
+
+
+class ScheduleVersion(Base):
+    """One commit of the best-schedule history of (workload, device class). Append-only."""
+
+    __tablename__ = "schedule_versions"
+    __table_args__ = (
+        UniqueConstraint("workload_id", "device_class", "version"),
+        _one_of("reason", VERSION_REASONS, "reason"),
+    )
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    workload_id: Mapped[str] = mapped_column(ForeignKey("workloads.id"))
+    device_class: Mapped[str] = mapped_column(ForeignKey("devices.device_class"))
+    version: Mapped[int] = mapped_column(Integer)
+    parent_version: Mapped[int | None] = mapped_column(Integer)
+    trial_id: Mapped[str] = mapped_column(ForeignKey("trials.id"))
+    reason: Mapped[str] = mapped_column(String(16))
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False)
+    author: Mapped[str | None] = mapped_column(String(128))
+    job_id: Mapped[str | None] = mapped_column(ForeignKey("jobs.id"))
+    message: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    trial: Mapped[Trial] = relationship()
+    workload: Mapped[Workload] = relationship()
+
+
+class ScheduleHead(Base):
+    """The mutable pointer: which version is the head of a key, and whether it is pinned."""
+
+    __tablename__ = "schedule_heads"
+    workload_id: Mapped[str] = mapped_column(ForeignKey("workloads.id"), primary_key=True)
+    device_class: Mapped[str] = mapped_column(ForeignKey("devices.device_class"), primary_key=True)
+    head_version: Mapped[int | None] = mapped_column(Integer)
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False)
+    pinned_version: Mapped[int | None] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+    __table_args__ = (_one_of("scope", TOKEN_SCOPES, "scope"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(128))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scope: Mapped[str] = mapped_column(String(8))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -1,0 +1,139 @@
+"""Exchange results between farms as JSON lines (format in exchange_format.py).
+
+Import merges: trials are deduplicated by content identity (workload key, device class, config key, codegen
+version, timestamp, median: no farm-local ids), and a key's exported head becomes a local version with reason
+'import' when it beats the local head under the promotion rule. It is one transaction: a malformed line
+means nothing is written.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+import compiler_core as cc
+from tuner_server.db.models import Device, ScheduleVersion, Trial, Workload
+from tuner_server.db.types import utcnow
+from tuner_server.repo.agents import ensure_device
+from tuner_server.repo.exchange_format import FORMAT, FORMAT_VERSION, Parsed, parse_lines
+from tuner_server.repo.records import ImportCounts
+from tuner_server.repo.schedules import maybe_promote
+from tuner_server.repo.trials import append_trial, content_identity
+from tuner_server.repo.workloads import canonical_workload, get_or_create_workload
+
+_TRIAL_FIELDS = ("samples", "median_s", "ci_low_s", "ci_high_s", "error", "compile_s", "max_abs_error")
+
+
+def export_jsonl(*, session: Session, workload_key: str | None = None, device_class: str | None = None,
+                 op: str | None = None, now: datetime | None = None) -> Iterator[str]:
+    """Workloads, devices, trials and schedule versions matching the filters, one JSON object per line."""
+    where_w = []
+    if workload_key is not None:
+        where_w.append(Workload.key == canonical_workload(workload_key).key)
+    if op is not None:
+        where_w.append(Workload.op == op)
+    yield _dump({"type": "header", "format": FORMAT, "format_version": FORMAT_VERSION,
+                 "exported_at": (now or utcnow()).isoformat()})
+    workloads = {w.id: w for w in session.scalars(select(Workload).where(*where_w).order_by(Workload.key))}
+    for w in workloads.values():
+        yield _dump({"type": "workload", "key": w.key, "op": w.op, "params": w.params, "flops": w.flops,
+                     "bytes": w.bytes})
+    devices = select(Device).order_by(Device.device_class)
+    for d in session.scalars(devices.where(Device.device_class == device_class) if device_class else devices):
+        yield _dump({"type": "device", "device_class": d.device_class, "kind": d.kind, "fingerprint": d.fingerprint})
+    ids = list(workloads)
+    by_class = [] if device_class is None else [Trial.device_class == device_class]
+    trials = select(Trial).where(Trial.workload_id.in_(ids), *by_class).order_by(Trial.created_at, Trial.id)
+    for t in session.scalars(trials.execution_options(yield_per=500)):
+        yield _dump(_trial_record(t, workloads[t.workload_id].key))
+    by_class = [] if device_class is None else [ScheduleVersion.device_class == device_class]
+    versions = (select(ScheduleVersion).where(ScheduleVersion.workload_id.in_(ids), *by_class)
+                .order_by(ScheduleVersion.workload_id, ScheduleVersion.device_class, ScheduleVersion.version))
+    for v in session.scalars(versions):
+        yield _dump({"type": "schedule_version", "workload": workloads[v.workload_id].key,
+                     "device_class": v.device_class, "version": v.version, "parent_version": v.parent_version,
+                     "trial": v.trial_id, "reason": v.reason, "pinned": v.pinned, "author": v.author,
+                     "message": v.message, "created_at": v.created_at.isoformat()})
+
+
+def import_jsonl(lines: Iterable[str], *, session: Session, author: str,
+                 now: datetime | None = None) -> ImportCounts:
+    """Merge an export into this database; ImportFormatError (and nothing written) if any line is bad."""
+    parsed = parse_lines(lines)
+    now = now or utcnow()
+    with session.begin_nested():
+        workloads, created_w = _import_workloads(parsed, session)
+        created_d = _import_devices(parsed, session, now)
+        local_ids, appended, duplicates = _import_trials(parsed, workloads, session)
+        versions = _import_heads(parsed, local_ids, session, author, now)
+    return ImportCounts(created_w, created_d, appended, duplicates, versions)
+
+
+def _import_workloads(parsed: Parsed, session: Session) -> tuple[dict[str, Workload], int]:
+    keys = parsed.workloads | {t["workload"] for t in parsed.trials} | {v["workload"] for v in parsed.versions}
+    existing = set(session.scalars(select(Workload.key).where(Workload.key.in_(keys))).all()) if keys else set()
+    rows = {key: get_or_create_workload(key, session=session) for key in sorted(keys)}
+    return rows, len(keys - existing)
+
+
+def _import_devices(parsed: Parsed, session: Session, now: datetime) -> int:
+    classes = set(parsed.devices) | {t["device_class"] for t in parsed.trials}
+    created = 0
+    for name in sorted(classes):
+        if session.get(Device, name) is None:
+            ensure_device(name, parsed.devices.get(name, {}), session=session, now=now)
+            created += 1
+    return created
+
+
+def _import_trials(parsed: Parsed, workloads: dict[str, Workload],
+                   session: Session) -> tuple[dict[str, str], int, int]:
+    """Map each imported trial id to a local trial id, appending the ones this farm does not have."""
+    local_ids: dict[str, str] = {}
+    appended = duplicates = 0
+    for t in parsed.trials:
+        identity = content_identity(t["workload"], t["device_class"], cc.config_key(t["config"]),
+                                    t["codegen_version"], t["created_at"], t["median_s"])
+        same = session.scalars(select(Trial.id).where(Trial.content_id == identity).limit(1)).first()
+        if same is not None:
+            local_ids[t["id"]] = same
+            duplicates += 1
+            continue
+        trial = append_trial(session=session, workload=workloads[t["workload"]], device_class=t["device_class"],
+                             config=t["config"], codegen_version=t["codegen_version"], status=t["status"],
+                             created_at=t["created_at"], **{k: t.get(k) for k in _TRIAL_FIELDS})
+        local_ids[t["id"]] = trial.id
+        appended += 1
+    return local_ids, appended, duplicates
+
+
+def _import_heads(parsed: Parsed, local_ids: dict[str, str], session: Session, author: str, now: datetime) -> int:
+    """For each key, the exported head (its newest version) is offered to maybe_promote with reason 'import'."""
+    heads: dict[tuple[str, str], dict[str, Any]] = {}
+    for v in parsed.versions:
+        key = (v["workload"], v["device_class"])
+        if key not in heads or v["version"] > heads[key]["version"]:
+            heads[key] = v
+    appended = 0
+    for (workload_key, dclass), v in sorted(heads.items()):
+        trial = session.get(Trial, local_ids[v["trial"]])
+        message = f"imported head v{v['version']} ({v['reason']}) of {workload_key} on {dclass}"
+        if maybe_promote(trial, session=session, now=now, reason="import", author=author, message=message):
+            appended += 1
+    return appended
+
+
+def _trial_record(t: Trial, workload_key: str) -> dict[str, Any]:
+    record = {"type": "trial", "id": t.id, "workload": workload_key, "device_class": t.device_class,
+              "config": t.config, "codegen_version": t.codegen_version, "status": t.status}
+    record.update({k: getattr(t, k) for k in _TRIAL_FIELDS})
+    record["created_at"] = t.created_at.isoformat(timespec="microseconds")
+    return record
+
+
+def _dump(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))

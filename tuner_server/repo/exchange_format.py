@@ -1,0 +1,150 @@
+"""The JSON-lines exchange format: one self-describing object per line, each with a "type".
+
+    {"type": "header", "format": "tunefarm-export", "format_version": 1, "exported_at": ...}
+    {"type": "workload", "key": ..., "op": ..., "params": {...}, "flops": ..., "bytes": ...}
+    {"type": "device", "device_class": ..., "kind": ..., "fingerprint": {...}}
+    {"type": "trial", "id": ..., "workload": key, "device_class": ..., "config": {...}, "codegen_version": ...,
+     "status": ..., "samples": [...], "median_s": ..., "ci_low_s": ..., "ci_high_s": ..., "error": ...,
+     "compile_s": ..., "max_abs_error": ..., "created_at": ISO-8601 with zone}
+    {"type": "schedule_version", "workload": key, "device_class": ..., "version": n, "parent_version": ...,
+     "trial": trial id (of a trial line), "reason": ..., "pinned": ..., "author": ..., "message": ...,
+     "created_at": ...}
+
+`parse_lines` checks everything an import needs before anything is written.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import compiler_core as cc
+from tuner_server.db.models import TRIAL_STATUSES, VERSION_REASONS
+from tuner_server.repo.errors import ImportFormatError
+
+FORMAT = "tunefarm-export"
+FORMAT_VERSION = 1
+MAX_PROBLEMS = 50
+_CLASS_RE = re.compile(r"(cpu|cuda)-[a-z0-9_-]{1,120}")
+_NUM = (int, float)
+_OPT_NUM = (int, float, type(None))
+_OPT_STR = (str, type(None))
+_OPT_INT = (int, type(None))
+
+SCHEMAS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
+    "header": {"format": ((str,), True), "format_version": ((int,), True), "exported_at": (_OPT_STR, False)},
+    "workload": {"key": ((str,), True), "op": (_OPT_STR, False), "params": ((dict, type(None)), False),
+                 "flops": (_OPT_NUM, False), "bytes": (_OPT_NUM, False)},
+    "device": {"device_class": ((str,), True), "kind": (_OPT_STR, False), "fingerprint": ((dict,), False)},
+    "trial": {"id": ((str,), True), "workload": ((str,), True), "device_class": ((str,), True),
+              "config": ((dict,), True), "codegen_version": ((str,), True), "status": ((str,), True),
+              "samples": ((list,), False), "median_s": (_OPT_NUM, False), "ci_low_s": (_OPT_NUM, False),
+              "ci_high_s": (_OPT_NUM, False), "error": (_OPT_STR, False), "compile_s": (_OPT_NUM, False),
+              "max_abs_error": (_OPT_NUM, False), "created_at": ((str,), True)},
+    "schedule_version": {"workload": ((str,), True), "device_class": ((str,), True), "version": ((int,), True),
+                         "parent_version": (_OPT_INT, False), "trial": ((str,), True), "reason": ((str,), True),
+                         "pinned": ((bool,), False), "author": (_OPT_STR, False), "message": (_OPT_STR, False),
+                         "created_at": ((str,), True)},
+}
+
+
+@dataclass
+class Parsed:
+    """The validated content of an import, workload keys canonicalised, timestamps parsed."""
+
+    workloads: set[str] = field(default_factory=set)
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)  # class -> fingerprint
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    versions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def parse_lines(lines: Iterable[str]) -> Parsed:
+    """Validate every line; ImportFormatError listing 'line N: problem' if any is wrong."""
+    parsed, problems, keys = Parsed(), [], {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            _parse_one(json.loads(line), parsed, keys)
+        except (ValueError, TypeError, KeyError, cc.WorkloadError) as exc:
+            problems.append(f"line {number}: {exc}")
+            if len(problems) >= MAX_PROBLEMS:
+                break
+    trial_ids = {t["id"] for t in parsed.trials}
+    problems += [f"schedule_version {v['workload']} v{v['version']}: trial {v['trial']!r} is not in the import"
+                 for v in parsed.versions if v["trial"] not in trial_ids]
+    if problems:
+        raise ImportFormatError(problems)
+    return parsed
+
+
+def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str]) -> None:
+    if not isinstance(obj, dict):
+        raise ValueError("not a JSON object")
+    kind = obj.get("type")
+    if kind not in SCHEMAS:
+        raise ValueError(f"unknown type {kind!r}; one of {', '.join(SCHEMAS)}")
+    for name, (types, required) in SCHEMAS[kind].items():
+        if name not in obj:
+            if required:
+                raise ValueError(f"{kind}: missing field {name!r}")
+            continue
+        value = obj[name]
+        if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+            raise ValueError(f"{kind}: field {name!r} has the wrong type ({type(value).__name__})")
+    if kind == "header":
+        if obj["format"] != FORMAT or obj["format_version"] != FORMAT_VERSION:
+            raise ValueError(f"not a {FORMAT} v{FORMAT_VERSION} stream: {obj['format']} v{obj['format_version']}")
+    elif kind == "workload":
+        parsed.workloads.add(_canonical(obj["key"], keys))
+    elif kind == "device":
+        parsed.devices[_device_class(obj["device_class"])] = dict(obj.get("fingerprint") or {})
+    elif kind == "trial":
+        parsed.trials.append(_trial(obj, keys))
+    else:
+        parsed.versions.append(_version(obj, keys))
+
+
+def _trial(obj: dict, keys: dict[str, str]) -> dict[str, Any]:
+    if obj["status"] not in TRIAL_STATUSES:
+        raise ValueError(f"trial: unknown status {obj['status']!r}")
+    samples = obj.get("samples") or []
+    if not all(isinstance(s, _NUM) and not isinstance(s, bool) for s in samples):
+        raise ValueError("trial: samples must be numbers")
+    record = {k: obj.get(k) for k in SCHEMAS["trial"]}
+    record.update(workload=_canonical(obj["workload"], keys), device_class=_device_class(obj["device_class"]),
+                  created_at=_timestamp(obj["created_at"]), samples=samples)
+    return record
+
+
+def _version(obj: dict, keys: dict[str, str]) -> dict[str, Any]:
+    if obj["reason"] not in VERSION_REASONS:
+        raise ValueError(f"schedule_version: unknown reason {obj['reason']!r}")
+    if obj["version"] < 1:
+        raise ValueError("schedule_version: version numbers start at 1")
+    record = {k: obj.get(k) for k in SCHEMAS["schedule_version"]}
+    record.update(workload=_canonical(obj["workload"], keys), device_class=_device_class(obj["device_class"]),
+                  created_at=_timestamp(obj["created_at"]))
+    return record
+
+
+def _canonical(key: str, cache: dict[str, str]) -> str:
+    if key not in cache:
+        cache[key] = cc.parse_key(key).key
+    return cache[key]
+
+
+def _device_class(name: str) -> str:
+    if not _CLASS_RE.fullmatch(name):
+        raise ValueError(f"bad device class {name!r}")
+    return name
+
+
+def _timestamp(text: str) -> datetime:
+    value = datetime.fromisoformat(text)
+    if value.tzinfo is None:
+        raise ValueError(f"timestamp {text!r} has no time zone")
+    return value

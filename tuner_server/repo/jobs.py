@@ -1,0 +1,148 @@
+"""Jobs: a persisted state machine queued -> running -> done | failed | cancelled."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+import compiler_core as cc
+from tuner_server.db.models import JOB_OPEN_STATES, JOB_STATES, Device, Job, Task, Trial
+from tuner_server.db.types import utcnow
+from tuner_server.repo.errors import Conflict, InvalidRequest, NotFound
+from tuner_server.repo.records import JobLimits, JobProgress, JobSpec, Page
+from tuner_server.repo.workloads import canonical_workload, find_workload, get_or_create_workload
+
+KINDS = ("cpu", "cuda")
+MAX_PRIORITY = 1000
+DEFAULT_LIMITS = JobLimits()
+
+
+def create_job(spec: JobSpec, *, session: Session, limits: JobLimits = DEFAULT_LIMITS,
+               known_strategies: frozenset[str] | None = None, now: datetime | None = None) -> Job:
+    """Validate `spec` and persist a queued job; InvalidRequest says what is wrong."""
+    if not 1 <= spec.trial_budget <= limits.max_trials:
+        raise InvalidRequest(f"trial_budget must be between 1 and {limits.max_trials}, got {spec.trial_budget}")
+    if known_strategies is not None and spec.strategy not in known_strategies:
+        raise InvalidRequest(f"unknown strategy {spec.strategy!r}; known: {', '.join(sorted(known_strategies))}")
+    if not -MAX_PRIORITY <= spec.priority <= MAX_PRIORITY:
+        raise InvalidRequest(f"priority must be between -{MAX_PRIORITY} and {MAX_PRIORITY}")
+    _check_size(canonical_workload(spec.workload_key), limits)
+    _check_selector(spec.device_selector, session)
+    workload = get_or_create_workload(spec.workload_key, session=session)
+    job = Job(workload_id=workload.id, device_selector=spec.device_selector, strategy=spec.strategy,
+              strategy_options=dict(spec.strategy_options), trial_budget=spec.trial_budget, priority=spec.priority,
+              state="queued", created_at=now or utcnow(), created_by=spec.created_by, seed=spec.seed,
+              measure_options=dict(spec.measure_options))
+    session.add(job)
+    session.flush()
+    return job
+
+
+def get_job(job_id: str, *, session: Session, lock: bool = False) -> Job:
+    job = session.get(Job, job_id, with_for_update=lock or None)
+    if job is None:
+        raise NotFound(f"no job {job_id}")
+    return job
+
+
+def list_jobs(*, session: Session, state: str | None = None, workload_key: str | None = None,
+              device_class: str | None = None, limit: int = 50, offset: int = 0) -> Page[Job]:
+    """Jobs matching every given filter, newest first."""
+    where = []
+    if state is not None:
+        if state not in JOB_STATES:
+            raise InvalidRequest(f"unknown job state {state!r}; one of {', '.join(JOB_STATES)}")
+        where.append(Job.state == state)
+    if workload_key is not None:
+        where.append(Job.workload_id == find_workload(workload_key, session=session).id)
+    if device_class is not None:
+        where.append(Job.device_class == device_class)
+    total = session.scalar(select(func.count()).select_from(Job).where(*where)) or 0
+    rows = session.scalars(select(Job).where(*where).order_by(Job.created_at.desc(), Job.id)
+                           .limit(limit).offset(offset)).all()
+    return Page(list(rows), total, limit, offset)
+
+
+def cancel_job(job_id: str, *, session: Session, now: datetime | None = None) -> Job:
+    """Cancel an open job: its queued and leased tasks become cancelled; trials already measured stay."""
+    _lock_open_tasks(session, job_id)
+    job = get_job(job_id, session=session, lock=True)
+    if job.state not in JOB_OPEN_STATES:
+        raise Conflict(f"job {job_id} is {job.state}; only queued or running jobs can be cancelled")
+    session.execute(update(Task).where(Task.job_id == job.id, Task.state.in_(("queued", "leased")))
+                    .values(state="cancelled", lease_deadline=None).execution_options(synchronize_session="fetch"))
+    job.state, job.finished_at = "cancelled", now or utcnow()
+    session.flush()
+    return job
+
+
+def finish_job(job_id: str, *, session: Session, state: str = "done", error: str | None = None,
+               now: datetime | None = None) -> Job:
+    """End an open job as done or failed (the scheduler calls this when the space is exhausted or on error)."""
+    if state not in ("done", "failed"):
+        raise InvalidRequest(f"a job finishes as 'done' or 'failed', not {state!r}")
+    _lock_open_tasks(session, job_id)
+    job = get_job(job_id, session=session, lock=True)
+    if job.state not in JOB_OPEN_STATES:
+        raise Conflict(f"job {job_id} is already {job.state}")
+    job.state, job.error, job.finished_at = state, error, now or utcnow()
+    session.execute(update(Task).where(Task.job_id == job.id, Task.state == "queued")
+                    .values(state="cancelled").execution_options(synchronize_session="fetch"))
+    session.flush()
+    return job
+
+
+def maybe_finish_job(job: Job, *, session: Session, now: datetime) -> bool:
+    """Mark a running job done once it has a trial for every unit of its budget."""
+    if job.state != "running":
+        return False
+    completed = session.scalar(select(func.count()).select_from(Trial).where(Trial.job_id == job.id)) or 0
+    if completed < job.trial_budget:
+        return False
+    job.state, job.finished_at = "done", now
+    session.flush()
+    return True
+
+
+def job_progress(job_id: str, *, session: Session) -> JobProgress:
+    job = get_job(job_id, session=session)
+    by_status = dict(session.execute(select(Trial.status, func.count()).where(Trial.job_id == job.id)
+                                     .group_by(Trial.status)).all())
+    by_state = dict(session.execute(select(Task.state, func.count()).where(Task.job_id == job.id)
+                                    .group_by(Task.state)).all())
+    best = session.scalars(select(Trial).where(Trial.job_id == job.id, Trial.status == "OK",
+                                               Trial.median_s.is_not(None))
+                           .order_by(Trial.median_s, Trial.created_at).limit(1)).first()
+    completed = sum(by_status.values())
+    verified = by_status.get("OK", 0)
+    return JobProgress(job.id, job.state, job.trial_budget, completed, verified, completed - verified,
+                       by_state.get("queued", 0), by_state.get("leased", 0), best)
+
+
+def _lock_open_tasks(session: Session, job_id: str) -> None:
+    """Lock order everywhere is tasks (by id), then their job: leasing and reporting lock in that order too."""
+    session.scalars(select(Task.id).where(Task.job_id == job_id, Task.state.in_(("queued", "leased")))
+                    .order_by(Task.id).with_for_update()).all()
+
+
+def _check_selector(selector: str, session: Session) -> None:
+    if selector in KINDS:
+        return
+    known = session.scalars(select(Device.device_class).order_by(Device.device_class)).all()
+    if selector not in known:
+        listing = ", ".join(known) if known else "none registered yet"
+        raise InvalidRequest(f"unknown device {selector!r}: use 'cpu', 'cuda' or a known device class ({listing})")
+
+
+def _check_size(w: cc.Workload, limits: JobLimits) -> None:
+    for name, value in w.params:
+        if isinstance(value, int) and value > limits.max_dim:
+            raise InvalidRequest(f"{w.key}: {name}={value} exceeds the limit {limits.max_dim}")
+    for spec in cc.get_op(w.op).tensor_specs(w):
+        elements = 1
+        for extent in spec.shape:
+            elements *= int(extent)
+        if elements > limits.max_tensor_elements:
+            raise InvalidRequest(f"{w.key}: tensor {spec.name} has {elements} elements; limit "
+                                 f"{limits.max_tensor_elements}")

@@ -1,0 +1,170 @@
+"""Best schedules under version control: an append-only history per (workload, device class) and a head.
+
+Every change of head appends a version (improved, rollback, pin, import, revalidated), so the head is
+always the newest version and "the head at time t" is the newest version created at or before t.
+Nothing is rewritten or deleted; only the `schedule_heads` pointer row changes.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from tuner_server.db.models import ScheduleHead, ScheduleVersion, Trial, Workload
+from tuner_server.db.types import utcnow
+from tuner_server.repo.errors import Conflict, NotFound
+from tuner_server.repo.records import Page, VersionDiff
+from tuner_server.repo.workloads import canonical_workload
+
+
+def beats(candidate: Trial, incumbent: Trial | None) -> bool:
+    """The promotion rule: a verified (OK) trial beats the head when its CI lies entirely below the head's
+    (candidate ci_high < head ci_low; a missing CI bound counts as the median), or when there is no head."""
+    if candidate.status != "OK" or candidate.median_s is None:
+        return False
+    if incumbent is None:
+        return True
+    high = candidate.ci_high_s if candidate.ci_high_s is not None else candidate.median_s
+    low = incumbent.ci_low_s if incumbent.ci_low_s is not None else incumbent.median_s
+    return low is not None and high < low
+
+
+def maybe_promote(trial: Trial, *, session: Session, now: datetime | None = None, reason: str = "improved",
+                  author: str | None = None, message: str | None = None) -> ScheduleVersion | None:
+    """Append a version pointing at `trial` if it beats the head; a pinned key never moves automatically."""
+    if not beats(trial, None):  # not a candidate at all (not OK, or no median)
+        return None
+    pointer = _lock_pointer(session, trial.workload_id, trial.device_class, now or utcnow())
+    if pointer.pinned:
+        return None
+    current = _version_row(session, pointer, pointer.head_version) if pointer.head_version else None
+    if not beats(trial, current.trial if current else None):
+        return None
+    return _append(session, pointer, trial, reason=reason, author=author, message=message, job_id=trial.job_id,
+                   now=now)
+
+
+def head(workload_key: str, device_class: str, *, session: Session) -> ScheduleVersion | None:
+    """The current best version of a key (None if the key has no versions, or was never seen)."""
+    pointer = _pointer(session, workload_key, device_class)
+    if pointer is None or pointer.head_version is None:
+        return None
+    return _version_row(session, pointer, pointer.head_version)
+
+
+def version(workload_key: str, device_class: str, number: int, *, session: Session) -> ScheduleVersion:
+    pointer = _pointer(session, workload_key, device_class)
+    row = _version_row(session, pointer, number) if pointer else None
+    if row is None:
+        raise NotFound(f"no version {number} of {workload_key} on {device_class}")
+    return row
+
+
+def as_of(workload_key: str, device_class: str, at: datetime, *, session: Session) -> ScheduleVersion | None:
+    """The version that was head at time `at` (None before the first one)."""
+    workload_id = _workload_id(session, workload_key)
+    return session.scalars(select(ScheduleVersion).where(
+        ScheduleVersion.workload_id == workload_id, ScheduleVersion.device_class == device_class,
+        ScheduleVersion.created_at <= at).order_by(ScheduleVersion.version.desc()).limit(1)).first()
+
+
+def history(workload_key: str, device_class: str, *, session: Session, limit: int = 50,
+            offset: int = 0) -> Page[ScheduleVersion]:
+    """All versions of a key, newest first (empty for a key never tuned)."""
+    where = (ScheduleVersion.workload_id == _workload_id(session, workload_key),
+             ScheduleVersion.device_class == device_class)
+    total = session.scalar(select(func.count()).select_from(ScheduleVersion).where(*where)) or 0
+    rows = session.scalars(select(ScheduleVersion).where(*where).order_by(ScheduleVersion.version.desc())
+                           .limit(limit).offset(offset)).all()
+    return Page(list(rows), total, limit, offset)
+
+
+def diff(workload_key: str, device_class: str, from_version: int, to_version: int, *,
+         session: Session) -> VersionDiff:
+    """Knobs whose values differ between two versions' configs, and the ratio of their medians."""
+    a = version(workload_key, device_class, from_version, session=session).trial
+    b = version(workload_key, device_class, to_version, session=session).trial
+    changed = {k: (a.config.get(k), b.config.get(k)) for k in sorted(set(a.config) | set(b.config))
+               if a.config.get(k) != b.config.get(k)}
+    ratio = b.median_s / a.median_s if a.median_s and b.median_s is not None else None
+    return VersionDiff(from_version, to_version, changed, ratio)
+
+
+def rollback(workload_key: str, device_class: str, to_version: int, *, session: Session, author: str,
+             message: str | None = None, now: datetime | None = None) -> ScheduleVersion:
+    """Make an earlier version's trial the head again, as a NEW version with reason 'rollback'."""
+    target = version(workload_key, device_class, to_version, session=session)
+    pointer = _lock_pointer(session, target.workload_id, device_class, now or utcnow())
+    if pointer.pinned:
+        raise Conflict(f"{workload_key} on {device_class} is pinned to version {pointer.pinned_version}; "
+                       "unpin it (or pin another version) first")
+    if pointer.head_version == to_version:
+        raise Conflict(f"version {to_version} is already the head")
+    return _append(session, pointer, target.trial, reason="rollback", author=author, now=now,
+                   message=message or f"rollback to version {to_version}")
+
+
+def pin(workload_key: str, device_class: str, number: int | None, *, session: Session, author: str,
+        message: str | None = None, now: datetime | None = None) -> ScheduleVersion:
+    """Pin a version (a new head version with its trial; automatic promotion stops) or unpin (None).
+    Both append a version with reason 'pin', so the pin state is part of the history."""
+    current = head(workload_key, device_class, session=session)
+    if current is None:
+        raise NotFound(f"no schedule versions for {workload_key} on {device_class}")
+    pointer = _lock_pointer(session, current.workload_id, device_class, now or utcnow())
+    if number is None:
+        if not pointer.pinned:
+            raise Conflict(f"{workload_key} on {device_class} is not pinned")
+        pointer.pinned, pointer.pinned_version = False, None
+        return _append(session, pointer, current.trial, reason="pin", author=author, now=now,
+                       message=message or f"unpin (was pinned to version {current.version})")
+    target = version(workload_key, device_class, number, session=session)
+    pointer.pinned, pointer.pinned_version = True, number
+    return _append(session, pointer, target.trial, reason="pin", author=author, now=now,
+                   message=message or f"pin version {number}")
+
+
+def _append(session: Session, pointer: ScheduleHead, trial: Trial, *, reason: str, author: str | None,
+            now: datetime | None, message: str | None = None, job_id: str | None = None) -> ScheduleVersion:
+    now = now or utcnow()
+    number = (pointer.head_version or 0) + 1
+    row = ScheduleVersion(workload_id=pointer.workload_id, device_class=pointer.device_class, version=number,
+                          parent_version=pointer.head_version, trial_id=trial.id, reason=reason,
+                          pinned=pointer.pinned, author=author, job_id=job_id, message=message, created_at=now)
+    session.add(row)
+    pointer.head_version, pointer.updated_at = number, now
+    session.flush()
+    return row
+
+
+def _workload_id(session: Session, workload_key: str) -> str | None:
+    """The id of a workload key (validated: InvalidRequest if malformed); None if never seen."""
+    return session.scalar(select(Workload.id).where(Workload.key == canonical_workload(workload_key).key))
+
+
+def _pointer(session: Session, workload_key: str, device_class: str) -> ScheduleHead | None:
+    workload_id = _workload_id(session, workload_key)
+    return session.get(ScheduleHead, (workload_id, device_class)) if workload_id else None
+
+
+def _lock_pointer(session: Session, workload_id: str, device_class: str, now: datetime) -> ScheduleHead:
+    """The head row of a key, locked (PostgreSQL) and created empty if new; concurrent creators are safe."""
+    key = (workload_id, device_class)
+    pointer = session.get(ScheduleHead, key, with_for_update=True, populate_existing=True)
+    if pointer is not None:
+        return pointer
+    try:
+        with session.begin_nested():
+            session.add(ScheduleHead(workload_id=workload_id, device_class=device_class, head_version=None,
+                                     pinned=False, updated_at=now))
+    except IntegrityError:
+        pass  # another transaction created it first; lock theirs below
+    return session.get(ScheduleHead, key, with_for_update=True, populate_existing=True)
+
+
+def _version_row(session: Session, pointer: ScheduleHead, number: int) -> ScheduleVersion | None:
+    return session.scalar(select(ScheduleVersion).where(
+        ScheduleVersion.workload_id == pointer.workload_id, ScheduleVersion.device_class == pointer.device_class,
+        ScheduleVersion.version == number))

@@ -1,0 +1,141 @@
+"""Tasks and leases: one (job, config) to measure, leased to one agent until a deadline.
+
+Leasing is concurrency-safe: PostgreSQL picks rows with `SELECT ... FOR UPDATE SKIP LOCKED`, so two agents
+never get the same task; SQLite runs each transaction under `BEGIN IMMEDIATE` (see db/engine.py).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+import compiler_core as cc
+from tuner_server.db.models import JOB_OPEN_STATES, Agent, Job, Task
+from tuner_server.db.types import utcnow
+from tuner_server.device_class import device_kind
+from tuner_server.repo.errors import Conflict, InvalidRequest, NotFound
+from tuner_server.repo.jobs import get_job, maybe_finish_job
+from tuner_server.repo.records import LeasedTask, Requeued
+from tuner_server.repo.trials import append_trial
+
+DEFAULT_MAX_ATTEMPTS = 3
+
+
+def enqueue_configs(job_id: str, configs: Iterable[dict[str, Any]], *, session: Session,
+                    now: datetime | None = None) -> list[Task]:
+    """Queue configs for an open job; configs already in the job, and any beyond its budget, are skipped."""
+    job = get_job(job_id, session=session, lock=True)
+    if job.state not in JOB_OPEN_STATES:
+        raise Conflict(f"job {job_id} is {job.state}; configs can only be added to queued or running jobs")
+    seen = set(session.scalars(select(Task.config_key).where(Task.job_id == job.id)).all())
+    room = job.trial_budget - len(seen)
+    created: list[Task] = []
+    for config in configs:
+        if not isinstance(config, dict):
+            raise InvalidRequest(f"a config is a dict of knob values, got {type(config).__name__}")
+        key = cc.config_key(config)
+        if key in seen:
+            continue
+        if len(created) >= room:
+            break
+        seen.add(key)
+        created.append(Task(job_id=job.id, config=dict(config), config_key=key, position=len(seen), attempt=1,
+                            state="queued", created_at=now or utcnow()))
+    session.add_all(created)
+    session.flush()
+    return created
+
+
+def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_seconds: float = 60,
+                now: datetime | None = None) -> list[LeasedTask]:
+    """Lease up to `max_tasks` queued tasks whose job selects this agent's device, highest job priority first,
+    then oldest (a batch in the order it was proposed). A job's device class is fixed by its first lease
+    ('cpu' and 'cuda' selectors resolve then), so one job never mixes device classes."""
+    now = now or utcnow()
+    agent = session.get(Agent, agent_id)
+    if agent is None or agent.status == "gone":
+        raise NotFound(f"no active agent {agent_id}")
+    agent.status, agent.last_heartbeat = "active", now
+    if max_tasks <= 0:
+        return []
+    selects_agent = or_(
+        Job.device_class == agent.device_class,
+        and_(Job.device_class.is_(None),
+             Job.device_selector.in_((agent.device_class, device_kind(agent.device_class)))),
+    )
+    query = (select(Task).join(Job, Task.job_id == Job.id)
+             .where(Task.state == "queued", Job.state.in_(JOB_OPEN_STATES), selects_agent)
+             .order_by(Job.priority.desc(), Task.created_at, Task.position, Task.id).limit(max_tasks)
+             .with_for_update(of=Task, skip_locked=True))
+    tasks = session.scalars(query).all()
+    jobs = {job_id: _claim_job(session, job_id, agent.device_class, now) for job_id in {t.job_id for t in tasks}}
+    deadline = now + timedelta(seconds=lease_seconds)
+    leased = []
+    for task in tasks:
+        job = jobs[task.job_id]
+        if job is None:
+            continue
+        task.state, task.agent_id, task.lease_deadline = "leased", agent.id, deadline
+        leased.append(LeasedTask(task.id, task.attempt, job.id, job.workload.key, dict(task.config),
+                                 dict(job.measure_options), deadline))
+    session.flush()
+    return leased
+
+
+def requeue_expired(*, session: Session, now: datetime | None = None,
+                    max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Requeued:
+    """Leases past their deadline go back to the queue with attempt + 1 (a late result for the old attempt is
+    then rejected); a task whose lease expired `max_attempts` times is lost, with an AGENT_LOST trial."""
+    now = now or utcnow()
+    tasks = session.scalars(select(Task).where(Task.state == "leased", Task.lease_deadline < now)
+                            .order_by(Task.id).with_for_update(skip_locked=True)).all()
+    return release_tasks(tasks, session=session, now=now, max_attempts=max_attempts, why="lease expired")
+
+
+def return_leases(agent_id: str, task_ids: Sequence[str], *, session: Session,
+                  now: datetime | None = None) -> list[str]:
+    """An agent hands back tasks it will not finish (shutdown); they are re-queued at once."""
+    tasks = session.scalars(select(Task).where(Task.id.in_(list(task_ids)), Task.agent_id == agent_id,
+                                               Task.state == "leased").order_by(Task.id).with_for_update()).all()
+    return release_tasks(tasks, session=session, now=now or utcnow(), max_attempts=None, why="returned").requeued
+
+
+def release_tasks(tasks: Sequence[Task], *, session: Session, now: datetime, max_attempts: int | None,
+                  why: str) -> Requeued:
+    """Take leased tasks back from their agent: re-queue (attempt + 1) or, out of attempts, mark lost."""
+    requeued, lost = [], []
+    for task in tasks:
+        if max_attempts is not None and task.attempt >= max_attempts:
+            _mark_lost(task, session=session, now=now, why=why)
+            lost.append(task.id)
+        else:
+            task.state, task.attempt, task.agent_id, task.lease_deadline = "queued", task.attempt + 1, None, None
+            requeued.append(task.id)
+    session.flush()
+    return Requeued(requeued, lost)
+
+
+def _mark_lost(task: Task, *, session: Session, now: datetime, why: str) -> None:
+    job = task.job
+    agent = session.get(Agent, task.agent_id) if task.agent_id else None
+    append_trial(session=session, workload=job.workload, device_class=job.device_class, config=task.config,
+                 codegen_version=agent.codegen_version if agent else "", status="AGENT_LOST", created_at=now,
+                 task_id=task.id, attempt=task.attempt, job_id=job.id, agent_id=None,
+                 error=f"{why} on attempt {task.attempt} (last agent {task.agent_id}); no attempts left")
+    task.state, task.lease_deadline = "lost", None
+    maybe_finish_job(job, session=session, now=now)
+
+
+def _claim_job(session: Session, job_id: str, device_class: str, now: datetime) -> Job | None:
+    """Fix an unresolved job's device class to this one and mark it running; None if it belongs elsewhere."""
+    session.execute(update(Job).where(Job.id == job_id, Job.device_class.is_(None))
+                    .values(device_class=device_class).execution_options(synchronize_session=False))
+    session.execute(update(Job).where(Job.id == job_id, Job.state == "queued")
+                    .values(state="running", started_at=now).execution_options(synchronize_session=False))
+    job = session.get(Job, job_id, populate_existing=True)
+    if job is None or job.device_class != device_class or job.state not in JOB_OPEN_STATES:
+        return None
+    return job
