@@ -1,0 +1,57 @@
+"""CUDA template for float32 conv2d (NCHW, KCRS) as an implicit GEMM on the SIMT GEMM template.
+
+Y[n, k, p, q] = sum_{c,r,s} Wt[k, c, r, s] * X[n, c, p*stride + r - pad, q*stride + s - pad], i.e.
+C[m, j] = A[m, kk] @ B[kk, j] with m = k (output channel), kk = (c, r, s), j = (n, p, q):
+A is the filter viewed as a row-major [K, C*R*S] matrix (128-bit loads when C*R*S % 4 == 0), B the
+im2col of X, gathered on the fly with zero padding, and C scatters to NCHW, contiguous along j within
+an image (128-bit stores when P*Q % 4 == 0).
+"""
+from __future__ import annotations
+
+from compiler_core.ir import stmt as S
+from compiler_core.ops.conv2d import out_size
+from compiler_core.schedules.cuda import gemm_simt
+
+LANES = gemm_simt.LANES
+
+
+def problem(w) -> gemm_simt.Gemm:
+    N, C, H, W, K, R, S_ = (w[x] for x in "NCHWKRS")
+    stride, pad = w["stride"], w["pad"]
+    P, Q = out_size(w)
+    PQ, RS, CRS = P * Q, R * S_, C * R * S_
+    X = S.Buffer("in_X", "float32", (N, C, H, W))
+    Wt = S.Buffer("in_Wt", "float32", (K, C, R, S_))
+    Y = S.Buffer("out_Y", "float32", (N, K, P, Q))
+
+    def window(kk, j):
+        """(image, channel, input row, input column) that im2col element (kk, j) reads."""
+        c, r, s = kk // RS, kk // S_ % R, kk % S_
+        img, p, q = j // PQ, j // Q % P, j % Q
+        return img, c, p * stride + r - pad, q * stride + s - pad
+
+    def x_index(b, kk, j):
+        img, c, h, x = window(kk, j)
+        return ((img * C + c) * H + h) * W + x
+
+    def x_inside(b, kk, j):
+        _, _, h, x = window(kk, j)
+        return (0 <= h) & (h < H) & (0 <= x) & (x < W)
+
+    pointwise = R == 1 and S_ == 1 and stride == 1 and pad == 0  # im2col is X itself, contiguous along j
+    a = gemm_simt.Operand(Wt, lambda b, m, kk: m * CRS + kk, "k", CRS % LANES == 0)
+    bop = gemm_simt.Operand(X, x_index, "mn", pointwise and PQ % LANES == 0, x_inside if pad else None)
+    out = gemm_simt.Output(Y, lambda b, m, j: (j // PQ * K + m) * PQ + j % PQ, N * K * PQ, PQ % LANES == 0)
+    return gemm_simt.Gemm("conv2d", 1, K, N * PQ, CRS, a, bop, out, (X, Wt))
+
+
+def space(w, target):
+    return gemm_simt.space(problem(w), target)
+
+
+def schedule(w, config, target) -> S.Module:
+    return gemm_simt.schedule(problem(w), config, target)
+
+
+def default_config(w, target) -> dict:
+    return gemm_simt.default_config(problem(w), target)

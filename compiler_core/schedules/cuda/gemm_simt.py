@@ -1,0 +1,446 @@
+"""Float32 SIMT GEMM template shared by matmul, batch_matmul and conv2d (implicit GEMM).
+
+It computes C[b, m, n] = sum_k A[b, m, k] * B[b, k, n]. Ops describe their tensors with an `Operand`
+per input (where element (b, row, col) lives, which axis is contiguous, an extra zero-padding guard)
+and an `Output` (where C[b, m, n] goes); the kernel never sees the op.
+
+One block computes a BM x BN tile of C for one (batch, split) pair: the tiles run along blockIdx.x,
+batch x split_k along blockIdx.z. Its (BM/TM) x (BN/TN) threads each own a TM x TN register tile,
+made of chunks of up to 4 contiguous rows/columns spaced BM*q/TM apart, so fragment reads from
+shared memory are 128-bit and conflict-free. Per BK step every thread loads its share of the A and
+B tiles from global memory into registers (128-bit loads along the contiguous axis when `vec` = 4),
+stores them into shared tiles As[BK][BM+pad], Bs[BK][BN+pad] (k-major, so A is stored transposed),
+then runs BK rank-1 updates acc[TM][TN] += a_frag[TM] x b_frag[TN]. With double buffering the next
+tile is fetched into registers while the current one is multiplied, and one barrier per step
+suffices. Out-of-range rows, columns and k are zero-filled on load and skipped on store, so any
+shape is exact; guards a shape provably never needs are left out.
+
+With split_k > 1 every split writes its partial tile into its own slice of a workspace laid out like
+the output, and a second kernel sums the slices (deterministic, needs no zeroed memory).
+Every barrier sits in code all threads of a block reach the same number of times: loop trip counts
+are workload constants and no barrier is under a thread-dependent condition.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from compiler_core.ir import expr as E
+from compiler_core.ir import stmt as S
+from compiler_core.ir.builder import IRBuilder
+from compiler_core.space import Constraint, Knob, Space
+
+LANES = 4  # float32 lanes of a 128-bit load/store
+REGISTER_FILE = 65536  # 32-bit registers per SM (sm_70 .. sm_90): one block must fit
+BASE_REGISTERS = 28  # indices, loop counters, tile origins beside the register arrays
+REGISTERS_PER_LOAD = 2  # each global load keeps its own (64-bit) address live across the k loop
+MAX_LOADS_PER_THREAD = 16  # more makes ptxas spill (measured with -Xptxas -v), and means too few threads
+MAX_GRID_Z = 65535
+MAX_WORKSPACE_ELEMS = 1 << 28  # split-K partials: at most 1 GiB of float32
+REDUCE_THREADS = 256
+WAVE_BLOCKS = 128  # about one block per SM of an H100/H200 (132): what the default config aims to launch
+
+KNOBS = (
+    Knob("BM", (16, 32, 64, 128), "rows of C per block"),
+    Knob("BN", (16, 32, 64, 128), "columns of C per block"),
+    Knob("BK", (8, 16, 32), "k per shared-memory tile"),
+    Knob("TM", (1, 2, 4, 8), "rows of C per thread (register tile)"),
+    Knob("TN", (1, 2, 4, 8), "columns of C per thread (register tile)"),
+    Knob("pad", (0, 4), "floats added to each shared tile row against bank conflicts"),
+    Knob("vec", (1, 4), "global load width along an operand's contiguous axis (4 = 128-bit; operands "
+                        "whose contiguous extent is not a multiple of 4 load scalars)"),
+    Knob("double_buffer", (0, 1), "two shared stages; prefetch the next tile into registers during the math"),
+    Knob("unroll_k", (1, 4, 8, 16, 32), "unroll factor of the inner k loop over a shared tile"),
+    Knob("split_k", (1, 2, 4), "split the k range over blocks; a second kernel sums the partials"),
+)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A GEMM input: A has rows m and cols k, B rows k and cols n.
+
+    `index(b, row, col)` is the flat element index in `buffer`; `contig` names the axis along which
+    consecutive elements are adjacent ("k", or "mn" for m of A / n of B); with `vec_ok`, the four
+    elements from a contiguous coordinate that is a multiple of 4 are adjacent, 16-byte aligned and
+    all in or all out of range, and `index` is affine in that coordinate. `guard(b, row, col)`, if
+    given, is an extra condition whose failure reads as zero (conv2d zero padding).
+    """
+    buffer: S.Buffer
+    index: Callable
+    contig: str
+    vec_ok: bool = False
+    guard: Callable | None = None
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where C[b, m, n] is stored: flat `index(b, m, n)` in `buffer` of `size` elements; with `vec_ok`,
+    four n from a multiple of 4 are adjacent, 16-byte aligned and all in or all out of range."""
+    buffer: S.Buffer
+    index: Callable
+    size: int
+    vec_ok: bool = False
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """The problem: `inputs` are the op's input buffers in the op's order (how the module is called);
+    for conv2d that is (X, Wt) although the GEMM's A is the filter."""
+    name: str
+    batch: int
+    M: int
+    N: int
+    K: int
+    a: Operand
+    b: Operand
+    out: Output
+    inputs: tuple
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _pow2_at_least(x: int) -> int:
+    return 1 << max(0, (x - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """A config's derived quantities: what the constraints check and the kernel builder uses."""
+    BM: int
+    BN: int
+    BK: int
+    TM: int
+    TN: int
+    pad: int
+    vec_a: int
+    vec_b: int
+    stages: int
+    unroll: int
+    split: int
+    threads: int
+    k_tiles: int
+    tiles_per_split: int
+
+    @classmethod
+    def of(cls, g: Gemm, c: dict) -> Tiling:
+        k_tiles = _ceil(g.K, c["BK"])
+        return cls(c["BM"], c["BN"], c["BK"], c["TM"], c["TN"], c["pad"],
+                   c["vec"] if g.a.vec_ok else 1, c["vec"] if g.b.vec_ok else 1,
+                   2 if c["double_buffer"] else 1, c["unroll_k"], c["split_k"],
+                   (c["BM"] // c["TM"]) * (c["BN"] // c["TN"]), k_tiles, _ceil(k_tiles, c["split_k"]))
+
+    @property
+    def loads_a(self) -> int:
+        return _ceil(self.BM * self.BK // self.vec_a, self.threads)
+
+    @property
+    def loads_b(self) -> int:
+        return _ceil(self.BK * self.BN // self.vec_b, self.threads)
+
+    @property
+    def shared_bytes(self) -> int:
+        return 4 * self.stages * self.BK * (self.BM + self.pad + self.BN + self.pad)
+
+    @property
+    def loads(self) -> int:
+        """Global loads (scalar or 128-bit) per thread per k tile."""
+        return self.loads_a + self.loads_b
+
+    @property
+    def registers(self) -> int:
+        staging = self.loads_a * self.vec_a + self.loads_b * self.vec_b
+        return (BASE_REGISTERS + self.TM * self.TN + self.TM + self.TN + staging
+                + REGISTERS_PER_LOAD * self.loads)
+
+
+def space(g: Gemm, target) -> Space:
+    def t(c):
+        return Tiling.of(g, c)
+
+    def fits_registers(c):
+        tl = t(c)
+        return tl.registers <= min(target.max_registers_per_thread, REGISTER_FILE // tl.threads)
+
+    return Space(knobs=KNOBS, constraints=(
+        Constraint("threads per block (BM/TM)*(BN/TN) must be 32 .. the target's limit",
+                   lambda c: 32 <= t(c).threads <= target.max_threads_per_block),
+        Constraint("shared tiles (x2 with double_buffer) must fit the target's shared memory",
+                   lambda c: t(c).shared_bytes <= target.max_shared_bytes),
+        Constraint("estimated registers per thread must fit (255, and a whole block in the register file)",
+                   fits_registers),
+        Constraint(f"at most {MAX_LOADS_PER_THREAD} global loads per thread per k tile",
+                   lambda c: t(c).loads <= MAX_LOADS_PER_THREAD),
+        Constraint("vec=4 needs an operand whose contiguous extent is a multiple of 4",
+                   lambda c: c["vec"] == 1 or g.a.vec_ok or g.b.vec_ok),
+        Constraint("unroll_k must not exceed BK", lambda c: c["unroll_k"] <= c["BK"]),
+        Constraint("tiles no larger than the next power of two of M, N, K",
+                   lambda c: c["BM"] <= max(16, _pow2_at_least(g.M)) and c["BN"] <= max(16, _pow2_at_least(g.N))
+                   and c["BK"] <= max(8, _pow2_at_least(g.K))),
+        Constraint("split_k must give every split at least one k tile",
+                   lambda c: (c["split_k"] - 1) * t(c).tiles_per_split < t(c).k_tiles),
+        Constraint("split_k partials must fit the workspace limit and the grid's z extent",
+                   lambda c: c["split_k"] == 1 or (c["split_k"] * g.out.size <= MAX_WORKSPACE_ELEMS
+                                                   and c["split_k"] * g.batch <= MAX_GRID_Z)),
+        Constraint("double_buffer needs at least two k tiles per split",
+                   lambda c: not c["double_buffer"] or t(c).tiles_per_split >= 2),
+    ))
+
+
+# (BM, BN, BK, TM, TN), largest first. On an H100, float32 4096^3 ran at 0.96x cuBLAS with the first,
+# 0.91-0.94x with 64x128 / 128x64 (8x8 per thread), 0.6-0.75x with 4x4 or 8x4 thread tiles.
+PREFERRED_TILES = (
+    (128, 128, 8, 8, 8), (64, 128, 8, 8, 8), (128, 64, 8, 8, 8), (64, 64, 8, 4, 4), (64, 32, 8, 4, 2),
+    (32, 32, 8, 2, 2), (32, 16, 8, 2, 1), (16, 16, 8, 1, 1),
+)
+
+
+def default_config(g: Gemm, target) -> dict:
+    """The largest preferred tile that still launches about a wave of blocks (else the one that launches
+    the most), 128-bit loads and double buffering where valid."""
+    candidates = []
+    for BM, BN, BK, TM, TN in PREFERRED_TILES:
+        blocks = g.batch * _ceil(g.M, BM) * _ceil(g.N, BN)
+        for vec, db in ((4, 1), (1, 1), (4, 0), (1, 0)):
+            c = dict(BM=BM, BN=BN, BK=BK, TM=TM, TN=TN, pad=4, vec=vec, double_buffer=db, unroll_k=BK, split_k=1)
+            if space(g, target).is_valid(c):
+                if blocks >= WAVE_BLOCKS:
+                    return c
+                candidates.append((blocks, c))
+                break
+    if candidates:
+        return max(candidates, key=lambda bc: bc[0])[1]
+    return next(iter(space(g, target)))
+
+
+def _all(*conds):
+    """AND of the conditions that are not None (None: always true)."""
+    out = None
+    for c in conds:
+        if c is not None:
+            out = c if out is None else out & c
+    return out
+
+
+@contextlib.contextmanager
+def _guarded(ib: IRBuilder, cond):
+    """`if (cond)` around the block, or nothing when cond is None (statically true)."""
+    if cond is None:
+        yield
+    else:
+        with ib.if_(cond):
+            yield
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One operand as the block loads it: its tile has `extent` rows/cols along m (A) or n (B)."""
+    op: Operand
+    is_a: bool
+    extent: int
+    vec: int
+    loads: int
+    origin: E.Expr
+    limit: int
+    regs: S.Buffer
+    tile: S.Buffer
+
+    def element(self, x, k):
+        return (x, k) if self.is_a else (k, x)
+
+
+class _Kernel:
+    """Builds the main kernel's body; one method per phase."""
+
+    def __init__(self, g: Gemm, tl: Tiling, dst: S.Buffer) -> None:
+        self.g, self.tl, self.dst, self.ib = g, tl, dst, IRBuilder()
+        self.lets = 0
+
+    def let(self, name: str, value):
+        self.lets += 1
+        return self.ib.let(f"{name}_{self.lets}", value)
+
+    def build(self) -> S.Stmt:
+        g, tl, ib = self.g, self.tl, self.ib
+        tiles_n = _ceil(g.N, tl.BN)
+        tiles = _ceil(g.M, tl.BM) * tiles_n
+        with ib.loop("bz", g.batch * tl.split, S.ForKind.BLOCK_Z) as bz, \
+                ib.loop("bx", tiles, S.ForKind.BLOCK_X) as bx, \
+                ib.loop("tid", tl.threads, S.ForKind.THREAD_X) as tid, \
+                self.let("batch", bz // tl.split) as batch, self.let("split", bz % tl.split) as split, \
+                self.let("m0", bx // tiles_n * tl.BM) as m0, self.let("n0", bx % tiles_n * tl.BN) as n0, \
+                self.let("ty", tid // (tl.BN // tl.TN)) as ty, self.let("tx", tid % (tl.BN // tl.TN)) as tx:
+            self.batch, self.split, self.tid, self.ty, self.tx = batch, split, tid, ty, tx
+            self.m0, self.n0 = m0, n0
+            self._with_buffers()
+        return ib.get()
+
+    def _with_buffers(self) -> None:
+        g, tl, ib = self.g, self.tl, self.ib
+        local, shared = S.Scope.LOCAL, S.Scope.SHARED
+        with ib.allocate("As", "float32", (tl.stages, tl.BK, tl.BM), shared, tl.pad) as As, \
+                ib.allocate("Bs", "float32", (tl.stages, tl.BK, tl.BN), shared, tl.pad) as Bs, \
+                ib.allocate("acc", "float32", (tl.TM * tl.TN,), local) as acc, \
+                ib.allocate("a_frag", "float32", (tl.TM,), local) as a_frag, \
+                ib.allocate("b_frag", "float32", (tl.TN,), local) as b_frag, \
+                ib.allocate("a_ld", "float32", (tl.loads_a * tl.vec_a,), local) as a_ld, \
+                ib.allocate("b_ld", "float32", (tl.loads_b * tl.vec_b,), local) as b_ld:
+            self.acc, self.a_frag, self.b_frag = acc, a_frag, b_frag
+            self.sa = _Side(g.a, True, tl.BM, tl.vec_a, tl.loads_a, self.m0, g.M, a_ld, As)
+            self.sb = _Side(g.b, False, tl.BN, tl.vec_b, tl.loads_b, self.n0, g.N, b_ld, Bs)
+            with ib.loop("i", tl.TM * tl.TN, S.ForKind.UNROLLED) as i:
+                ib.store(acc, i, 0.0)
+            self._main_loop()
+            self._epilogue()
+
+    def _main_loop(self) -> None:
+        tl, ib = self.tl, self.ib
+        first = self.split * tl.tiles_per_split
+
+        def k0(t):
+            return (first + t) * tl.BK
+
+        if tl.stages == 1:
+            with ib.loop("kt", tl.tiles_per_split) as t:
+                self._load_global(k0(t))
+                self._store_shared(0)
+                ib.barrier()
+                self._compute(0)
+                ib.barrier()
+            return
+        self._load_global(k0(0))
+        self._store_shared(0)
+        ib.barrier()
+        with ib.loop("kt", tl.tiles_per_split) as t:
+            more = t + 1 < tl.tiles_per_split
+            with ib.if_(more):
+                self._load_global(k0(t + 1))
+            self._compute(t % 2)
+            with ib.if_(more):
+                self._store_shared((t + 1) % 2)
+            ib.barrier()  # outside both ifs: every thread reaches it once per k tile
+
+    def _tile_coords(self, side: _Side, flat):
+        """(k, x) of the first element of load `flat` within the tile; the contiguous axis is fastest."""
+        if side.op.contig == "k":
+            per = self.tl.BK // side.vec
+            return flat % per * side.vec, flat // per
+        per = side.extent // side.vec
+        return flat // per, flat % per * side.vec
+
+    def _loads(self, side: _Side, body) -> None:
+        """Runs body(i, k, x) for each of this thread's loads of the tile; threads past the tile idle."""
+        count = side.extent * self.tl.BK // side.vec
+        with self.ib.loop(f"{side.regs.name}_i", side.loads, S.ForKind.UNROLLED) as i:
+            flat = i * self.tl.threads + self.tid
+            with _guarded(self.ib, None if count % self.tl.threads == 0 else flat < count):
+                body(i, *self._tile_coords(side, flat))
+
+    def _load_global(self, k0) -> None:
+        for side in (self.sa, self.sb):
+            self._loads(side, lambda i, k, x, side=side: self._load_one(side, i, k0 + k, side.origin + x))
+
+    def _load_one(self, side: _Side, i, gk, gx) -> None:
+        g, tl, ib = self.g, self.tl, self.ib
+        tile_extent = side.extent
+        full_x = side.limit % tile_extent == 0
+        full_k = tl.split * tl.tiles_per_split * tl.BK == g.K
+        row, col = side.element(gx, gk)
+        guard = side.op.guard(self.batch, row, col) if side.op.guard else None
+        valid = _all(None if full_x else gx < side.limit, None if full_k else gk < g.K, guard)
+        index = side.op.index(self.batch, row, col)
+        src, v = side.op.buffer, side.vec
+        if v == 1:
+            ib.store(side.regs, i, src[index] if valid is None else E.select(valid, src[index], 0.0))
+            return
+        if valid is None:
+            self._vector_load(side, i, index)
+            return
+        with ib.if_else(valid) as otherwise:
+            self._vector_load(side, i, index)
+            otherwise()
+            with ib.loop("e", v, S.ForKind.UNROLLED) as e:
+                ib.store(side.regs, i * v + e, 0.0)
+
+    def _vector_load(self, side: _Side, i, index) -> None:
+        with self.ib.loop("e", side.vec, S.ForKind.VECTORIZED) as e:  # one 128-bit load
+            self.ib.store(side.regs, i * side.vec + e, side.op.buffer[index + e])
+
+    def _store_shared(self, stage) -> None:
+        for side in (self.sa, self.sb):
+            self._loads(side, lambda i, k, x, side=side: self._store_one(side, i, stage, k, x))
+
+    def _store_one(self, side: _Side, i, stage, k, x) -> None:
+        v = side.vec
+        if side.op.contig == "k":  # transposing store, one float at a time
+            with self.ib.loop("e", v, S.ForKind.UNROLLED) as e:
+                self.ib.store(side.tile, (stage, k + e, x), side.regs[i * v + e])
+        else:
+            with self.ib.loop("e", v, S.ForKind.VECTORIZED) as e:
+                self.ib.store(side.tile, (stage, k, x + e), side.regs[i * v + e])
+
+    def _fragment(self, frag: S.Buffer, tile: S.Buffer, stage, k, per_thread: int, extent: int, t) -> None:
+        """frag[c*q + e] = tile[stage, k, c*(extent*q/per_thread) + t*q + e], q = min(4, per_thread)."""
+        q = min(LANES, per_thread)
+        with self.ib.loop(f"{frag.name}_c", per_thread // q, S.ForKind.UNROLLED) as c:
+            with self.ib.loop("e", q, S.ForKind.VECTORIZED) as e:
+                self.ib.store(frag, c * q + e, tile[stage, k, c * (extent * q // per_thread) + t * q + e])
+
+    def _compute(self, stage) -> None:
+        tl, ib = self.tl, self.ib
+        with ib.loop("ko", tl.BK // tl.unroll) as ko, ib.loop("ki", tl.unroll, S.ForKind.UNROLLED) as ki:
+            k = ko * tl.unroll + ki
+            self._fragment(self.a_frag, self.sa.tile, stage, k, tl.TM, tl.BM, self.ty)
+            self._fragment(self.b_frag, self.sb.tile, stage, k, tl.TN, tl.BN, self.tx)
+            with ib.loop("i", tl.TM, S.ForKind.UNROLLED) as i, ib.loop("j", tl.TN, S.ForKind.UNROLLED) as j:
+                ib.store(self.acc, i * tl.TN + j, self.acc[i * tl.TN + j] + self.a_frag[i] * self.b_frag[j])
+
+    def _epilogue(self) -> None:
+        g, tl, ib = self.g, self.tl, self.ib
+        qm, qn = min(LANES, tl.TM), min(LANES, tl.TN)
+        out, dst = g.out, self.dst
+        base = self.split * out.size if tl.split > 1 else 0
+        vector = qn == LANES and out.vec_ok
+        with ib.loop("ci", tl.TM // qm, S.ForKind.UNROLLED) as ci, ib.loop("ei", qm, S.ForKind.UNROLLED) as ei, \
+                ib.loop("cj", tl.TN // qn, S.ForKind.UNROLLED) as cj:
+            m = self.m0 + ci * (tl.BM * qm // tl.TM) + self.ty * qm + ei
+            n = self.n0 + cj * (tl.BN * qn // tl.TN) + self.tx * qn
+            row = (ci * qm + ei) * tl.TN + cj * qn
+            m_ok = None if g.M % tl.BM == 0 else m < g.M
+            n_full = g.N % tl.BN == 0
+            if vector:  # one 128-bit store; the 4 columns are all in or all out of range
+                with _guarded(ib, _all(m_ok, None if n_full else n < g.N)):
+                    with ib.loop("ej", LANES, S.ForKind.VECTORIZED) as ej:
+                        ib.store(dst, base + out.index(self.batch, m, n) + ej, self.acc[row + ej])
+            else:
+                with ib.loop("ej", qn, S.ForKind.UNROLLED) as ej:
+                    with _guarded(ib, _all(m_ok, None if n_full else n + ej < g.N)):
+                        ib.store(dst, base + out.index(self.batch, m, n + ej), self.acc[row + ej])
+
+
+def schedule(g: Gemm, config: dict, target) -> S.Module:
+    tl = Tiling.of(g, config)
+    out = g.out
+    ws = S.Buffer(f"ws_{g.name}_partials", "float32", (tl.split * out.size,)) if tl.split > 1 else None
+    dst = ws if ws is not None else out.buffer
+    main = S.PrimFunc(f"{g.name}_simt", (*g.inputs, dst), _Kernel(g, tl, dst).build())
+    args = (*g.inputs, out.buffer)
+    if ws is None:
+        return S.Module(g.name, (main,), args, (), len(g.inputs))
+    return S.Module(g.name, (main, _split_k_sum(g.name, ws, out, tl.split)), args, (ws,), len(g.inputs))
+
+
+def _split_k_sum(name: str, ws: S.Buffer, out: Output, split: int) -> S.PrimFunc:
+    """out[e] = sum over splits of ws[s*size + e]: the partials already have the output's layout."""
+    ib = IRBuilder()
+    with ib.loop("bx", _ceil(out.size, REDUCE_THREADS), S.ForKind.BLOCK_X) as bx, \
+            ib.loop("tid", REDUCE_THREADS, S.ForKind.THREAD_X) as tid:
+        e = bx * REDUCE_THREADS + tid
+        with ib.if_(e < out.size):
+            total = ws[e]
+            for s in range(1, split):
+                total = total + ws[s * out.size + e]
+            ib.store(out.buffer, e, total)
+    return S.PrimFunc(f"{name}_splitk_sum", (ws, out.buffer), ib.get())
