@@ -1,0 +1,213 @@
+"""The agent process: `tunefarm agent --server HOST:PORT --device cpu|cuda:N --token T`.
+
+`run_agent(settings)` is the thin shell around the state machine: it turns gRPC answers, finished tasks,
+signals and the clock into events, and carries out the instructions that come back (calls through
+rpc_client, tasks through the runner). SIGTERM/SIGINT ask for a graceful shutdown; a second one hurries it.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from collections import deque
+
+import compiler_core as cc
+from device_agent import events as ev
+from device_agent.fingerprint import FingerprintError, fingerprint, parse_device
+from device_agent.prebuild import BuildPool
+from device_agent.rpc_client import AgentClient, RpcFailure
+from device_agent.runner import TaskRunner
+from device_agent.sandbox import Sandbox, WorkerStartError
+from device_agent.settings import AgentSettings
+from device_agent.state import AgentState
+
+log = logging.getLogger("tunefarm.agent")
+
+
+class AgentShell:
+    """Executes instructions; each network call answers with the event that describes its outcome."""
+
+    def __init__(self, settings: AgentSettings, device: dict, client: AgentClient, runner: TaskRunner,
+                 inbox: queue.SimpleQueue) -> None:
+        self.settings, self.device, self.client, self.runner, self.inbox = settings, device, client, runner, inbox
+        self.state = AgentState(settings.state_config())
+
+    def loop(self) -> int:
+        pending: deque = deque([ev.Tick(time.time()), ev.Started()])
+        sleep_s = 0.0
+        while True:
+            if not pending:
+                self._wait(pending, sleep_s)
+            for instruction in self.state.handle(pending.popleft()):
+                if isinstance(instruction, ev.Exit):
+                    log.info("exiting (%d): %s", instruction.code, instruction.reason)
+                    return instruction.code
+                if isinstance(instruction, ev.Sleep):
+                    sleep_s = instruction.seconds
+                    continue
+                outcome = self.execute(instruction)
+                if outcome is not None:
+                    pending.extend([ev.Tick(time.time()), outcome])
+
+    def _wait(self, pending: deque, timeout_s: float) -> None:
+        """Waits for worker completions or signals (at most `timeout_s`), then stamps the time."""
+        try:
+            pending.append(self.inbox.get(timeout=max(timeout_s, 0.0)))
+            while True:
+                pending.append(self.inbox.get_nowait())
+        except queue.Empty:
+            pass
+        pending.appendleft(ev.Tick(time.time()))
+
+    def execute(self, instruction):
+        handler = getattr(self, "_do_" + type(instruction).__name__)
+        return handler(instruction)
+
+    def _do_Register(self, _):
+        s = self.settings
+        try:
+            reg = self.client.register(s.token, s.agent_name, self.device, cc.codegen_version(),
+                                       s.max_parallel_builds)
+        except RpcFailure as f:
+            log.warning("register failed: %s", f)
+            return ev.RegisterFailed(str(f), fatal=f.kind in ("refused", "session"))
+        log.info("registered as %s (device class %s)", reg.agent_id, reg.device_class)
+        return ev.Registered(reg.agent_id, reg.session_token, reg.lease_s, reg.heartbeat_s, reg.device_class)
+
+    def _do_Lease(self, instruction: ev.Lease):
+        try:
+            tasks, retry_after_s = self.client.lease(instruction.n)
+        except RpcFailure as f:
+            return self._failed("lease", f)
+        if not tasks:
+            return ev.NothingToLease(retry_after_s)
+        log.info("leased %d task(s)", len(tasks))
+        self.runner.prebuild(tasks)
+        return ev.Leased(tasks)
+
+    def _do_Heartbeat(self, instruction: ev.Heartbeat):
+        try:
+            cancelled, reregister = self.client.heartbeat(instruction.held)
+        except RpcFailure as f:
+            return self._failed("heartbeat", f)
+        return ev.HeartbeatAck(cancelled, reregister)
+
+    def _do_Report(self, instruction: ev.Report):
+        try:
+            accepted, duplicate, rejected = self.client.report(instruction.results)
+        except RpcFailure as f:
+            if f.kind == "session":
+                return ev.SessionExpired("report")
+            log.warning("report of %d result(s) failed: %s", len(instruction.results), f)
+            return ev.ReportFailed(str(f))
+        log.info("reported %d result(s): %d accepted, %d duplicate, %d rejected", len(instruction.results),
+                 len(accepted), len(duplicate), len(rejected))
+        return ev.Reported(accepted, duplicate, rejected)
+
+    def _do_StartTask(self, instruction: ev.StartTask):
+        log.info("measuring task %s: %s %s", instruction.task.task_id, instruction.task.workload_key,
+                 instruction.task.config_json)
+        self.runner.start(instruction.task)
+
+    def _do_CancelTask(self, instruction: ev.CancelTask):
+        self.runner.cancel(instruction.task_id)
+
+    def _failed(self, call: str, f: RpcFailure):
+        if f.kind == "session":
+            return ev.SessionExpired(call)
+        log.warning("%s failed: %s", call, f)
+        return ev.ConnectionLost(call, str(f))
+
+
+def _on_result(inbox: queue.SimpleQueue):
+    def done(result) -> None:
+        log.info("task %s: %s%s", result.task_id, result.status.value,
+                 f" median {result.median_s * 1e6:.1f} us" if result.samples_s else f" ({result.error[:200]})")
+        inbox.put(ev.TaskDone(result))  # SimpleQueue.put is reentrant: safe from threads and signal handlers
+    return done
+
+
+def _install_signals(inbox: queue.SimpleQueue) -> dict:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def request_shutdown(signum, _frame) -> None:
+        inbox.put(ev.ShutdownRequested())
+
+    return {sig: signal.signal(sig, request_shutdown) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+
+def run_agent(settings: AgentSettings) -> int:
+    """Runs until shut down; returns the process exit code (0 clean, 1 results lost, 2 cannot start)."""
+    try:
+        kind, _ = parse_device(settings.device)
+        device = fingerprint(settings.device)
+    except FingerprintError as exc:
+        log.error("%s", exc)
+        return 2
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    previous = _install_signals(inbox)
+    sandbox = Sandbox(settings.device, settings.plugins)
+    sandbox.start()
+    pool = BuildPool(kind, device["arch"], settings.max_parallel_builds, settings.plugins)
+    runner = TaskRunner(sandbox, pool, _on_result(inbox))
+    client = AgentClient(settings.server, settings.tls_ca_file, settings.call_timeout_s)
+    try:
+        sandbox.wait_ready()
+        log.info("agent %s on %s (%s), %d builder(s), server %s", settings.agent_name, settings.device,
+                 device["model"], settings.max_parallel_builds, settings.server)
+        return AgentShell(settings, device, client, runner, inbox).loop()
+    except WorkerStartError as exc:
+        log.error("%s", exc)
+        return 2
+    finally:
+        runner.close()
+        client.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tunefarm agent", description="Measure candidate kernels for a tuner server.")
+    p.add_argument("--server", required=True, help="tuner gRPC address, HOST:PORT")
+    p.add_argument("--device", default="cpu", help="'cpu' or 'cuda:N' (default cpu)")
+    p.add_argument("--token", default=None, help="enrolment token (default: $TUNEFARM_AGENT_TOKEN)")
+    p.add_argument("--token-file", default=None, help="read the enrolment token from this file (a secret)")
+    p.add_argument("--name", default="", help="agent name shown by the server (default HOST/DEVICE)")
+    p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                   help="import MODULE in the worker and builders (registers custom ops); repeatable")
+    p.add_argument("--builds", type=int, default=2, help="parallel compilations (default 2)")
+    p.add_argument("--lease-batch", type=int, default=4, help="tasks held at once (default 4)")
+    p.add_argument("--grace", type=float, default=20.0, help="seconds to finish work on SIGTERM (default 20)")
+    p.add_argument("--tls-ca", default=None, help="CA certificate file: connect with TLS")
+    p.add_argument("--log-level", default="INFO")
+    return p
+
+
+def settings_from_args(args: argparse.Namespace, environ=None) -> AgentSettings:
+    environ = os.environ if environ is None else environ
+    token = args.token
+    if token is None and args.token_file:
+        with open(args.token_file) as f:
+            token = f.read().strip()
+    if token is None:
+        token = environ.get("TUNEFARM_AGENT_TOKEN", "")
+    return AgentSettings(server=args.server, device=args.device, token=token, name=args.name,
+                         max_parallel_builds=max(1, args.builds), plugins=tuple(args.plugin),
+                         tls_ca_file=args.tls_ca, lease_batch=max(1, args.lease_batch), shutdown_grace_s=args.grace)
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return run_agent(settings_from_args(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""The agent's gRPC adapter: the only module that sees tunefarm_pb2 types (STYLE principle 7).
+
+`AgentClient` makes the four AgentService calls with a deadline each, converting domain records to and from
+protobuf messages. A failed call raises `RpcFailure` with a `kind` the shell maps to a state-machine event:
+'unreachable' (retry with backoff), 'session' (the server does not know our session: re-register) or
+'refused' (the request is wrong or not allowed: retrying the same request cannot help).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+
+from device_agent.records import MeasureOptions, Registration, Status, Task, TrialResult
+from tunefarm_proto import tunefarm_pb2 as pb
+from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
+
+REFUSED = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.FAILED_PRECONDITION,
+           grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.NOT_FOUND}
+MAX_MESSAGE_BYTES = 64 << 20
+
+
+class RpcFailure(Exception):
+    def __init__(self, kind: str, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.kind, self.code, self.message = kind, code, message
+
+
+def _failure(exc: grpc.RpcError) -> RpcFailure:
+    code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        kind = "session"
+    elif code in REFUSED:
+        kind = "refused"
+    else:
+        kind = "unreachable"
+    return RpcFailure(kind, code.name if code else "UNKNOWN", details or "")
+
+
+# ---- conversions ---------------------------------------------------------------------------------------
+
+def fingerprint_to_proto(fp: dict) -> pb.DeviceFingerprint:
+    return pb.DeviceFingerprint(**fp)
+
+
+def options_from_proto(m: pb.MeasureOptions, has: bool) -> MeasureOptions:
+    """Unset fields (proto3 zeros) take the defaults, except warmup and min_time_s where 0 is meaningful."""
+    d = MeasureOptions()
+    if not has:
+        return d
+    return MeasureOptions(warmup=m.warmup, min_repeats=m.min_repeats or d.min_repeats, min_time_s=m.min_time_s,
+                          max_repeats=m.max_repeats or d.max_repeats, timeout_s=m.timeout_s or d.timeout_s,
+                          flush_cache=m.flush_cache)
+
+
+def task_from_proto(m: pb.Task) -> Task:
+    return Task(task_id=m.task_id, attempt=m.attempt, job_id=m.job_id, workload_key=m.workload_key,
+                config_json=m.config_json, options=options_from_proto(m.options, m.HasField("options")),
+                lease_deadline_s=m.lease_deadline_unix_ms / 1000.0)
+
+
+def result_to_proto(r: TrialResult) -> pb.TrialResult:
+    return pb.TrialResult(task_id=r.task_id, attempt=r.attempt, status=pb.TrialStatus.Value(Status(r.status).value),
+                          samples_s=list(r.samples_s), median_s=r.median_s, ci_low_s=r.ci_low_s,
+                          ci_high_s=r.ci_high_s, error=r.error, codegen_version=r.codegen_version,
+                          compile_s=r.compile_s, max_abs_error=r.max_abs_error)
+
+
+def registration_from_proto(m: pb.RegisterResponse) -> Registration:
+    return Registration(agent_id=m.agent_id, session_token=m.session_token, device_class=m.device_class,
+                        heartbeat_s=(m.heartbeat_interval_ms or 10_000) / 1000.0, lease_s=float(m.lease_seconds or 60))
+
+
+# ---- the client ----------------------------------------------------------------------------------------
+
+def open_channel(address: str, ca_file: str | None = None) -> grpc.Channel:
+    options = [("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+               ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+    if ca_file:
+        credentials = grpc.ssl_channel_credentials(root_certificates=Path(ca_file).read_bytes())
+        return grpc.secure_channel(address, credentials, options=options)
+    return grpc.insecure_channel(address, options=options)
+
+
+class AgentClient:
+    def __init__(self, address: str, ca_file: str | None = None, call_timeout_s: float = 10.0) -> None:
+        self._channel = open_channel(address, ca_file)
+        self._stub = pb_grpc.AgentServiceStub(self._channel)
+        self.timeout_s = call_timeout_s
+        self.agent_id = ""
+        self.session_token = ""
+
+    def _call(self, method, request):
+        try:
+            return method(request, timeout=self.timeout_s)
+        except grpc.RpcError as exc:
+            raise _failure(exc) from None
+
+    def register(self, token: str, name: str, fingerprint: dict, codegen_version: str,
+                 max_parallel_builds: int) -> Registration:
+        request = pb.RegisterRequest(enrolment_token=token, agent_name=name, device=fingerprint_to_proto(fingerprint),
+                                     codegen_version=codegen_version, max_parallel_builds=max_parallel_builds)
+        reg = registration_from_proto(self._call(self._stub.Register, request))
+        self.agent_id, self.session_token = reg.agent_id, reg.session_token
+        return reg
+
+    def heartbeat(self, held_task_ids) -> tuple[tuple[str, ...], bool]:
+        """-> (cancelled task ids, reregister)"""
+        request = pb.HeartbeatRequest(agent_id=self.agent_id, session_token=self.session_token,
+                                      held_task_ids=list(held_task_ids))
+        response = self._call(self._stub.Heartbeat, request)
+        return tuple(response.cancelled_task_ids), bool(response.reregister)
+
+    def lease(self, max_tasks: int) -> tuple[tuple[Task, ...], float]:
+        """-> (tasks, retry_after_s)"""
+        request = pb.LeaseRequest(agent_id=self.agent_id, session_token=self.session_token, max_tasks=max_tasks)
+        response = self._call(self._stub.LeaseTasks, request)
+        return tuple(task_from_proto(t) for t in response.tasks), response.retry_after_ms / 1000.0
+
+    def report(self, results) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """-> (accepted, duplicate, rejected) task ids"""
+        request = pb.ReportRequest(agent_id=self.agent_id, session_token=self.session_token,
+                                   results=[result_to_proto(r) for r in results])
+        response = self._call(self._stub.ReportResults, request)
+        return (tuple(response.accepted_task_ids), tuple(response.duplicate_task_ids),
+                tuple(response.rejected_task_ids))
+
+    def close(self) -> None:
+        self._channel.close()

@@ -1,0 +1,29 @@
+"""AgentSettings: everything an agent process is configured with, built once by the CLI (main.py)."""
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+
+from device_agent.state import StateConfig
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    server: str  # HOST:PORT of the tuner's gRPC endpoint
+    device: str = "cpu"  # 'cpu' or 'cuda:N'
+    token: str = ""  # enrolment token
+    name: str = ""  # shown by the server; defaults to HOST/DEVICE
+    max_parallel_builds: int = 2
+    plugins: tuple[str, ...] = ()  # modules imported by the worker and builders (custom ops)
+    tls_ca_file: str | None = None  # a CA bundle: use TLS; None: plaintext
+    lease_batch: int = 4
+    shutdown_grace_s: float = 20.0
+    call_timeout_s: float = 10.0
+    seed: int = 0  # backoff jitter
+
+    @property
+    def agent_name(self) -> str:
+        return self.name or f"{socket.gethostname()}/{self.device}"
+
+    def state_config(self) -> StateConfig:
+        return StateConfig(lease_batch=self.lease_batch, shutdown_grace_s=self.shutdown_grace_s, seed=self.seed)
