@@ -95,11 +95,9 @@ def _verify_and_measure(task: Task, workload: cc.Workload, kernel: cc.Kernel, bu
     if kind == "cuda":
         samples = _time_cuda(kernel, inputs, outputs, opts, flusher)
     else:
-        # The raw ctypes entry on fixed pointers: Kernel.__call__ re-validates every array (~0.5 ms a call),
-        # which would swamp small kernels.
-        entry, pointers = kernel._impl.call, [a.ctypes.data for a in (*inputs, *outputs)]
+        # bind() validates once: per-call checks would swamp small kernels' timings.
         flush = flusher if opts.flush_cache else None
-        samples = measure.time_cpu(lambda: entry(pointers), opts, flush)
+        samples = measure.time_cpu(kernel.bind(*inputs, *outputs), opts, flush)
     med, lo, hi = measure.summarize(samples)
     return TrialResult(task.task_id, task.attempt, Status.OK, tuple(samples), med, lo, hi, "", version, built_s,
                        check.max_abs_error)

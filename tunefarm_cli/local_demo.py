@@ -35,7 +35,7 @@ def _measure(w, config, target, inputs, expected):
     result = cc.verify(w, outs, expected)
     if not result.ok:
         return None, result.message
-    return statistics.median(time_call(lambda: kernel(*inputs, *outs))), "ok"
+    return statistics.median(time_call(kernel.bind(*inputs, *outs))), "ok"
 
 
 def run_demo(op: str, params: str, trials: int, seed: int) -> int:
