@@ -112,7 +112,8 @@ class CudaCodegen(CodegenBase):
         elif buf.scope is S.Scope.SHARED:
             self.line(f"__shared__ __align__({buf.align}) {self.type_of(buf.dtype)} {buf.name}[{buf.physical_elems}];")
         else:
-            self.line(f"{self.type_of(buf.dtype)} {buf.name}[{buf.physical_elems}];")
+            # aligned so 128-bit moves into register arrays stay legal even if an array lands in local memory
+            self.line(f"{self.type_of(buf.dtype)} __align__(16) {buf.name}[{buf.physical_elems}];")
         self.stmt(s.body)
         self.indent -= 1
         self.line("}")

@@ -1,0 +1,72 @@
+"""CUDA template for the 2-D transpose Y[cols, rows] = X[rows, cols]^T, tiled through shared memory.
+
+A block moves one `tile` x `tile` square: `tile` x `block_rows` threads read it row by row (consecutive threads,
+consecutive columns of X: coalesced), one barrier, then write it column by column (consecutive threads, consecutive
+columns of Y: coalesced). The shared tile's rows are padded by `pad` words so that reading a column touches 32
+banks. The grid is one-dimensional over all tiles, so neither dimension meets the 65535 limit of grid y.
+"""
+from __future__ import annotations
+
+from compiler_core.ir import expr as E
+from compiler_core.ir import stmt as S
+from compiler_core.ir.builder import IRBuilder
+from compiler_core.space import Constraint, Knob, Space
+
+
+def space(w, target) -> Space:
+    def threads(c):
+        return c["tile"] * c["block_rows"]
+
+    return Space(
+        knobs=(
+            Knob("tile", (16, 32, 64), "side of the square tile staged in shared memory"),
+            Knob("block_rows", (1, 2, 4, 8, 16, 32, 64), "threadIdx.y extent: rows of the tile moved per pass"),
+            Knob("pad", (0, 1), "extra words per shared row against bank conflicts"),
+        ),
+        constraints=(
+            Constraint("block_rows must not exceed tile", lambda c: c["block_rows"] <= c["tile"]),
+            Constraint(f"tile * block_rows must be 32..{target.max_threads_per_block} threads",
+                       lambda c: 32 <= threads(c) <= target.max_threads_per_block),
+            Constraint("the shared tile must fit the shared-memory limit",
+                       lambda c: c["tile"] * (c["tile"] + c["pad"]) * 4 <= target.max_shared_bytes),
+        ),
+    )
+
+
+def default_config(w, target) -> dict:
+    return {"tile": 32, "block_rows": 8, "pad": 1}
+
+
+def schedule(w, config, target) -> S.Module:
+    rows, cols, dt = w["rows"], w["cols"], w.dtype
+    T, P = config["tile"], config["block_rows"]
+    X = S.Buffer("in_X", dt, (rows * cols,))
+    Y = S.Buffer("out_Y", dt, (cols * rows,))
+    col_tiles = E.ceil_div(cols, T)
+    b = IRBuilder()
+    with b.loop("bx", col_tiles * E.ceil_div(rows, T), S.ForKind.BLOCK_X) as bx, \
+            b.loop("ty", P, S.ForKind.THREAD_Y) as ty, \
+            b.loop("tx", T, S.ForKind.THREAD_X) as tx, \
+            b.allocate("tile", dt, (T, T), S.Scope.SHARED, pad=config["pad"]) as tile, \
+            b.let("r0", (bx // col_tiles) * T) as r0, \
+            b.let("c0", (bx % col_tiles) * T) as c0:
+        with b.loop("p", T // P, S.ForKind.UNROLLED) as p:  # read: tile[i][j] = X[r0 + i, c0 + j]
+            i, j = ty + p * P, tx
+            _guarded_store(b, T, [(r0 + i, rows), (c0 + j, cols)], tile, (i, j), X[(r0 + i) * cols + c0 + j])
+        b.barrier()
+        with b.loop("q", T // P, S.ForKind.UNROLLED) as q:  # write: Y[c0 + i, r0 + j] = tile[j][i]
+            i, j = ty + q * P, tx
+            _guarded_store(b, T, [(c0 + i, cols), (r0 + j, rows)], Y, (c0 + i) * rows + r0 + j, tile[j, i])
+    func = S.PrimFunc("transpose_cuda", (X, Y), b.get())
+    return S.Module("transpose", (func,), (X, Y), (), 1)
+
+
+def _guarded_store(b: IRBuilder, T: int, bounds: list, buf: S.Buffer, index, value: E.Expr) -> None:
+    """Store where every (index, extent) of `bounds` is in range; a check is left out where whole tiles of T
+    cover the extent (the index is then always inside)."""
+    conds = [idx < extent for idx, extent in bounds if extent % T]
+    if not conds:
+        b.store(buf, index, value)
+        return
+    with b.if_(conds[0] if len(conds) == 1 else conds[0] & conds[1]):
+        b.store(buf, index, value)
