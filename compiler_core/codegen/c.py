@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from compiler_core.codegen.base import CodegenBase, written_buffers
+from compiler_core.codegen.c_vector_math import VECTOR_MATH, vector_math_helpers, vector_minmax
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 
@@ -31,8 +32,15 @@ class CCodegen(CodegenBase):
 
     def math_call(self, name: str, args: list[str], dtype: str) -> str:
         if E.lanes_of(dtype) > 1:
+            if name in VECTOR_MATH and E.scalar_of(dtype) == "float32":
+                return f"tf_{name}_{dtype}({', '.join(args)})"
             raise NotImplementedError(f"vector math call {name} has no C rendering")
         return super().math_call(name, args, dtype)
+
+    def minmax(self, op: str, a: E.Expr, b: E.Expr, dtype: str) -> str:
+        if E.lanes_of(dtype) > 1:
+            return vector_minmax(op, self.expr(a), self.expr(b), self.type_of(dtype), E.lanes_of(dtype))
+        return super().minmax(op, a, b, dtype)
 
     def loop_pragma(self, s: S.For) -> None:
         if s.kind is S.ForKind.PARALLEL:
@@ -68,6 +76,7 @@ class CCodegen(CodegenBase):
             ctype = self.scalar_types[scalar]
             nbytes = lanes * S.DTYPE_BYTES[scalar]
             self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned(4)));")
+        self.lines.extend(vector_math_helpers(self._vector_calls(module), self.vector_type))
         for func in module.kernels:
             self.func = func
             written = written_buffers(func.body)
@@ -107,6 +116,21 @@ class CCodegen(CodegenBase):
                 dtype = getattr(node, "dtype", None) if isinstance(node, E.Expr) else None
             if isinstance(dtype, str) and dtype != "handle" and E.lanes_of(dtype) > 1:
                 found.add((E.scalar_of(dtype), E.lanes_of(dtype)))
+
+        for func in module.kernels:
+            walk(func.body, visit)
+        return found
+
+    @staticmethod
+    def _vector_calls(module: S.Module) -> set:
+        """(name, scalar, lanes) of the vector math calls that need a helper definition."""
+        from compiler_core.ir.visitor import walk
+
+        found: set = set()
+
+        def visit(node):
+            if isinstance(node, E.Call) and E.lanes_of(node.dtype) > 1 and node.name in VECTOR_MATH:
+                found.add((node.name, E.scalar_of(node.dtype), E.lanes_of(node.dtype)))
 
         for func in module.kernels:
             walk(func.body, visit)

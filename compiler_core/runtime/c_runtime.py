@@ -6,6 +6,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from compiler_core.errors import BuildError
@@ -28,9 +29,11 @@ def compile_shared_library(source: str, cache_dir: Path | None = None, compiler:
     lib = cache_dir / f"k_{digest}.so"
     if lib.exists():
         return lib
-    src = cache_dir / f"k_{digest}.c"
+    # Per-builder names: threads of one process may build the same source at once (equal configs).
+    builder = f"{os.getpid()}.{threading.get_ident()}"
+    src = cache_dir / f"k_{digest}.{builder}.c"
     src.write_text(source)
-    tmp = cache_dir / f"k_{digest}.{os.getpid()}.tmp.so"
+    tmp = cache_dir / f"k_{digest}.{builder}.tmp.so"
     try:
         proc = subprocess.run([compiler, *CFLAGS, str(src), "-o", str(tmp), "-lm"],
                               capture_output=True, text=True, timeout=timeout_s)
@@ -41,6 +44,7 @@ def compile_shared_library(source: str, cache_dir: Path | None = None, compiler:
     if proc.returncode != 0:
         raise BuildError(f"C compile failed:\n{proc.stderr[-4000:]}")
     os.replace(tmp, lib)  # atomic: concurrent builders of the same source never see a partial file
+    src.unlink(missing_ok=True)
     return lib
 
 
