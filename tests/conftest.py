@@ -22,3 +22,7 @@ def pytest_collection_modifyitems(config, items):
             gpu = _cuda_ok() if gpu is None else gpu
             if not gpu:
                 item.add_marker(pytest.mark.skip(reason="no CUDA device or pycuda"))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden from the current codegen")
