@@ -30,13 +30,33 @@ class Observation:
 
 
 @dataclass(frozen=True)
+class TransferTrial:
+    """A trial of another workload on the same device class: what a model-guided strategy learns from first."""
+
+    workload_key: str
+    config: dict
+    median_s: float | None
+    status: str = OK
+
+
+@dataclass(frozen=True)
 class StrategyContext:
-    """What a strategy is built from. `history`: the job's earlier trials (rebuild after a tuner restart)."""
+    """What a strategy is built from. `history`: the job's earlier trials (rebuild after a tuner restart).
+
+    Only model-guided strategies read the rest: `workload_key` and `target` (a compiler_core Target) give configs
+    their lowered-IR features (without them, knob values are the features); `transfer` holds trials of other
+    workloads of the job's device class, and `cost_model` a model already trained on them (a
+    `tuner_server.cost_model.CostModel`, e.g. loaded from the database), which is used instead of fitting one.
+    """
 
     space: Space
     seed: int = 0
     options: dict[str, Any] = field(default_factory=dict)
     history: list[Observation] = field(default_factory=list)
+    workload_key: str | None = None
+    target: Any = None
+    transfer: list[TransferTrial] = field(default_factory=list)
+    cost_model: Any = None
 
 
 @runtime_checkable

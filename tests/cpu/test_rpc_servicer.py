@@ -1,0 +1,298 @@
+"""The tuner's AgentService on a real gRPC server on loopback, called through a real channel with the generated stubs:
+authentication, field validation (status codes, messages, database untouched), the lease/report round trip,
+idempotent reports, heartbeats, health, and errors that never leave as UNKNOWN."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import time
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
+
+import compiler_core as cc
+from tunefarm_proto import tunefarm_pb2 as pb
+from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
+from tuner_server import metrics, repo
+from tuner_server.db import (
+    ScheduleVersion,
+    Task,
+    Trial,
+    make_engine,
+    make_session_factory,
+    session_scope,
+    upgrade_to_head,
+)
+from tuner_server.driver import JobDriver, target_for_class
+from tuner_server.repo import JobSpec
+from tuner_server.rpc.server import build_grpc_server, stop_grpc_server
+from tuner_server.settings import Settings
+
+TOKEN = "test-enrolment-token"
+MATMUL = "matmul(M=64,N=64,K=64,dtype=float32)"
+CPU = pb.DeviceFingerprint(kind="cpu", model="AMD EPYC 7B13", arch="x86_64", isa_flags=["avx2", "fma"],
+                           compute_units=2, memory_bytes=8 << 30, hostname="test")
+
+
+class WakeCounter(JobDriver):
+    wakes = 0
+
+    def wake(self) -> None:
+        self.wakes += 1
+
+
+@pytest.fixture
+def farm(tmp_path):
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'tf.db'}", grpc_host="127.0.0.1", grpc_port=0,
+                        enrolment_token=TOKEN, lease_seconds=60, heartbeat_interval_s=2)
+    upgrade_to_head(settings.database_url)
+    engine = make_engine(settings.database_url)
+    sessions = make_session_factory(engine)
+    driver = WakeCounter(sessions, settings)
+    server = build_grpc_server(settings, sessions, driver)
+    server.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{server.bound_port}")
+    yield Farm(settings, sessions, driver, pb_grpc.AgentServiceStub(channel), channel)
+    channel.close()
+    stop_grpc_server(server, 1)
+    engine.dispose()
+
+
+class Farm:
+    def __init__(self, settings, sessions, driver, stub, channel):
+        self.settings, self.sessions, self.driver, self.stub, self.channel = settings, sessions, driver, stub, channel
+
+    def register(self, name="agent-1") -> pb.RegisterResponse:
+        return self.stub.Register(pb.RegisterRequest(enrolment_token=TOKEN, agent_name=name, device=CPU,
+                                                     codegen_version="cg-test", max_parallel_builds=2))
+
+    def job_with_tasks(self, budget=6) -> str:
+        with session_scope(self.sessions) as s:
+            job_id = repo.create_job(JobSpec(MATMUL, "cpu", budget), session=s).id
+        self.driver.tick()
+        return job_id
+
+    def lease(self, reg, n=3) -> list[pb.Task]:
+        return list(self.stub.LeaseTasks(pb.LeaseRequest(agent_id=reg.agent_id, session_token=reg.session_token,
+                                                         max_tasks=n)).tasks)
+
+    def report(self, reg, results, token=None) -> pb.ReportResponse:
+        return self.stub.ReportResults(pb.ReportRequest(agent_id=reg.agent_id, results=results,
+                                                        session_token=reg.session_token if token is None else token))
+
+    def snapshot(self):
+        with session_scope(self.sessions) as s:
+            tasks = sorted((t.id, t.state, t.attempt, t.agent_id) for t in s.scalars(select(Task)))
+            return (tasks, s.scalar(select(func.count()).select_from(Trial)),
+                    s.scalar(select(func.count()).select_from(ScheduleVersion)))
+
+
+def ok(task: pb.Task, median=1e-3) -> pb.TrialResult:
+    return pb.TrialResult(task_id=task.task_id, attempt=task.attempt, status=pb.OK, samples_s=[median] * 5,
+                          median_s=median, ci_low_s=median * 0.99, ci_high_s=median * 1.01, codegen_version="cg-test",
+                          compile_s=0.2, max_abs_error=1e-6)
+
+
+def refused(call, *args, **kwargs) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        call(*args, **kwargs)
+    return info.value
+
+
+def test_register_with_a_wrong_enrolment_token_is_unauthenticated(farm):
+    err = refused(farm.stub.Register, pb.RegisterRequest(enrolment_token="nope", agent_name="a", device=CPU,
+                                                         codegen_version="cg"))
+    assert err.code() == grpc.StatusCode.UNAUTHENTICATED and "enrolment_token" in err.details()
+    with session_scope(farm.sessions) as s:
+        assert repo.list_agents(session=s) == []
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"device": None}, "device"),
+    ({"device": pb.DeviceFingerprint(kind="tpu", arch="x", compute_units=1)}, "device.kind"),
+    ({"device": pb.DeviceFingerprint(kind="cpu", arch="x86_64", compute_units=0)}, "device.compute_units"),
+    ({"device": pb.DeviceFingerprint(kind="cuda", arch="sm_90", compute_units=132)}, "device.model"),
+    ({"agent_name": ""}, "agent_name"),
+    ({"codegen_version": "x" * 65}, "codegen_version"),
+])
+def test_register_names_the_bad_field(farm, change, field):
+    fields = {"enrolment_token": TOKEN, "agent_name": "a", "device": CPU, "codegen_version": "cg", **change}
+    err = refused(farm.stub.Register, pb.RegisterRequest(**{k: v for k, v in fields.items() if v is not None}))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and err.details().startswith(field + ":")
+
+
+def test_register_lease_report_round_trip_records_trials(farm):
+    reg = farm.register()
+    assert reg.device_class == "cpu-x86_64-avx2-2c" and reg.lease_seconds == 60 and reg.heartbeat_interval_ms == 2000
+    job_id = farm.job_with_tasks(budget=6)
+    tasks = farm.lease(reg, 4)
+    assert len(tasks) == 4 and {t.job_id for t in tasks} == {job_id} and {t.attempt for t in tasks} == {1}
+    space = cc.get_space(cc.parse_key(MATMUL), target_for_class(reg.device_class))
+    for t in tasks:
+        assert t.workload_key == MATMUL
+        space.validate(json.loads(t.config_json))
+        assert (t.options.warmup, t.options.min_repeats, t.options.min_time_s, t.options.max_repeats,
+                t.options.timeout_s, t.options.flush_cache) == (1, 5, 0.05, 200, 60.0, True)
+        assert abs(t.lease_deadline_unix_ms / 1000 - (time.time() + 60)) < 10
+    granted, recorded = metrics.LEASES_GRANTED._value.get(), metrics.TRIALS_RECORDED.labels(status="OK")._value.get()
+    wakes = farm.driver.wakes
+    results = [ok(t, 1e-3 * (i + 1)) for i, t in enumerate(tasks[:3])]
+    results.append(pb.TrialResult(task_id=tasks[3].task_id, attempt=1, status=pb.COMPILE_ERROR, error="cc: boom"))
+    response = farm.report(reg, results)
+    assert sorted(response.accepted_task_ids) == sorted(t.task_id for t in tasks)
+    assert not response.duplicate_task_ids and not response.rejected_task_ids
+    assert farm.driver.wakes > wakes
+    assert metrics.TRIALS_RECORDED.labels(status="OK")._value.get() == recorded + 3
+    assert metrics.LEASES_GRANTED._value.get() == granted  # granted before the snapshot was taken
+    with session_scope(farm.sessions) as s:
+        trials = {t.task_id: t for t in s.scalars(select(Trial))}
+        assert len(trials) == 4
+        first = trials[tasks[0].task_id]
+        assert (first.status, first.samples, first.median_s, first.codegen_version) == ("OK", [1e-3] * 5, 1e-3,
+                                                                                       "cg-test")
+        failed = trials[tasks[3].task_id]
+        assert (failed.status, failed.median_s, failed.ci_low_s, failed.error) == ("COMPILE_ERROR", None, None,
+                                                                                   "cc: boom")
+        head = repo.schedules.head(MATMUL, reg.device_class, session=s)
+        assert head.trial_id == first.id  # the fastest OK result was promoted
+
+
+def test_a_duplicate_report_is_not_counted_twice(farm):
+    reg = farm.register()
+    farm.job_with_tasks()
+    tasks = farm.lease(reg, 2)
+    assert len(farm.report(reg, [ok(t) for t in tasks]).accepted_task_ids) == 2
+    before = farm.snapshot()
+    again = farm.report(reg, [ok(t) for t in tasks])
+    assert sorted(again.duplicate_task_ids) == sorted(t.task_id for t in tasks) and not again.accepted_task_ids
+    assert farm.snapshot() == before
+
+
+def _malformed(task: pb.Task) -> list[tuple[pb.TrialResult, str]]:
+    def bad(**fields):
+        result = ok(task)
+        for name, value in fields.items():
+            if isinstance(value, list):
+                del getattr(result, name)[:]
+                getattr(result, name).extend(value)
+            else:
+                setattr(result, name, value)
+        return result
+
+    return [(bad(status=42), "results[0].status"), (bad(status=0), "results[0].status"),
+            (bad(samples_s=[1e-3, -1e-3]), "results[0].samples_s[1]"),
+            (bad(samples_s=[math.nan]), "results[0].samples_s[0]"), (bad(median_s=math.nan), "results[0].median_s"),
+            (bad(median_s=-1.0), "results[0].median_s"), (bad(samples_s=[]), "results[0].samples_s"),
+            (bad(attempt=0), "results[0].attempt"), (bad(task_id=""), "results[0].task_id"),
+            (bad(ci_low_s=2e-3), "results[0].ci_low_s"), (bad(compile_s=math.inf), "results[0].compile_s")]
+
+
+def test_malformed_reports_are_invalid_argument_and_change_nothing(farm):
+    reg = farm.register()
+    farm.job_with_tasks()
+    tasks = farm.lease(reg, 2)
+    before = farm.snapshot()
+    for result, field in _malformed(tasks[0]):
+        err = refused(farm.report, reg, [result, ok(tasks[1])])  # the valid second result is not recorded either
+        assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, field
+        assert err.details().startswith(field + ":"), (field, err.details())
+        assert farm.snapshot() == before, field
+    err = refused(farm.report, reg, [])
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and err.details().startswith("results:")
+
+
+def test_wrong_session_unknown_task_and_unleased_config(farm):
+    reg, other = farm.register("agent-1"), farm.register("agent-2")
+    farm.job_with_tasks(budget=8)
+    mine, theirs = farm.lease(reg, 2), farm.lease(other, 1)
+    before = farm.snapshot()
+    for token in ("wrong-token", ""):
+        err = refused(farm.report, reg, [ok(mine[0])], token)
+        assert err.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert farm.snapshot() == before
+    with session_scope(farm.sessions) as s:  # a task still queued: never leased to anyone
+        queued = s.scalars(select(Task).where(Task.state == "queued")).first()
+    unknown = pb.TrialResult(task_id="00000000-0000-0000-0000-000000000000", attempt=1, status=pb.RUNTIME_ERROR)
+    not_leased = pb.Task(task_id=queued.id, attempt=1)
+    stale = pb.Task(task_id=mine[1].task_id, attempt=2)
+    response = farm.report(reg, [unknown, ok(theirs[0]), ok(not_leased), ok(stale)])
+    assert list(response.rejected_task_ids) == [unknown.task_id, theirs[0].task_id, queued.id, mine[1].task_id]
+    assert not response.accepted_task_ids and farm.snapshot() == before
+
+
+def test_lease_validates_max_tasks_and_credentials(farm):
+    reg = farm.register()
+    for n in (0, -1, 257):
+        err = refused(farm.lease, reg, n)
+        assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and err.details().startswith("max_tasks:")
+    err = refused(farm.stub.LeaseTasks, pb.LeaseRequest(max_tasks=1))
+    assert err.code() == grpc.StatusCode.UNAUTHENTICATED and "Register" in err.details()
+    empty = farm.stub.LeaseTasks(pb.LeaseRequest(agent_id=reg.agent_id, session_token=reg.session_token, max_tasks=4))
+    assert not empty.tasks and empty.retry_after_ms > 0
+
+
+def test_heartbeat_extends_leases_and_asks_unknown_sessions_to_reregister(farm):
+    reg = farm.register()
+    farm.job_with_tasks()
+    (task,) = farm.lease(reg, 1)
+    time.sleep(1.1)
+    response = farm.stub.Heartbeat(pb.HeartbeatRequest(agent_id=reg.agent_id, session_token=reg.session_token,
+                                                       held_task_ids=[task.task_id, "gone-task"]))
+    assert list(response.cancelled_task_ids) == ["gone-task"] and not response.reregister
+    with session_scope(farm.sessions) as s:
+        deadline = s.get(Task, task.task_id).lease_deadline.timestamp() * 1000
+    assert deadline > task.lease_deadline_unix_ms + 500
+    stranger = farm.stub.Heartbeat(pb.HeartbeatRequest(agent_id=reg.agent_id, session_token="wrong"))
+    assert stranger.reregister
+
+
+def test_health_service_answers_serving(farm):
+    health = health_pb2_grpc.HealthStub(farm.channel)
+    for service in ("", "tunefarm.v1.AgentService"):
+        assert health.Check(health_pb2.HealthCheckRequest(service=service)).status == \
+            health_pb2.HealthCheckResponse.SERVING
+    err = refused(health.Check, health_pb2.HealthCheckRequest(service="nope"))
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_unexpected_errors_leave_as_internal_or_unavailable_never_unknown(farm, monkeypatch):
+    reg = farm.register()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("injected bug")
+
+    monkeypatch.setattr(repo, "lease_tasks", broken)
+    err = refused(farm.lease, reg, 1)
+    assert err.code() == grpc.StatusCode.INTERNAL and "injected" not in err.details()
+
+    def busy(*args, **kwargs):
+        raise OperationalError("UPDATE tasks", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(repo, "lease_tasks", busy)
+    assert refused(farm.lease, reg, 1).code() == grpc.StatusCode.UNAVAILABLE
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
+def test_tls(tmp_path, farm):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    settings = farm.settings.model_copy(update={"grpc_tls_cert_file": str(cert), "grpc_tls_key_file": str(key)})
+    server = build_grpc_server(settings, farm.sessions, None)
+    server.start()
+    try:
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        with grpc.secure_channel(f"localhost:{server.bound_port}", credentials) as channel:
+            assert pb_grpc.AgentServiceStub(channel).Register(pb.RegisterRequest(
+                enrolment_token=TOKEN, agent_name="tls", device=CPU, codegen_version="cg")).agent_id
+        with grpc.insecure_channel(f"localhost:{server.bound_port}") as plain:
+            err = refused(pb_grpc.AgentServiceStub(plain).Register, pb.RegisterRequest(), timeout=2)
+            assert err.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        stop_grpc_server(server, 0)

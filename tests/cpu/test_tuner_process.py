@@ -1,0 +1,56 @@
+"""`python -m tuner_server` as a real process: it migrates, serves gRPC health (and REST when tuner_server.api is
+there) on loopback, and exits 0 on SIGTERM with every thread stopped."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def wait_for_line(log: Path, pattern: str, proc: subprocess.Popen, timeout_s: float = 60) -> re.Match:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if match := re.search(pattern, log.read_text()):
+            return match
+        if proc.poll() is not None:
+            pytest.fail(f"server exited early ({proc.returncode}):\n{log.read_text()[-4000:]}")
+        time.sleep(0.1)
+    pytest.fail(f"no {pattern!r} in the log after {timeout_s} s:\n{log.read_text()[-4000:]}")
+
+
+def test_server_process_serves_health_and_stops_cleanly_on_sigterm(tmp_path):
+    log = tmp_path / "server.log"
+    env = {**os.environ, "TUNEFARM_ENROLMENT_TOKEN": "process-test-token",
+           "TUNEFARM_ADMIN_TOKEN": "process-admin-token"}
+    cmd = [sys.executable, "-m", "tuner_server", "--database-url", f"sqlite:///{tmp_path / 'tf.db'}",
+           "--data-dir", str(tmp_path / "data"), "--grpc-port", "0", "--rest-port", "0"]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        port = int(wait_for_line(log, r"gRPC listening on 127\.0\.0\.1:(\d+)", proc)[1])
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            assert health.Check(health_pb2.HealthCheckRequest(), timeout=10).status == \
+                health_pb2.HealthCheckResponse.SERVING
+        if (REPO / "tuner_server" / "api" / "app.py").exists():
+            rest = int(wait_for_line(log, r"REST listening on http://127\.0\.0\.1:(\d+)", proc)[1])
+            with urllib.request.urlopen(f"http://127.0.0.1:{rest}/health", timeout=10) as response:
+                assert response.status == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log.read_text()[-4000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "tuner stopped" in log.read_text()
+    assert "process-admin-token" not in log.read_text()

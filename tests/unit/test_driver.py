@@ -1,0 +1,297 @@
+"""The job driver on SQLite, no network: budgets, no duplicates, exhaustion, restart, sweeps, failures, the thread."""
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from tuner_server import repo
+from tuner_server.db import Job, Task, Trial, make_engine, make_session_factory, session_scope, upgrade_to_head
+from tuner_server.driver import JobDriver, derive_seed
+from tuner_server.repo import JobSpec, TrialReport
+from tuner_server.search import STRATEGIES
+from tuner_server.search.random_search import RandomSearch
+from tuner_server.settings import Settings
+from tuner_server.targets import pick_device_class, target_for_class
+
+T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+BIG = "matmul(M=64,N=64,K=64,dtype=float32)"  # 73920 valid configs on cpu-x86_64-avx2-2c
+SMALL = "transpose(rows=8,cols=8,dtype=float32)"  # 20 valid configs
+CPU = {"kind": "cpu", "model": "AMD EPYC 7B13", "arch": "x86_64", "isa_flags": ["avx2", "fma"], "compute_units": 2}
+CPU_CLASS = "cpu-x86_64-avx2-2c"
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return Settings(database_url=f"sqlite:///{tmp_path / 'tf.db'}", lease_seconds=60, agent_lost_after_s=30,
+                    max_task_attempts=3)
+
+
+@pytest.fixture
+def sessions(settings):
+    upgrade_to_head(settings.database_url)
+    engine = make_engine(settings.database_url)
+    yield make_session_factory(engine)
+    engine.dispose()
+
+
+def new_agent(sessions, name="a1", now=T0) -> str:
+    with session_scope(sessions) as s:
+        return repo.register_agent(CPU, name, "cg1", session=s, now=now).agent.id
+
+
+def new_job(sessions, key=BIG, budget=20, strategy="random", seed=None, selector="cpu", options=None) -> str:
+    with session_scope(sessions) as s:
+        spec = JobSpec(key, selector, budget, strategy=strategy, seed=seed, strategy_options=options or {})
+        return repo.create_job(spec, session=s, now=T0).id
+
+
+def measure(sessions, agent_id, now, limit=1000, status="OK") -> int:
+    """The agent leases up to `limit` tasks and reports each (median from its position, so medians differ)."""
+    with session_scope(sessions) as s:
+        leased = repo.lease_tasks(agent_id, limit, session=s, now=now)
+        for i, t in enumerate(leased):
+            median = 1e-3 * (1 + i % 7)
+            report = TrialReport(t.task_id, t.attempt, status, samples_s=(median,) * 5, median_s=median,
+                                 ci_low_s=median, ci_high_s=median, codegen_version="cg1")
+            assert repo.record_result(agent_id, report, session=s, now=now).status == "accepted"
+    return len(leased)
+
+
+def job_state(sessions, job_id):
+    with session_scope(sessions) as s:
+        job = s.get(Job, job_id)
+        keys = s.scalars(select(Task.config_key).where(Task.job_id == job_id)).all()
+        trials = s.scalar(select(func.count()).select_from(Trial).where(Trial.job_id == job_id))
+        return job, keys, trials
+
+
+def run_to_end(sessions, driver, agent_id, job_id, start=1.0, max_rounds=200):
+    for round_ in range(max_rounds):
+        now = at(start + round_)
+        driver.tick(now)
+        job, keys, _ = job_state(sessions, job_id)
+        if job.state not in ("queued", "running"):
+            return job
+        measure(sessions, agent_id, now)
+    pytest.fail("the job never finished")
+
+
+def test_a_job_gets_exactly_its_budget_of_tasks_and_finishes(sessions, settings):
+    agent = new_agent(sessions)
+    job_id = new_job(sessions, budget=20)
+    driver = JobDriver(sessions, settings)
+    first = driver.tick(at(1))
+    _, keys, _ = job_state(sessions, job_id)
+    assert first.enqueued == len(keys) == 8  # MIN_QUEUED with one agent, not the whole budget at once
+    job = run_to_end(sessions, driver, agent, job_id)
+    job, keys, trials = job_state(sessions, job_id)
+    assert (job.state, len(keys), len(set(keys)), trials) == ("done", 20, 20, 20)
+    assert driver.tick(at(500)).enqueued == 0  # a done job gets nothing more
+
+
+def test_the_queue_scales_with_active_agents_and_never_passes_the_budget(sessions, settings):
+    for i in range(5):
+        new_agent(sessions, f"a{i}")
+    new_job(sessions, budget=30)
+    driver = JobDriver(sessions, settings)
+    assert driver.tick(at(1)).enqueued == 20  # 4 per active agent
+    assert driver.tick(at(2)).enqueued == 0  # still queued: nothing more
+    small_budget = new_job(sessions, budget=7)
+    driver.tick(at(3))
+    _, keys, _ = job_state(sessions, small_budget)
+    assert len(keys) == 7
+
+
+def test_a_small_space_is_exhausted_and_the_job_finishes(sessions, settings):
+    agent = new_agent(sessions)
+    for strategy in ("random", "grid"):
+        job_id = new_job(sessions, key=SMALL, budget=1000, strategy=strategy)
+        job = run_to_end(sessions, JobDriver(sessions, settings), agent, job_id)
+        job, keys, trials = job_state(sessions, job_id)
+        assert (job.state, len(keys), len(set(keys)), trials) == ("done", 20, 20, 20), strategy
+        assert job.error is None
+
+
+@pytest.mark.parametrize("strategy", ["random", "grid"])
+def test_a_restarted_driver_resumes_without_duplicates(sessions, settings, strategy):
+    agent = new_agent(sessions)
+    job_id = new_job(sessions, budget=25, strategy=strategy)
+    first = JobDriver(sessions, settings)
+    first.tick(at(1))
+    assert measure(sessions, agent, at(1), limit=5) == 5
+    first.tick(at(2))
+    with session_scope(sessions) as s:  # some tasks in flight when the tuner "dies"
+        assert len(repo.lease_tasks(agent, 3, session=s, now=at(2))) == 3
+    del first
+    second = JobDriver(sessions, settings)  # a new process: only the database survives
+    job = run_to_end(sessions, second, agent, job_id, start=3)
+    job, keys, trials = job_state(sessions, job_id)
+    assert (job.state, len(keys), len(set(keys)), trials) == ("done", 25, 25, 25)
+
+
+def test_every_trial_reaches_the_strategy_even_out_of_order(sessions, settings, monkeypatch):
+    monkeypatch.setattr("tuner_server.driver.OBSERVE_SLACK", 0)  # force the full re-read path
+    agent = new_agent(sessions)
+    job_id = new_job(sessions, budget=20)
+    driver = JobDriver(sessions, settings)
+    driver.tick(at(1))
+    measure(sessions, agent, at(10), limit=3)
+    driver.tick(at(11))
+    measure(sessions, agent, at(5), limit=2)  # stamped before trials the driver has already seen
+    driver.tick(at(12))
+    with session_scope(sessions) as s:
+        ids = set(s.scalars(select(Trial.id).where(Trial.job_id == job_id)).all())
+    assert len(ids) == 5 and driver._plans[job_id].observed == ids
+
+
+def test_seeds_are_concrete(sessions, settings):
+    new_agent(sessions)
+    unseeded, seeded = new_job(sessions), new_job(sessions, key=SMALL, seed=7)
+    JobDriver(sessions, settings).tick(at(1))
+    assert job_state(sessions, unseeded)[0].seed == derive_seed(unseeded) >= 0
+    assert job_state(sessions, seeded)[0].seed == 7
+
+
+def test_same_seed_same_proposals(sessions, settings):
+    new_agent(sessions)
+    first = new_job(sessions, seed=11)
+    JobDriver(sessions, settings).tick(at(1))
+    second, other_seed = new_job(sessions, seed=11), new_job(sessions, seed=12)
+    JobDriver(sessions, settings).tick(at(2))
+    keys = {j: sorted(job_state(sessions, j)[1]) for j in (first, second, other_seed)}
+    assert keys[first] == keys[second] != keys[other_seed] and len(keys[first]) == 8
+
+
+def test_a_kind_selector_waits_for_an_agent_then_pins_its_class(sessions, settings):
+    job_id = new_job(sessions)
+    driver = JobDriver(sessions, settings)
+    assert driver.tick(at(1)).enqueued == 0
+    job, keys, _ = job_state(sessions, job_id)
+    assert (job.state, job.device_class, keys) == ("queued", None, [])
+    new_agent(sessions, now=at(2))
+    assert driver.tick(at(2)).enqueued == 8
+    assert job_state(sessions, job_id)[0].device_class == CPU_CLASS
+
+
+def test_expired_leases_and_silent_agents_are_swept(sessions, settings):
+    agent = new_agent(sessions)
+    job_id = new_job(sessions, budget=10)
+    driver = JobDriver(sessions, settings)
+    driver.tick(at(1))
+    with session_scope(sessions) as s:
+        leased = repo.lease_tasks(agent, 2, session=s, now=at(1))
+    summary = driver.tick(at(1 + settings.lease_seconds + 1))
+    assert summary.requeued == 2 and summary.lost_agents == 1  # silent for 62 s > 30 s
+    with session_scope(sessions) as s:
+        rows = s.scalars(select(Task).where(Task.id.in_([t.task_id for t in leased]))).all()
+        assert {(r.state, r.attempt) for r in rows} == {("queued", 2)}
+        assert repo.get_agent(agent, session=s).status == "lost"
+    assert job_state(sessions, job_id)[0].state == "running"
+
+
+def test_bad_strategy_options_fail_the_job_and_spare_the_others(sessions, settings):
+    agent = new_agent(sessions)
+    bad = new_job(sessions, options={"no_such_option": 1})
+    good = new_job(sessions, key=SMALL)
+    driver = JobDriver(sessions, settings)
+    summary = driver.tick(at(1))
+    job = job_state(sessions, bad)[0]
+    assert summary.finished == {bad: "failed"} and job.state == "failed" and "no_such_option" in job.error
+    assert run_to_end(sessions, driver, agent, good).state == "done"
+
+
+def test_an_error_in_one_job_is_logged_and_the_pass_goes_on(sessions, settings, monkeypatch, caplog):
+    new_agent(sessions)
+    broken, fine = new_job(sessions), new_job(sessions, key=SMALL)
+    real = repo.job_progress
+
+    def flaky(job_id, *, session):
+        if job_id == broken:
+            raise RuntimeError("injected")
+        return real(job_id, session=session)
+
+    monkeypatch.setattr(repo, "job_progress", flaky)
+    summary = JobDriver(sessions, settings).tick(at(1))
+    assert summary.enqueued == 8 and not summary.finished
+    assert job_state(sessions, fine)[1] and not job_state(sessions, broken)[1]
+    assert job_state(sessions, broken)[0].state == "queued"  # not failed: a transient error is retried
+    assert "injected" in caplog.text
+
+
+def test_the_thread_survives_errors_and_wake_runs_a_pass(sessions, settings, monkeypatch):
+    new_agent(sessions, now=datetime.now(UTC))
+    driver = JobDriver(sessions, settings, interval_s=60, min_gap_s=0)
+    passes = []
+    real_tick = driver.tick
+
+    def counting_tick(now=None):
+        passes.append(now)
+        if len(passes) == 1:
+            raise RuntimeError("injected: the first pass dies")
+        return real_tick(now)
+
+    monkeypatch.setattr(driver, "tick", counting_tick)
+    driver.start()
+    try:
+        wait_until(lambda: len(passes) == 1)
+        job_id = new_job(sessions)
+        driver.wake()
+        wait_until(lambda: len(job_state(sessions, job_id)[1]) == 8)
+        assert driver._thread.is_alive()
+    finally:
+        driver.stop()
+    assert driver._thread is None and not any(t.name == "tunefarm-job-driver" for t in threading.enumerate())
+
+
+def test_the_search_runs_outside_any_transaction(sessions, settings, monkeypatch):
+    proposing, release = threading.Event(), threading.Event()
+
+    class SlowSearch(RandomSearch):  # a stand-in for a model-guided strategy that thinks for a while
+        def propose(self, n):
+            proposing.set()
+            assert release.wait(10)
+            return super().propose(n)
+
+    monkeypatch.setitem(STRATEGIES, "slow", SlowSearch)
+    new_agent(sessions)
+    job_id = new_job(sessions, strategy="slow")
+    driver = JobDriver(sessions, settings)
+    ticking = threading.Thread(target=driver.tick, args=(at(1),))
+    ticking.start()
+    try:
+        assert proposing.wait(10)
+        start = time.monotonic()
+        new_agent(sessions, "a2", now=at(1))  # a write: on SQLite it would wait for a transaction held meanwhile
+        blocked_s = time.monotonic() - start
+    finally:
+        release.set()
+        ticking.join()
+    assert blocked_s < 5 and len(job_state(sessions, job_id)[1]) == 8
+
+
+def wait_until(predicate, timeout_s=10.0):
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_helpers():
+    assert pick_device_class("cpu", {"cuda-x-sm90": 3, "cpu-a-avx2-2c": 1, "cpu-b-avx2-4c": 1}) == "cpu-a-avx2-2c"
+    assert pick_device_class("cpu", {"cpu-a-avx2-2c": 1, "cpu-b-avx2-4c": 2}) == "cpu-b-avx2-4c"
+    assert pick_device_class("cuda", {"cpu-a-avx2-2c": 1}) is None
+    assert pick_device_class("cpu-z-base-1c", {}) == "cpu-z-base-1c"
+    assert target_for_class("cpu-x86_64-avx512f-8c").vector_bytes == 64
+    assert target_for_class("cpu-aarch64-neon-4c").arch == "aarch64-sse"
+    assert target_for_class("cuda-nvidia-h100-80gb-hbm3-sm90").arch == "sm_90"
+    with pytest.raises(ValueError):
+        target_for_class("tpu-v5")
+    assert derive_seed("x") == derive_seed("x") != derive_seed("y")

@@ -1,0 +1,298 @@
+"""The job driver: a background thread that turns open jobs into queued tasks and finishes them.
+
+Each pass (`tick`) sweeps expired leases and silent agents, then, for every queued or running job: pins a device
+class and a seed when the job has none, feeds new trials to its search strategy, keeps enough tasks queued to keep
+the matching agents busy (never more tasks than the budget), and finishes it when its budget is reached or its space
+is exhausted. Transactions are short and the search runs outside them. All state lives in the database; strategies
+are a cache, rebuilt from a job's trials after a restart (`repo.enqueue_configs` skips configs already queued).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy.orm import Session, sessionmaker
+
+import compiler_core as cc
+from tuner_server import metrics, repo
+from tuner_server.db import Job, Trial, session_scope, utcnow
+from tuner_server.db.models import JOB_OPEN_STATES, JOB_STATES
+from tuner_server.repo import JobProgress
+from tuner_server.search import Observation, SearchStrategy, StrategyContext, make_strategy
+from tuner_server.targets import pick_device_class, target_for_class
+
+log = logging.getLogger(__name__)
+
+MIN_QUEUED = 8  # tasks kept queued per job even with no agent of its class active
+QUEUED_PER_AGENT = 4  # ... and this many per active agent of the class, so every lease comes back full
+OBSERVE_SLACK = 32  # trials re-read behind the last one seen (one may commit after a later-stamped one)
+MAX_OPEN_JOBS = 10_000
+
+
+def derive_seed(job_id: str) -> int:
+    """A job's seed when it was created without one: stable, from its id (63 bits, fits BIGINT)."""
+    return int.from_bytes(hashlib.sha256(job_id.encode()).digest()[:8], "big") >> 1
+
+
+def observation(trial: Trial) -> Observation:
+    return Observation(dict(trial.config), trial.median_s if trial.status == "OK" else None, trial.status)
+
+
+@dataclass
+class _Plan:
+    """The in-memory search state of one job."""
+
+    device_class: str
+    strategy: SearchStrategy
+    observed: set[str] = field(default_factory=set)  # ids of the trials the strategy has seen
+    exhausted: bool = False
+
+
+@dataclass(frozen=True)
+class _JobView:
+    """What one pass needs of a job, read in one short transaction. `trials`: the whole history when the job has no
+    cached strategy, else the ones it has not seen."""
+
+    job_id: str
+    workload_key: str
+    device_class: str
+    seed: int
+    strategy: str
+    options: dict
+    progress: JobProgress
+    trials: list[Trial]
+
+
+@dataclass
+class TickSummary:
+    enqueued: int = 0
+    finished: dict[str, str] = field(default_factory=dict)  # job id -> end state
+    requeued: int = 0
+    lost_tasks: int = 0
+    lost_agents: int = 0
+    jobs: int = 0  # open jobs looked at
+    seconds: float = 0.0
+
+
+class _JobFailed(Exception):
+    """The job cannot run at all (bad strategy options, no space for its device): it ends as failed."""
+
+
+class JobDriver:
+    def __init__(self, session_factory: sessionmaker[Session], settings, *, interval_s: float = 2.0,
+                 min_gap_s: float = 0.05, min_queued: int = MIN_QUEUED, queued_per_agent: int = QUEUED_PER_AGENT):
+        self._sessions, self._settings = session_factory, settings
+        self.interval_s, self.min_gap_s = interval_s, min_gap_s
+        self.min_queued, self.queued_per_agent = min_queued, queued_per_agent
+        self._plans: dict[str, _Plan] = {}
+        self._tick_lock = threading.Lock()
+        self._wake, self._stop = threading.Event(), threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._wake.set()  # the first pass runs at once
+        self._thread = threading.Thread(target=self._run, name="tunefarm-job-driver", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            self._thread = None
+
+    def wake(self) -> None:
+        """Run a pass soon (a job was created or cancelled, tasks were leased, results arrived)."""
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.interval_s)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            self._guarded("tick", self.tick)  # never lets the thread die; the next pass tries again
+            self._stop.wait(self.min_gap_s)  # a burst of wake() calls becomes one pass
+
+    def tick(self, now: datetime | None = None) -> TickSummary:
+        """One pass over the farm; each phase and each job in its own transaction, failures logged."""
+        start = time.perf_counter()
+        now = now or utcnow()
+        summary = TickSummary()
+        with self._tick_lock:
+            self._guarded("sweep", self._sweep, now, summary)
+            open_jobs, active = self._guarded("scan", self._scan) or ([], {})
+            for job_id in open_jobs:
+                self._guarded("job", self._drive_job, job_id, active, now, summary)
+            for job_id in set(self._plans) - set(open_jobs):
+                del self._plans[job_id]
+        summary.jobs = len(open_jobs)
+        summary.seconds = time.perf_counter() - start
+        metrics.DRIVER_TICK.observe(summary.seconds)
+        return summary
+
+    def _guarded(self, phase: str, fn, *args):
+        try:
+            return fn(*args)
+        except Exception:
+            metrics.DRIVER_ERRORS.labels(phase=phase).inc()
+            log.exception("job driver: %s failed", phase)
+            return None
+
+    def _sweep(self, now: datetime, summary: TickSummary) -> None:
+        attempts = self._settings.max_task_attempts
+        with session_scope(self._sessions) as s:
+            expired = repo.requeue_expired(session=s, now=now, max_attempts=attempts)
+            lost_agents = repo.mark_lost_agents(session=s, lost_after_s=self._settings.agent_lost_after_s, now=now,
+                                                max_attempts=attempts)
+        summary.requeued, summary.lost_tasks, summary.lost_agents = map(len, (expired.requeued, expired.lost,
+                                                                              lost_agents))
+        metrics.LEASES_EXPIRED.labels(outcome="requeued").inc(len(expired.requeued))
+        metrics.LEASES_EXPIRED.labels(outcome="lost").inc(len(expired.lost))
+        metrics.AGENTS_LOST.inc(len(lost_agents))
+        if lost_agents:
+            log.warning("agents lost (silent for %.0f s): %s", self._settings.agent_lost_after_s, lost_agents)
+
+    def _scan(self) -> tuple[list[str], dict[str, int]]:
+        """(ids of open jobs, highest priority first; active agents per device class); sets the jobs gauge."""
+        with session_scope(self._sessions) as s:
+            counts, jobs = {}, []
+            for state in JOB_STATES:
+                page = repo.list_jobs(session=s, state=state, limit=MAX_OPEN_JOBS if state in JOB_OPEN_STATES else 0)
+                counts[state] = page.total
+                jobs.extend(page.items)
+            active: dict[str, int] = {}
+            for agent in repo.list_agents(session=s, status="active"):
+                active[agent.device_class] = active.get(agent.device_class, 0) + 1
+            jobs.sort(key=lambda j: (-j.priority, j.created_at, j.id))
+        metrics.set_job_counts(counts)
+        return [j.id for j in jobs], active
+
+    def _drive_job(self, job_id: str, active: Mapping[str, int], now: datetime, summary: TickSummary) -> None:
+        """Read the job (short transaction), search outside any transaction (a model-guided proposal may take a
+        while, and on SQLite a transaction holds the write lock), queue the proposals (short transactions)."""
+        try:
+            with session_scope(self._sessions) as s:
+                view = self._read(job_id, active, s)
+            ending = self._advance(view, active, now, summary) if view is not None else None
+        except _JobFailed as exc:
+            ending = ("failed", "cannot run", str(exc))
+        if ending is not None:
+            self._finish(job_id, *ending, now=now, summary=summary)
+
+    def _read(self, job_id: str, active: Mapping[str, int], s: Session) -> _JobView | None:
+        """Pin the job's seed and device class if unset; its progress and the trials its strategy has not seen.
+        None when the job is closed or waits for an agent. Never locks tasks, so it cannot deadlock with leasing
+        or reporting (they lock tasks, then the job)."""
+        job = repo.get_job(job_id, session=s)
+        if job.seed is None or job.device_class is None:
+            s.refresh(job, with_for_update=True)
+            if job.seed is None:
+                job.seed = derive_seed(job.id)
+            if job.device_class is None:
+                job.device_class = pick_device_class(job.device_selector, active)
+        if job.state not in JOB_OPEN_STATES or job.device_class is None:
+            return None
+        progress = repo.job_progress(job.id, session=s)
+        plan = self._plans.get(job.id)
+        if plan is None or plan.device_class != job.device_class:
+            trials = repo.list_trials(session=s, job_id=job.id, limit=job.trial_budget + 1).items
+        else:
+            trials = self._unseen(plan, job, progress.completed, s)
+        return _JobView(job.id, job.workload.key, job.device_class, job.seed, job.strategy,
+                        dict(job.strategy_options or {}), progress, trials)
+
+    def _advance(self, view: _JobView, active: Mapping[str, int], now: datetime,
+                 summary: TickSummary) -> tuple[str, str, str | None] | None:
+        """Queue what the job needs; returns (end state, reason, error) when it should finish."""
+        progress = view.progress
+        if progress.completed >= progress.trial_budget:
+            return ("done", "budget", None)
+        plan = self._plan(view)
+        outstanding = progress.queued + progress.leased
+        room = progress.trial_budget - progress.completed - outstanding
+        wanted = max(self.min_queued, self.queued_per_agent * active.get(view.device_class, 0)) - progress.queued
+        created = self._queue(plan, view, min(room, wanted), now)
+        summary.enqueued += max(created, 0)
+        if plan.exhausted and outstanding == 0 and created == 0:
+            if progress.completed == 0:
+                return ("failed", "empty space", f"no valid config in the space of {view.workload_key} on "
+                                                 f"{view.device_class}")
+            return ("done", "space exhausted", None)
+        return None
+
+    def _plan(self, view: _JobView) -> _Plan:
+        """The job's strategy: the cached one told about `view.trials`, or one built from them (the history)."""
+        plan = self._plans.get(view.job_id)
+        if plan is not None and plan.device_class == view.device_class:
+            if view.trials:
+                plan.strategy.observe([observation(t) for t in view.trials])
+                plan.observed.update(t.id for t in view.trials)
+            return plan
+        try:
+            target = target_for_class(view.device_class)
+            space = cc.get_space(cc.parse_key(view.workload_key), target)
+            context = StrategyContext(space, seed=view.seed, options=view.options,
+                                      history=[observation(t) for t in view.trials], workload_key=view.workload_key,
+                                      target=target)
+            strategy = make_strategy(view.strategy, context)
+        except (ValueError, LookupError) as exc:  # a bad workload, space or strategy option: the job fails
+            raise _JobFailed(f"cannot search {view.workload_key} on {view.device_class} with strategy "
+                             f"{view.strategy!r}: {exc}") from exc
+        plan = _Plan(view.device_class, strategy, observed={t.id for t in view.trials})
+        self._plans[view.job_id] = plan
+        return plan
+
+    @staticmethod
+    def _unseen(plan: _Plan, job: Job, completed: int, s: Session) -> list[Trial]:
+        """Trials the strategy has not seen: re-read from OBSERVE_SLACK behind the last one seen, then, if some are
+        still missing (committed out of order), the whole history."""
+        new: list[Trial] = []
+        for offset in (max(0, len(plan.observed) - OBSERVE_SLACK), 0):
+            if len(plan.observed) + len(new) >= completed:
+                break
+            page = repo.list_trials(session=s, job_id=job.id, limit=job.trial_budget + 1, offset=offset)
+            new = [t for t in page.items if t.id not in plan.observed]
+        return new
+
+    def _queue(self, plan: _Plan, view: _JobView, wanted: int, now: datetime) -> int:
+        """Propose (outside any transaction) and queue up to `wanted` new configs; proposals the job already has
+        are skipped and replaced. -1 when the job closed meanwhile. A failed insert drops the cached strategy (it
+        saw configs that were never queued): the next pass rebuilds it from the database."""
+        created = 0
+        while created < wanted and not plan.exhausted:
+            batch = plan.strategy.propose(wanted - created)
+            if not batch:
+                plan.exhausted = True
+                break
+            try:
+                with session_scope(self._sessions) as s:
+                    queued = len(repo.enqueue_configs(view.job_id, batch, session=s, now=now))
+            except Exception as exc:
+                self._plans.pop(view.job_id, None)
+                if isinstance(exc, repo.Conflict):
+                    return -1
+                raise
+            created += queued
+            metrics.TASKS_ENQUEUED.inc(queued)
+        return created
+
+    def _finish(self, job_id: str, state: str, reason: str, error: str | None, *, now: datetime,
+                summary: TickSummary) -> None:
+        try:
+            with session_scope(self._sessions) as s:
+                repo.finish_job(job_id, session=s, state=state, error=error, now=now)
+        except repo.Conflict:
+            return  # it closed meanwhile (the last result finished it, or a user cancelled it)
+        self._plans.pop(job_id, None)
+        summary.finished[job_id] = state
+        metrics.JOBS_FINISHED.labels(state=state, reason=reason).inc()
+        log.info("job %s %s (%s)%s", job_id, state, reason, f": {error}" if error else "")

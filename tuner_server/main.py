@@ -1,0 +1,176 @@
+"""The tuner process: `serve(settings)` runs the job driver, gRPC and REST (uvicorn) over one database, and
+`main(argv)` is `tunefarm server` (Settings from TUNEFARM_* variables, overridden by flags).
+
+Start-up: migrate the database to head, register the tokens the settings name (creating an admin token when the
+database has none), start the driver, gRPC, then uvicorn in a thread. SIGTERM/SIGINT stop them in reverse order:
+health NOT_SERVING, REST and gRPC drain, the driver stops, the engine closes.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import logging
+import secrets
+import signal
+import sys
+import threading
+
+from pydantic import SecretStr, ValidationError
+
+from tuner_server import metrics, repo
+from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
+from tuner_server.driver import JobDriver
+from tuner_server.rpc.server import build_grpc_server, stop_grpc_server
+from tuner_server.settings import Settings
+
+log = logging.getLogger("tuner_server")
+
+STOP_GRACE_S = 5.0
+REST_START_TIMEOUT_S = 30.0
+
+
+def ensure_tokens(settings: Settings, session_factory) -> Settings:
+    """Store the REST tokens the settings name; create an admin token (printed once) when none exists; generate an
+    enrolment token (printed once) when the settings have none. Returns the settings with that enrolment token."""
+    with session_scope(session_factory) as s:
+        if settings.admin_token is not None:
+            repo.register_token("admin (TUNEFARM_ADMIN_TOKEN)", "admin", settings.admin_token.get_secret_value(),
+                                session=s)
+        elif not any(t.scope == "admin" and not t.revoked for t in repo.list_tokens(session=s)):
+            _, plaintext = repo.create_token("admin (generated at first start)", "admin", session=s)
+            print(f"tunefarm: created an admin API token (shown once): {plaintext}", file=sys.stderr)
+        if settings.read_token is not None:
+            repo.register_token("read (TUNEFARM_READ_TOKEN)", "read", settings.read_token.get_secret_value(),
+                                session=s)
+    if settings.enrolment_token is None:
+        token = "tfe_" + secrets.token_urlsafe(24)
+        print(f"tunefarm: no TUNEFARM_ENROLMENT_TOKEN set; agents can enrol with: {token}", file=sys.stderr)
+        settings = settings.model_copy(update={"enrolment_token": SecretStr(token)})
+    return settings
+
+
+def _rest_app(settings: Settings, session_factory, driver):
+    """The FastAPI app, or None while tuner_server.api is not there (gRPC-only serving)."""
+    try:
+        from tuner_server.api.app import create_app
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("tuner_server.api"):
+            raise
+        log.warning("tuner_server.api is not available (%s): serving gRPC only", exc)
+        return None
+    if "registry" in inspect.signature(create_app).parameters:  # one /metrics for REST, gRPC and the driver
+        return create_app(settings, session_factory, driver, registry=metrics.REGISTRY)
+    return create_app(settings, session_factory, driver)
+
+
+class TunerRuntime:
+    """The running parts of one tuner process; `start()` then `stop()` (serve() and embedded farms use it)."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.engine = self.sessions = self.driver = self.grpc = None
+        self.rest = self._rest_thread = None
+        self.grpc_port: int | None = None
+        self.rest_port: int | None = None
+
+    def start(self) -> TunerRuntime:
+        settings = self.settings
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        upgrade_to_head(settings.database_url)
+        self.engine = make_engine(settings.database_url)
+        self.sessions = make_session_factory(self.engine)
+        self.settings = settings = ensure_tokens(settings, self.sessions)
+        self.driver = JobDriver(self.sessions, settings)
+        self.driver.start()
+        self.grpc = build_grpc_server(settings, self.sessions, self.driver)
+        self.grpc.start()
+        self.grpc_port = self.grpc.bound_port
+        log.info("gRPC listening on %s:%d", settings.grpc_host, self.grpc_port)
+        app = _rest_app(settings, self.sessions, self.driver)
+        if app is not None:
+            self._start_rest(app)
+        return self
+
+    def _start_rest(self, app) -> None:
+        import uvicorn
+
+        config = uvicorn.Config(app, host=self.settings.rest_host, port=self.settings.rest_port, log_config=None,
+                                lifespan="on", timeout_graceful_shutdown=int(STOP_GRACE_S))
+        self.rest = uvicorn.Server(config)
+        self._rest_thread = threading.Thread(target=self.rest.run, name="tunefarm-rest", daemon=True)
+        self._rest_thread.start()
+        while not self.rest.started:
+            self._rest_thread.join(0.05)
+            if not self._rest_thread.is_alive():
+                raise RuntimeError(f"the REST server did not start on {self.settings.rest_host}:"
+                                   f"{self.settings.rest_port} (see the log above)")
+        self.rest_port = self.rest.servers[0].sockets[0].getsockname()[1]
+        log.info("REST listening on http://%s:%d", self.settings.rest_host, self.rest_port)
+
+    def healthy(self) -> bool:
+        """False once a serving thread has died on its own."""
+        return self._rest_thread is None or self._rest_thread.is_alive()
+
+    def stop(self) -> None:
+        if self.rest is not None:
+            self.rest.should_exit = True
+        if self.grpc is not None:
+            stop_grpc_server(self.grpc, STOP_GRACE_S)
+        if self._rest_thread is not None:
+            self._rest_thread.join(STOP_GRACE_S + 5)
+        if self.driver is not None:
+            self.driver.stop()
+        if self.engine is not None:
+            self.engine.dispose()
+        log.info("tuner stopped")
+
+
+def serve(settings: Settings, stop: threading.Event | None = None) -> int:
+    """Run until SIGTERM/SIGINT (or until `stop` is set); returns the exit code."""
+    stop = stop or threading.Event()
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, lambda signum, _frame: stop.set())
+    runtime = TunerRuntime(settings)
+    try:
+        runtime.start()
+        while not stop.wait(0.5):
+            if not runtime.healthy():
+                log.error("the REST server stopped unexpectedly; shutting down")
+                return 1
+        log.info("shutting down")
+        return 0
+    finally:
+        runtime.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="tunefarm server", description="run the tuner: REST API, gRPC for agents "
+                                     "and the job driver, over one database (settings: TUNEFARM_* variables)")
+    parser.add_argument("--database-url", help="SQLAlchemy URL (TUNEFARM_DATABASE_URL)")
+    parser.add_argument("--data-dir", help="server files (TUNEFARM_DATA_DIR)")
+    parser.add_argument("--rest-host")
+    parser.add_argument("--rest-port", type=int)
+    parser.add_argument("--grpc-host")
+    parser.add_argument("--grpc-port", type=int)
+    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    overrides = {name: value for name, value in vars(args).items() if name != "log_level" and value is not None}
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        print(f"tunefarm server: bad settings:\n{exc}", file=sys.stderr)
+        return 2
+    try:
+        return serve(settings)
+    except (OSError, RuntimeError, ValueError) as exc:
+        log.error("tunefarm server could not start: %s", exc)
+        return 1

@@ -1,0 +1,234 @@
+"""Protobuf <-> domain records, with every request field validated: the only tuner module that sees `_pb2` types.
+
+A request that breaks a rule raises `FieldError` naming the field and what is allowed (the servicer answers
+INVALID_ARGUMENT); nothing here touches the database. Responses are built from repository records.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import compiler_core as cc
+from tunefarm_proto import tunefarm_pb2 as pb
+from tuner_server.repo import LeasedTask, RecordOutcome, Registration, TrialReport
+
+MAX_ID = 64  # task and agent ids are 36-character UUIDs
+MAX_TOKEN = 512
+MAX_NAME = 128
+MAX_TEXT = 256  # fingerprint strings
+MAX_FLAGS = 512
+MAX_CODEGEN_VERSION = 64
+MAX_LEASE = 256  # tasks per LeaseTasks call
+MAX_HELD = 10_000  # held task ids per Heartbeat
+MAX_RESULTS = 1_000  # results per ReportResults call
+MAX_SAMPLES = 100_000  # samples per result
+MAX_ERROR_CHARS = 16_000  # longer error texts keep their end (where compilers and tracebacks say what failed)
+MAX_BUILDS = 1_024
+INT32_MAX = 2**31 - 1
+KINDS = ("cpu", "cuda")
+STATUS_NAMES = tuple(name for name in pb.TrialStatus.keys() if name != "TRIAL_STATUS_UNSPECIFIED")
+
+# How agents time a candidate unless the job says otherwise (sensible for CPU; GPU jobs usually set their own).
+DEFAULT_MEASURE = {"warmup": 1, "min_repeats": 5, "min_time_s": 0.05, "max_repeats": 200, "timeout_s": 60.0,
+                   "flush_cache": True}
+
+
+class FieldError(ValueError):
+    """A request field breaks a rule; the message names the field and what is allowed."""
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Credentials:
+    agent_id: str
+    session_token: str
+
+
+@dataclass(frozen=True)
+class RegisterCall:
+    enrolment_token: str
+    agent_name: str
+    fingerprint: dict[str, Any]
+    codegen_version: str
+    max_parallel_builds: int
+
+
+# ---- requests ------------------------------------------------------------------------------------------------
+def _text(value: str, field: str, limit: int, *, required: bool = False) -> str:
+    if required and not value.strip():
+        raise FieldError(field, "is required (empty)")
+    if len(value) > limit:
+        raise FieldError(field, f"must be at most {limit} characters, got {len(value)}")
+    return value
+
+
+def _in_range(value: int, field: str, low: int, high: int | None = None) -> int:
+    if value < low or (high is not None and value > high):
+        allowed = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise FieldError(field, f"must be {allowed}, got {value}")
+    return value
+
+
+def credentials(m: Any) -> Credentials:
+    """The (agent_id, session_token) of a Heartbeat/Lease/Report request; emptiness is the servicer's call."""
+    return Credentials(_text(m.agent_id, "agent_id", MAX_ID), _text(m.session_token, "session_token", MAX_TOKEN))
+
+
+def fingerprint(m: pb.DeviceFingerprint) -> dict[str, Any]:
+    kind = m.kind.strip().lower()
+    if kind not in KINDS:
+        raise FieldError("device.kind", f"must be one of {', '.join(KINDS)}, got {m.kind!r}")
+    _text(m.arch, "device.arch", MAX_TEXT, required=True)
+    _text(m.model, "device.model", MAX_TEXT, required=kind == "cuda")
+    for name in ("driver_version", "compiler_version", "cuda_version", "hostname"):
+        _text(getattr(m, name), f"device.{name}", MAX_TEXT)
+    if len(m.isa_flags) > MAX_FLAGS:
+        raise FieldError("device.isa_flags", f"at most {MAX_FLAGS} flags, got {len(m.isa_flags)}")
+    for i, flag in enumerate(m.isa_flags):
+        _text(flag, f"device.isa_flags[{i}]", MAX_TEXT, required=True)
+    _in_range(m.compute_units, "device.compute_units", 1)
+    _in_range(m.device_index, "device.device_index", 0)
+    _in_range(m.memory_bytes, "device.memory_bytes", 0)
+    return {"kind": kind, "device_index": m.device_index, "model": m.model, "arch": m.arch,
+            "isa_flags": list(m.isa_flags), "compute_units": m.compute_units, "memory_bytes": m.memory_bytes,
+            "driver_version": m.driver_version, "compiler_version": m.compiler_version,
+            "cuda_version": m.cuda_version, "hostname": m.hostname}
+
+
+def register_call(m: pb.RegisterRequest) -> RegisterCall:
+    if not m.HasField("device"):
+        raise FieldError("device", "is required: the agent's device fingerprint")
+    return RegisterCall(
+        enrolment_token=_text(m.enrolment_token, "enrolment_token", MAX_TOKEN),
+        agent_name=_text(m.agent_name, "agent_name", MAX_NAME, required=True),
+        fingerprint=fingerprint(m.device),
+        codegen_version=_text(m.codegen_version, "codegen_version", MAX_CODEGEN_VERSION, required=True),
+        max_parallel_builds=_in_range(m.max_parallel_builds, "max_parallel_builds", 0, MAX_BUILDS),
+    )
+
+
+def held_task_ids(m: pb.HeartbeatRequest) -> list[str]:
+    if len(m.held_task_ids) > MAX_HELD:
+        raise FieldError("held_task_ids", f"at most {MAX_HELD} ids, got {len(m.held_task_ids)}")
+    return [_text(t, f"held_task_ids[{i}]", MAX_ID, required=True) for i, t in enumerate(m.held_task_ids)]
+
+
+def max_tasks(m: pb.LeaseRequest) -> int:
+    return _in_range(m.max_tasks, "max_tasks", 1, MAX_LEASE)
+
+
+def _seconds(value: float, field: str) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise FieldError(field, f"must be a finite number of seconds >= 0, got {value!r}")
+    return value
+
+
+def _status(value: int, field: str) -> str:
+    if value == pb.TRIAL_STATUS_UNSPECIFIED:
+        raise FieldError(field, f"is unset; one of {', '.join(STATUS_NAMES)}")
+    if value not in pb.TrialStatus.values():
+        raise FieldError(field, f"unknown value {value}; one of {', '.join(STATUS_NAMES)}")
+    return pb.TrialStatus.Name(value)
+
+
+def _samples(values: Sequence[float], field: str) -> tuple[float, ...]:
+    if len(values) > MAX_SAMPLES:
+        raise FieldError(field, f"at most {MAX_SAMPLES} samples, got {len(values)}")
+    return tuple(_seconds(v, f"{field}[{i}]") for i, v in enumerate(values))
+
+
+def _interval(low: float, median: float | None, high: float, path: str) -> tuple[float | None, float | None]:
+    """Both bounds 0 means 'not given'; otherwise 0 <= low <= median <= high."""
+    if low == 0 and high == 0:
+        return None, None
+    if low > high or (median is not None and not low <= median <= high):
+        raise FieldError(f"{path}.ci_low_s", f"the interval must satisfy ci_low_s <= median_s <= ci_high_s, got "
+                                             f"{low!r} <= {median!r} <= {high!r}")
+    return low, high
+
+
+def trial_report(m: pb.TrialResult, path: str) -> TrialReport:
+    status = _status(m.status, f"{path}.status")
+    samples = _samples(m.samples_s, f"{path}.samples_s")
+    median = _seconds(m.median_s, f"{path}.median_s")
+    low, high = _seconds(m.ci_low_s, f"{path}.ci_low_s"), _seconds(m.ci_high_s, f"{path}.ci_high_s")
+    max_abs_error = m.max_abs_error if math.isfinite(m.max_abs_error) else None  # a wrong answer may be NaN
+    if max_abs_error is not None and max_abs_error < 0:
+        raise FieldError(f"{path}.max_abs_error", f"must be >= 0, got {m.max_abs_error!r}")
+    if status == "OK":
+        if not samples:
+            raise FieldError(f"{path}.samples_s", "an OK result needs at least one sample")
+        if median <= 0:
+            raise FieldError(f"{path}.median_s", f"an OK result needs a median > 0, got {median!r}")
+        if max_abs_error is None:
+            raise FieldError(f"{path}.max_abs_error", f"an OK (verified) result has a finite error, got "
+                                                      f"{m.max_abs_error!r}")
+    median_or_none = median if median > 0 else None
+    low, high = _interval(low, median_or_none, high, path)
+    error = m.error if len(m.error) <= MAX_ERROR_CHARS else "..." + m.error[-MAX_ERROR_CHARS:]
+    return TrialReport(
+        task_id=_text(m.task_id, f"{path}.task_id", MAX_ID, required=True),
+        attempt=_in_range(m.attempt, f"{path}.attempt", 1), status=status, samples_s=samples,
+        median_s=median_or_none, ci_low_s=low, ci_high_s=high, error=error,
+        codegen_version=_text(m.codegen_version, f"{path}.codegen_version", MAX_CODEGEN_VERSION),
+        compile_s=_seconds(m.compile_s, f"{path}.compile_s"), max_abs_error=max_abs_error,
+    )
+
+
+def trial_reports(m: pb.ReportRequest) -> list[TrialReport]:
+    """Every result of a report, all validated before any is recorded."""
+    if not 1 <= len(m.results) <= MAX_RESULTS:
+        raise FieldError("results", f"must hold between 1 and {MAX_RESULTS} results, got {len(m.results)}")
+    return [trial_report(r, f"results[{i}]") for i, r in enumerate(m.results)]
+
+
+# ---- responses -----------------------------------------------------------------------------------------------
+def register_response(reg: Registration, heartbeat_interval_s: float, lease_seconds: int) -> pb.RegisterResponse:
+    return pb.RegisterResponse(agent_id=reg.agent.id, session_token=reg.session_token, device_class=reg.device_class,
+                               heartbeat_interval_ms=int(heartbeat_interval_s * 1000), lease_seconds=lease_seconds)
+
+
+def heartbeat_response(cancelled: Iterable[str] = (), reregister: bool = False) -> pb.HeartbeatResponse:
+    return pb.HeartbeatResponse(cancelled_task_ids=list(cancelled), reregister=reregister)
+
+
+def _option(given: Mapping[str, Any], name: str):
+    """The job's value of a measure option, coerced to the default's type; the default if absent or unusable."""
+    default = DEFAULT_MEASURE[name]
+    value = given.get(name, default)
+    if isinstance(default, bool):
+        return value if isinstance(value, bool) else default
+    try:
+        value = type(default)(value)
+    except (TypeError, ValueError, OverflowError):
+        return default
+    usable = math.isfinite(value) if isinstance(value, float) else value <= INT32_MAX
+    return value if usable and value >= 0 else default
+
+
+def measure_options(given: Mapping[str, Any] | None) -> pb.MeasureOptions:
+    given = given or {}
+    return pb.MeasureOptions(**{name: _option(given, name) for name in DEFAULT_MEASURE})
+
+
+def task(t: LeasedTask) -> pb.Task:
+    return pb.Task(task_id=t.task_id, attempt=t.attempt, job_id=t.job_id, workload_key=t.workload_key,
+                   config_json=cc.config_key(t.config), options=measure_options(t.measure_options),
+                   lease_deadline_unix_ms=int(t.lease_deadline.timestamp() * 1000))
+
+
+def lease_response(tasks: Sequence[LeasedTask], retry_after_s: float) -> pb.LeaseResponse:
+    return pb.LeaseResponse(tasks=[task(t) for t in tasks], retry_after_ms=0 if tasks else int(retry_after_s * 1000))
+
+
+def report_response(outcomes: Iterable[RecordOutcome]) -> pb.ReportResponse:
+    by_status: dict[str, list[str]] = {"accepted": [], "duplicate": [], "rejected": []}
+    for outcome in outcomes:
+        by_status[outcome.status].append(outcome.task_id)
+    return pb.ReportResponse(accepted_task_ids=by_status["accepted"], duplicate_task_ids=by_status["duplicate"],
+                             rejected_task_ids=by_status["rejected"])
