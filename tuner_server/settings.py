@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
+from sqlalchemy.engine import make_url
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -20,10 +21,17 @@ class Settings(BaseSettings):
     rest_port: int = Field(8080, ge=0, le=65535)
     grpc_host: str = "127.0.0.1"
     grpc_port: int = Field(50051, ge=0, le=65535)
+    grpc_tls_cert_file: Path | None = Field(None, description="PEM certificate; with the key, gRPC serves TLS")
+    grpc_tls_key_file: Path | None = Field(None, description="PEM private key of grpc_tls_cert_file")
 
     enrolment_token: SecretStr | None = Field(None, description="agents present it to Register; CLI creates one")
     admin_token: SecretStr | None = Field(None, description="REST admin bearer token; CLI creates one when absent")
     read_token: SecretStr | None = Field(None, description="REST read-only bearer token; optional")
+    # Secrets may come as files (docker/compose secrets): *_file is read when the value itself is unset.
+    enrolment_token_file: Path | None = None
+    admin_token_file: Path | None = None
+    read_token_file: Path | None = None
+    database_password_file: Path | None = Field(None, description="password inserted into database_url")
 
     lease_seconds: int = Field(60, ge=1, description="a leased task returns to the queue after this")
     heartbeat_interval_s: float = Field(5.0, gt=0)
@@ -34,3 +42,26 @@ class Settings(BaseSettings):
     max_dim: int = Field(65536, ge=1, description="largest integer workload parameter (a shape dimension)")
     max_tensor_elements: int = Field(1 << 28, ge=1, description="largest tensor of a workload, in elements")
     max_request_bytes: int = Field(8 << 20, ge=1024, description="REST request bodies (imports included)")
+
+    @model_validator(mode="after")
+    def _read_secret_files(self) -> Settings:
+        for name in ("enrolment_token", "admin_token", "read_token"):
+            path = getattr(self, f"{name}_file")
+            if getattr(self, name) is None and path is not None:
+                setattr(self, name, SecretStr(_read_secret(path)))
+        if self.database_password_file is not None:
+            url = make_url(self.database_url)
+            if url.password is None:
+                password = _read_secret(self.database_password_file)
+                self.database_url = url.set(password=password).render_as_string(hide_password=False)
+        return self
+
+
+def _read_secret(path: Path) -> str:
+    try:
+        value = Path(path).read_text().strip()
+    except OSError as exc:
+        raise ValueError(f"cannot read secret file {path}: {exc.strerror}") from None
+    if not value:
+        raise ValueError(f"secret file {path} is empty")
+    return value
