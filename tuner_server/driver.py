@@ -24,6 +24,7 @@ from tuner_server.db import Job, Trial, session_scope, utcnow
 from tuner_server.db.models import JOB_OPEN_STATES, JOB_STATES
 from tuner_server.repo import JobProgress
 from tuner_server.search import Observation, SearchStrategy, StrategyContext, make_strategy
+from tuner_server.search.default_first import DefaultFirst
 from tuner_server.targets import pick_device_class, target_for_class
 
 log = logging.getLogger(__name__)
@@ -243,7 +244,8 @@ class JobDriver:
             context = StrategyContext(space, seed=view.seed, options=view.options,
                                       history=[observation(t) for t in view.trials], workload_key=view.workload_key,
                                       target=target)
-            strategy = make_strategy(view.strategy, context)
+            strategy = DefaultFirst(make_strategy(view.strategy, context),
+                                    cc.default_config(cc.parse_key(view.workload_key), target), context.history)
         except (ValueError, LookupError) as exc:  # a bad workload, space or strategy option: the job fails
             raise _JobFailed(f"cannot search {view.workload_key} on {view.device_class} with strategy "
                              f"{view.strategy!r}: {exc}") from exc
