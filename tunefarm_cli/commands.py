@@ -1,0 +1,106 @@
+"""Client sub-commands (tune, best, history, export, import): REST calls with rich output and progress."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from compiler_core.workload import parse_params
+from tunefarm_cli.embedded import read_farm_file
+from tunefarm_client.client import FINAL_JOB_STATES, TunefarmClient, TunefarmError
+
+console = Console()
+
+
+def connect(server: str | None, token: str | None, data_dir: Path) -> TunefarmClient:
+    """--server/--token, else the farm started by `tunefarm up` in data_dir."""
+    if server is None:
+        farm = read_farm_file(data_dir)
+        if farm is None:
+            raise TunefarmError(f"no --server given and no running `tunefarm up` farm in {data_dir}")
+        server, token = farm["url"], token or farm["token"]
+    return TunefarmClient(server, token)
+
+
+def follow_job(client: TunefarmClient, job_id: str, poll_s: float = 0.5):
+    """Progress bar until the job is done, failed or cancelled; returns the final job."""
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[best]}"))
+    with Progress(*columns, console=console) as progress:
+        job = client.job(job_id)
+        task = progress.add_task(job.workload[:48], total=job.trial_budget, best="")
+        while True:
+            p = job.progress
+            if p is not None:
+                best = p.best
+                speed = f"best {best.median_s * 1e3:.3f} ms" if best and best.median_s else ""
+                if best and best.gflops:
+                    speed += f" ({best.gflops:.1f} GFLOP/s)"
+                progress.update(task, completed=p.completed, best=speed)
+            if job.state in FINAL_JOB_STATES:
+                return job
+            time.sleep(poll_s)
+            job = client.job(job_id)
+
+
+def cmd_tune(client: TunefarmClient, args) -> int:
+    job = client.create_job(args.op, parse_params(args.params), args.device, args.trials, strategy=args.strategy,
+                            seed=args.seed)
+    console.print(f"job {job.id}: {job.workload} on {args.device}, {job.trial_budget} trials, {job.strategy}")
+    if args.no_wait:
+        return 0
+    job = follow_job(client, job.id)
+    if job.state != "done":
+        console.print(f"[red]job {job.state}[/]: {job.error or ''}")
+        return 1
+    best = job.progress.best if job.progress else None
+    if best:
+        console.print(f"best: {best.median_s * 1e3:.4f} ms {best.config}")
+    return 0
+
+
+def cmd_best(client: TunefarmClient, args) -> int:
+    best = client.best(args.op, parse_params(args.params), args.device, version=args.version, as_of=args.as_of,
+                       include_source=args.source)
+    rate = f"{best.gflops:.1f} GFLOP/s" if best.gflops else f"{best.gbps or 0:.1f} GB/s"
+    console.print(f"{best.workload} on {best.device_class}: version {best.version} ({best.reason}), "
+                  f"{(best.median_s or 0) * 1e3:.4f} ms, {rate}{' [pinned]' if best.head_pinned else ''}")
+    console.print_json(json.dumps(best.config))
+    if args.source and best.source:
+        print(best.source)
+    return 0
+
+
+def cmd_history(client: TunefarmClient, args) -> int:
+    page = client.history(args.op, parse_params(args.params), args.device, limit=args.limit)
+    table = Table(title=f"{page.total} versions")
+    for col in ("version", "reason", "median ms", "author", "created", "config"):
+        table.add_column(col)
+    for v in page.items:
+        table.add_row(str(v.version), v.reason, f"{(v.median_s or 0) * 1e3:.4f}", v.author or "",
+                      v.created_at.isoformat(timespec="seconds"), json.dumps(v.config))
+    console.print(table)
+    return 0
+
+
+def cmd_export(client: TunefarmClient, args) -> int:
+    out = open(args.output, "w") if args.output else sys.stdout  # noqa: SIM115
+    count = 0
+    for line in client.export(op=args.op):
+        out.write(line.rstrip("\n") + "\n")
+        count += 1
+    if args.output:
+        out.close()
+    print(f"exported {count} lines", file=sys.stderr)
+    return 0
+
+
+def cmd_import(client: TunefarmClient, args) -> int:
+    result = client.import_lines(Path(args.input).read_text())
+    console.print(result.model_dump())
+    return 0

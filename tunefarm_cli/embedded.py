@@ -1,0 +1,124 @@
+"""The embedded farm (`tunefarm up`): a tuner process on SQLite plus one agent process per local device."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+FARM_FILE = "farm.json"
+START_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def local_devices() -> list[str]:
+    """'cpu' plus 'cuda:N' for every GPU pycuda can see."""
+    devices = ["cpu"]
+    try:
+        import pycuda.driver as drv
+
+        drv.init()
+        devices += [f"cuda:{i}" for i in range(drv.Device.count())]
+    except Exception:  # noqa: BLE001 - no pycuda or no driver: a CPU-only farm
+        pass
+    return devices
+
+
+@dataclass
+class EmbeddedFarm:
+    """Starts and stops the processes; `url`/`admin_token` are what clients need (also written to farm.json)."""
+    data_dir: Path
+    devices: list[str] = field(default_factory=local_devices)
+    rest_port: int = 0
+    grpc_port: int = 0
+    quiet: bool = True
+    processes: list[subprocess.Popen] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.rest_port}"
+
+    def _credentials(self) -> dict:
+        path = self.data_dir / "credentials.json"
+        if path.exists():
+            return json.loads(path.read_text())
+        creds = {"admin_token": secrets.token_urlsafe(24), "enrolment_token": secrets.token_urlsafe(24)}
+        path.write_text(json.dumps(creds))
+        path.chmod(0o600)
+        return creds
+
+    def start(self) -> EmbeddedFarm:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        creds = self._credentials()
+        self.admin_token = creds["admin_token"]
+        self.rest_port = self.rest_port or free_port()
+        self.grpc_port = self.grpc_port or free_port()
+        env = dict(os.environ, TUNEFARM_DATABASE_URL=f"sqlite:///{(self.data_dir / 'tunefarm.db').resolve()}",
+                   TUNEFARM_DATA_DIR=str(self.data_dir), TUNEFARM_REST_PORT=str(self.rest_port),
+                   TUNEFARM_GRPC_PORT=str(self.grpc_port), TUNEFARM_ADMIN_TOKEN=creds["admin_token"],
+                   TUNEFARM_ENROLMENT_TOKEN=creds["enrolment_token"])
+        self._spawn([sys.executable, "-m", "tuner_server", "--log-level", "WARNING"], env, "tuner")
+        self._wait_healthy()
+        token_file = self.data_dir / "enrolment_token"
+        token_file.write_text(creds["enrolment_token"])
+        token_file.chmod(0o600)
+        for device in self.devices:
+            self._spawn([sys.executable, "-m", "device_agent.main", "--server", f"127.0.0.1:{self.grpc_port}",
+                         "--device", device, "--token-file", str(token_file), "--log-level", "WARNING"],
+                        env, f"agent-{device.replace(':', '')}")
+        (self.data_dir / FARM_FILE).write_text(json.dumps({"url": self.url, "token": self.admin_token}))
+        return self
+
+    def _spawn(self, cmd: list[str], env: dict, name: str) -> None:
+        log = open(self.data_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child for its lifetime
+        self.processes.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.processes[0].poll() is not None:
+                code = self.processes[0].returncode
+                raise RuntimeError(f"the tuner exited with {code}; see {self.data_dir}/tuner.log")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"the tuner did not become healthy in {START_TIMEOUT_S:.0f} s")
+
+    def stop(self, grace_s: float = 20.0) -> None:
+        for p in reversed(self.processes):  # agents first: they return or finish their leases
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for p in reversed(self.processes):
+            try:
+                p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+        (self.data_dir / FARM_FILE).unlink(missing_ok=True)
+
+    def __enter__(self) -> EmbeddedFarm:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def read_farm_file(data_dir: Path) -> dict | None:
+    path = data_dir / FARM_FILE
+    return json.loads(path.read_text()) if path.exists() else None
