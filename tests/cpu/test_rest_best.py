@@ -1,0 +1,178 @@
+"""REST API for best schedules (head, version, as_of, source, history, diff, rollback, pin) and export/import,
+through FastAPI's TestClient, on SQLite and PostgreSQL (fixtures from tests/db/conftest.py)."""
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+import pytest
+
+import compiler_core as cc
+from tests.cpu.rest_support import CPU_CLASS, MATMUL, MATMUL_KEY, MATMUL_QUERY, READER, make_farm
+from tests.db.conftest import db_engine, db_url, pg_cluster, session_factory  # noqa: F401  (fixtures)
+from tests.db.factories import at
+
+
+@pytest.fixture
+def farm(session_factory):  # noqa: F811
+    return make_farm(session_factory)
+
+
+def _key(**extra) -> dict:
+    return {"op": "matmul", "params": MATMUL, "device": CPU_CLASS, **extra}
+
+
+def test_head_has_config_runtime_throughput_and_target(farm):
+    response = farm.get(f"/v1/best?{MATMUL_QUERY}")
+    assert response.status_code == 200, response.text
+    best = response.json()
+    assert (best["workload"], best["version"], best["head_version"], best["reason"]) == (MATMUL_KEY, 3, 3, "improved")
+    assert best["trial_id"] == farm.seeded["trials"][2] and best["config"] == farm.seeded["configs"][2]
+    assert (best["median_s"], best["ci_low_s"], best["ci_high_s"]) == pytest.approx((1e-4, 0.99e-4, 1.01e-4))
+    assert best["gflops"] == pytest.approx(2 * 64**3 / 1e-4 / 1e9)
+    assert best["codegen_version"] == cc.codegen_version()
+    assert (best["pinned"], best["head_pinned"], best["source"]) == (False, False, None)
+    assert (best["target"]["kind"], best["target"]["cores"], best["target"]["vector_bytes"]) == ("c", 2, 32)
+
+
+def test_version_as_of_and_source(farm):
+    first = farm.get(f"/v1/best?{MATMUL_QUERY}&version=1").json()
+    assert (first["version"], first["head_version"], first["median_s"]) == (1, 3, 3e-4)
+    then = farm.get(f"/v1/best?{MATMUL_QUERY}&as_of={quote(at(25).isoformat())}").json()  # '+' as %2B
+    assert then["version"] == 2
+    zulu = farm.get(f"/v1/best?{MATMUL_QUERY}&as_of=2026-01-01T12:00:15Z").json()
+    assert zulu["version"] == 1
+    with_source = farm.get(f"/v1/best?{MATMUL_QUERY}&include_source=true").json()
+    expected = cc.generate(cc.parse_key(MATMUL_KEY), with_source["config"], cc.Target(**with_source["target"]))
+    assert with_source["source"] == expected and "#include" in expected
+
+
+def test_history_and_diff(farm):
+    history = farm.get(f"/v1/best/history?{MATMUL_QUERY}&limit=2").json()
+    assert history["total"] == 3 and [v["version"] for v in history["items"]] == [3, 2]
+    assert history["items"][1]["parent_version"] == 1
+    diff = farm.get(f"/v1/best/diff?{MATMUL_QUERY}&v1=1&v2=3").json()
+    assert diff["median_ratio"] == pytest.approx(1 / 3)
+    configs = farm.seeded["configs"]
+    assert diff["changed"] == {k: [configs[0][k], configs[2][k]] for k in configs[0] if configs[0][k] != configs[2][k]}
+    other = "op=softmax&rows=8&cols=8&device=" + CPU_CLASS
+    assert farm.get(f"/v1/best/history?{other}").json()["total"] == 0  # never tuned: an empty page
+
+
+def test_rollback_and_pin_append_versions(farm):
+    rolled = farm.post("/v1/best/rollback", json=_key(to_version=1, message="v3 regressed in production"))
+    assert rolled.status_code == 201, rolled.text
+    assert (rolled.json()["version"], rolled.json()["reason"], rolled.json()["author"]) == (4, "rollback", "rest:admin")
+    assert rolled.json()["trial_id"] == farm.seeded["trials"][0]
+    pinned = farm.post("/v1/best/pin", json=_key(version=3))
+    assert (pinned.status_code, pinned.json()["version"], pinned.json()["pinned"]) == (201, 5, True)
+    head = farm.get(f"/v1/best?{MATMUL_QUERY}").json()
+    assert (head["version"], head["head_pinned"], head["trial_id"]) == (5, True, farm.seeded["trials"][2])
+    refused = farm.post("/v1/best/rollback", json=_key(to_version=2))
+    assert refused.status_code == 409 and "pinned" in refused.json()["error"]
+    unpinned = farm.post("/v1/best/pin", json=_key(version=None))
+    assert (unpinned.status_code, unpinned.json()["version"], unpinned.json()["pinned"]) == (201, 6, False)
+    assert farm.get(f"/v1/best/history?{MATMUL_QUERY}").json()["total"] == 6
+
+
+def test_export_streams_json_lines_and_import_merges(farm):
+    exported = farm.get(f"/v1/export?workload={MATMUL_KEY}")
+    assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/x-ndjson")
+    records = [json.loads(line) for line in exported.text.splitlines()]
+    kinds = [r["type"] for r in records]
+    assert kinds[0] == "header" and kinds.count("trial") == 3 and kinds.count("schedule_version") == 3
+    assert farm.get("/v1/export?op=softmax").text.count('"type":"trial"') == 0
+    before = farm.rows()
+    merged = farm.post("/v1/import", content=exported.content, headers={"Content-Type": "application/x-ndjson"})
+    assert merged.status_code == 200, merged.text
+    assert merged.json() == {"workloads": 0, "devices": 0, "trials": 0, "duplicate_trials": 3, "versions": 0}
+    assert farm.rows() == before
+
+
+def test_import_adds_a_faster_foreign_head(farm):
+    lines = farm.get(f"/v1/export?workload={MATMUL_KEY}").text.splitlines()
+    faster = [json.loads(line) for line in lines]
+    for record in faster:
+        if record["type"] == "trial":
+            record.update(median_s=record["median_s"] / 10, ci_low_s=record["ci_low_s"] / 10,
+                          ci_high_s=record["ci_high_s"] / 10, created_at=at(100).isoformat())
+    body = "\n".join(json.dumps(r) for r in faster).encode()
+    counts = farm.post("/v1/import", content=body).json()
+    assert (counts["trials"], counts["versions"]) == (3, 1)
+    head = farm.get(f"/v1/best?{MATMUL_QUERY}").json()
+    assert (head["version"], head["reason"], head["median_s"]) == (4, "import", pytest.approx(1e-5))
+
+
+def test_cuda_source_for_an_imported_cuda_head(farm):
+    cuda_class, key = "cuda-nvidia-h100-80gb-hbm3-sm90", "softmax(rows=64,cols=1000,dtype=float32)"
+    config = cc.default_config(cc.parse_key(key), cc.cuda_target("sm_90"))
+    trial = {"type": "trial", "id": "t1", "workload": key, "device_class": cuda_class, "config": config,
+             "codegen_version": cc.codegen_version(), "status": "OK", "median_s": 1e-5, "created_at": at(5).isoformat()}
+    version = {"type": "schedule_version", "workload": key, "device_class": cuda_class, "version": 1, "trial": "t1",
+               "reason": "improved", "created_at": at(5).isoformat()}
+    body = "\n".join(json.dumps(r) for r in (trial, version)).encode()
+    assert farm.post("/v1/import", content=body).json()["versions"] == 1
+    best = farm.get(f"/v1/best?op=softmax&rows=64&cols=1000&device={cuda_class}&include_source=true").json()
+    assert (best["target"]["kind"], best["target"]["arch"], best["reason"]) == ("cuda", "sm_90", "import")
+    assert "__global__" in best["source"] and best["gbps"] == pytest.approx(2 * 64 * 1000 * 4 / 1e-5 / 1e9)
+
+
+BAD = [
+    ("get", f"/v1/best?op=matmul&M=64&N=64&K=64&device={CPU_CLASS}&M=65", None, 422, ["'M' given more than once"]),
+    ("get", f"/v1/best?op=matmul&M=64&N=64&device={CPU_CLASS}", None, 422, ["missing param K"]),
+    ("get", f"/v1/best?op=matmul&M=64&N=64&K=64&Z=3&device={CPU_CLASS}", None, 422, ["unknown param(s) Z"]),
+    ("get", f"/v1/best?op=matmul&M=x&N=64&K=64&device={CPU_CLASS}", None, 422, ["M must be an integer"]),
+    ("get", f"/v1/best?op=matmul&M=0&N=64&K=64&device={CPU_CLASS}", None, 422, ["out of range"]),
+    ("get", f"/v1/best?op=nope&device={CPU_CLASS}", None, 422, ["unknown op 'nope'", "matmul"]),
+    ("get", "/v1/best?op=matmul&M=64&N=64&K=64&device=gpu0", None, 422, ["unknown device class 'gpu0'", CPU_CLASS]),
+    ("get", "/v1/best?op=matmul&M=64&N=64&K=64", None, 422, ["query.device", "Field required"]),
+    ("get", "/v1/best?op=matmul&M=64&N=64&K=32&device=" + CPU_CLASS, None, 404, ["no best schedule for"]),
+    ("get", f"/v1/best?{MATMUL_QUERY}&version=9", None, 404, ["no version 9"]),
+    ("get", f"/v1/best?{MATMUL_QUERY}&version=1&as_of=2026-01-01T00:00:00Z", None, 422, ["not both"]),
+    ("get", f"/v1/best?{MATMUL_QUERY}&as_of=yesterday", None, 422, ["not an ISO 8601 time"]),
+    ("get", f"/v1/best?{MATMUL_QUERY}&as_of=2026-01-01T00:00:00", None, 422, ["no time zone"]),
+    ("get", f"/v1/best?{MATMUL_QUERY}&as_of=2026-01-01T00:00:00+00:00", None, 422, ["%2B"]),
+    ("get", f"/v1/best?{MATMUL_QUERY}&as_of=2020-01-01T00:00:00Z", None, 404, ["as of 2020"]),
+    ("get", f"/v1/best/diff?{MATMUL_QUERY}&v1=1&v2=7", None, 404, ["no version 7"]),
+    ("get", f"/v1/best/history?{MATMUL_QUERY.replace(CPU_CLASS, 'cpu-arm-neon-4c')}", None, 422, ["known: "]),
+    ("post", "/v1/best/rollback", _key(to_version=3), 409, ["already the head"]),
+    ("post", "/v1/best/rollback", _key(to_version=99), 404, ["no version 99"]),
+    ("post", "/v1/best/rollback", _key(to_version=0), 422, ["body.to_version"]),
+    ("post", "/v1/best/rollback", {**_key(to_version=1), "device": "cuda-x-sm90"}, 422, ["unknown device class"]),
+    ("post", "/v1/best/pin", _key(version=None), 409, ["is not pinned"]),
+    ("post", "/v1/best/pin", _key(), 422, ["body.version", "Field required"]),
+    ("post", "/v1/best/pin", {**_key(version=1), "params": {"M": 64}}, 422, ["missing param N"]),
+    ("post", "/v1/best/pin", {**_key(version=1), "op": "softmax", "params": {"rows": 4, "cols": 4}}, 404,
+     ["no schedule versions"]),
+    ("post", "/v1/import", b"not json\n", 422, ["line 1"]),
+    ("post", "/v1/import", b'{"type": "trial", "id": "t"}\n', 422, ["missing field"]),
+    ("post", "/v1/import", b"\xff\xfe", 400, ["not UTF-8"]),
+    ("post", "/v1/import", b"\n\n", 422, ["empty import"]),
+    ("get", "/v1/export?op=nope", None, 422, ["unknown op"]),
+    ("get", "/v1/export?workload=matmul(", None, 422, ["malformed workload key"]),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status", "words"), BAD, ids=[f"{i}-{b[3]}" for i, b in
+                                                                                  enumerate(BAD)])
+def test_bad_requests_say_what_is_wrong_and_change_nothing(farm, method, path, body, status, words):
+    before = farm.rows()
+    if method == "get":
+        response = farm.get(path)
+    elif isinstance(body, bytes):
+        response = farm.post(path, content=body)
+    else:
+        response = farm.post(path, json=body)
+    assert response.status_code == status, response.text
+    error = response.json()
+    for word in words:
+        assert word in error["error"] or word in str(error["detail"]), (word, error)
+    assert farm.rows() == before
+
+
+def test_writes_need_admin(farm):
+    before = farm.rows()
+    assert farm.post("/v1/best/rollback", token=READER, json=_key(to_version=1)).status_code == 403
+    assert farm.post("/v1/import", token=READER, content=b"{}").status_code == 403
+    assert farm.post("/v1/best/pin", token=None, json=_key(version=1)).status_code == 401
+    assert farm.rows() == before

@@ -1,0 +1,100 @@
+"""load_best: fetch the best schedule of (op, params, device class) and rebuild it here as a callable kernel.
+
+The kernel is built by this machine's compiler_core (C through ctypes, CUDA through pycuda) for the target the
+schedule was tuned on (the server sends it). A record made by a different code generator is refused unless
+`allow_version_mismatch=True`: the kernel built here would not be the one that was timed and verified.
+"""
+from __future__ import annotations
+
+import platform
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import compiler_core as cc
+from tunefarm_client.client import TunefarmClient
+from tuner_server.api.schemas import BestPublic
+
+
+class LoadError(RuntimeError):
+    """The best schedule exists but cannot be turned into a kernel on this machine; the message says why."""
+
+
+class CodegenVersionMismatch(LoadError):
+    """The record's codegen_version differs from this compiler_core's."""
+
+
+@dataclass
+class LoadedKernel:
+    """A compiled kernel and the schedule record it came from. Call it like compiler_core's Kernel:
+    `kernel(*inputs, *outputs)` writes the outputs; `kernel.run(*inputs)` allocates and returns them."""
+
+    kernel: cc.Kernel
+    schedule: BestPublic
+
+    def __call__(self, *arrays: np.ndarray) -> None:
+        self.kernel(*arrays)
+
+    def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
+        return self.kernel.run(*inputs)
+
+    @property
+    def source(self) -> str:
+        return self.kernel.source
+
+
+def check_codegen_version(best: BestPublic, allow_mismatch: bool) -> None:
+    local = cc.codegen_version()
+    if best.codegen_version == local:
+        return
+    why = (f"the best schedule of {best.workload} on {best.device_class} (version {best.version}, trial "
+           f"{best.trial_id}) was measured with codegen_version {best.codegen_version}, but this compiler_core is "
+           f"{local}: a kernel built here comes from a different code generator than the one that was timed and "
+           "verified, so the record's runtime (and even its config's validity) may not hold. Re-tune with agents "
+           "running this compiler_core, or pass allow_version_mismatch=True to build it anyway.")
+    if not allow_mismatch:
+        raise CodegenVersionMismatch(why)
+    warnings.warn(why, stacklevel=3)
+
+
+def tuned_target(best: BestPublic) -> cc.Target:
+    """The target the schedule was tuned for, after checking this machine can run code generated for it."""
+    target = cc.Target(**best.target.model_dump())
+    hint = "pass target= (e.g. compiler_core.cpu_target()) to rebuild the config for this machine instead"
+    if target.kind == "c":
+        local = cc.cpu_target()
+        tuned_arch, local_arch = target.arch.split("-")[0], platform.machine()
+        if tuned_arch != local_arch or local.vector_bytes < target.vector_bytes:
+            raise LoadError(f"{best.device_class} was tuned for {target.arch} with {target.vector_bytes}-byte "
+                            f"vectors; this machine is {local.arch} with {local.vector_bytes}-byte vectors: {hint}")
+        return target
+    from compiler_core.runtime.cuda_runtime import cuda_available, device_arch
+
+    if not cuda_available():
+        raise LoadError(f"{best.device_class} is a CUDA class, and there is no CUDA device or pycuda here")
+    if device_arch() != target.arch:
+        raise LoadError(f"{best.device_class} was tuned for {target.arch}; this GPU is {device_arch()}: {hint}")
+    return target
+
+
+def load_best(client: TunefarmClient, op: str, params: dict[str, Any], device: str, target: cc.Target | None = None,
+              *, allow_version_mismatch: bool = False, version: int | None = None, cache_dir=None) -> LoadedKernel:
+    """The head schedule (or `version`) of (op, params) on device class `device`, compiled here.
+
+    `target`: build for this target instead of the one the schedule was tuned for (no machine check then).
+    Raises TunefarmError when the server has no such schedule, LoadError (CodegenVersionMismatch) when it
+    cannot or should not be built here.
+    """
+    best = client.best(op, params, device, version=version)
+    check_codegen_version(best, allow_version_mismatch)
+    chosen = target if target is not None else tuned_target(best)
+    workload = cc.parse_key(best.workload)
+    try:
+        kernel = cc.build(workload, best.config, chosen, cache_dir=cache_dir)
+    except (cc.ConfigError, cc.ResourceError, cc.WorkloadError) as exc:
+        raise LoadError(f"the config of {best.workload} v{best.version} is not valid for {chosen.arch}: {exc}") from exc
+    except cc.BuildError as exc:
+        raise LoadError(f"building {best.workload} v{best.version} for {chosen.arch} failed: {exc}") from exc
+    return LoadedKernel(kernel, best)

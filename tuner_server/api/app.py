@@ -1,0 +1,68 @@
+"""create_app(settings, session_factory, driver) -> FastAPI: the tuner's REST API (OpenAPI at /docs).
+
+Routes live in `routes/` (one module per resource) and call repository functions; `deps.py` gives them a session
+per request and checks bearer tokens; `errors.py` turns every failure into {"error", "detail"}.
+"""
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import Any
+
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry, Histogram
+from sqlalchemy.orm import Session, sessionmaker
+
+from tuner_server import metrics
+from tuner_server.api.errors import install_error_handlers
+from tuner_server.api.middleware import BodySizeLimit, RequestTimer
+from tuner_server.api.routes import ROUTERS
+from tuner_server.settings import Settings
+
+DESCRIPTION = """A kernel-autotuning farm. Submit a job (op, params, device, trial budget); agents measure the
+configs the search proposes; the fastest verified schedule of each (workload, device class) is kept under version
+control. Every endpoint except /health and /docs needs `Authorization: Bearer <token>`: scope `read` for GETs,
+`admin` for writes. Errors are JSON `{"error": "...", "detail": ...}`."""
+# Requests holding a database session at once: below SQLAlchemy's default pool (5 + 10 overflow) and AnyIO's 40
+# worker threads, so a request holding a connection always finds a worker for its next step (see deps.get_db).
+MAX_DB_REQUESTS = 10
+LATENCY_BUCKETS = metrics.LATENCY_BUCKETS
+
+
+_LATENCY: weakref.WeakKeyDictionary[CollectorRegistry, Histogram] = weakref.WeakKeyDictionary()
+
+
+def request_latency_observer(registry: CollectorRegistry):
+    """REST request latency by method, route template and status, as a histogram on `registry` (registered once
+    per registry, however many apps share it)."""
+    if registry not in _LATENCY:
+        _LATENCY[registry] = Histogram("tunefarm_http_request_duration_seconds", "REST request latency",
+                                       ("method", "route", "status"), registry=registry, buckets=LATENCY_BUCKETS)
+    histogram = _LATENCY[registry]
+
+    def observe(method: str, route: str, status: int, seconds: float) -> None:
+        histogram.labels(method, route, str(status)).observe(seconds)
+
+    return observe
+
+
+def create_app(settings: Settings, session_factory: sessionmaker[Session], driver: Any, *,
+               registry: CollectorRegistry | None = None, max_db_requests: int = MAX_DB_REQUESTS) -> FastAPI:
+    """The app over `session_factory`'s database.
+
+    `driver`: anything with `wake()` (the JobDriver), called after a job is created or cancelled; or None.
+    `registry`: what GET /metrics shows; default tuner_server.metrics.REGISTRY, the process-wide registry the
+    driver and gRPC count on (tests may pass their own). `max_db_requests`: requests holding a session at once
+    (keep it below the engine's pool size plus overflow, see deps.get_db)."""
+    app = FastAPI(title="tunefarm", version="0.1.0", description=DESCRIPTION)
+    app.state.settings = settings
+    app.state.session_factory = session_factory
+    app.state.driver = driver
+    app.state.db_slots = asyncio.Semaphore(max_db_requests)
+    app.state.metrics_registry = registry if registry is not None else metrics.REGISTRY
+    install_error_handlers(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    app.add_middleware(RequestTimer, observe=request_latency_observer(app.state.metrics_registry))
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    return app

@@ -1,0 +1,101 @@
+"""Dependencies of the routes: one database session per request, the app's settings and driver, and auth.
+
+Auth: a bearer token checked with `repo.authenticate_token`; GETs need scope 'read' (or 'admin'), writes need
+'admin'. No or an unknown token is 401 with a WWW-Authenticate header; a read token on a write is 403.
+"""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
+
+from tuner_server import repo
+from tuner_server.api.errors import ApiError
+from tuner_server.settings import Settings
+
+
+async def get_db(request: Request) -> AsyncIterator[Session]:
+    """A session for the route: committed when it returns normally, rolled back on any error, closed before the
+    response is sent (scope='function', so a streamed response never holds a transaction).
+
+    FastAPI runs each sync dependency, the sync route and the response's validation in separate worker-thread
+    steps, and a request holds its connection (on SQLite: the write lock every transaction takes) across them. If
+    every worker thread were waiting for a connection or that lock, the holder could never get the worker it needs
+    next. So at most `app.state.db_slots` requests hold a session at a time (fewer than the pool's connections
+    and the worker threads; the rest wait on the event loop, holding nothing), and auth ends its own
+    transaction at once. Write routes commit before they wake the driver."""
+    async with request.app.state.db_slots:
+        session = request.app.state.session_factory()
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_driver(request: Request) -> Any:
+    return request.app.state.driver
+
+
+SessionDep = Annotated[Session, Depends(get_db, scope="function")]
+Limit = Annotated[int, Query(ge=1, le=1000, description="page size")]
+Offset = Annotated[int, Query(ge=0, description="items to skip")]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+DriverDep = Annotated[Any, Depends(get_driver)]
+
+bearer = HTTPBearer(auto_error=False, description="an API token: scope 'read' for GETs, 'admin' for writes")
+CredentialsDep = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+@dataclass(frozen=True)
+class Principal:
+    scope: str
+
+    @property
+    def author(self) -> str:
+        """Recorded as the author of schedule versions a request creates."""
+        return f"rest:{self.scope}"
+
+
+def _authenticate(credentials: HTTPAuthorizationCredentials | None, session: Session) -> Principal:
+    if credentials is None or not credentials.credentials:
+        raise ApiError(401, "missing bearer token: send 'Authorization: Bearer <token>'",
+                       headers={"WWW-Authenticate": "Bearer"})
+    scope = repo.authenticate_token(credentials.credentials, session=session)
+    session.commit()  # end the read now: hold no connection or lock while the route waits for a worker
+    if scope is None:
+        raise ApiError(401, "invalid or revoked token", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    return Principal(scope)
+
+
+def require_read(credentials: CredentialsDep, session: SessionDep) -> Principal:
+    return _authenticate(credentials, session)
+
+
+def require_admin(credentials: CredentialsDep, session: SessionDep) -> Principal:
+    principal = _authenticate(credentials, session)
+    if principal.scope != "admin":
+        raise ApiError(403, f"this needs an admin token; yours has scope {principal.scope!r}",
+                       headers={"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="admin"'})
+    return principal
+
+
+ReadAccess = Annotated[Principal, Depends(require_read)]
+AdminAccess = Annotated[Principal, Depends(require_admin)]
+
+
+def wake_driver(driver: Any) -> None:
+    """Tell the job driver something changed (after the change is committed); no driver, no call."""
+    if driver is not None:
+        driver.wake()

@@ -1,0 +1,78 @@
+"""Request inputs to domain values: workloads from (op, params), device classes, and a class's codegen target.
+
+Each failure is an ApiError (or compiler_core's WorkloadError, mapped to 422) that says what is allowed.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from fastapi import Request
+from sqlalchemy.orm import Session
+
+import compiler_core as cc
+from tuner_server import repo, targets
+from tuner_server.api.errors import ApiError
+
+# Query parameters of /v1/best* that are not op params.
+RESERVED_QUERY = frozenset({"op", "device", "version", "as_of", "include_source", "limit", "offset", "v1", "v2"})
+
+
+def workload_of(op: str, params: Mapping[str, Any]) -> cc.Workload:
+    """Validated workload; WorkloadError (422) names an unknown op, missing/extra params or values out of range."""
+    cc.get_op(op)  # unknown op: the message lists the known ones
+    return cc.make_workload(op, dict(params))
+
+
+def workload_from_query(request: Request, op: str) -> cc.Workload:
+    """The op's params are the query parameters not in RESERVED_QUERY, e.g. ?op=matmul&M=512&N=512&K=512."""
+    params: dict[str, str] = {}
+    for name, value in request.query_params.multi_items():
+        if name in RESERVED_QUERY:
+            continue
+        if name in params:
+            raise ApiError(422, f"query parameter {name!r} given more than once")
+        params[name] = value
+    return workload_of(op, params)
+
+
+def parse_as_of(text: str | None) -> datetime | None:
+    """ISO 8601 with a zone ('2026-01-01T12:00:00Z'); 422 otherwise."""
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError as exc:
+        hint = " (a '+' in a query string reads as a space: write it as %2B)" if " " in text else ""
+        raise ApiError(422, f"as_of={text!r} is not an ISO 8601 time: {exc}{hint}") from exc
+    if value.tzinfo is None:
+        raise ApiError(422, f"as_of={text!r} has no time zone; add 'Z' or an offset like '+00:00'")
+    return value
+
+
+def unknown_device(device_class: str, session: Session) -> ApiError | None:
+    """An error listing the known classes when `device_class` is not one of them; None when it is."""
+    known = [d.device_class for d in repo.list_devices(session=session)]
+    if device_class in known:
+        return None
+    return ApiError(422, f"unknown device class {device_class!r}; known: {', '.join(known) or 'none registered yet'}",
+                    {"known_device_classes": known})
+
+
+def require_device(device_class: str, session: Session) -> str:
+    error = unknown_device(device_class, session)
+    if error is not None:
+        raise error
+    return device_class
+
+
+@functools.lru_cache(maxsize=256)
+def target_for_class(device_class: str) -> cc.Target:
+    """The compiler_core target agents of `device_class` generate code for (cores and vector width included);
+    422 for a class name that is neither 'cpu-<arch>-<isa>-<N>c' nor 'cuda-<model>-sm<NN>'."""
+    try:
+        return targets.target_for_class(device_class)
+    except ValueError as exc:
+        raise ApiError(422, f"device class {device_class!r}: {exc}") from exc

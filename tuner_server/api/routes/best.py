@@ -1,0 +1,129 @@
+"""Best schedules under version control: the head (or a version, or the state as of a time), its history, diffs
+between versions, rollback and pin (admin).
+
+The workload's params are query parameters beside `op` and `device`:
+`/v1/best?op=matmul&M=512&N=512&K=512&dtype=float32&device=cpu-x86_64-avx2-2c`.
+"""
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from sqlalchemy.orm import Session
+
+import compiler_core as cc
+from tuner_server.api import schemas as s
+from tuner_server.api.deps import AdminAccess, Limit, Offset, ReadAccess, SessionDep
+from tuner_server.api.errors import ApiError
+from tuner_server.api.inputs import (
+    parse_as_of,
+    require_device,
+    target_for_class,
+    unknown_device,
+    workload_from_query,
+    workload_of,
+)
+from tuner_server.api.views import best_public, diff_public, version_public
+from tuner_server.db.models import ScheduleVersion
+from tuner_server.repo import NotFound, schedules
+
+router = APIRouter(prefix="/v1/best", tags=["best schedules"])
+ERRORS = {code: {"model": s.ErrorBody} for code in (400, 401, 403, 404, 409, 422)}
+PARAMS_DOC = "plus the op's params as query parameters, e.g. M=512&N=512&K=512&dtype=float32"
+Op = Annotated[str, Query(description=f"the op name; {PARAMS_DOC}", max_length=64)]
+Device = Annotated[str, Query(description="an exact device class, e.g. cpu-x86_64-avx2-2c", max_length=128)]
+
+
+def _missing(session: Session, device: str, what: str) -> ApiError:
+    """422 listing the known classes when the class is unknown, else 404 for `what`."""
+    return unknown_device(device, session) or ApiError(404, what)
+
+
+def _select(session: Session, key: str, device: str, version: int | None, as_of: str | None) -> ScheduleVersion:
+    if version is not None and as_of is not None:
+        raise ApiError(422, "give version= or as_of=, not both")
+    when = parse_as_of(as_of)
+    try:
+        if version is not None:
+            return schedules.version(key, device, version, session=session)
+        found = (schedules.as_of(key, device, when, session=session) if when is not None
+                 else schedules.head(key, device, session=session))
+    except NotFound as exc:
+        raise _missing(session, device, str(exc)) from exc
+    if found is None:
+        when_text = f" as of {as_of}" if as_of else ""
+        raise _missing(session, device, f"no best schedule for {key} on {device}{when_text}")
+    return found
+
+
+def _source(workload: cc.Workload, chosen: ScheduleVersion, target: cc.Target) -> str:
+    try:
+        return cc.generate(workload, chosen.trial.config, target)
+    except (cc.WorkloadError, cc.ConfigError, cc.ResourceError) as exc:
+        raise ApiError(409, f"cannot regenerate the source of version {chosen.version}: {exc}",
+                       {"record_codegen_version": chosen.trial.codegen_version,
+                        "server_codegen_version": cc.codegen_version()}) from exc
+
+
+@router.get("", response_model=s.BestPublic, responses=ERRORS)
+def get_best(request: Request, session: SessionDep, _: ReadAccess, op: Op, device: Device,
+             version: Annotated[int | None, Query(ge=1)] = None,
+             as_of: Annotated[str | None, Query(description="ISO 8601 time with a zone")] = None,
+             include_source: bool = False) -> s.BestPublic:
+    """The head schedule of (workload, device class): config, runtime median and 95% CI, GFLOP/s or GB/s, trial,
+    version, reason and pin state. `version=` or `as_of=` pick an earlier one; `include_source=true` adds the
+    kernel source generated for the class's target (C for cpu-*, CUDA for cuda-* with the class's arch)."""
+    workload = workload_from_query(request, op)
+    chosen = _select(session, workload.key, device, version, as_of)
+    target = target_for_class(device)
+    head = chosen if version is None and as_of is None else schedules.head(workload.key, device, session=session)
+    return best_public(chosen, head, target, _source(workload, chosen, target) if include_source else None)
+
+
+@router.get("/history", response_model=s.Page[s.VersionPublic], responses=ERRORS)
+def get_history(request: Request, session: SessionDep, _: ReadAccess, op: Op, device: Device, limit: Limit = 50,
+                offset: Offset = 0) -> s.Page[s.VersionPublic]:
+    """Every version of the key, newest first (an empty page for a workload never tuned on a known class)."""
+    workload = workload_from_query(request, op)
+    page = schedules.history(workload.key, device, session=session, limit=limit, offset=offset)
+    if page.total == 0:
+        require_device(device, session)
+    return s.Page[s.VersionPublic](items=[version_public(v) for v in page.items], total=page.total, limit=limit,
+                                   offset=offset)
+
+
+@router.get("/diff", response_model=s.DiffPublic, responses=ERRORS)
+def get_diff(request: Request, session: SessionDep, _: ReadAccess, op: Op, device: Device,
+             v1: Annotated[int, Query(ge=1)], v2: Annotated[int, Query(ge=1)]) -> s.DiffPublic:
+    """The knobs that differ between versions v1 and v2 of a key, and the ratio of their medians."""
+    workload = workload_from_query(request, op)
+    try:
+        diff = schedules.diff(workload.key, device, v1, v2, session=session)
+    except NotFound as exc:
+        raise _missing(session, device, str(exc)) from exc
+    return diff_public(diff, workload.key, device)
+
+
+@router.post("/rollback", status_code=201, response_model=s.VersionPublic, responses=ERRORS)
+def rollback(body: s.RollbackRequest, session: SessionDep, principal: AdminAccess) -> s.VersionPublic:
+    """Make an earlier version's schedule the head again, as a new version with reason 'rollback'."""
+    workload = workload_of(body.op, body.params)
+    require_device(body.device, session)
+    made = schedules.rollback(workload.key, body.device, body.to_version, session=session, author=principal.author,
+                              message=body.message)
+    out = version_public(made)
+    session.commit()
+    return out
+
+
+@router.post("/pin", status_code=201, response_model=s.VersionPublic, responses=ERRORS)
+def pin(body: s.PinRequest, session: SessionDep, principal: AdminAccess) -> s.VersionPublic:
+    """Pin a version (it becomes the head and automatic promotion stops) or unpin with version=null; either
+    appends a version with reason 'pin'."""
+    workload = workload_of(body.op, body.params)
+    require_device(body.device, session)
+    made = schedules.pin(workload.key, body.device, body.version, session=session, author=principal.author,
+                         message=body.message)
+    out = version_public(made)
+    session.commit()
+    return out

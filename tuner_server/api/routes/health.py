@@ -1,0 +1,30 @@
+"""GET /health: no auth; 200 when the database answers, 503 when it does not."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+
+import compiler_core as cc
+from tuner_server.api.errors import error_response
+from tuner_server.api.schemas import ErrorBody, Health
+from tuner_server.db import session_scope
+
+router = APIRouter(tags=["health"])
+
+
+def _ping(factory) -> None:
+    with session_scope(factory) as session:
+        session.scalar(select(1))
+
+
+@router.get("/health", response_model=Health, responses={503: {"model": ErrorBody}})
+async def health(request: Request) -> Health | JSONResponse:
+    """Takes one of the app's database slots like any request (see deps.get_db), so it also shows overload."""
+    try:
+        async with request.app.state.db_slots:
+            await run_in_threadpool(_ping, request.app.state.session_factory)
+    except Exception as exc:  # any failure to reach the database is the answer, not a crash
+        return error_response(503, f"database unreachable: {type(exc).__name__}: {exc}"[:500])
+    return Health(status="ok", database="ok", codegen_version=cc.codegen_version())

@@ -1,0 +1,228 @@
+"""The REST contract: pydantic schema families, separate from the tables (XCreate in, XPublic out).
+
+Only pydantic here (no ORM, no FastAPI), so the Python client validates responses with the same classes.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+T = TypeVar("T")
+ParamValue = StrictInt | StrictStr
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a list: `items[offset : offset + limit]` of `total`."""
+
+    items: list[T]
+    total: int
+    limit: int
+    offset: int
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx/5xx answer: what is wrong (`error`) and the specifics (`detail`: what is allowed, per-field)."""
+
+    error: str
+    detail: Any = None
+
+
+class Health(BaseModel):
+    status: str
+    database: str
+    codegen_version: str
+
+
+# ---- ops, strategies, devices -----------------------------------------------------------------------------------
+class OpPublic(BaseModel):
+    name: str
+    doc: str
+    params: list[dict[str, Any]]
+    dtypes: list[str]
+    example_workload: str = Field(description="the workload the spaces below were built for")
+    spaces: dict[str, dict[str, Any]] = Field(description="target kind ('c', 'cuda') -> knobs and constraints; "
+                                              "choices depend on the sizes, so they are an example")
+
+
+class OpsPage(Page[OpPublic]):
+    strategies: dict[str, dict[str, Any]] = Field(description="search strategy -> description and options")
+
+
+class AgentPublic(BaseModel):
+    id: str
+    name: str
+    status: str
+    codegen_version: str
+    registered_at: datetime
+    last_heartbeat: datetime
+
+
+class DevicePublic(BaseModel):
+    device_class: str
+    kind: str
+    status: str = Field(description="'online' when at least one agent of the class is active, else 'offline'")
+    active_agents: int
+    agents: list[AgentPublic]
+    fingerprint: dict[str, Any]
+    first_seen: datetime
+
+
+# ---- jobs and trials --------------------------------------------------------------------------------------------
+class MeasureOptionsIn(BaseModel):
+    """How agents time each candidate; unset fields take the agent's defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+    warmup: int | None = Field(None, ge=0, le=1000)
+    min_repeats: int | None = Field(None, ge=1, le=10000)
+    min_time_s: float | None = Field(None, ge=0, le=60)
+    max_repeats: int | None = Field(None, ge=1, le=100000)
+    timeout_s: float | None = Field(None, gt=0, le=3600)
+    flush_cache: bool | None = None
+
+
+class JobCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    op: str = Field(max_length=64, examples=["matmul"])
+    params: dict[str, ParamValue] = Field(max_length=32, examples=[{"M": 512, "N": 512, "K": 512}])
+    device: str = Field(max_length=128, description="'cpu', 'cuda' or an exact device class", examples=["cpu"])
+    trials: int = Field(ge=1, description="trial budget: 1 .. the server's max_trials_per_job")
+    strategy: str = Field("random", max_length=32)
+    strategy_options: dict[str, Any] = Field(default_factory=dict, max_length=64)
+    priority: int = Field(0, ge=-1000, le=1000)
+    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    measure: MeasureOptionsIn = Field(default_factory=MeasureOptionsIn)
+
+
+class Throughput(BaseModel):
+    gflops: float | None = Field(None, description="GFLOP/s from the op's flop count and the median")
+    gbps: float | None = Field(None, description="GB/s from the op's compulsory bytes and the median")
+
+
+class TrialPublic(Throughput):
+    id: str
+    job_id: str | None
+    task_id: str | None
+    attempt: int | None
+    workload: str
+    device_class: str
+    agent_id: str | None
+    config: dict[str, Any]
+    codegen_version: str
+    status: str
+    samples: list[float]
+    median_s: float | None
+    ci_low_s: float | None
+    ci_high_s: float | None
+    error: str | None
+    compile_s: float | None
+    max_abs_error: float | None
+    created_at: datetime
+
+
+class JobProgressPublic(BaseModel):
+    trial_budget: int
+    completed: int = Field(description="trials recorded, any status")
+    verified: int = Field(description="trials with status OK")
+    failed: int
+    queued: int = Field(description="tasks waiting for an agent")
+    leased: int = Field(description="tasks an agent holds now")
+    best: TrialPublic | None = Field(description="the fastest verified trial so far")
+
+
+class JobPublic(BaseModel):
+    id: str
+    workload: str
+    op: str
+    params: dict[str, Any]
+    device_selector: str
+    device_class: str | None = Field(description="fixed by the first lease")
+    state: str
+    error: str | None
+    trial_budget: int
+    strategy: str
+    strategy_options: dict[str, Any]
+    priority: int
+    seed: int | None
+    measure_options: dict[str, Any]
+    created_by: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    progress: JobProgressPublic | None = Field(None, description="on GET /v1/jobs/{id} (and after create/cancel)")
+
+
+# ---- best schedules ---------------------------------------------------------------------------------------------
+class TargetPublic(BaseModel):
+    """compiler_core.Target of a device class: what the schedule was generated for (the loader rebuilds it)."""
+
+    kind: str
+    arch: str
+    max_threads_per_block: int
+    max_shared_bytes: int
+    warp_size: int
+    vector_bytes: int
+    cores: int
+    max_registers_per_thread: int
+
+
+class VersionPublic(Throughput):
+    workload: str
+    device_class: str
+    version: int
+    parent_version: int | None
+    reason: str
+    pinned: bool = Field(description="whether the key was pinned when this version was made")
+    author: str | None
+    job_id: str | None
+    message: str | None
+    created_at: datetime
+    trial_id: str
+    config: dict[str, Any]
+    codegen_version: str
+    median_s: float | None
+    ci_low_s: float | None
+    ci_high_s: float | None
+
+
+class BestPublic(VersionPublic):
+    op: str
+    params: dict[str, Any]
+    head_version: int | None = Field(description="the key's current head (differs when version=/as_of= is given)")
+    head_pinned: bool = Field(description="whether the key is pinned now")
+    target: TargetPublic
+    source: str | None = Field(None, description="the generated kernel source, with include_source=true")
+
+
+class DiffPublic(BaseModel):
+    workload: str
+    device_class: str
+    from_version: int
+    to_version: int
+    changed: dict[str, tuple[Any, Any]] = Field(description="knob -> [value in from_version, value in to_version]")
+    median_ratio: float | None = Field(description="to_version median / from_version median (< 1: faster)")
+
+
+class ScheduleKey(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    op: str = Field(max_length=64)
+    params: dict[str, ParamValue] = Field(max_length=32)
+    device: str = Field(max_length=128, description="an exact device class")
+    message: str | None = Field(None, max_length=2000)
+
+
+class RollbackRequest(ScheduleKey):
+    to_version: int = Field(ge=1)
+
+
+class PinRequest(ScheduleKey):
+    version: int | None = Field(ge=1, description="the version to pin, or null to unpin")
+
+
+class ImportResult(BaseModel):
+    workloads: int
+    devices: int
+    trials: int
+    duplicate_trials: int
+    versions: int
