@@ -26,17 +26,19 @@ def test_first_ok_trial_becomes_version_1(session):
     assert head.job_id == outcome.trial.job_id
 
 
-def test_only_a_faster_trial_with_its_ci_clear_of_the_head_moves_it(session):
+def test_only_a_faster_trial_clear_of_the_heads_ci_moves_it(session):
     ag = agent(session)
-    job(session, budget=4)
+    job(session, budget=5)
     measure(session, ag, [10e-3], spread=0.05)  # head CI [9.5, 10.5] ms
-    overlapping, = measure(session, ag, [9.2e-3], spread=0.05, now=at(1))  # CI high 9.66 > 9.5
+    overlapping, = measure(session, ag, [9.7e-3], spread=0.05, now=at(1))  # median 9.7 inside the head's CI
     assert overlapping.promoted is None and _head(session).version == 1
+    wide, = measure(session, ag, [9.4e-3], spread=0.08, now=at(1))  # median 9.4 < 9.5 but CI high 10.15 > 10
+    assert wide.promoted is None and _head(session).version == 1
     slower, = measure(session, ag, [20e-3], now=at(2))
     assert slower.promoted is None
-    clear, = measure(session, ag, [8e-3], spread=0.05, now=at(3))  # CI high 8.4 < 9.5
+    clear, = measure(session, ag, [9.2e-3], spread=0.05, now=at(3))  # 9.2 < 9.5 and CI high 9.66 < 10
     assert clear.promoted.version == 2 and clear.promoted.parent_version == 1
-    assert _head(session).trial.median_s == 8e-3
+    assert _head(session).trial.median_s == 9.2e-3
 
 
 def test_a_wrong_answer_never_becomes_head(session):

@@ -20,15 +20,19 @@ from tuner_server.repo.workloads import canonical_workload
 
 
 def beats(candidate: Trial, incumbent: Trial | None) -> bool:
-    """The promotion rule: a verified (OK) trial beats the head when its CI lies entirely below the head's
-    (candidate ci_high < head ci_low; a missing CI bound counts as the median), or when there is no head."""
+    """The promotion rule: a verified (OK) trial beats the head when each median lies outside the other's CI on
+    the faster side — candidate median < head ci_low and candidate ci_high < head median (a missing CI bound
+    counts as the median) — or when there is no head. Noise alone (overlapping medians) never moves the head;
+    unlike requiring disjoint CIs, few-sample trials with wide intervals can still win."""
     if candidate.status != "OK" or candidate.median_s is None:
         return False
     if incumbent is None:
         return True
+    if incumbent.median_s is None:
+        return True
     high = candidate.ci_high_s if candidate.ci_high_s is not None else candidate.median_s
     low = incumbent.ci_low_s if incumbent.ci_low_s is not None else incumbent.median_s
-    return low is not None and high < low
+    return candidate.median_s < low and high < incumbent.median_s
 
 
 def maybe_promote(trial: Trial, *, session: Session, now: datetime | None = None, reason: str = "improved",
