@@ -1,6 +1,22 @@
 """CPU (C + OpenMP) schedule templates, keyed by op name."""
-from compiler_core.schedules.cpu import elementwise
+from compiler_core.schedules.cpu import (
+    batch_matmul,
+    conv2d,
+    elementwise,
+    layernorm,
+    matmul,
+    reduce_sum,
+    softmax,
+    transpose,
+)
 
 TEMPLATES = {
     "elementwise": elementwise,
+    "matmul": matmul,
+    "batch_matmul": batch_matmul,
+    "conv2d": conv2d,
+    "softmax": softmax,
+    "layernorm": layernorm,
+    "reduce_sum": reduce_sum,
+    "transpose": transpose,
 }

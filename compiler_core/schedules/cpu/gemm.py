@@ -1,0 +1,393 @@
+"""The shared CPU GEMM builder (BLIS-style) behind matmul, batch_matmul and conv2d.
+
+Loop nest per thread, over the thread's rectangle of C (a range of M or of N, or whole images):
+
+    for jc (nc columns):  for ic (mc rows):  for pc (kc of the reduction):
+        pack A[ic, pc] into mr x kc panels (optional)
+        for jr, ir (or ir, jr):  mr x nr microkernel over kc, accumulators in vector registers
+
+B is packed once per call (per image) into contiguous kc x nr panels, zero-padded past N: by all
+threads before the compute loop when they split M, by each thread for its own columns when they
+split N. Edge tiles are computed in full on zero-padded panels and written back through a
+bounds-checked scalar path, so every M, N, K is correct. float16 inputs are converted to float32
+while packing; a float16 result accumulates in a per-thread float32 block that is rounded once when
+the block is done.
+
+The reduction loop is not unrolled: under the project's -fassociative-math, GCC re-associates the
+unrolled accumulator chains, splits the FMAs and spills (measured: 180 -> 105 GFLOP/s at 1024^3), while
+the plain loop keeps mr*nr/lanes accumulators in registers, which is what hides the FMA latency.
+
+Callers describe their operands with a `GemmOperands`; `space` and `build_gemm` do the rest.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from compiler_core.ir import expr as E
+from compiler_core.ir import stmt as S
+from compiler_core.ir.builder import IRBuilder
+from compiler_core.space import Constraint, Knob, Space
+
+VECTOR_REGISTERS = {16: 16, 32: 16, 64: 32}  # by vector width in bytes: SSE and AVX2 have 16, AVX-512 32
+MR_CHOICES = (2, 4, 6, 8)
+MC_CHOICES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+NC_CHOICES = (64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096)
+KC_CHOICES = (32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+LOCAL = S.Scope.LOCAL
+
+
+@dataclass(frozen=True)
+class GemmOperands:
+    """C[bt, row, col] = sum_k a(bt, row, k) * b(bt, k, col) for `batch` independent problems.
+
+    `a` and `b` return float32 expressions for in-range indices; `c_index` gives the flat index of a
+    C element in `c`, with the columns of one row contiguous (the microkernel stores vectors along them).
+    """
+    M: int
+    N: int
+    K: int
+    batch: int
+    a: Callable
+    b: Callable
+    c: S.Buffer
+    c_index: Callable
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """A config applied to one problem: the blocks clipped to it (and to a thread's share of it)."""
+    mr: int
+    nr: int
+    lanes: int
+    mc: int
+    nc: int
+    kc: int
+    pack_a: bool
+    order: str
+    parallel: str
+    threads: int
+
+    @property
+    def nv(self) -> int:
+        return self.nr // self.lanes
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _registers_needed(mr: int, nv: int) -> int:
+    return mr * nv + nv + 1
+
+
+def _cdiv(x, y: int) -> E.Expr:
+    """ceil(x / y) for an expression x (a non-positive x gives 0 or less: an empty loop)."""
+    return E.binop("//", E.binop("+", x, y - 1), y)
+
+
+# ---- the space ---------------------------------------------------------------------------------
+
+def space(target, batch: int | None = None) -> Space:
+    """Knobs of every GEMM-shaped template; `batch` (when given) adds the parallel-over-batch choice."""
+    lanes = target.vector_lanes_f32
+    registers = VECTOR_REGISTERS.get(target.vector_bytes, 16)
+    parallel = ("m", "n") if batch is None else ("m", "n", "batch")
+    constraints = [
+        Constraint(f"the mr * nr/{lanes} accumulators, nr/{lanes} B vectors and one broadcast of A must fit in "
+                   f"the {registers} vector registers",
+                   lambda c: _registers_needed(c["mr"], c["nr"] // lanes) <= registers),
+        Constraint("mc must be a multiple of mr", lambda c: c["mc"] % c["mr"] == 0),
+        Constraint("nc must be a multiple of nr", lambda c: c["nc"] % c["nr"] == 0),
+    ]
+    if batch is not None:
+        constraints.append(Constraint(f"parallel='batch' needs batch >= threads ({target.cores})",
+                                      lambda c: c["parallel"] != "batch" or batch >= target.cores))
+    return Space(
+        knobs=(
+            Knob("mr", MR_CHOICES, "microkernel rows (broadcast A values)"),
+            Knob("nr", tuple(lanes * v for v in (1, 2, 3, 4)), "microkernel columns (vectors of B)"),
+            Knob("mc", MC_CHOICES, "rows of A packed per block (L2)"),
+            Knob("nc", NC_CHOICES, "columns of C per block"),
+            Knob("kc", KC_CHOICES, "reduction length per block (the packed panels' depth)"),
+            Knob("pack_a", (0, 1), "pack A into mr x kc panels (else read A in place)"),
+            Knob("order", ("jr_ir", "ir_jr"), "microtile loop order: B panel reused (jr_ir) or A panel (ir_jr)"),
+            Knob("parallel", parallel, "what the OpenMP threads split: rows (m), columns (n) or the batch"),
+        ),
+        constraints=tuple(constraints),
+    )
+
+
+def default_config(target, M: int, N: int, batch: int | None = None) -> dict:
+    """A good untuned start: a 6 x 2-vector microkernel, blocks sized for 32 KiB L1 and 512 KiB L2."""
+    lanes = target.vector_lanes_f32
+    registers = VECTOR_REGISTERS.get(target.vector_bytes, 16)
+    mr = 6 if _registers_needed(6, 2) <= registers else 4
+    parallel = "batch" if batch is not None and batch >= target.cores else "m" if M >= N else "n"
+    return {"mr": mr, "nr": 2 * lanes, "mc": 96, "nc": 4096, "kc": 256, "pack_a": 1, "order": "jr_ir",
+            "parallel": parallel}
+
+
+def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
+    """Clip the config's blocks to the problem (and to one thread's share of it)."""
+    mr, nr, threads = config["mr"], config["nr"], max(1, target.cores)
+    rows, cols = _round_up(ops.M, mr), _round_up(ops.N, nr)
+    if config["parallel"] == "m":
+        rows = _round_up(-(-ops.M // threads), mr)
+    elif config["parallel"] == "n":
+        cols = _round_up(-(-ops.N // threads), nr)
+    return GemmPlan(mr=mr, nr=nr, lanes=target.vector_lanes_f32, mc=min(config["mc"], rows),
+                    nc=min(config["nc"], cols), kc=min(config["kc"], ops.K), pack_a=bool(config["pack_a"]),
+                    order=config["order"], parallel=config["parallel"], threads=threads)
+
+
+# ---- the loop nest -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Buffers:
+    """What the microkernel reads and writes besides the operands: packed B (shared by the threads or
+    per thread), this thread's packed A, and its float32 block of C when C is not float32."""
+    Bp: S.Buffer
+    Ap: S.Buffer | None
+    Ct: S.Buffer | None  # float32 accumulation block when C is not float32
+
+
+def build_gemm(ops: GemmOperands, config: dict, target) -> S.Stmt:
+    plan = make_plan(ops, config, target)
+    b = IRBuilder()
+    if plan.parallel == "batch":
+        _parallel_over_batch(b, ops, plan)
+    else:
+        _parallel_inside(b, ops, plan)
+    return b.get()
+
+
+def _panels(ops: GemmOperands, plan: GemmPlan) -> tuple[int, int]:
+    """(B panels along N, kc blocks along K)."""
+    return -(-ops.N // plan.nr), -(-ops.K // plan.kc)
+
+
+def _bp_shape(ops: GemmOperands, plan: GemmPlan) -> tuple:
+    n_panels, _ = _panels(ops, plan)
+    return (ops.K * n_panels * plan.nr,)
+
+
+def _bp_offset(ops: GemmOperands, plan: GemmPlan, kb, klen, jp, p) -> E.Expr:
+    """Where row p of panel jp of kc block kb starts in Bp: blocks of K, then panels of klen x nr."""
+    n_panels, _ = _panels(ops, plan)
+    return kb * (plan.kc * n_panels * plan.nr) + (jp * klen + p) * plan.nr
+
+
+@contextlib.contextmanager
+def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffer):
+    with contextlib.ExitStack() as stack:
+        Ap = stack.enter_context(b.allocate("Ap", "float32", (plan.mc * plan.kc,), LOCAL)) if plan.pack_a else None
+        Ct = None
+        if ops.c.dtype != "float32":
+            Ct = stack.enter_context(b.allocate("Ct", "float32", (plan.mc * plan.nc,), LOCAL))
+        yield _Buffers(Bp, Ap, Ct)
+
+
+def _parallel_inside(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> None:
+    """Per problem, each thread computes its share of M or N. Splitting M, every thread reads all of B,
+    so the threads pack it together first; splitting N, each packs just its own panels (one parallel
+    region, no barrier between packing and use)."""
+    n_panels, _ = _panels(ops, plan)
+    with b.allocate("Bp", "float32", _bp_shape(ops, plan), LOCAL) as Bp:
+        with b.loop("bt", ops.batch) as bt:
+            if plan.parallel == "m":
+                with b.loop("jp", n_panels, S.ForKind.PARALLEL) as jp:
+                    _pack_b_panel(b, ops, plan, Bp, bt, jp)
+            with b.loop("t", plan.threads, S.ForKind.PARALLEL) as t:
+                m_lo, m_len, n_lo, n_len = _thread_rect(ops, plan, t)
+                if plan.parallel == "n":
+                    with b.loop("jl", _cdiv(n_len, plan.nr)) as jl:
+                        _pack_b_panel(b, ops, plan, Bp, bt, n_lo // plan.nr + jl)
+                with _thread_buffers(b, ops, plan, Bp) as bufs:
+                    _compute_rect(b, ops, plan, bufs, bt, m_lo, m_len, n_lo, n_len)
+
+
+def _parallel_over_batch(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> None:
+    """Each thread takes a contiguous run of problems and does each one alone."""
+    n_panels, _ = _panels(ops, plan)
+    per_thread = -(-ops.batch // plan.threads)
+    with b.loop("t", plan.threads, S.ForKind.PARALLEL) as t:
+        with b.allocate("Bp", "float32", _bp_shape(ops, plan), LOCAL) as Bp:
+            with _thread_buffers(b, ops, plan, Bp) as bufs:
+                with b.loop("bi", per_thread) as bi:
+                    with b.let("bt", t * per_thread + bi) as bt:
+                        with b.if_(bt < ops.batch):
+                            with b.loop("jp", n_panels) as jp:
+                                _pack_b_panel(b, ops, plan, Bp, bt, jp)
+                            _compute_rect(b, ops, plan, bufs, bt, 0, ops.M, 0, ops.N)
+
+
+def _thread_rect(ops: GemmOperands, plan: GemmPlan, t: E.Var) -> tuple:
+    """(row start, rows, col start, cols) of thread t: starts tile-aligned, counts possibly <= 0 (idle)."""
+    if plan.parallel == "m":
+        chunk = _round_up(-(-ops.M // plan.threads), plan.mr)
+        return t * chunk, E.min_(ops.M - t * chunk, chunk), 0, ops.N
+    chunk = _round_up(-(-ops.N // plan.threads), plan.nr)
+    return 0, ops.M, t * chunk, E.min_(ops.N - t * chunk, chunk)
+
+
+def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m_len, n_lo, n_len) -> None:
+    """C[bt, m_lo : m_lo+m_len, n_lo : n_lo+n_len], block by block (B already packed)."""
+    _, k_blocks = _panels(ops, plan)
+    with b.loop("jc", _cdiv(n_len, plan.nc)) as jc:
+        with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:
+            with b.loop("ic", _cdiv(m_len, plan.mc)) as ic:
+                with b.let("i0", m_lo + ic * plan.mc) as i0, \
+                        b.let("mlen", E.min_(m_len - ic * plan.mc, plan.mc)) as mlen:
+                    with b.loop("pc", k_blocks) as pc:
+                        klen = _block_len(ops.K, plan.kc, pc)
+                        if bufs.Ap is not None:
+                            _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+                        block = _Block(bt, i0, j0, pc, klen, _cdiv(mlen, plan.mr), _cdiv(nlen, plan.nr))
+                        _microtiles(b, ops, plan, bufs, block)
+                    if bufs.Ct is not None:
+                        _round_block(b, ops, plan, bufs.Ct, bt, i0, mlen, j0, nlen)
+
+
+def _block_len(total: int, block: int, idx: E.Expr) -> E.Expr:
+    """Length of block `idx` of `total` split by `block`: a constant when every block is full."""
+    if total % block == 0:
+        return E.IntImm(block)
+    return E.min_(total - idx * block, block)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One (mc x nc block, kc slice) of a thread's work: where it starts, its depth, its tile counts."""
+    bt: E.Expr
+    i0: E.Expr
+    j0: E.Expr
+    pc: E.Expr
+    klen: E.Expr
+    row_tiles: E.Expr
+    col_tiles: E.Expr
+
+
+def _microtiles(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block) -> None:
+    outer, inner = (("jr", blk.col_tiles), ("ir", blk.row_tiles))
+    if plan.order == "ir_jr":
+        outer, inner = inner, outer
+    with b.loop(*outer) as o, b.loop(*inner) as i:
+        ir, jr = (i, o) if plan.order == "jr_ir" else (o, i)
+        _microkernel(b, ops, plan, bufs, blk, ir, jr)
+
+
+# ---- packing -----------------------------------------------------------------------------------
+
+def _pack_b_panel(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, bt, jp) -> None:
+    """Panel jp of B, every kc block: Bp[kb][jp][p][0:nr], zero past column N."""
+    _, k_blocks = _panels(ops, plan)
+    with b.loop("kb", k_blocks) as kb:
+        klen = _block_len(ops.K, plan.kc, kb)
+        with b.loop("p", klen) as p:
+            k = kb * plan.kc + p
+            base = _bp_offset(ops, plan, kb, klen, jp, p)
+            full = E.IntImm(1, "bool") if ops.N % plan.nr == 0 else jp * plan.nr + plan.nr <= ops.N
+            with b.if_else(full) as otherwise:
+                with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
+                    b.store(Bp, base + j, ops.b(bt, k, jp * plan.nr + j))
+                otherwise()
+                with b.loop("j", plan.nr) as j:
+                    col = jp * plan.nr + j
+                    b.store(Bp, base + j, E.select(col < ops.N, ops.b(bt, k, E.min_(col, ops.N - 1)), 0.0))
+
+
+def _pack_a_block(b: IRBuilder, ops, plan: GemmPlan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
+    """Rows i0..i0+mlen of A, reduction k0..k0+klen: Ap[ir][p][0:mr], zero past row M."""
+    with b.loop("pir", _cdiv(mlen, plan.mr)) as ir:
+        with b.loop("pi", plan.mr, S.ForKind.UNROLLED) as i:
+            row = i0 + ir * plan.mr + i
+            with b.if_else(row < ops.M) as otherwise:
+                with b.loop("pk", klen) as p:
+                    b.store(Ap, (ir * plan.kc + p) * plan.mr + i, ops.a(bt, row, k0 + p))
+                otherwise()
+                with b.loop("pk", klen) as p:
+                    b.store(Ap, (ir * plan.kc + p) * plan.mr + i, E.FloatImm(0.0))
+
+
+# ---- the microkernel ---------------------------------------------------------------------------
+
+def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block, ir, jr) -> None:
+    lanes, nv, mr, nr = plan.lanes, plan.nv, plan.mr, plan.nr
+    vec = f"float32x{lanes}"
+    row0 = blk.i0 + ir * mr
+    b_base = _bp_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
+    k0 = blk.pc * plan.kc
+
+    def a_value(i: int, p) -> E.Expr:
+        if bufs.Ap is not None:
+            return bufs.Ap[(ir * plan.kc + p) * mr + i]
+        row = row0 + i if ops.M % mr == 0 else E.min_(row0 + i, ops.M - 1)  # rows past M: computed, never stored
+        return ops.a(blk.bt, row, k0 + p)
+
+    with b.allocate("acc", vec, (mr * nv,), LOCAL) as acc, b.allocate("bv", vec, (nv,), LOCAL) as bv:
+        for k in range(mr * nv):
+            b.store(acc, k, E.Broadcast(E.FloatImm(0.0), lanes))
+
+        def step(p) -> None:
+            for v in range(nv):
+                b.store(bv, v, E.Load(bufs.Bp, (b_base + p * nr + v * lanes,), lanes))
+            for i in range(mr):
+                a = E.Broadcast(a_value(i, p), lanes)
+                for v in range(nv):
+                    b.store(acc, i * nv + v, acc[i * nv + v] + a * bv[v])
+
+        with b.loop("p", blk.klen) as p:
+            step(p)
+        _write_tile(b, ops, plan, bufs, blk, acc, row0, blk.j0 + jr * nr)
+
+
+def _write_tile(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block, acc, row0, col0) -> None:
+    """C tile (+)= acc: '=' in the first kc block, '+=' after it."""
+    first = blk.pc.eq(0)
+    if bufs.Ct is not None:  # the padded float32 block: always a full tile
+        _store_vectors(b, plan, bufs.Ct, lambda i, j: (row0 - blk.i0 + i) * plan.nc + col0 - blk.j0 + j, acc,
+                       first)
+        return
+    index = lambda i, j: ops.c_index(blk.bt, row0 + i, col0 + j)  # noqa: E731
+    full = E.IntImm(1, "bool")  # tiles start tile-aligned, so only a ragged M or N has partial tiles
+    if ops.M % plan.mr:
+        full = row0 + plan.mr <= ops.M
+    if ops.N % plan.nr:
+        full = (col0 + plan.nr <= ops.N) if ops.M % plan.mr == 0 else full & (col0 + plan.nr <= ops.N)
+    with b.if_else(full) as otherwise:
+        _store_vectors(b, plan, ops.c, index, acc, first)
+        otherwise()
+        _store_edge(b, ops, plan, index, acc, first, row0, col0)
+
+
+def _store_vectors(b: IRBuilder, plan: GemmPlan, buf: S.Buffer, index: Callable, acc, first) -> None:
+    with b.if_else(first) as otherwise:
+        for i in range(plan.mr):
+            for v in range(plan.nv):
+                b.store(buf, index(i, v * plan.lanes), acc[i * plan.nv + v], lanes=plan.lanes)
+        otherwise()
+        for i in range(plan.mr):
+            for v in range(plan.nv):
+                idx = index(i, v * plan.lanes)
+                b.store(buf, idx, E.Load(buf, (idx,), plan.lanes) + acc[i * plan.nv + v], lanes=plan.lanes)
+
+
+def _store_edge(b: IRBuilder, ops, plan: GemmPlan, index: Callable, acc, first, row0, col0) -> None:
+    """Spill the tile to a local array, then write the elements inside M x N one by one."""
+    with b.allocate("edge", "float32", (plan.mr * plan.nr,), LOCAL) as edge:
+        for i in range(plan.mr):
+            for v in range(plan.nv):
+                b.store(edge, i * plan.nr + v * plan.lanes, acc[i * plan.nv + v], lanes=plan.lanes)
+        with b.loop("ei", plan.mr) as ei, b.loop("ej", plan.nr) as ej:
+            with b.if_((row0 + ei < ops.M) & (col0 + ej < ops.N)):
+                idx = index(ei, ej)
+                value = edge[ei * plan.nr + ej]
+                b.store(ops.c, idx, E.select(first, value, ops.c[idx] + value))
+
+
+def _round_block(b: IRBuilder, ops, plan: GemmPlan, Ct: S.Buffer, bt, i0, mlen, j0, nlen) -> None:
+    """The finished float32 block goes to C in C's dtype."""
+    with b.loop("ci", mlen) as i, b.loop("cj", nlen, S.ForKind.VECTORIZED) as j:
+        b.store(ops.c, ops.c_index(bt, i0 + i, j0 + j), E.cast(ops.c.dtype, Ct[i * plan.nc + j]))

@@ -1,0 +1,87 @@
+"""The CPU GEMM templates (matmul, batch_matmul, conv2d) compiled and checked against numpy on odd shapes."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import compiler_core as cc
+
+TARGET = cc.cpu_target(cores=2)
+BASE = {"mr": 6, "nr": 16, "mc": 48, "nc": 64 * 3, "kc": 32, "pack_a": 1, "order": "jr_ir", "parallel": "m"}
+# Hand-picked configs: several kc blocks (K=45 > kc), partial mc/nc blocks, every microkernel order and
+# both thread splits, A packed and read in place, the widest and narrowest microkernels.
+VARIANTS = [
+    {},
+    {"parallel": "n", "order": "ir_jr"},
+    {"pack_a": 0, "kc": 1024},
+    {"mr": 2, "nr": 32, "mc": 16, "nc": 64},
+    {"mr": 4, "nr": 24, "mc": 96, "nc": 96, "kc": 64, "parallel": "n"},
+    {"mr": 8, "nr": 8, "mc": 24, "nc": 128, "pack_a": 0, "order": "ir_jr"},
+]
+
+WORKLOADS = [
+    ("matmul", {"M": 67, "N": 131, "K": 45}),
+    ("matmul", {"M": 67, "N": 131, "K": 45, "dtype": "float16"}),
+    ("matmul", {"M": 64, "N": 64, "K": 64}),
+    ("matmul", {"M": 3, "N": 1, "K": 1}),  # the second thread has no rows; one column
+    ("batch_matmul", {"batch": 3, "M": 17, "N": 33, "K": 45}),
+    ("batch_matmul", {"batch": 2, "M": 9, "N": 20, "K": 70, "dtype": "float16"}),
+    ("conv2d", {"N": 2, "C": 3, "H": 9, "W": 11, "K": 5, "R": 3, "S": 3, "stride": 2, "pad": 1}),
+    ("conv2d", {"N": 1, "C": 16, "H": 14, "W": 14, "K": 32, "R": 3, "S": 3, "pad": 1}),
+    ("conv2d", {"N": 2, "C": 8, "H": 7, "W": 7, "K": 4, "R": 1, "S": 1}),
+]
+
+
+def _configs(w) -> list[dict]:
+    space = cc.get_space(w, TARGET)
+    configs = [cc.default_config(w, TARGET)] + [{**BASE, **v} for v in VARIANTS]
+    if "batch" in next(k.choices for k in space.knobs if k.name == "parallel"):
+        configs.append({**BASE, "parallel": "batch"})
+    configs += space.sample(random.Random(w.key), 2)
+    return [c for c in configs if space.is_valid(c)]
+
+
+def _check(w, config) -> None:
+    inputs = cc.random_inputs(w, seed=1)
+    kernel = cc.build(w, config, TARGET)
+    outputs = [np.full(s.shape, np.nan, dtype=s.dtype) for s in cc.get_op(w.op).output_specs(w)]
+    kernel(*inputs, *outputs)
+    result = cc.verify(w, outputs, cc.reference(w, inputs))
+    assert result.ok, f"{w.key} {config}: {result.message}"
+
+
+@pytest.mark.parametrize("op,params", WORKLOADS, ids=[f"{op}-{'-'.join(map(str, p.values()))}" for op, p in WORKLOADS])
+def test_configs_match_numpy(op, params):
+    w = cc.make_workload(op, params)
+    configs = _configs(w)
+    assert len(configs) >= 6
+    for config in configs:
+        _check(w, config)
+
+
+def test_batch_split_when_batch_not_a_multiple_of_threads():
+    w = cc.make_workload("batch_matmul", batch=5, M=7, N=9, K=11)
+    _check(w, {**BASE, "parallel": "batch"})
+    _check(w, {**BASE, "parallel": "batch"} | {"mr": 2, "nr": 8, "mc": 16, "nc": 64})
+
+
+def test_one_thread_target():
+    target = cc.cpu_target(cores=1)
+    w = cc.make_workload("matmul", M=19, N=23, K=29)
+    inputs = cc.random_inputs(w)
+    for parallel in ("m", "n"):
+        out = cc.build(w, {**BASE, "parallel": parallel}, target).run(*inputs)
+        assert cc.verify(w, out, cc.reference(w, inputs)).ok
+
+
+def test_kernel_is_reentrant():
+    """Called twice, the second call overwrites (first kc block stores, later ones accumulate)."""
+    w = cc.make_workload("matmul", M=33, N=40, K=70)
+    kernel = cc.build(w, BASE, TARGET)
+    a, b = cc.random_inputs(w)
+    c = np.zeros((33, 40), np.float32)
+    kernel(a, b, c)
+    kernel(a, b, c)
+    assert cc.verify(w, [c], cc.reference(w, [a, b])).ok

@@ -1,0 +1,103 @@
+"""The CPU GEMM spaces: their constraints, defaults, and what lowering makes of a config (no compiler)."""
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+import compiler_core as cc
+from compiler_core.schedules.cpu import gemm
+
+AVX2 = cc.Target(kind="c", arch="x86_64-avx2", max_threads_per_block=1, max_shared_bytes=0, warp_size=1,
+                 vector_bytes=32, cores=2)
+SSE = dataclasses.replace(AVX2, arch="x86_64-sse", vector_bytes=16)
+AVX512 = dataclasses.replace(AVX2, arch="x86_64-avx512f", vector_bytes=64)
+MATMUL = cc.make_workload("matmul", M=67, N=131, K=45)
+BMM = cc.make_workload("batch_matmul", batch=3, M=17, N=33, K=45)
+CONV = cc.make_workload("conv2d", N=1, C=16, H=14, W=14, K=32, R=3, S=3, pad=1)
+GOOD = {"mr": 6, "nr": 16, "mc": 96, "nc": 384, "kc": 256, "pack_a": 1, "order": "jr_ir", "parallel": "m"}
+
+
+def test_nr_choices_are_vector_multiples():
+    for target in (SSE, AVX2, AVX512):
+        lanes = target.vector_lanes_f32
+        nr = next(k.choices for k in cc.get_space(MATMUL, target).knobs if k.name == "nr")
+        assert nr == (lanes, 2 * lanes, 3 * lanes, 4 * lanes)
+
+
+@pytest.mark.parametrize("target,registers", [(AVX2, 16), (AVX512, 32)])
+def test_valid_configs_fit_the_registers_and_tile_the_blocks(target, registers):
+    space = cc.get_space(MATMUL, target)
+    configs = list(space)
+    assert configs
+    lanes = target.vector_lanes_f32
+    for c in configs:
+        nv = c["nr"] // lanes
+        assert c["mr"] * nv + nv + 1 <= registers
+        assert c["mc"] % c["mr"] == 0 and c["nc"] % c["nr"] == 0
+    shapes = {(c["mr"], c["nr"] // lanes) for c in configs}
+    if registers == 16:
+        assert shapes == {(2, 1), (2, 2), (2, 3), (2, 4), (4, 1), (4, 2), (4, 3), (6, 1), (6, 2), (8, 1)}
+    else:
+        assert (8, 3) in shapes and (6, 4) in shapes and (8, 4) not in shapes
+
+
+def test_constraint_messages():
+    space = cc.get_space(MATMUL, AVX2)
+    assert space.is_valid(GOOD)
+    assert any("registers" in v for v in space.violations({**GOOD, "mr": 8}))
+    assert space.violations({**GOOD, "mc": 64}) == ["mc must be a multiple of mr"]
+    assert space.violations({**GOOD, "nr": 24, "nc": 64, "mr": 4}) == ["nc must be a multiple of nr"]
+    with pytest.raises(cc.ConfigError):
+        cc.lower(MATMUL, {**GOOD, "k_unroll": 4}, AVX2)
+
+
+def test_parallel_over_batch_needs_enough_problems():
+    assert "parallel" in cc.get_space(MATMUL, AVX2).names
+    assert not cc.get_space(MATMUL, AVX2).is_valid({**GOOD, "parallel": "batch"})
+    assert cc.get_space(BMM, AVX2).is_valid({**GOOD, "parallel": "batch"})
+    one = cc.make_workload("batch_matmul", batch=1, M=17, N=33, K=45)
+    assert cc.get_space(one, AVX2).violations({**GOOD, "parallel": "batch"}) == [
+        "parallel='batch' needs batch >= threads (2)"]
+    assert not cc.get_space(CONV, AVX2).is_valid({**GOOD, "parallel": "batch"})  # one image
+
+
+@pytest.mark.parametrize("w", [MATMUL, BMM, CONV], ids=lambda w: w.op)
+@pytest.mark.parametrize("target", [SSE, AVX2, AVX512], ids=lambda t: t.arch)
+def test_default_config_is_valid(w, target):
+    config = cc.default_config(w, target)
+    assert cc.get_space(w, target).is_valid(config)
+
+
+def test_sampling_finds_many_distinct_configs():
+    configs = cc.get_space(MATMUL, AVX2).sample(random.Random(0), 200)
+    assert len(configs) == 200
+    assert len({cc.config_key(c) for c in configs}) == 200
+
+
+def test_blocking_clips_to_the_problem_and_the_thread_share():
+    ops = gemm.GemmOperands(M=67, N=131, K=45, batch=1, a=None, b=None, c=None, c_index=None)
+    blk = gemm.make_plan(ops, {**GOOD, "mc": 384, "nc": 4096, "kc": 1024}, AVX2)
+    assert (blk.mc, blk.nc, blk.kc) == (36, 144, 45)  # 34 rows per thread -> 36; 131 cols -> 144
+    blk = gemm.make_plan(ops, {**GOOD, "mc": 384, "nc": 4096, "parallel": "n"}, AVX2)
+    assert (blk.mc, blk.nc) == (72, 80)
+
+
+def test_source_has_the_register_microkernel():
+    src = cc.generate(MATMUL, GOOD, AVX2)
+    assert "tf_float32x8 acc[12]" in src
+    assert "#pragma omp parallel for" in src
+    assert "edge[" in src  # 67 x 131 has partial tiles
+
+
+def test_divisible_shapes_have_no_edge_path():
+    w = cc.make_workload("matmul", M=96, N=128, K=64)
+    assert "edge[" not in cc.generate(w, GOOD, AVX2)
+
+
+def test_float16_accumulates_in_a_float32_block():
+    w = cc.make_workload("matmul", M=67, N=131, K=45, dtype="float16")
+    src = cc.generate(w, {**GOOD, "kc": 32}, AVX2)
+    assert "float Ct[" in src or "float* __restrict__ Ct" in src
+    assert "_Float16" in src
