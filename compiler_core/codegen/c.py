@@ -61,6 +61,7 @@ class CCodegen(CodegenBase):
         if buf.nbytes > HEAP_THRESHOLD_BYTES:
             size = -(-buf.nbytes // 64) * 64
             self.line(f"{ctype}* __restrict__ {buf.name} = ({ctype}*)aligned_alloc(64, {size});")
+            self.line(f"if (!{buf.name}) abort();  /* out of memory: the worker reports a runtime error */")
             self.stmt(s.body)
             self.line(f"free({buf.name});")
         else:
