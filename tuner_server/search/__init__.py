@@ -14,16 +14,19 @@ from tuner_server.search.base import (
     Option,
     SearchStrategy,
     StrategyContext,
+    TransferTrial,
     best,
     describe_options,
     parse_options,
 )
 from tuner_server.search.grid_search import GridSearch
+from tuner_server.search.model_guided import ModelGuided
 from tuner_server.search.random_search import RandomSearch
 
 STRATEGIES: dict[str, Callable[[StrategyContext], SearchStrategy]] = {
     "random": RandomSearch,
     "grid": GridSearch,
+    "model": ModelGuided,
 }
 
 
@@ -51,6 +54,6 @@ def describe_strategies() -> dict[str, dict]:
 
 
 __all__ = [
-    "STATUSES", "STRATEGIES", "Observation", "Option", "SearchStrategy", "StrategyContext", "best",
+    "STATUSES", "STRATEGIES", "Observation", "Option", "SearchStrategy", "StrategyContext", "TransferTrial", "best",
     "check_options", "describe_strategies", "make_strategy", "parse_options",
 ]

@@ -1,0 +1,179 @@
+"""Model-guided search (and every other strategy) against small replay tables: no GPU, no network, no compiler."""
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+
+import pytest
+
+import compiler_core as cc
+from compiler_core.space import Knob, Space, config_key
+from tuner_server.replay import ReplayTable, run_strategy, table_from_trials
+from tuner_server.search import STRATEGIES, Observation, StrategyContext, TransferTrial, make_strategy
+from tuner_server.search.knob_walk import hamming, pick_diverse, space_filling
+
+KNOBS = {"tile": (4, 8, 16, 32, 64), "unroll": (1, 2, 4, 8), "order": ("ij", "ji"), "vec": (1, 2, 4)}
+
+
+def runtime(c: dict, best_tile: int = 16) -> float:
+    """A smooth landscape with one optimum (tile=best_tile, unroll=4, ji, vec=4)."""
+    return (1.0 + (math.log2(c["tile"]) - math.log2(best_tile)) ** 2 + (math.log2(c["unroll"]) - 2) ** 2
+            + (c["order"] == "ij") * 1.5 + (4 - c["vec"]) * 0.3)
+
+
+def toy_table(failing=lambda c: False, best_tile: int = 16, name: str = "toy") -> ReplayTable:
+    trials = []
+    for values in itertools.product(*KNOBS.values()):
+        c = dict(zip(KNOBS, values, strict=True))
+        bad = failing(c)
+        trials.append({"config": c, "median_s": None if bad else runtime(c, best_tile) * 1e-3,
+                       "status": "COMPILE_ERROR" if bad else "OK"})
+    return table_from_trials({"name": name, "workload_key": None}, trials)
+
+
+TABLE = toy_table(failing=lambda c: c["tile"] * c["unroll"] > 256)  # 120 configs, some failing
+
+
+def reach(observed: list[Observation], optimum: float) -> int:
+    best = math.inf
+    for i, o in enumerate(observed, 1):
+        if o.status == "OK":
+            best = min(best, o.median_s)
+        if best <= optimum * 1.05:
+            return i
+    return len(observed) + 1
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_every_strategy_replays_within_budget_without_repeats(strategy):
+    observed = run_strategy(TABLE, strategy, budget=40, seed=1, batch=8)
+    keys = [config_key(o.config) for o in observed]
+    assert len(keys) == 40 == len(set(keys))
+    assert all(TABLE.space.is_valid(o.config) for o in observed)
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_budget_larger_than_the_space_covers_it_once(strategy):
+    observed = run_strategy(TABLE, strategy, budget=10 * len(TABLE), seed=2, batch=16)
+    assert sorted(config_key(o.config) for o in observed) == sorted(TABLE.results)
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_space_with_one_valid_config(strategy):
+    table = table_from_trials({}, [{"config": {"tile": 8, "vec": 1}, "median_s": 1e-3, "status": "OK"}])
+    search = make_strategy(strategy, StrategyContext(table.space, seed=0))
+    assert search.propose(4) == [{"tile": 8, "vec": 1}]
+    search.observe([table.measure({"tile": 8, "vec": 1})])
+    assert search.propose(4) == []
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_all_failing_space_is_walked_once_then_ends(strategy):
+    table = toy_table(failing=lambda c: True)
+    observed = run_strategy(table, strategy, budget=1000, seed=0, batch=8)
+    assert len(observed) == len(table) and table.optimum is None
+
+
+def test_never_reproposes_history_or_observed_configs():
+    history = [TABLE.measure(c) for c in list(TABLE.space)[:30]]
+    search = make_strategy("model", StrategyContext(TABLE.space, seed=4, history=history))
+    outside = list(TABLE.space)[-5:]
+    search.observe([TABLE.measure(c) for c in outside])  # measured elsewhere, never proposed here
+    banned = {config_key(o.config) for o in history} | {config_key(c) for c in outside}
+    proposed = []
+    while batch := search.propose(7):
+        proposed += [config_key(c) for c in batch]
+        search.observe([TABLE.measure(c) for c in batch])
+    assert len(proposed) == len(set(proposed)) == len(TABLE) - len(banned)
+    assert not banned & set(proposed)
+
+
+def test_deterministic_by_seed():
+    runs = [[config_key(o.config) for o in run_strategy(TABLE, "model", 48, seed=s, batch=6)] for s in (5, 5, 6)]
+    assert runs[0] == runs[1] and runs[0] != runs[2]
+
+
+def test_batches_are_diverse():
+    search = make_strategy("model", StrategyContext(TABLE.space, seed=0, options={"min_distance": 2,
+                                                                                    "epsilon": 0.0}))
+    for _ in range(4):
+        batch = search.propose(6)
+        assert all(hamming(a, b) >= 2 for a, b in itertools.combinations(batch, 2))
+        search.observe([TABLE.measure(c) for c in batch])
+
+
+def test_model_beats_random_on_a_smooth_space():
+    optimum = TABLE.optimum
+    model = [reach(run_strategy(TABLE, "model", 120, seed=s, batch=4), optimum) for s in range(5)]
+    rand = [reach(run_strategy(TABLE, "random", 120, seed=s, batch=4), optimum) for s in range(5)]
+    assert statistics.median(model) < statistics.median(rand), (model, rand)
+
+
+def test_transfer_from_another_table_finds_the_optimum_sooner():
+    other = toy_table(best_tile=32, name="other")  # a related workload: the optimum moved one tile step
+    transfer = [TransferTrial("other", o.config, o.median_s, o.status) for o in other.results.values()]
+    optimum = TABLE.optimum
+    cold = [reach(run_strategy(TABLE, "model", 120, seed=s, batch=4), optimum) for s in range(5)]
+    warm = [reach(run_strategy(TABLE, "model", 120, seed=s, batch=4, transfer=transfer), optimum) for s in range(5)]
+    assert statistics.median(warm) < statistics.median(cold), (warm, cold)
+    no_transfer = run_strategy(TABLE, "model", 12, seed=0, batch=4, options={"transfer": False}, transfer=transfer)
+    assert [o.config for o in no_transfer] == [o.config for o in run_strategy(TABLE, "model", 12, seed=0, batch=4)]
+
+
+def test_patience_stops_proposing():
+    search = make_strategy("model", StrategyContext(TABLE.space, seed=0, options={"patience": 5}))
+    total = 0
+    while batch := search.propose(4):
+        search.observe([TABLE.measure(c) for c in batch])
+        total += len(batch)
+    assert search.stopped and total < len(TABLE)
+
+
+def test_option_errors():
+    with pytest.raises(ValueError, match="at most 1"):
+        make_strategy("model", StrategyContext(TABLE.space, options={"epsilon": 1.5}))
+    with pytest.raises(ValueError, match="objective"):
+        make_strategy("model", StrategyContext(TABLE.space, options={"objective": "regression"}))
+
+
+def test_large_space_is_annealed_with_a_bounded_feature_budget():
+    """A product too large to list: annealing plus random coverage, scored by the model."""
+    knobs = tuple(Knob(f"k{i}", tuple(range(10))) for i in range(6))  # 10^6 configs, never listed
+    space = Space(knobs)
+
+    def measure(c):
+        return Observation(c, 1.0 + sum((v - 7) ** 2 for v in c.values()) * 1e-3)
+
+    search = make_strategy("model", StrategyContext(space, seed=0, options={"feature_budget": 4}))
+    observed = []
+    for _ in range(12):
+        batch = search.propose(8)
+        assert len(batch) == 8 and all(space.is_valid(c) for c in batch)
+        observed += [measure(c) for c in batch]
+        search.observe(observed[-8:])
+    assert len({config_key(o.config) for o in observed}) == 96
+    first, last = observed[:16], observed[-16:]
+    assert statistics.median(o.median_s for o in last) < statistics.median(o.median_s for o in first)
+
+
+def test_lowered_features_on_a_real_space():
+    """With a workload and target the model scores compiler_core's lowered-IR features."""
+    w = cc.make_workload("softmax", {"rows": 64, "cols": 256})
+    target = cc.cpu_target(cores=1)
+    trials = [{"config": c, "median_s": (1 + (c["vector"] == "simd") + 0.1 * c["accumulators"]) * 1e-4,
+               "status": "OK"} for c in cc.get_space(w, target)]
+    table = table_from_trials({"workload_key": w.key, "target": {**target.__dict__}}, trials)
+    observed = run_strategy(table, "model", 24, seed=0, batch=8)
+    assert len({config_key(o.config) for o in observed}) == 24
+    assert min(o.median_s for o in observed) == table.optimum
+
+
+def test_knob_walk_helpers():
+    configs = list(TABLE.space)
+    spread = space_filling(configs, 5, __import__("random").Random(0))
+    assert len({c["tile"] for c in spread}) == 5  # every tile shows up in five picks
+    ranked = sorted(configs, key=lambda c: TABLE.measure(c).median_s or math.inf)
+    picked = pick_diverse(ranked, 4, min_distance=3)
+    assert all(hamming(a, b) >= 3 for a, b in itertools.combinations(picked, 2))
+    assert pick_diverse(ranked[:2], 4, min_distance=4) == ranked[:2]  # relaxed rather than short

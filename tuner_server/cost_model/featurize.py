@@ -1,0 +1,161 @@
+"""Config features for the cost model, and the cache that keeps them (lowering a config costs milliseconds).
+
+- `LoweredFeatures(workload_key, target)`: compiler_core's lowered-IR feature vector (`compiler_core.features`,
+  which already carries the workload's descriptors: op, flops, bytes), so one model ranks configs of any workload
+  and op of a device class. A config that cannot be lowered gets a row of NaN (the model never trains on it).
+- `KnobFeatures(space)`: the knob values themselves (numbers as they are, other values as their choice index):
+  for spaces with no compiler_core workload behind them (e.g. a Kernel Tuner cache). Trees do not care about
+  monotone transforms, so raw values are enough. Cheap: no cache.
+
+`FeatureCache` maps (featurizer key, config key) to a vector, least recently used out first; `shared_cache()` is the
+process-wide one strategies use unless given another. `to_bytes()`/`from_bytes()` let a caller persist it.
+"""
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+import compiler_core as cc
+from compiler_core.features import FEATURE_NAMES
+from compiler_core.space import Space, config_key
+
+DEFAULT_MAX_ENTRIES = 250_000  # ~100 MB of float32 vectors
+
+
+class FeatureCache:
+    """A bounded LRU map (featurizer key, config key) -> float32 vector; safe to share between threads."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES):
+        self.max_entries = max_entries
+        self._data: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key: tuple[str, str]) -> np.ndarray | None:
+        with self._lock:
+            vec = self._data.get(key)
+            if vec is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return vec
+
+    def put(self, key: tuple[str, str], vec: np.ndarray) -> None:
+        with self._lock:
+            self._data[key] = vec
+            self._data.move_to_end(key)
+            while len(self._data) > self.max_entries:
+                self._data.popitem(last=False)
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._data
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def to_bytes(self) -> bytes:
+        keys = list(self._data)
+        buf = io.BytesIO()
+        vectors = np.stack([self._data[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
+        np.savez_compressed(buf, keys=np.array(json.dumps(keys)), vectors=vectors)
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, blob: bytes, max_entries: int = DEFAULT_MAX_ENTRIES) -> FeatureCache:
+        with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+            keys, vectors = json.loads(str(data["keys"])), data["vectors"]
+        cache = cls(max_entries)
+        for key, vec in zip(keys, vectors, strict=True):
+            cache.put(tuple(key), vec)
+        return cache
+
+
+_SHARED = FeatureCache()
+
+
+def shared_cache() -> FeatureCache:
+    return _SHARED
+
+
+def target_key(target) -> str:
+    return f"{target.kind}:{target.arch}:{target.cores}:{target.vector_bytes}"
+
+
+class LoweredFeatures:
+    """Lowered-IR features of configs of one workload on one target, through a FeatureCache."""
+
+    names = FEATURE_NAMES
+    cheap = False
+
+    def __init__(self, workload_key: str, target, cache: FeatureCache | None = None):
+        self.workload = cc.parse_key(workload_key)
+        self.target = target
+        self.cache = cache if cache is not None else shared_cache()
+        self.key = f"{self.workload.key}@{target_key(target)}"
+        self.computed = 0  # vectors this featurizer lowered itself (cache misses) ...
+        self.lowering_s = 0.0  # ... and the seconds that took
+
+    def cached(self, config: dict) -> bool:
+        return (self.key, config_key(config)) in self.cache
+
+    def vector(self, config: dict) -> np.ndarray:
+        key = (self.key, config_key(config))
+        vec = self.cache.get(key)
+        if vec is None:
+            t0 = time.perf_counter()
+            try:
+                vec = cc.features(self.workload, config, self.target).astype(np.float32)
+            except Exception:  # noqa: BLE001 - a config that cannot be lowered scores as missing, not as a crash
+                vec = np.full(len(FEATURE_NAMES), np.nan, np.float32)
+            self.computed += 1
+            self.lowering_s += time.perf_counter() - t0
+            self.cache.put(key, vec)
+        return vec
+
+    def __call__(self, configs: Sequence[dict]) -> np.ndarray:
+        if not configs:
+            return np.zeros((0, len(FEATURE_NAMES)), np.float32)
+        return np.stack([self.vector(c) for c in configs])
+
+
+class KnobFeatures:
+    """Knob values as features (numbers as is, anything else as its index among the knob's choices)."""
+
+    cheap = True
+
+    def __init__(self, space: Space):
+        self.knobs = [k.name for k in space.knobs]
+        self.names = tuple(f"knob.{n}" for n in self.knobs)
+        self._codes = [None if all(_is_number(v) for v in k.choices) else {v: float(i) for i, v in
+                                                                              enumerate(k.choices)}
+                       for k in space.knobs]
+        self.key = "knobs:" + ",".join(self.knobs)
+
+    def cached(self, config: dict) -> bool:
+        return True
+
+    def __call__(self, configs: Sequence[dict]) -> np.ndarray:
+        out = np.empty((len(configs), len(self.knobs)), np.float32)
+        for i, config in enumerate(configs):
+            for j, (name, codes) in enumerate(zip(self.knobs, self._codes, strict=True)):
+                value = config[name]
+                out[i, j] = float(value) if codes is None else codes.get(value, -1.0)
+        return out
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def featurizer_for(space: Space, workload_key: str | None, target, cache: FeatureCache | None = None):
+    """Lowered-IR features when the workload and target are known, else knob features."""
+    if workload_key is not None and target is not None:
+        return LoweredFeatures(workload_key, target, cache)
+    return KnobFeatures(space)

@@ -1,0 +1,243 @@
+"""Replay: a device backend that answers measurements from a recorded table, so strategies run with no hardware.
+
+A `ReplayTable` maps config keys to what a device measured (median runtime, or an error status). Its `space` has the
+recorded knob values as choices and one constraint, "recorded", so a strategy only ever proposes configs the table
+can answer; `measure(config)` is a lookup, deterministic. Two formats load:
+
+- our tables, `benchmarks/data/<name>.json.gz` (gzip JSON, written by benchmarks/record_space.py and `save_table`):
+  `{"meta": {op, params, workload_key, device, device_class, date, codegen_version, target, ...},
+  "trials": [{"config": {...}, "median_s": float | null, "status": "OK" | "COMPILE_ERROR" | ...}]}`;
+- Kernel Tuner cache files (`tune_kernel(..., cache=...)`): a JSON object with "tune_params_keys", "tune_params" and
+  "cache", which maps the comma-joined parameter values to a record whose "time" is the runtime in milliseconds or
+  an error name (InvalidConfig, CompilationFailedConfig, RuntimeFailedConfig). A cache Kernel Tuner left open
+  (still running, so without its closing braces) loads too.
+
+`run_strategy` drives any strategy of `tuner_server.search` against a table and returns what it observed, in order.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from compiler_core.space import Constraint, Knob, Space, config_key
+from tuner_server.search import Observation, StrategyContext, make_strategy
+from tuner_server.search.base import OK, TransferTrial
+
+KT_ERRORS = {"InvalidConfig": "RESOURCE_EXCEEDED", "CompilationFailedConfig": "COMPILE_ERROR",
+             "RuntimeFailedConfig": "RUNTIME_ERROR"}
+KT_FAILED_TIME = 1e20  # old Kernel Tuner versions wrote this instead of an error name
+
+
+class ReplayError(ValueError):
+    """A table or cache file that cannot be read as one."""
+
+
+@dataclass
+class ReplayTable:
+    """Recorded measurements of one workload on one device: config key -> Observation."""
+
+    meta: dict
+    results: dict[str, Observation]
+    space: Space = field(init=False)
+
+    def __post_init__(self):
+        if not self.results:
+            raise ReplayError("a replay table needs at least one recorded config")
+        self.space = recorded_space(self.results)
+
+    def measure(self, config: dict) -> Observation:
+        """What the device measured for `config`; a config never recorded comes back as a COMPILE_ERROR."""
+        found = self.results.get(config_key(config))
+        return found if found is not None else Observation(dict(config), None, "COMPILE_ERROR")
+
+    @property
+    def optimum(self) -> float | None:
+        """The fastest recorded runtime (seconds), None when every config failed."""
+        times = [o.median_s for o in self.results.values() if o.status == OK and o.median_s is not None]
+        return min(times) if times else None
+
+    @property
+    def workload_key(self) -> str | None:
+        return self.meta.get("workload_key")
+
+    def target(self):
+        """The compiler_core Target the table was recorded for (None for foreign tables)."""
+        if "target" not in self.meta:
+            return None
+        from compiler_core.target import Target
+
+        return Target(**self.meta["target"])
+
+    def transfer_trials(self) -> list[TransferTrial]:
+        """The table as history of another workload, for a strategy's transfer learning."""
+        key = self.workload_key or self.meta.get("name", "replay")
+        return [TransferTrial(key, o.config, o.median_s, o.status) for o in self.results.values()]
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+
+def _sort_key(value):
+    return (type(value).__name__, value) if not isinstance(value, (int, float)) else ("0", value)
+
+
+@dataclass(frozen=True)
+class RecordedSpace(Space):
+    """A Space whose valid configs are exactly the recorded ones; iterating lists them (in the knobs' product
+    order) instead of walking the whole product."""
+
+    recorded: tuple = field(default=(), compare=False)
+
+    def __iter__(self):
+        for config in self.recorded:
+            yield dict(config)
+
+
+def recorded_space(results: dict[str, Observation]) -> RecordedSpace:
+    """Knobs whose choices are the recorded values; valid = recorded."""
+    names = list(next(iter(results.values())).config)
+    values: dict[str, set] = {n: set() for n in names}
+    for obs in results.values():
+        if list(obs.config) != names and set(obs.config) != set(names):
+            raise ReplayError(f"recorded configs have different knobs: {sorted(obs.config)} vs {sorted(names)}")
+        for n in names:
+            values[n].add(obs.config[n])
+    knobs = tuple(Knob(n, tuple(sorted(values[n], key=_sort_key))) for n in names)
+    index = [{v: i for i, v in enumerate(k.choices)} for k in knobs]
+    ordered = sorted((o.config for o in results.values()),
+                     key=lambda c: tuple(ix[c[k.name]] for k, ix in zip(knobs, index, strict=True)))
+    keys = frozenset(results)
+    recorded = Constraint("only recorded configs can be replayed", lambda c: config_key(c) in keys)
+    return RecordedSpace(knobs, (recorded,), recorded=tuple(ordered))
+
+
+def _observation(trial: dict) -> Observation:
+    status = trial.get("status", OK)
+    median = trial.get("median_s")
+    if status == OK and (median is None or not math.isfinite(median) or median <= 0):
+        raise ReplayError(f"an OK trial needs a positive median_s: {trial}")
+    return Observation(dict(trial["config"]), median if status == OK else None, status)
+
+
+def table_from_trials(meta: dict, trials: Iterable[dict]) -> ReplayTable:
+    results = {}
+    for trial in trials:
+        obs = _observation(trial)
+        results[config_key(obs.config)] = obs
+    return ReplayTable(dict(meta), results)
+
+
+def save_table(path: str | Path, meta: dict, trials: list[dict]) -> Path:
+    """Write a table (gzip JSON, one trial per line inside the array, so diffs stay readable when unpacked)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table_from_trials(meta, trials)  # validates
+    body = ",\n".join(json.dumps(t, sort_keys=True) for t in trials)
+    text = f'{{"meta": {json.dumps(meta, sort_keys=True)},\n"trials": [\n{body}\n]}}\n'
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as f:
+        f.write(text)
+    return path
+
+
+def load_table(path: str | Path) -> ReplayTable:
+    """One of our tables (.json.gz or plain .json), or a Kernel Tuner cache file (recognized by its keys)."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        text = f.read()
+    data = _parse_json(text, path)
+    if isinstance(data, dict) and "tune_params_keys" in data:
+        return kernel_tuner_table(data, name=path.name)
+    if not isinstance(data, dict) or "trials" not in data:
+        raise ReplayError(f"{path}: neither a tunefarm table (meta, trials) nor a Kernel Tuner cache")
+    meta = {"name": path.name.split(".")[0], **data.get("meta", {})}
+    return table_from_trials(meta, data["trials"])
+
+
+def _parse_json(text: str, path: Path):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        closed = text.rstrip().rstrip(",") + "\n}\n}"  # a Kernel Tuner cache still open: close "cache" and the file
+        try:
+            return json.loads(closed)
+        except json.JSONDecodeError:
+            raise ReplayError(f"{path}: not JSON: {exc}") from None
+
+
+def load_kernel_tuner_cache(path: str | Path) -> ReplayTable:
+    table = load_table(path)
+    if table.meta.get("source") != "kernel_tuner":
+        raise ReplayError(f"{path}: not a Kernel Tuner cache file")
+    return table
+
+
+def kernel_tuner_table(data: dict, name: str = "kernel_tuner") -> ReplayTable:
+    """A table from a parsed Kernel Tuner cache: knobs are tune_params (in tune_params_keys order)."""
+    try:
+        keys, params, cache = list(data["tune_params_keys"]), dict(data["tune_params"]), dict(data["cache"])
+    except (KeyError, TypeError) as exc:
+        raise ReplayError(f"{name}: a Kernel Tuner cache needs tune_params_keys, tune_params and cache") from exc
+    results = {}
+    for key, record in cache.items():
+        config = _kt_config(key, record, keys, params)
+        obs = _kt_observation(config, record.get("time") if isinstance(record, dict) else None)
+        results[config_key(config)] = obs
+    meta = {"name": name.split(".")[0], "source": "kernel_tuner", "device": data.get("device_name"),
+            "kernel": data.get("kernel_name"), "problem_size": data.get("problem_size"),
+            "objective": data.get("objective", "time")}
+    return ReplayTable(meta, results)
+
+
+def _kt_config(key: str, record, keys: list[str], params: dict) -> dict:
+    tokens = str(key).split(",")
+    if len(tokens) != len(keys):
+        raise ReplayError(f"cache key {key!r} has {len(tokens)} values for {len(keys)} tune_params_keys")
+    config = {}
+    for name, token in zip(keys, tokens, strict=True):
+        if isinstance(record, dict) and name in record:
+            config[name] = record[name]
+            continue
+        matches = [v for v in params.get(name, ()) if str(v) == token]
+        if not matches:
+            raise ReplayError(f"cache key {key!r}: {name}={token!r} is not among tune_params[{name!r}]")
+        config[name] = matches[0]
+    return config
+
+
+def _kt_observation(config: dict, time_ms) -> Observation:
+    if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool):
+        if math.isfinite(time_ms) and 0 < time_ms < KT_FAILED_TIME:
+            return Observation(config, float(time_ms) * 1e-3, OK)
+        return Observation(config, None, "RUNTIME_ERROR")
+    return Observation(config, None, KT_ERRORS.get(str(time_ms), "RUNTIME_ERROR"))
+
+
+def context_for(table: ReplayTable, seed: int = 0, options: dict | None = None,
+                transfer: list[TransferTrial] | None = None, cost_model=None,
+                features: str = "lowered") -> StrategyContext:
+    """A StrategyContext for searching `table`'s space; `features='knobs'` hides the workload (knob features)."""
+    lowered = features == "lowered" and table.workload_key is not None and "target" in table.meta
+    return StrategyContext(table.space, seed=seed, options=dict(options or {}),
+                           workload_key=table.workload_key if lowered else None,
+                           target=table.target() if lowered else None,
+                           transfer=list(transfer or []), cost_model=cost_model)
+
+
+def run_strategy(table: ReplayTable, strategy: str, budget: int, seed: int = 0, batch: int = 8,
+                 options: dict | None = None, **context) -> list[Observation]:
+    """Propose-measure-observe against the table until `budget` measurements or the strategy stops."""
+    search = make_strategy(strategy, context_for(table, seed, options, **context))
+    observed: list[Observation] = []
+    while len(observed) < budget:
+        configs = search.propose(min(batch, budget - len(observed)))
+        if not configs:
+            break
+        results = [table.measure(c) for c in configs]
+        search.observe(results)
+        observed.extend(results)
+    return observed

@@ -1,0 +1,123 @@
+"""Moves in knob space for model-guided search: mutation, simulated annealing, space-filling and diverse batches.
+
+A config is a dict knob -> value; two configs are `hamming` apart by the number of knobs whose values differ. A
+mutation changes one knob to another of its choices and keeps the result only if the space accepts it. Everything
+takes an explicit `random.Random`, so a search is reproducible from its seed.
+"""
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from compiler_core.space import Space
+
+MUTATION_TRIES = 8
+
+
+def config_id(config: dict) -> tuple:
+    """A hashable identity of a config, cheaper than compiler_core's JSON `config_key` (for in-memory sets)."""
+    return tuple(sorted(config.items()))
+
+
+def hamming(a: dict, b: dict) -> int:
+    return sum(1 for k, v in a.items() if b.get(k) != v)
+
+
+def mutate(space: Space, config: dict, rng: random.Random, tries: int = MUTATION_TRIES) -> dict | None:
+    """`config` with one knob changed to another choice, valid in `space`; None after `tries` invalid draws."""
+    knobs = [k for k in space.knobs if len(k.choices) > 1]
+    if not knobs:
+        return None
+    for _ in range(tries):
+        knob = rng.choice(knobs)
+        value = rng.choice([c for c in knob.choices if c != config[knob.name]])
+        new = {**config, knob.name: value}
+        if space.is_valid(new):
+            return new
+    return None
+
+
+def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int) -> list[dict]:
+    """Up to n valid configs whose `config_id` is not in `seen`, by rejection from the knobs' product (at most
+    20 n + 64 draws, so a space with few valid configs left returns fewer)."""
+    out, keys = [], set()
+    for _ in range(20 * n + 64):
+        if len(out) == n:
+            break
+        config = {k.name: rng.choice(k.choices) for k in space.knobs}
+        key = config_id(config)
+        if key not in keys and key not in seen and space.is_valid(config):
+            out.append(config)
+            keys.add(key)
+    return out
+
+
+def anneal(starts: Sequence[dict], start_scores: np.ndarray, move: Callable[[dict], dict | None],
+           score: Callable[[list[dict]], np.ndarray], rng: random.Random, steps: int,
+           temperature: float = 1.0) -> list[tuple[dict, float]]:
+    """Parallel simulated-annealing chains maximizing `score`, from `starts`; returns every config the chains
+    visited with its score (in visiting order, no repeats). A move whose score is -inf is never accepted.
+    The temperature falls linearly to 0 and is scaled by the spread of the start scores."""
+    points, scores = list(starts), np.asarray(start_scores, dtype=np.float64).copy()
+    finite = scores[np.isfinite(scores)]
+    scale = float(np.std(finite)) if len(finite) > 1 and np.std(finite) > 0 else 1.0
+    visited: dict[tuple, tuple[dict, float]] = {}
+    for step in range(steps):
+        t = temperature * scale * (1.0 - step / max(steps, 1))
+        moves = [(i, m) for i, p in enumerate(points) if (m := move(p)) is not None]
+        if not moves:
+            break
+        new_scores = score([m for _, m in moves])
+        for (i, m), s in zip(moves, new_scores, strict=True):
+            if not np.isfinite(s):
+                continue
+            visited.setdefault(config_id(m), (m, float(s)))
+            delta = s - scores[i]
+            if delta >= 0 or (t > 0 and rng.random() < math.exp(delta / t)):
+                points[i], scores[i] = m, s
+    return list(visited.values())
+
+
+def space_filling(candidates: Sequence[dict], n: int, rng: random.Random, taken: Sequence[dict] = ()) -> list[dict]:
+    """Up to n of `candidates` spread over knob space: each pick maximizes its minimum Hamming distance to the
+    configs already picked or `taken`, then how rarely its knob values occur among them (so every value of every
+    knob shows up early, as in a Latin hypercube); ties are broken at random."""
+    if n <= 0:
+        return []
+    pool = list(candidates)
+    rng.shuffle(pool)
+    chosen: list[dict] = []
+    counts: dict[tuple, int] = {}
+    for c in taken:
+        for item in c.items():
+            counts[item] = counts.get(item, 0) + 1
+    nearest = [min((hamming(c, t) for t in taken), default=len(c) + 1) for c in pool]
+    while pool and len(chosen) < n:
+        merits = [(d, -sum(counts.get(item, 0) for item in c.items())) for d, c in zip(nearest, pool, strict=True)]
+        best = max(range(len(pool)), key=merits.__getitem__)
+        pick = pool.pop(best)
+        nearest.pop(best)
+        chosen.append(pick)
+        for item in pick.items():
+            counts[item] = counts.get(item, 0) + 1
+        nearest = [min(d, hamming(c, pick)) for d, c in zip(nearest, pool, strict=True)]
+    return chosen
+
+
+def pick_diverse(ranked: Sequence[dict], n: int, min_distance: int) -> list[dict]:
+    """The first n of `ranked` (best first) such that any two differ in at least `min_distance` knobs; when too few
+    qualify, the distance is relaxed one step at a time."""
+    out: list[dict] = []
+    taken: set[tuple] = set()
+    for distance in range(min_distance, -1, -1):
+        for config in ranked:
+            if len(out) >= n:
+                return out
+            key = config_id(config)
+            if key not in taken and all(hamming(config, o) >= distance for o in out):
+                out.append(config)
+                taken.add(key)
+    return out
