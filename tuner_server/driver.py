@@ -23,7 +23,7 @@ from tuner_server import metrics, repo
 from tuner_server.db import Job, Trial, session_scope, utcnow
 from tuner_server.db.models import JOB_OPEN_STATES, JOB_STATES
 from tuner_server.repo import JobProgress
-from tuner_server.search import Observation, SearchStrategy, StrategyContext, make_strategy
+from tuner_server.search import Observation, SearchStrategy, StrategyContext, TransferTrial, make_strategy
 from tuner_server.search.default_first import DefaultFirst
 from tuner_server.targets import pick_device_class, target_for_class
 
@@ -33,6 +33,7 @@ MIN_QUEUED = 8  # tasks kept queued per job even with no agent of its class acti
 QUEUED_PER_AGENT = 4  # ... and this many per active agent of the class, so every lease comes back full
 OBSERVE_SLACK = 32  # trials re-read behind the last one seen (one may commit after a later-stamped one)
 MAX_OPEN_JOBS = 10_000
+TRANSFER_STRATEGIES = ("model",)  # strategies that learn from trials of other workloads on the device class
 
 
 def derive_seed(job_id: str) -> int:
@@ -67,6 +68,7 @@ class _JobView:
     options: dict
     progress: JobProgress
     trials: list[Trial]
+    transfer: list[TransferTrial] = field(default_factory=list)
 
 
 @dataclass
@@ -204,12 +206,16 @@ class JobDriver:
             return None
         progress = repo.job_progress(job.id, session=s)
         plan = self._plans.get(job.id)
+        transfer: list[TransferTrial] = []
         if plan is None or plan.device_class != job.device_class:
             trials = repo.list_trials(session=s, job_id=job.id, limit=job.trial_budget + 1).items
+            if job.strategy in TRANSFER_STRATEGIES:
+                transfer = [TransferTrial(key, t.config, t.median_s, t.status) for key, t in
+                            repo.transfer_trials(job.device_class, job.workload.key, session=s)]
         else:
             trials = self._unseen(plan, job, progress.completed, s)
         return _JobView(job.id, job.workload.key, job.device_class, job.seed, job.strategy,
-                        dict(job.strategy_options or {}), progress, trials)
+                        dict(job.strategy_options or {}), progress, trials, transfer)
 
     def _advance(self, view: _JobView, active: Mapping[str, int], now: datetime,
                  summary: TickSummary) -> tuple[str, str, str | None] | None:
@@ -243,7 +249,7 @@ class JobDriver:
             space = cc.get_space(cc.parse_key(view.workload_key), target)
             context = StrategyContext(space, seed=view.seed, options=view.options,
                                       history=[observation(t) for t in view.trials], workload_key=view.workload_key,
-                                      target=target)
+                                      target=target, transfer=view.transfer)
             strategy = DefaultFirst(make_strategy(view.strategy, context),
                                     cc.default_config(cc.parse_key(view.workload_key), target), context.history)
         except (ValueError, LookupError) as exc:  # a bad workload, space or strategy option: the job fails

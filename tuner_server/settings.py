@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field, SecretStr, model_validator
-from sqlalchemy.engine import make_url
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
 
 class Settings(BaseSettings):

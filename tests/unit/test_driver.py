@@ -295,3 +295,25 @@ def test_helpers():
     with pytest.raises(ValueError):
         target_for_class("tpu-v5")
     assert derive_seed("x") == derive_seed("x") != derive_seed("y")
+
+
+def test_a_model_job_learns_from_other_workloads_of_its_device_class(sessions, settings, monkeypatch):
+    agent = new_agent(sessions)
+    first = new_job(sessions, key=SMALL, budget=6)
+    run_to_end(sessions, JobDriver(sessions, settings), agent, first)
+    seen = []
+    real = STRATEGIES["model"]
+
+    def spy(context):
+        seen.append(context)
+        return real(context)
+
+    monkeypatch.setitem(STRATEGIES, "model", spy)
+    second = new_job(sessions, key="transpose(rows=16,cols=8,dtype=float32)", budget=2, strategy="model")
+    new_agent(sessions, name="a2", now=at(500))  # the first agent has gone silent by now
+    JobDriver(sessions, settings).tick(at(500))
+    (context,) = seen
+    assert len(context.transfer) == 6
+    assert {t.workload_key for t in context.transfer} == {SMALL} and all(t.status == "OK" for t in context.transfer)
+    with session_scope(sessions) as s:
+        assert repo.job_progress(second, session=s).queued > 0

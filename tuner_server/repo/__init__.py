@@ -36,7 +36,7 @@ from tuner_server.repo.records import (
 from tuner_server.repo.results import record_result
 from tuner_server.repo.tasks import enqueue_configs, lease_tasks, requeue_expired, return_leases
 from tuner_server.repo.tokens import authenticate_token, create_token, list_tokens, register_token, revoke_token
-from tuner_server.repo.trials import get_trial, list_trials
+from tuner_server.repo.trials import get_trial, list_trials, transfer_trials
 from tuner_server.repo.workloads import find_workload, get_or_create_workload
 
 __all__ = [
@@ -46,5 +46,6 @@ __all__ = [
     "create_token", "enqueue_configs", "ensure_device", "export_jsonl", "find_workload", "finish_job", "get_agent",
     "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_progress", "lease_tasks",
     "list_agents", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "record_result",
+    "transfer_trials",
     "register_agent", "register_token", "requeue_expired", "return_leases", "revoke_token", "schedules",
 ]

@@ -65,3 +65,14 @@ def list_trials(*, session: Session, job_id: str | None = None, workload_key: st
     rows = session.scalars(select(Trial).where(*where).order_by(Trial.created_at, Trial.id)
                            .limit(limit).offset(offset)).all()
     return Page(list(rows), total, limit, offset)
+
+
+def transfer_trials(device_class: str, exclude_workload_key: str, *, session: Session,
+                    limit: int = 2000) -> list[tuple[str, Trial]]:
+    """The newest `limit` trials of other workloads on `device_class`, as (workload key, trial): what a
+    model-guided job learns from before it has measured anything itself."""
+    rows = session.execute(
+        select(Workload.key, Trial).join(Workload, Trial.workload_id == Workload.id)
+        .where(Trial.device_class == device_class, Workload.key != exclude_workload_key)
+        .order_by(Trial.created_at.desc(), Trial.id).limit(limit)).all()
+    return [(key, trial) for key, trial in rows]
