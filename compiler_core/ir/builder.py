@@ -62,7 +62,8 @@ class IRBuilder:
 
     @contextlib.contextmanager
     def if_else(self, cond):
-        """Yields a callable that switches to the else branch: `with b.if_else(c) as otherwise: ...; otherwise(); ...`"""
+        """Yields a callable that switches to the else branch:
+        `with b.if_else(c) as otherwise: ...; otherwise(); ...`"""
         branches: list[list[Stmt]] = [[]]
         self._stack.append(branches[0])
 
