@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import compiler_core as cc
 from device_agent.records import Status, Task
-from device_agent.worker import classify_build_error, load_plugins, parse_task
+from device_agent.worker import classify_build_error, exit_with_parent, load_plugins, parse_task
 
 BUILDER_NICENESS = 10
 
@@ -30,9 +30,11 @@ class Prebuilt:
 
 
 def init_builder(plugins: tuple[str, ...]) -> None:
-    """Pool process initializer: leave Ctrl-C to the agent (it reaches the whole process group), yield the CPU
-    to the measurement that runs beside the builds (on a CPU device they share cores), load plugins."""
+    """Pool process initializer: leave Ctrl-C to the agent (it reaches the whole process group), exit when the
+    agent dies, yield the CPU to the measurement that runs beside the builds (on a CPU device they share cores),
+    load plugins."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent()
     os.nice(BUILDER_NICENESS)
     load_plugins(plugins)
 

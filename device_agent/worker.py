@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import multiprocessing as mp
+import os
 import signal
+import threading
 import time
 import traceback
 import zlib
@@ -18,6 +21,23 @@ from compiler_core.build import build_module
 from device_agent import measure
 from device_agent.fingerprint import parse_device
 from device_agent.records import Status, Task, TrialResult, failed
+
+PARENT_GONE_EXIT = 70  # exit code of a worker or builder whose agent died
+
+
+def exit_with_parent() -> None:
+    """In a process started by multiprocessing: end it (os._exit) as soon as its parent is gone, even when the
+    parent was killed with SIGKILL and even while a kernel runs (a daemon thread waits on the parent's sentinel;
+    ctypes calls release the GIL). Without it a killed agent's builders and a hung worker live on as orphans."""
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        parent.join()
+        os._exit(PARENT_GONE_EXIT)
+
+    threading.Thread(target=watch, name="tunefarm-parent-watch", daemon=True).start()
 
 
 def load_plugins(names) -> None:
@@ -123,6 +143,7 @@ def serve(conn, device: str, plugins: tuple[str, ...]) -> None:
     """The worker process: import plugins, say ready, then answer ('run', task, cubin, compile_s) messages
     with ('result', TrialResult, healthy) until told to stop, the pipe closes, or it is unhealthy."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: only the agent decides
+    exit_with_parent()
     try:
         load_plugins(plugins)
         kind, _ = parse_device(device)

@@ -8,6 +8,7 @@ health NOT_SERVING, REST and gRPC drain, the driver stops, the engine closes.
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import logging
 import secrets
@@ -156,6 +157,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rest-port", type=int)
     parser.add_argument("--grpc-host")
     parser.add_argument("--grpc-port", type=int)
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help="import MODULE before serving (registers custom ops, as the agents' --plugin); "
+                        "repeatable")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return parser.parse_args(argv)
 
@@ -163,7 +167,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    overrides = {name: value for name, value in vars(args).items() if name != "log_level" and value is not None}
+    for module in args.plugin:  # before anything validates a workload: the plugin's ops must be known
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import stops the start
+            print(f"tunefarm server: cannot load plugin {module!r}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
+    overrides = {name: value for name, value in vars(args).items()
+                 if name not in ("log_level", "plugin") and value is not None}
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:

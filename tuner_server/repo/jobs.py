@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import String, func, literal, select, update
 from sqlalchemy.orm import Session
 
 import compiler_core as cc
@@ -107,10 +107,16 @@ def maybe_finish_job(job: Job, *, session: Session, now: datetime) -> bool:
 
 def job_progress(job_id: str, *, session: Session) -> JobProgress:
     job = get_job(job_id, session=session)
-    by_status = dict(session.execute(select(Trial.status, func.count()).where(Trial.job_id == job.id)
-                                     .group_by(Trial.status)).all())
-    by_state = dict(session.execute(select(Task.state, func.count()).where(Task.job_id == job.id)
-                                    .group_by(Task.state)).all())
+    # One statement, so one snapshot: on PostgreSQL (READ COMMITTED) two separate counts can straddle a result's
+    # commit (its trial not counted yet, its task already done), undercounting the job's tasks by one; the driver
+    # then tries to queue beyond the budget and spins through the whole search space.
+    counts = session.execute(
+        select(literal("trial", String), Trial.status, func.count()).where(Trial.job_id == job.id)
+        .group_by(Trial.status)
+        .union_all(select(literal("task", String), Task.state, func.count()).where(Task.job_id == job.id)
+                   .group_by(Task.state))).all()
+    by_status = {name: n for kind, name, n in counts if kind == "trial"}
+    by_state = {name: n for kind, name, n in counts if kind == "task"}
     best = session.scalars(select(Trial).where(Trial.job_id == job.id, Trial.status == "OK",
                                                Trial.median_s.is_not(None))
                            .order_by(Trial.median_s, Trial.created_at).limit(1)).first()
