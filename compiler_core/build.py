@@ -58,7 +58,7 @@ class Kernel:
         if self.target.kind != "c":
             raise ValueError("bind() is for C kernels; CUDA kernels are timed through launch_device")
         call, ptrs = self._impl.call, [a.ctypes.data for a in arrays]
-        return lambda: call(ptrs)
+        return lambda arrays=arrays: call(ptrs)  # the default keeps the arrays alive as long as the closure
 
     def __call__(self, *arrays: np.ndarray) -> None:
         arrays = self._check(arrays)

@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", help="'cpu' or 'cuda:N' (default cpu)")
     p.add_argument("--token", default=None, help="enrolment token (default: $TUNEFARM_AGENT_TOKEN)")
     p.add_argument("--token-file", default=None, help="read the enrolment token from this file (a secret)")
-    p.add_argument("--name", default="", help="agent name shown by the server (default HOST/DEVICE)")
+    p.add_argument("--name", default="", help="agent name shown by the server (default HOST/DEVICE/PID)")
     p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                    help="import MODULE in the worker and builders (registers custom ops); repeatable")
     p.add_argument("--builds", type=int, default=2, help="parallel compilations (default 2)")

@@ -1,6 +1,7 @@
 """AgentSettings: everything an agent process is configured with, built once by the CLI (main.py)."""
 from __future__ import annotations
 
+import os
 import socket
 from dataclasses import dataclass
 
@@ -23,7 +24,8 @@ class AgentSettings:
 
     @property
     def agent_name(self) -> str:
-        return self.name or f"{socket.gethostname()}/{self.device}"
+        # the pid keeps two unnamed agents of one host and device apart (same-name registrations retire each other)
+        return self.name or f"{socket.gethostname()}/{self.device}/{os.getpid()}"
 
     def state_config(self) -> StateConfig:
         return StateConfig(lease_batch=self.lease_batch, shutdown_grace_s=self.shutdown_grace_s, seed=self.seed)

@@ -34,6 +34,7 @@ QUEUED_PER_AGENT = 4  # ... and this many per active agent of the class, so ever
 OBSERVE_SLACK = 32  # trials re-read behind the last one seen (one may commit after a later-stamped one)
 MAX_OPEN_JOBS = 10_000
 TRANSFER_STRATEGIES = ("model",)  # strategies that learn from trials of other workloads on the device class
+MAX_FRUITLESS_BATCHES = 4  # proposals that queue nothing (the job is full, or all were queued already)
 
 
 def derive_seed(job_id: str) -> int:
@@ -275,8 +276,8 @@ class JobDriver:
         """Propose (outside any transaction) and queue up to `wanted` new configs; proposals the job already has
         are skipped and replaced. -1 when the job closed meanwhile. A failed insert drops the cached strategy (it
         saw configs that were never queued): the next pass rebuilds it from the database."""
-        created = 0
-        while created < wanted and not plan.exhausted:
+        created, fruitless = 0, 0
+        while created < wanted and not plan.exhausted and fruitless < MAX_FRUITLESS_BATCHES:
             batch = plan.strategy.propose(wanted - created)
             if not batch:
                 plan.exhausted = True
@@ -290,6 +291,7 @@ class JobDriver:
                     return -1
                 raise
             created += queued
+            fruitless = fruitless + 1 if queued == 0 else 0  # a full job queues nothing: stop, do not walk the space
             metrics.TASKS_ENQUEUED.inc(queued)
         return created
 
