@@ -19,6 +19,7 @@ from collections import deque
 import compiler_core as cc
 from device_agent import events as ev
 from device_agent.fingerprint import FingerprintError, fingerprint, parse_device
+from device_agent.health import HealthEndpoint
 from device_agent.prebuild import BuildPool
 from device_agent.rpc_client import AgentClient, RpcFailure
 from device_agent.runner import TaskRunner
@@ -157,7 +158,11 @@ def run_agent(settings: AgentSettings) -> int:
     pool = BuildPool(kind, device["arch"], settings.max_parallel_builds, settings.plugins)
     runner = TaskRunner(sandbox, pool, _on_result(inbox))
     client = AgentClient(settings.server, settings.tls_ca_file, settings.call_timeout_s)
+    health = None
     try:
+        if settings.health_port is not None:
+            health = HealthEndpoint(settings.health_port).start()
+            log.info("health service on port %d", health.port)
         sandbox.wait_ready()
         log.info("agent %s on %s (%s), %d builder(s), server %s", settings.agent_name, settings.device,
                  device["model"], settings.max_parallel_builds, settings.server)
@@ -166,6 +171,8 @@ def run_agent(settings: AgentSettings) -> int:
         log.error("%s", exc)
         return 2
     finally:
+        if health is not None:
+            health.stop()
         runner.close()
         client.close()
         for sig, handler in previous.items():
@@ -185,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lease-batch", type=int, default=4, help="tasks held at once (default 4)")
     p.add_argument("--grace", type=float, default=20.0, help="seconds to finish work on SIGTERM (default 20)")
     p.add_argument("--tls-ca", default=None, help="CA certificate file: connect with TLS")
+    p.add_argument("--health-port", type=int, default=None,
+                   help="serve the standard grpc.health.v1 service on this port (0: any free port)")
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -199,7 +208,8 @@ def settings_from_args(args: argparse.Namespace, environ=None) -> AgentSettings:
         token = environ.get("TUNEFARM_AGENT_TOKEN", "")
     return AgentSettings(server=args.server, device=args.device, token=token, name=args.name,
                          max_parallel_builds=max(1, args.builds), plugins=tuple(args.plugin),
-                         tls_ca_file=args.tls_ca, lease_batch=max(1, args.lease_batch), shutdown_grace_s=args.grace)
+                         tls_ca_file=args.tls_ca, lease_batch=max(1, args.lease_batch), shutdown_grace_s=args.grace,
+                         health_port=args.health_port)
 
 
 def main(argv=None) -> int:

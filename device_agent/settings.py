@@ -21,6 +21,7 @@ class AgentSettings:
     shutdown_grace_s: float = 20.0
     call_timeout_s: float = 10.0
     seed: int = 0  # backoff jitter
+    health_port: int | None = None  # serve grpc.health.v1 on this port (0: any free port); None: off
 
     @property
     def agent_name(self) -> str:
