@@ -97,6 +97,7 @@ class JobDriver:
         self._tick_lock = threading.Lock()
         self._wake, self._stop = threading.Event(), threading.Event()
         self._thread: threading.Thread | None = None
+        self._first_tick: datetime | None = None
 
     def start(self) -> None:
         if self._thread is not None:
@@ -152,11 +153,14 @@ class JobDriver:
             return None
 
     def _sweep(self, now: datetime, summary: TickSummary) -> None:
-        attempts = self._settings.max_task_attempts
+        attempts, lost_after = self._settings.max_task_attempts, self._settings.agent_lost_after_s
+        self._first_tick = self._first_tick or now
         with session_scope(self._sessions) as s:
             expired = repo.requeue_expired(session=s, now=now, max_attempts=attempts)
-            lost_agents = repo.mark_lost_agents(session=s, lost_after_s=self._settings.agent_lost_after_s, now=now,
-                                                max_attempts=attempts)
+            # A restarted tuner heard nobody while it was down: agents get a full silence window after it starts
+            # before they count as lost, so the results they measured meanwhile are still accepted.
+            lost_agents = [] if (now - self._first_tick).total_seconds() < lost_after else repo.mark_lost_agents(
+                session=s, lost_after_s=lost_after, now=now, max_attempts=attempts)
         summary.requeued, summary.lost_tasks, summary.lost_agents = map(len, (expired.requeued, expired.lost,
                                                                               lost_agents))
         metrics.LEASES_EXPIRED.labels(outcome="requeued").inc(len(expired.requeued))

@@ -317,3 +317,13 @@ def test_a_model_job_learns_from_other_workloads_of_its_device_class(sessions, s
     assert {t.workload_key for t in context.transfer} == {SMALL} and all(t.status == "OK" for t in context.transfer)
     with session_scope(sessions) as s:
         assert repo.job_progress(second, session=s).queued > 0
+
+
+def test_a_restarted_driver_gives_agents_a_silence_window_before_marking_them_lost(sessions, settings):
+    agent = new_agent(sessions)
+    new_job(sessions, budget=4)
+    restarted = JobDriver(sessions, settings)
+    assert restarted.tick(at(100)).lost_agents == 0  # down for 100 s: the agent could not heartbeat
+    with session_scope(sessions) as s:
+        assert repo.get_agent(agent, session=s).status == "active"
+    assert restarted.tick(at(100 + settings.agent_lost_after_s + 1)).lost_agents == 1
