@@ -62,8 +62,10 @@ def test_real_template_space_validates():
     with pytest.raises(ConfigError, match=r"threads=100 not in"):
         space.validate({"threads": 100, "items": 1})
     cpu = get_space(ELEMENTWISE, cpu_target(cores=2))
-    with pytest.raises(ConfigError, match="col_tile must not exceed 4x the row length"):
-        cpu.validate({"rows_per_task": 1, "col_tile": 4096, "simd": 0})
+    with pytest.raises(ConfigError, match=r"missing knob\(s\) simd"):
+        cpu.validate({"rows_per_task": 1, "col_tile": 4096})
+    transpose = get_space(make_workload("transpose", rows=64, cols=64), cuda_target())
+    assert transpose.constraints and not all(transpose.is_valid(c) for c in _product(transpose))
 
 
 # ---- iteration -------------------------------------------------------------------------------
@@ -127,3 +129,10 @@ def test_describe_lists_knobs_and_constraints():
     assert d["knobs"][0]["choices"] == [8, 16, 32, 64]
     assert d["constraints"] == ["tile x unroll must be at most 128", "simd needs tile >= 16"]
     json.dumps(d)
+
+
+def _product(space):
+    import itertools
+
+    choices = (k.choices for k in space.knobs)
+    return [dict(zip(space.names, values, strict=True)) for values in itertools.product(*choices)]
