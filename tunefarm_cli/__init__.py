@@ -62,8 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "demo":
         from tunefarm_cli.demo import run_demo
+        from tunefarm_client.client import TunefarmError
 
-        return run_demo(args.op, args.params, args.trials, args.strategy, args.seed, args.data_dir)
+        try:
+            return run_demo(args.op, args.params, args.trials, args.strategy, args.seed, args.data_dir)
+        except (TunefarmError, RuntimeError, ValueError) as exc:
+            print(f"tunefarm demo: {exc}", file=sys.stderr)
+            return 1
     if args.command == "up":
         return _up(args.data_dir)
     return _client_command(args)

@@ -27,15 +27,21 @@ def connect(server: str | None, token: str | None, data_dir: Path) -> TunefarmCl
     return TunefarmClient(server, token)
 
 
-def follow_job(client: TunefarmClient, job_id: str, poll_s: float = 0.5):
-    """Progress bar until the job is done, failed or cancelled; returns the final job."""
+def follow_job(client: TunefarmClient, job_id: str, poll_s: float = 0.5, stall_s: float | None = None):
+    """Progress bar until the job is done, failed or cancelled; returns the final job. With `stall_s`, raises
+    TunefarmError when no trial completes for that long (e.g. no agent of the job's device class is running)."""
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[best]}"))
     with Progress(*columns, console=console) as progress:
         job = client.job(job_id)
         task = progress.add_task(job.workload[:48], total=job.trial_budget, best="")
+        last_completed, last_change = -1, time.monotonic()
         while True:
             p = job.progress
+            if p is not None and p.completed != last_completed:
+                last_completed, last_change = p.completed, time.monotonic()
+            if stall_s is not None and time.monotonic() - last_change > stall_s:
+                raise TunefarmError(f"job {job_id}: no trial finished for {stall_s:.0f} s (are agents running?)")
             if p is not None:
                 best = p.best
                 speed = f"best {best.median_s * 1e3:.3f} ms" if best and best.median_s else ""

@@ -1,0 +1,29 @@
+"""The CLI end to end: `tunefarm demo` (README's main command, on a small op) and client sub-commands."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _tunefarm(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tunefarm_cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin:/usr/local/bin",
+                                                "HOME": str(cwd), "COLUMNS": "160"})
+
+
+def test_demo_tunes_through_the_embedded_farm_and_reports_the_best(tmp_path):
+    out = _tunefarm("--data-dir", str(tmp_path / "farm"), "demo", "--params", "M=32,N=32,K=32,dtype=float32",
+                    "--trials", "6", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "best config:" in out.stdout and "speed-up over the untuned default" in out.stdout
+    assert "ratio to numpy" in out.stdout
+    assert not (tmp_path / "farm" / "farm.json").exists()  # the farm was stopped
+
+
+def test_client_commands_explain_a_missing_farm(tmp_path):
+    out = _tunefarm("--data-dir", str(tmp_path / "none"), "best", "--op", "matmul", "--params", "M=8,N=8,K=8",
+                    "--device", "cpu-x86_64-avx2-2c", cwd=tmp_path, timeout=60)
+    assert out.returncode == 1 and "no running `tunefarm up` farm" in out.stderr
