@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 
-import psycopg
 import pytest
 
 from tests.db.pg_cluster import find_bin_dir, start_cluster
@@ -40,6 +39,8 @@ def farm_pg():
 def create_pg_database(cluster, prefix: str = "tf_farm") -> str:
     """A new, empty database on `cluster`; returns its SQLAlchemy URL."""
     name = f"{prefix}_{next(_db_counter)}"
+    import psycopg  # only the PostgreSQL backend needs it (the GPU machine runs the farm on SQLite)
+
     with psycopg.connect(cluster.url().replace("+psycopg", ""), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     return cluster.url(name)
