@@ -6,6 +6,7 @@ runs nvcc and hands the cubin to the worker, which only loads it. Compilation ne
 """
 from __future__ import annotations
 
+import concurrent.futures
 import multiprocessing as mp
 import os
 import signal
@@ -75,6 +76,10 @@ class BuildPool:
 
     def take(self, task_id: str) -> Future | None:
         return self._futures.pop(task_id, None)
+
+    def wait_idle(self, timeout_s: float) -> None:
+        """Blocks until the builds submitted so far have finished (or `timeout_s` passed)."""
+        concurrent.futures.wait(list(self._futures.values()), timeout=timeout_s)
 
     def cancel(self, task_id: str) -> None:
         future = self._futures.pop(task_id, None)
