@@ -26,3 +26,18 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden from the current codegen")
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """One throwaway PostgreSQL cluster for the whole test session, started by the first test that needs it."""
+    from tests.db.pg_cluster import find_bin_dir, start_cluster
+
+    if find_bin_dir() is None:
+        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) not installed")
+    try:
+        cluster = start_cluster()
+    except (RuntimeError, KeyError, OSError) as exc:
+        pytest.skip(f"could not start a PostgreSQL cluster: {exc}")
+    yield cluster
+    cluster.stop()

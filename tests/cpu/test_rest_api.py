@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 import compiler_core as cc
 from tests.cpu.rest_support import ADMIN, CPU_CLASS, MATMUL, MATMUL_KEY, READER, make_farm
-from tests.db.conftest import db_engine, db_url, pg_cluster, session_factory  # noqa: F401  (fixtures)
+from tests.db.conftest import db_engine, db_url, session_factory  # noqa: F401  (fixtures)
 from tuner_server.api.app import create_app
 from tuner_server.db import make_engine, make_session_factory
 from tuner_server.settings import Settings

@@ -9,7 +9,7 @@ import pytest
 
 import compiler_core as cc
 from tests.cpu.rest_support import CPU_CLASS, MATMUL, MATMUL_KEY, MATMUL_QUERY, READER, make_farm
-from tests.db.conftest import db_engine, db_url, pg_cluster, session_factory  # noqa: F401  (fixtures)
+from tests.db.conftest import db_engine, db_url, session_factory  # noqa: F401  (fixtures)
 from tests.db.factories import at
 
 

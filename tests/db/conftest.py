@@ -7,38 +7,21 @@ from __future__ import annotations
 
 import itertools
 
-import psycopg
 import pytest
 from sqlalchemy import text
 
-from tests.db.pg_cluster import find_bin_dir, start_cluster
+from tests.db.pg_cluster import create_database
 from tuner_server.db import Base, make_engine, make_session_factory, upgrade_to_head
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 _counter = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def pg_cluster():
-    if find_bin_dir() is None:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) not installed")
-    try:
-        cluster = start_cluster()
-    except (RuntimeError, KeyError, OSError) as exc:
-        pytest.skip(f"could not start a PostgreSQL cluster: {exc}")
-    yield cluster
-    cluster.stop()
-
-
 def new_database_url(backend: str, request, tmp_path_factory) -> str:
     """An empty database (nothing migrated yet) on `backend`."""
     if backend == "sqlite":
         return f"sqlite:///{tmp_path_factory.mktemp('db') / 'tunefarm.db'}"
-    cluster = request.getfixturevalue("pg_cluster")
-    name = f"tf_{next(_counter)}"
-    with psycopg.connect(cluster.url().replace("+psycopg", ""), autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return cluster.url(name)
+    return create_database(request.getfixturevalue("pg_cluster"), f"tf_{next(_counter)}")
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

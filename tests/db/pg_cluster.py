@@ -82,3 +82,12 @@ def start_cluster() -> Cluster:
         shutil.rmtree(root, ignore_errors=True)
         raise
     return cluster
+
+
+def create_database(cluster: Cluster, name: str) -> str:
+    """A new, empty database on `cluster`; returns its SQLAlchemy URL."""
+    import psycopg  # only PostgreSQL tests need the driver
+
+    with psycopg.connect(cluster.url().replace("+psycopg", ""), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return cluster.url(name)

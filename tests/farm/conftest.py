@@ -16,34 +16,16 @@ import itertools
 
 import pytest
 
-from tests.db.pg_cluster import find_bin_dir, start_cluster
+from tests.db.pg_cluster import create_database
 from tests.farm.farm_support import Farm, ProcessTracker
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 _db_counter = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def farm_pg():
-    """One throwaway PostgreSQL cluster for the farm tests (started only when a postgres test runs)."""
-    if find_bin_dir() is None:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) not installed")
-    try:
-        cluster = start_cluster()
-    except (RuntimeError, KeyError, OSError) as exc:
-        pytest.skip(f"could not start a PostgreSQL cluster: {exc}")
-    yield cluster
-    cluster.stop()
-
-
 def create_pg_database(cluster, prefix: str = "tf_farm") -> str:
     """A new, empty database on `cluster`; returns its SQLAlchemy URL."""
-    name = f"{prefix}_{next(_db_counter)}"
-    import psycopg  # only the PostgreSQL backend needs it (the GPU machine runs the farm on SQLite)
-
-    with psycopg.connect(cluster.url().replace("+psycopg", ""), autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return cluster.url(name)
+    return create_database(cluster, f"{prefix}_{next(_db_counter)}")
 
 
 @pytest.fixture(params=BACKENDS)
@@ -69,7 +51,7 @@ def farm(request, tmp_path_factory, process_tracker):
         root = tmp_path_factory.mktemp("farm")
         if database_url is None:
             if backend == "postgres":
-                database_url = create_pg_database(request.getfixturevalue("farm_pg"))
+                database_url = create_pg_database(request.getfixturevalue("pg_cluster"))
             else:
                 database_url = f"sqlite:///{root / 'tunefarm.db'}"
         f = Farm(root, database_url, process_tracker, env=env or {}, server_plugins=tuple(server_plugins),

@@ -117,15 +117,15 @@ def compose_role(cluster, db_service: dict, password: str) -> str:
 
 
 @pytest.mark.postgres
-def test_compose_entry_points_as_local_processes(farm_pg, process_tracker, tmp_path):
+def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, tmp_path):
     spec = load_compose()
     services = spec["services"]
     root = tmp_path / "compose"
     secret_files = {name: write_secret(root / "secrets" / name, secrets.token_urlsafe(24))
                     for name in spec["secrets"]}
-    compose_role(farm_pg, services["db"], secret_files["db_password"].read_text().strip())
+    compose_role(pg_cluster, services["db"], secret_files["db_password"].read_text().strip())
     rest_port, grpc_port = free_port(), free_port()
-    addresses = {"db:5432": f"127.0.0.1:{farm_pg.port}", "tuner:50051": f"127.0.0.1:{grpc_port}"}
+    addresses = {"db:5432": f"127.0.0.1:{pg_cluster.port}", "tuner:50051": f"127.0.0.1:{grpc_port}"}
 
     def localize(value: str) -> str:
         for address, local in addresses.items():
