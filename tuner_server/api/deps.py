@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from tuner_server import repo
 from tuner_server.api.errors import ApiError
+from tuner_server.db import session_scope
 from tuner_server.settings import Settings
 
 
@@ -29,15 +30,8 @@ async def get_db(request: Request) -> AsyncIterator[Session]:
     and the worker threads; the rest wait on the event loop, holding nothing), and auth ends its own
     transaction at once. Write routes commit before they wake the driver."""
     async with request.app.state.db_slots:
-        session = request.app.state.session_factory()
-        try:
+        with session_scope(request.app.state.session_factory) as session:
             yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
-        finally:
-            session.close()
 
 
 def get_settings(request: Request) -> Settings:
