@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
-from compiler_core.space import Constraint, Knob
+from compiler_core.space import Constraint, Knob, Space
 
 WARP = 32
 CACHE_MAX_FLOATS = 64  # register budget per thread for a row cached by `cache_row`
@@ -291,6 +291,12 @@ def cache_constraints(w) -> tuple:
         Constraint("cache_row walks the whole row unrolled: unroll must be 1",
                    lambda c: not c["cache_row"] or c["unroll"] == 1),
     )
+
+
+def cached_row_space(w, target) -> Space:
+    """The space of ops whose threads may keep their part of the row in registers (softmax, layernorm)."""
+    knobs = row_knobs((Knob("cache_row", (0, 1), "keep the thread's part of the row in registers (X read once)"),))
+    return Space(knobs, row_constraints(w, target) + cache_constraints(w))
 
 
 def default_row_config(w, cache: bool) -> dict:

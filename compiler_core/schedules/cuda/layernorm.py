@@ -16,25 +16,22 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.schedules.cuda.block_reduce import (
     add,
-    cache_constraints,
+    cached_row_space,
     default_row_config,
     load_chunk,
     merge_into,
     merge_welford,
     row_allreduce,
-    row_constraints,
-    row_knobs,
     row_threads,
     store_chunk,
     streamed_walk,
     tree,
 )
-from compiler_core.space import Knob, Space
+from compiler_core.space import Space
 
 
 def space(w, target) -> Space:
-    knobs = row_knobs((Knob("cache_row", (0, 1), "keep the thread's part of the row in registers (X read once)"),))
-    return Space(knobs, row_constraints(w, target) + cache_constraints(w))
+    return cached_row_space(w, target)
 
 
 def default_config(w, target) -> dict:

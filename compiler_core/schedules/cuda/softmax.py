@@ -16,7 +16,7 @@ from compiler_core.ir.builder import IRBuilder
 from compiler_core.schedules.cuda.block_reduce import (
     NEG_INF,
     add,
-    cache_constraints,
+    cached_row_space,
     default_row_config,
     exp,
     load_chunk,
@@ -24,20 +24,17 @@ from compiler_core.schedules.cuda.block_reduce import (
     merge_max_sum,
     merge_sum,
     row_allreduce,
-    row_constraints,
-    row_knobs,
     row_threads,
     safe_max,
     store_chunk,
     streamed_walk,
     tree,
 )
-from compiler_core.space import Knob, Space
+from compiler_core.space import Space
 
 
 def space(w, target) -> Space:
-    knobs = row_knobs((Knob("cache_row", (0, 1), "keep the thread's part of the row in registers (X read once)"),))
-    return Space(knobs, row_constraints(w, target) + cache_constraints(w))
+    return cached_row_space(w, target)
 
 
 def default_config(w, target) -> dict:
