@@ -116,7 +116,7 @@ class TunefarmClient:
         return self._request("GET", "/metrics").text
 
     # ---- jobs ----------------------------------------------------------------------------------------------------
-    def create_job(self, op: str, params: Mapping[str, Any], device: str, trials: int, *, strategy: str = "random",
+    def create_job(self, op: str, params: Mapping[str, Any], device: str, trials: int, *, strategy: str = "model",
                    strategy_options: Mapping[str, Any] | None = None, priority: int = 0, seed: int | None = None,
                    measure: Mapping[str, Any] | None = None) -> JobPublic:
         body = {"op": op, "params": dict(params), "device": device, "trials": trials, "strategy": strategy,

@@ -89,8 +89,10 @@ class _JobFailed(Exception):
 
 class JobDriver:
     def __init__(self, session_factory: sessionmaker[Session], settings, *, interval_s: float = 2.0,
-                 min_gap_s: float = 0.05, min_queued: int = MIN_QUEUED, queued_per_agent: int = QUEUED_PER_AGENT):
+                 min_gap_s: float = 0.05, min_queued: int = MIN_QUEUED, queued_per_agent: int = QUEUED_PER_AGENT,
+                 class_models=None, feature_pool=None):
         self._sessions, self._settings = session_factory, settings
+        self.class_models, self.feature_pool = class_models, feature_pool
         self.interval_s, self.min_gap_s = interval_s, min_gap_s
         self.min_queued, self.queued_per_agent = min_queued, queued_per_agent
         self._plans: dict[str, _Plan] = {}
@@ -214,7 +216,7 @@ class JobDriver:
         transfer: list[TransferTrial] = []
         if plan is None or plan.device_class != job.device_class:
             trials = repo.list_trials(session=s, job_id=job.id, limit=job.trial_budget + 1).items
-            if job.strategy in TRANSFER_STRATEGIES:
+            if job.strategy in TRANSFER_STRATEGIES and self.class_models is None:  # else: the class's model
                 transfer = [TransferTrial(key, t.config, t.median_s, t.status) for key, t in
                             repo.transfer_trials(job.device_class, job.workload.key, session=s)]
         else:
@@ -241,6 +243,12 @@ class JobDriver:
             return ("done", "space exhausted", None)
         return None
 
+    def _class_model(self, view: _JobView):
+        """The device class's cost model, for strategies that transfer from it (None: none yet, or not wanted)."""
+        if self.class_models is None or view.strategy not in TRANSFER_STRATEGIES:
+            return None
+        return self.class_models.model(view.device_class)
+
     def _plan(self, view: _JobView) -> _Plan:
         """The job's strategy: the cached one told about `view.trials`, or one built from them (the history)."""
         plan = self._plans.get(view.job_id)
@@ -249,12 +257,15 @@ class JobDriver:
                 plan.strategy.observe([observation(t) for t in view.trials])
                 plan.observed.update(t.id for t in view.trials)
             return plan
+        if self.class_models is not None and view.trials and view.strategy in TRANSFER_STRATEGIES:
+            self.class_models.warm_cache(view.device_class, view.workload_key, [t.config for t in view.trials])
         try:
             target = target_for_class(view.device_class)
             space = cc.get_space(cc.parse_key(view.workload_key), target)
             context = StrategyContext(space, seed=view.seed, options=view.options,
                                       history=[observation(t) for t in view.trials], workload_key=view.workload_key,
-                                      target=target, transfer=view.transfer)
+                                      target=target, transfer=view.transfer, feature_pool=self.feature_pool,
+                                      cost_model=self._class_model(view))
             strategy = DefaultFirst(make_strategy(view.strategy, context),
                                     cc.default_config(cc.parse_key(view.workload_key), target), context.history)
         except (ValueError, LookupError) as exc:  # a bad workload, space or strategy option: the job fails

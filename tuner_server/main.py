@@ -19,6 +19,8 @@ import threading
 from pydantic import SecretStr, ValidationError
 
 from tuner_server import metrics, repo
+from tuner_server.class_models import ClassModels
+from tuner_server.cost_model.feature_pool import FeaturePool
 from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
 from tuner_server.driver import JobDriver
 from tuner_server.rpc.server import build_grpc_server, stop_grpc_server
@@ -70,6 +72,7 @@ class TunerRuntime:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.engine = self.sessions = self.driver = self.grpc = None
+        self.class_models = self.feature_pool = None
         self.rest = self._rest_thread = None
         self.grpc_port: int | None = None
         self.rest_port: int | None = None
@@ -81,7 +84,12 @@ class TunerRuntime:
         self.engine = make_engine(settings.database_url)
         self.sessions = make_session_factory(self.engine)
         self.settings = settings = ensure_tokens(settings, self.sessions)
-        self.driver = JobDriver(self.sessions, settings)
+        self.feature_pool = FeaturePool(settings.feature_workers) if settings.feature_workers else None
+        self.class_models = ClassModels(self.sessions, pool=self.feature_pool,
+                                        interval_s=settings.class_model_interval_s)
+        self.class_models.start()
+        self.driver = JobDriver(self.sessions, settings, class_models=self.class_models,
+                                feature_pool=self.feature_pool)
         self.driver.start()
         self.grpc = build_grpc_server(settings, self.sessions, self.driver)
         self.grpc.start()
@@ -121,6 +129,10 @@ class TunerRuntime:
             self._rest_thread.join(STOP_GRACE_S + 5)
         if self.driver is not None:
             self.driver.stop()
+        if self.class_models is not None:
+            self.class_models.stop()
+        if self.feature_pool is not None:
+            self.feature_pool.close()
         if self.engine is not None:
             self.engine.dispose()
         log.info("tuner stopped")

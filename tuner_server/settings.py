@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     agent_lost_after_s: float = Field(30.0, gt=0, description="an agent silent this long is marked lost")
     max_task_attempts: int = Field(3, ge=1, description="leases of one task that may expire before it is lost")
 
+    feature_workers: int = Field(1, ge=0, description="processes lowering configs for the cost model's features; "
+                                                     "0: none (model-guided search then lowers inline)")
+    class_model_interval_s: float = Field(5.0, gt=0, description="how often device-class cost models are refreshed")
+
     max_trials_per_job: int = Field(10000, ge=1)
     max_dim: int = Field(65536, ge=1, description="largest integer workload parameter (a shape dimension)")
     max_tensor_elements: int = Field(1 << 28, ge=1, description="largest tensor of a workload, in elements")

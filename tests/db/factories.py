@@ -4,7 +4,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tuner_server import repo
+from tuner_server.db import Trial
+from tuner_server.device_class import device_class
 from tuner_server.repo import JobSpec, TrialReport
+from tuner_server.repo.trials import append_trial
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 MATMUL = "matmul(M=64,N=64,K=64,dtype=float32)"
@@ -50,3 +53,20 @@ def measure(session, ag, medians, now: datetime = T0, spread: float = 0.01):
     assert len(leased) == len(medians)
     pairs = zip(leased, medians, strict=True)
     return [repo.record_result(ag.id, ok(t, m, spread), session=session, now=now) for t, m in pairs]
+
+
+def device(session, fingerprint: dict | None = None) -> str:
+    """The class of `fingerprint` (default: the CPU one), with its devices row; no agent registered."""
+    fingerprint = fingerprint or cpu_fingerprint()
+    dclass = device_class(fingerprint)
+    repo.ensure_device(dclass, fingerprint, session=session, now=T0)
+    return dclass
+
+
+def trial(session, dclass: str, config: dict, *, key: str = MATMUL, status: str = "OK", median: float = 1e-3,
+          now: datetime = T0) -> Trial:
+    """A trial appended directly, as an import would (no job, task or agent); a failure has no median."""
+    workload = repo.get_or_create_workload(key, session=session)
+    return append_trial(session=session, workload=workload, device_class=dclass, config=config,
+                        codegen_version="cg1", status=status, created_at=now,
+                        median_s=median if status == "OK" else None)

@@ -88,7 +88,7 @@ class JobCreate(BaseModel):
     params: dict[str, ParamValue] = Field(max_length=32, examples=[{"M": 512, "N": 512, "K": 512}])
     device: str = Field(max_length=128, description="'cpu', 'cuda' or an exact device class", examples=["cpu"])
     trials: int = Field(ge=1, description="trial budget: 1 .. the server's max_trials_per_job")
-    strategy: str = Field("random", max_length=32)
+    strategy: str = Field("model", max_length=32)
     strategy_options: dict[str, Any] = Field(default_factory=dict, max_length=64)
     priority: int = Field(0, ge=-1000, le=1000)
     seed: int | None = Field(None, ge=0, le=2**63 - 1)

@@ -3,6 +3,8 @@
 - `LoweredFeatures(workload_key, target)`: compiler_core's lowered-IR feature vector (`compiler_core.features`,
   which already carries the workload's descriptors: op, flops, bytes), so one model ranks configs of any workload
   and op of a device class. A config that cannot be lowered gets a row of NaN (the model never trains on it).
+  Given a `FeaturePool` it is asynchronous: `prefetch` lowers in worker processes and callers use only what is
+  `cached` (the tuner's search); without one, calling it lowers inline (benchmarks, tests, tools).
 - `KnobFeatures(space)`: the knob values themselves (numbers as they are, other values as their choice index):
   for spaces with no compiler_core workload behind them (e.g. a Kernel Tuner cache). Trees do not care about
   monotone transforms, so raw values are enough. Cheap: no cache.
@@ -12,6 +14,7 @@ process-wide one strategies use unless given another. `to_bytes()`/`from_bytes()
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import threading
@@ -88,22 +91,44 @@ def target_key(target) -> str:
     return f"{target.kind}:{target.arch}:{target.cores}:{target.vector_bytes}"
 
 
+def feature_set(target) -> str:
+    """Names the vectors LoweredFeatures makes on `target`: they change with the target, compiler_core's code and the
+    feature layout, and stored vectors or models of another set are never mixed with these."""
+    text = "\n".join((target_key(target), cc.codegen_version(), *FEATURE_NAMES))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 class LoweredFeatures:
     """Lowered-IR features of configs of one workload on one target, through a FeatureCache."""
 
     names = FEATURE_NAMES
     cheap = False
 
-    def __init__(self, workload_key: str, target, cache: FeatureCache | None = None):
+    def __init__(self, workload_key: str, target, cache: FeatureCache | None = None, pool=None):
         self.workload = cc.parse_key(workload_key)
         self.target = target
         self.cache = cache if cache is not None else shared_cache()
-        self.key = f"{self.workload.key}@{target_key(target)}"
+        self.pool = pool  # a FeaturePool: lower in the background instead of inline
+        self.key = self.cache_prefix(self.workload.key, target)
         self.computed = 0  # vectors this featurizer lowered itself (cache misses) ...
         self.lowering_s = 0.0  # ... and the seconds that took
 
+    @staticmethod
+    def cache_prefix(workload_key: str, target) -> str:
+        """The first half of this featurizer's cache keys (the second is the config key)."""
+        return f"{workload_key}@{target_key(target)}"
+
+    @property
+    def asynchronous(self) -> bool:
+        return self.pool is not None
+
     def cached(self, config: dict) -> bool:
         return (self.key, config_key(config)) in self.cache
+
+    def prefetch(self, configs: Sequence[dict]) -> None:
+        """Start lowering `configs` in the pool (no-op without one: calling the featurizer lowers inline)."""
+        if self.pool is not None and configs:
+            self.pool.request(self, list(configs))
 
     def vector(self, config: dict) -> np.ndarray:
         key = (self.key, config_key(config))
@@ -129,6 +154,7 @@ class KnobFeatures:
     """Knob values as features (numbers as is, anything else as its index among the knob's choices)."""
 
     cheap = True
+    asynchronous = False
 
     def __init__(self, space: Space):
         self.knobs = [k.name for k in space.knobs]
@@ -140,6 +166,9 @@ class KnobFeatures:
 
     def cached(self, config: dict) -> bool:
         return True
+
+    def prefetch(self, configs: Sequence[dict]) -> None:
+        pass
 
     def __call__(self, configs: Sequence[dict]) -> np.ndarray:
         out = np.empty((len(configs), len(self.knobs)), np.float32)
@@ -154,8 +183,9 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def featurizer_for(space: Space, workload_key: str | None, target, cache: FeatureCache | None = None):
-    """Lowered-IR features when the workload and target are known, else knob features."""
+def featurizer_for(space: Space, workload_key: str | None, target, cache: FeatureCache | None = None, pool=None):
+    """Lowered-IR features when the workload and target are known (asynchronous with a FeaturePool), else knob
+    features."""
     if workload_key is not None and target is not None:
-        return LoweredFeatures(workload_key, target, cache)
+        return LoweredFeatures(workload_key, target, cache, pool)
     return KnobFeatures(space)

@@ -1,8 +1,9 @@
 """The farm's tables (SQLAlchemy 2.0, portable between SQLite and PostgreSQL).
 
 `trials` and `schedule_versions` are append-only; `schedule_heads` is the one mutable pointer per
-(workload, device class). The Alembic revision in `migrations/versions` is kept identical to these models
-(tests/db/test_migrations.py checks for drift).
+(workload, device class). `config_features` and `cost_models` are the cost model's state: a cache of feature
+vectors and the last few fitted models per device class. The Alembic revisions in `migrations/versions` are
+kept identical to these models (tests/db/test_migrations.py checks for drift).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -141,6 +143,7 @@ class Trial(Base):
     __table_args__ = (
         UniqueConstraint("task_id", "attempt"),
         Index("ix_trials_workload_id_device_class", "workload_id", "device_class"),
+        Index("ix_trials_device_class_created_at", "device_class", "created_at"),  # a class's newest trials
         _one_of("status", TRIAL_STATUSES, "status"),
     )
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
@@ -213,3 +216,34 @@ class ApiToken(Base):
     scope: Mapped[str] = mapped_column(String(8))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ConfigFeatures(Base):
+    """The lowered-IR feature vector (float32 bytes) of one config: lowering is costly, so it is done once."""
+
+    __tablename__ = "config_features"
+    __table_args__ = (UniqueConstraint("workload_id", "feature_set", "config_key"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    workload_id: Mapped[str] = mapped_column(ForeignKey("workloads.id"))
+    feature_set: Mapped[str] = mapped_column(String(64), index=True)  # which featurizer/target/codegen made it
+    config_key: Mapped[str] = mapped_column(Text)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CostModelRecord(Base):
+    """One fitted ranking model of a device class, kept so a restarted tuner warm-starts instead of refitting."""
+
+    __tablename__ = "cost_models"
+    __table_args__ = (UniqueConstraint("device_class", "feature_set", "version"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    device_class: Mapped[str] = mapped_column(ForeignKey("devices.device_class"))
+    feature_set: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)  # 1, 2, ... per (device_class, feature_set)
+    objective: Mapped[str] = mapped_column(String(32))
+    trained_on: Mapped[int] = mapped_column(Integer)  # trials it was fitted on
+    workloads: Mapped[int] = mapped_column(Integer)  # distinct workloads among them
+    newest_trial_at: Mapped[datetime | None]  # created_at of the newest trial used
+    fit_s: Mapped[float] = mapped_column(Double)
+    blob: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

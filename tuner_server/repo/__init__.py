@@ -16,6 +16,15 @@ from tuner_server.repo.agents import (
     mark_lost_agents,
     register_agent,
 )
+from tuner_server.repo.cost_models import (
+    class_training_trials,
+    count_class_trials,
+    get_features,
+    latest_cost_model,
+    list_cost_models,
+    put_features,
+    save_cost_model,
+)
 from tuner_server.repo.errors import Conflict, ImportFormatError, InvalidRequest, NotFound, RepoError
 from tuner_server.repo.exchange import export_jsonl, import_jsonl
 from tuner_server.repo.jobs import cancel_job, create_job, finish_job, get_job, job_progress, list_jobs
@@ -30,6 +39,7 @@ from tuner_server.repo.records import (
     RecordOutcome,
     Registration,
     Requeued,
+    TrainingRow,
     TrialReport,
     VersionDiff,
 )
@@ -42,10 +52,11 @@ from tuner_server.repo.workloads import find_workload, get_or_create_workload
 __all__ = [
     "Conflict", "DeviceSummary", "ImportCounts", "ImportFormatError", "InvalidRequest", "JobLimits", "JobProgress",
     "JobSpec", "LeasedTask", "NotFound", "Page", "RecordOutcome", "Registration", "RepoError", "Requeued",
-    "TrialReport", "VersionDiff", "authenticate_agent", "authenticate_token", "cancel_job", "create_job",
-    "create_token", "enqueue_configs", "ensure_device", "export_jsonl", "find_workload", "finish_job", "get_agent",
-    "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_progress", "lease_tasks",
-    "list_agents", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "record_result",
-    "transfer_trials",
-    "register_agent", "register_token", "requeue_expired", "return_leases", "revoke_token", "schedules",
+    "TrainingRow", "TrialReport", "VersionDiff", "authenticate_agent", "authenticate_token", "cancel_job",
+    "class_training_trials", "count_class_trials", "create_job", "create_token", "enqueue_configs", "ensure_device",
+    "export_jsonl", "find_workload", "finish_job", "get_agent", "get_features", "get_job", "get_or_create_workload",
+    "get_trial", "heartbeat", "import_jsonl", "job_progress", "latest_cost_model", "lease_tasks", "list_agents",
+    "list_cost_models", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "put_features",
+    "record_result", "register_agent", "register_token", "requeue_expired", "return_leases", "revoke_token",
+    "save_cost_model", "schedules", "transfer_trials",
 ]

@@ -38,7 +38,7 @@ class JobSpec:
     workload_key: str
     device_selector: str  # 'cpu' | 'cuda' | an exact device class
     trial_budget: int
-    strategy: str = "random"
+    strategy: str = "model"
     strategy_options: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
     created_by: str | None = None
@@ -133,3 +133,16 @@ class ImportCounts:
     trials: int = 0  # appended
     duplicate_trials: int = 0  # already present (same content identity): skipped
     versions: int = 0  # schedule versions appended with reason 'import'
+
+
+@dataclass(frozen=True)
+class TrainingRow:
+    """One trial as the cost model learns from it: its outcome and, if already computed, its feature vector."""
+
+    workload_key: str
+    config_key: str
+    config: dict[str, Any]
+    median_s: float | None
+    status: str
+    created_at: datetime
+    vector: bytes | None  # float32 bytes from config_features; None when not featurized yet

@@ -46,7 +46,9 @@ class StrategyContext:
     Only model-guided strategies read the rest: `workload_key` and `target` (a compiler_core Target) give configs
     their lowered-IR features (without them, knob values are the features); `transfer` holds trials of other
     workloads of the job's device class, and `cost_model` a model already trained on them (a
-    `tuner_server.cost_model.CostModel`, e.g. loaded from the database), which is used instead of fitting one.
+    `tuner_server.cost_model.CostModel`, e.g. loaded from the database), which is used instead of fitting one;
+    `feature_pool` (a `tuner_server.cost_model.FeaturePool`) lowers configs for their features in the background, so
+    `propose` never waits on compiler_core (without one, features are computed inline: repeatable runs).
     """
 
     space: Space
@@ -57,6 +59,7 @@ class StrategyContext:
     target: Any = None
     transfer: list[TransferTrial] = field(default_factory=list)
     cost_model: Any = None
+    feature_pool: Any = None
 
 
 @runtime_checkable

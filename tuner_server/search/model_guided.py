@@ -13,7 +13,10 @@ Each `propose(n)`:
 
 Lowering a config for its features costs milliseconds, so a round may look at no more than `feature_budget` new
 configs per proposed one (the budget counts configs new to this strategy, not cache misses, so runs do not depend
-on what the shared feature cache holds). With `patience`, proposing stops once that many observations in a row
+on what the shared feature cache holds). With a feature pool (`StrategyContext.feature_pool`, the tuner's case) the
+lowering happens in worker processes: a round scores and trains on the configs whose features are ready, asks for
+the rest, and finds them ready a round later; every proposed config is asked for at once, so its features are there
+when its measurement comes back. With `patience`, proposing stops once that many observations in a row
 have not improved the best runtime.
 
 | option           | default      | meaning                                                                      |
@@ -89,10 +92,12 @@ class ModelGuided:
             raise ValueError(f"option 'epsilon'={o['epsilon']!r} must be at most 1")
         self.context, self.space = context, context.space
         self.rng = random.Random(context.seed)
-        self.features = featurizer_for(context.space, context.workload_key, context.target)
+        self.features = featurizer_for(context.space, context.workload_key, context.target,
+                                       pool=context.feature_pool)
         self._seen: set[tuple] = set()  # config ids proposed or observed
         self._own: dict[tuple, Observation] = {}  # config key -> latest observation of this job
         self._rows_of: dict[tuple, np.ndarray] = {}  # features of every config this strategy looked at (budgeted)
+        self._asked: set[tuple] = set()  # configs whose features were asked of the pool (budget already spent)
         self._pool: dict[tuple, dict] = {}  # unseen candidates, best predicted first after each ranking
         # Small products are listed at once; larger ones only if random draws are mostly invalid (listing costs ~1 s
         # per 100,000 configs): `_random_unseen` decides.
@@ -117,6 +122,7 @@ class ModelGuided:
         for config in batch:
             self._seen.add(config_id(config))
             self._pool.pop(config_id(config), None)
+        self.features.prefetch(batch)  # ready by the time their measurements come back (the next fit needs them)
         return batch
 
     def observe(self, results: list[Observation]) -> None:
@@ -162,9 +168,9 @@ class ModelGuided:
         if self._fitted_at >= 0 and grown < max(1.0, self.options["refit_growth"] * self._fitted_at):
             return self._model
         base = self._base_model()
-        observations = list(self._own.values())
+        observations = self._ready_observations()
         if base is None and len(observations) < self.options["min_train"]:
-            return None
+            return self._model
         X = self._rows([o.config for o in observations])
         data = ranking_data([(X, [o.median_s for o in observations], [o.status for o in observations])],
                             seed=self.context.seed)
@@ -181,6 +187,37 @@ class ModelGuided:
             self._model = own if own is not None and own.trained else None
         self._fitted_at = len(observations)
         return self._model
+
+    def _ready_observations(self) -> list[Observation]:
+        """The job's observations whose features can be had now (all of them without a feature pool)."""
+        observations = list(self._own.values())
+        if not self.features.asynchronous:
+            return observations
+        ready = [o for o in observations if config_id(o.config) in self._rows_of or self.features.cached(o.config)]
+        self.features.prefetch([o.config for o in observations if config_id(o.config) not in self._rows_of
+                                and not self.features.cached(o.config)])
+        return ready
+
+    def _ready(self, configs: list[dict], budget: list[int] | None = None) -> list[dict]:
+        """The configs whose features can be had now; with a feature pool, the others are asked for. A config new to
+        this strategy costs one unit of `budget` when given (skipped once it is spent)."""
+        out, ask = [], []
+        for config in configs:
+            key = config_id(config)
+            if key in self._rows_of:
+                out.append(config)
+                continue
+            if budget is not None and key not in self._asked:
+                if budget[0] <= 0:
+                    continue
+                budget[0] -= 1
+                self._asked.add(key)
+            if self.features.asynchronous and not self.features.cached(config):
+                ask.append(config)
+            else:
+                out.append(config)
+        self.features.prefetch(ask)
+        return out
 
     def _rows(self, configs: list[dict]) -> np.ndarray:
         keys = [config_id(c) for c in configs]
@@ -216,13 +253,9 @@ class ModelGuided:
         return [o.config for o in own]
 
     def _score(self, model: CostModel, configs: list[dict], budget: list[int]) -> np.ndarray:
-        """Model scores; a config new to this strategy costs one unit of `budget` (-inf once it is spent)."""
-        allowed = []
-        for config in configs:
-            known = config_id(config) in self._rows_of
-            if known or budget[0] > 0:
-                budget[0] -= 0 if known else 1
-                allowed.append(config)
+        """Model scores; a config new to this strategy costs one unit of `budget` (-inf once it is spent, and while
+        its features are being computed in the pool)."""
+        allowed = self._ready(configs, budget)
         scores = np.full(len(configs), -np.inf)
         if allowed:
             X = self._rows(allowed)
@@ -249,22 +282,30 @@ class ModelGuided:
                 self._pool.setdefault(config_id(config), config)
 
     def _spend_on_coverage(self, budget: list[int]) -> None:
-        fresh = [c for c in self._random_unseen(budget[0] + 16) if config_id(c) not in self._rows_of]
+        fresh = [c for c in self._random_unseen(budget[0] + 16) if config_id(c) not in self._rows_of
+                 and config_id(c) not in self._asked]
         for config in fresh[: max(budget[0], 0)]:
             self._pool.setdefault(config_id(config), config)
+            self._asked.add(config_id(config))
+        self.features.prefetch(fresh[: max(budget[0], 0)])
         budget[0] = 0
 
     def _ranked_pool(self, model: CostModel) -> list[dict]:
         """Unseen pool configs, best predicted first (ties keep pool order); the pool is cut to `pool_size`."""
-        configs = [c for c in self._pool.values() if config_id(c) not in self._seen]
-        if not configs:
-            return []
+        unseen = [c for c in self._pool.values() if config_id(c) not in self._seen]
+        configs = self._ready(unseen)
         X = self._rows(configs)
+        pending = [c for c in unseen if config_id(c) not in self._rows_of]  # still being featurized in the pool
+        if not configs:
+            self._pool = {config_id(c): c for c in pending[: self.options["pool_size"]]}
+            return []
         scores = model.predict(X)
         scores[np.all(np.isnan(X), axis=1)] = -np.inf
         order = np.argsort(-scores, kind="stable")
         ranked = [configs[i] for i in order if np.isfinite(scores[i])]
-        self._pool = {config_id(c): c for c in ranked[: self.options["pool_size"]]}
+        kept = ranked[: self.options["pool_size"]]
+        kept += pending[: self.options["pool_size"] - len(kept)]  # still being featurized: ranked next round
+        self._pool = {config_id(c): c for c in kept}
         return ranked
 
     def _all_unseen(self) -> list[dict] | None:
