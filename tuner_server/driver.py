@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 import compiler_core as cc
 from tuner_server import metrics, repo
 from tuner_server.db import Job, Trial, session_scope, utcnow
-from tuner_server.db.models import JOB_OPEN_STATES, JOB_STATES
+from tuner_server.db.models import JOB_OPEN_STATES
 from tuner_server.repo import JobProgress
 from tuner_server.search import Observation, SearchStrategy, StrategyContext, TransferTrial, make_strategy
 from tuner_server.search.default_first import DefaultFirst
@@ -174,17 +174,13 @@ class JobDriver:
     def _scan(self) -> tuple[list[str], dict[str, int]]:
         """(ids of open jobs, highest priority first; active agents per device class); sets the jobs gauge."""
         with session_scope(self._sessions) as s:
-            counts, jobs = {}, []
-            for state in JOB_STATES:
-                page = repo.list_jobs(session=s, state=state, limit=MAX_OPEN_JOBS if state in JOB_OPEN_STATES else 0)
-                counts[state] = page.total
-                jobs.extend(page.items)
+            counts = repo.job_state_counts(session=s)
+            jobs = [j.id for j in repo.open_jobs(session=s, limit=MAX_OPEN_JOBS)]
             active: dict[str, int] = {}
             for agent in repo.list_agents(session=s, status="active"):
                 active[agent.device_class] = active.get(agent.device_class, 0) + 1
-            jobs.sort(key=lambda j: (-j.priority, j.created_at, j.id))
         metrics.set_job_counts(counts)
-        return [j.id for j in jobs], active
+        return jobs, active
 
     def _drive_job(self, job_id: str, active: Mapping[str, int], now: datetime, summary: TickSummary) -> None:
         """Read the job (short transaction), search outside any transaction (a model-guided proposal may take a

@@ -108,3 +108,23 @@ def test_with_a_feature_pool_the_pass_never_lowers_and_stores_once_ready(session
     restarted = ClassModels(session_factory)
     assert restarted.warm_cache(dclass, cc.make_workload("softmax", {"rows": 64, "cols": 96}).key,
                                 [{"not": "measured"}]) == 0
+
+
+def test_the_driver_starts_model_jobs_from_the_class_model(session_factory, tmp_path):
+    from tuner_server.driver import JobDriver
+    from tuner_server.repo import JobSpec
+    from tuner_server.settings import Settings
+
+    dclass = _populate(session_factory)
+    keeper = ClassModels(session_factory, min_trials=16)
+    keeper.refresh()
+    w = cc.make_workload("softmax", {"rows": 256, "cols": 96})
+    with session_scope(session_factory) as s:
+        model_job = repo.create_job(JobSpec(w.key, dclass, 8, strategy="model"), session=s).id
+        random_job = repo.create_job(JobSpec(w.key, dclass, 8, strategy="random"), session=s).id
+    driver = JobDriver(session_factory, Settings(data_dir=tmp_path), class_models=keeper)
+    driver.tick()
+    assert driver._plans[model_job].strategy.inner.context.cost_model is keeper.model(dclass)
+    assert not hasattr(driver._plans[random_job].strategy.inner, "context")
+    with session_scope(session_factory) as s:
+        assert repo.job_progress(model_job, session=s).queued == 8

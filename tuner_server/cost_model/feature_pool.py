@@ -18,7 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
-CHUNK = 16  # configs per task: large enough to amortize pickling, small enough to spread over workers
+CHUNK = 32  # configs per task: large enough to amortize pickling, small enough to spread over workers
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -62,12 +62,10 @@ class FeaturePool:
     def request(self, featurizer, configs: list[dict]) -> int:
         """Submit the configs of `featurizer` (a LoweredFeatures) that are neither cached nor in flight; returns how
         many were submitted."""
-        from compiler_core.space import config_key
-
         todo = []
+        keys = [(featurizer.key, featurizer.config_key(c)) for c in configs]
         with self._lock:
-            for config in configs:
-                key = (featurizer.key, config_key(config))
+            for config, key in zip(configs, keys, strict=True):
                 if key not in self._in_flight and key not in featurizer.cache:
                     self._in_flight.add(key)
                     todo.append((key, config))

@@ -109,6 +109,7 @@ class LoweredFeatures:
         self.target = target
         self.cache = cache if cache is not None else shared_cache()
         self.pool = pool  # a FeaturePool: lower in the background instead of inline
+        self._config_keys: dict[tuple, str] = {}
         self.key = self.cache_prefix(self.workload.key, target)
         self.computed = 0  # vectors this featurizer lowered itself (cache misses) ...
         self.lowering_s = 0.0  # ... and the seconds that took
@@ -122,8 +123,16 @@ class LoweredFeatures:
     def asynchronous(self) -> bool:
         return self.pool is not None
 
+    def config_key(self, config: dict) -> str:
+        """compiler_core's config key, remembered per config (a JSON dump costs more than the lookup)."""
+        ident = tuple(sorted(config.items()))
+        key = self._config_keys.get(ident)
+        if key is None:
+            key = self._config_keys[ident] = config_key(config)
+        return key
+
     def cached(self, config: dict) -> bool:
-        return (self.key, config_key(config)) in self.cache
+        return (self.key, self.config_key(config)) in self.cache
 
     def prefetch(self, configs: Sequence[dict]) -> None:
         """Start lowering `configs` in the pool (no-op without one: calling the featurizer lowers inline)."""
@@ -131,7 +140,7 @@ class LoweredFeatures:
             self.pool.request(self, list(configs))
 
     def vector(self, config: dict) -> np.ndarray:
-        key = (self.key, config_key(config))
+        key = (self.key, self.config_key(config))
         vec = self.cache.get(key)
         if vec is None:
             t0 = time.perf_counter()

@@ -27,7 +27,16 @@ from tuner_server.repo.cost_models import (
 )
 from tuner_server.repo.errors import Conflict, ImportFormatError, InvalidRequest, NotFound, RepoError
 from tuner_server.repo.exchange import export_jsonl, import_jsonl
-from tuner_server.repo.jobs import cancel_job, create_job, finish_job, get_job, job_progress, list_jobs
+from tuner_server.repo.jobs import (
+    cancel_job,
+    create_job,
+    finish_job,
+    get_job,
+    job_progress,
+    job_state_counts,
+    list_jobs,
+    open_jobs,
+)
 from tuner_server.repo.records import (
     DeviceSummary,
     ImportCounts,
@@ -55,8 +64,9 @@ __all__ = [
     "TrainingRow", "TrialReport", "VersionDiff", "authenticate_agent", "authenticate_token", "cancel_job",
     "class_training_trials", "count_class_trials", "create_job", "create_token", "enqueue_configs", "ensure_device",
     "export_jsonl", "find_workload", "finish_job", "get_agent", "get_features", "get_job", "get_or_create_workload",
-    "get_trial", "heartbeat", "import_jsonl", "job_progress", "latest_cost_model", "lease_tasks", "list_agents",
-    "list_cost_models", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "put_features",
+    "get_trial", "heartbeat", "import_jsonl", "job_progress", "job_state_counts", "latest_cost_model", "lease_tasks",
+    "list_agents", "list_cost_models", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents",
+    "open_jobs", "put_features",
     "record_result", "register_agent", "register_token", "requeue_expired", "return_leases", "revoke_token",
     "save_cost_model", "schedules", "transfer_trials",
 ]

@@ -64,6 +64,19 @@ def list_jobs(*, session: Session, state: str | None = None, workload_key: str |
     return Page(list(rows), total, limit, offset)
 
 
+def job_state_counts(*, session: Session) -> dict[str, int]:
+    """Jobs per state (every state, zeros included), in one query."""
+    counts = dict.fromkeys(JOB_STATES, 0)
+    counts.update(session.execute(select(Job.state, func.count()).group_by(Job.state)).tuples().all())
+    return counts
+
+
+def open_jobs(*, session: Session, limit: int) -> list[Job]:
+    """Up to `limit` queued or running jobs, highest priority first, then oldest (the driver's order)."""
+    return list(session.scalars(select(Job).where(Job.state.in_(JOB_OPEN_STATES))
+                                .order_by(Job.priority.desc(), Job.created_at, Job.id).limit(limit)))
+
+
 def cancel_job(job_id: str, *, session: Session, now: datetime | None = None) -> Job:
     """Cancel an open job: its queued and leased tasks become cancelled; trials already measured stay."""
     _lock_open_tasks(session, job_id)

@@ -31,7 +31,7 @@ have not improved the best runtime.
 | refit_rate       | 0.1          | learning rate of those rounds (the job's own trials can overrule transfer)   |
 | own_weight_at    | 16           | with transfer, a model of the job's own trials is blended in with weight     |
 |                  |              | n / (n + own_weight_at) (n: own observations), so a wrong prior fades        |
-| refit_growth     | 0.1          | refit when the job's observations grew by this fraction (at least one)       |
+| refit_growth     | 0.25         | refit when the job's observations grew by this fraction (at least one)       |
 | min_train        | 8            | own observations before a model without transfer is fitted                   |
 | chains           | 16           | annealing chains per round                                                   |
 | steps            | 16           | annealing steps per round                                                    |
@@ -69,7 +69,7 @@ OPTIONS: dict[str, tuple] = {
     "refit_rate": Option(float, 0.1, "learning rate of the rounds added to the transfer model", minimum=0.0),
     "own_weight_at": Option(int, 16, "own observations at which the job's own model weighs as much as the "
                                      "transfer model in a blend", minimum=1),
-    "refit_growth": Option(float, 0.1, "refit when observations grew by this fraction", minimum=0.0),
+    "refit_growth": Option(float, 0.25, "refit when observations grew by this fraction", minimum=0.0),
     "min_train": Option(int, 8, "own observations before a model without transfer is fitted", minimum=2),
     "chains": Option(int, 16, "annealing chains per round", minimum=1),
     "steps": Option(int, 16, "annealing steps per round", minimum=0),
@@ -98,12 +98,15 @@ class ModelGuided:
         self._own: dict[tuple, Observation] = {}  # config key -> latest observation of this job
         self._rows_of: dict[tuple, np.ndarray] = {}  # features of every config this strategy looked at (budgeted)
         self._asked: set[tuple] = set()  # configs whose features were asked of the pool (budget already spent)
+        self._to_ask: list[dict] = []  # ... asked for at the end of the round, in one request
         self._pool: dict[tuple, dict] = {}  # unseen candidates, best predicted first after each ranking
         # Small products are listed at once; larger ones only if random draws are mostly invalid (listing costs ~1 s
         # per 100,000 configs): `_random_unseen` decides.
         self._valid: list[dict] | None = list(context.space) if context.space.size <= EAGER_LIST_LIMIT else None
         self._base: CostModel | None | bool = False  # False: not built yet
         self._model: CostModel | None = None
+        self._explored_with = self._scored_with = None  # the model the pool was last explored / scored with
+        self._score_of: dict[tuple, float] = {}
         self._fitted_at = -1
         self._best: float | None = None
         self._since_best = 0
@@ -122,7 +125,9 @@ class ModelGuided:
         for config in batch:
             self._seen.add(config_id(config))
             self._pool.pop(config_id(config), None)
-        self.features.prefetch(batch)  # ready by the time their measurements come back (the next fit needs them)
+        # The batch first: its features are needed when its measurements come back (the next fit).
+        self.features.prefetch(batch + [c for c in self._to_ask if config_id(c) not in self._seen])
+        self._to_ask = []
         return batch
 
     def observe(self, results: list[Observation]) -> None:
@@ -216,7 +221,7 @@ class ModelGuided:
                 ask.append(config)
             else:
                 out.append(config)
-        self.features.prefetch(ask)
+        self._to_ask.extend(ask)
         return out
 
     def _rows(self, configs: list[dict]) -> np.ndarray:
@@ -235,9 +240,10 @@ class ModelGuided:
         unseen = self._all_unseen()
         if unseen is not None and sum(config_id(c) not in self._rows_of for c in unseen) <= budget[0]:
             self._pool.update((config_id(c), c) for c in unseen)  # a small space: score all of it
-        else:
-            self._explore(model, budget)
+        elif model is not self._explored_with or self._ready_in_pool() < 4 * n:
+            self._explore(model, budget)  # a new model (or a pool running dry): worth the annealing
             self._spend_on_coverage(budget)
+            self._explored_with = model
         ranked = self._ranked_pool(model)
         n_random = sum(self.rng.random() < self.options["epsilon"] for _ in range(n))
         if len(self._own) < self.options["min_train"]:  # a transferred model: half the first configs spread out,
@@ -245,7 +251,10 @@ class ModelGuided:
         batch = pick_diverse(ranked[: max(8 * n, 64)], n - n_random, self.options["min_distance"])
         taken = {config_id(c) for c in batch}
         extra = [c for c in self._random_unseen(4 * n + 8, limit=512) if config_id(c) not in taken]
-        return batch + space_filling(extra, n - len(batch), self.rng, taken=batch + self._recent(256))
+        return batch + space_filling(extra, n - len(batch), self.rng, taken=batch + self._recent(64))
+
+    def _ready_in_pool(self) -> int:
+        return sum(1 for key in self._pool if key in self._rows_of and key not in self._seen)
 
     def _recent(self, k: int) -> list[dict]:
         """The configs of the last k observations (what space-filling keeps its distance from)."""
@@ -256,14 +265,20 @@ class ModelGuided:
         """Model scores; a config new to this strategy costs one unit of `budget` (-inf once it is spent, and while
         its features are being computed in the pool)."""
         allowed = self._ready(configs, budget)
-        scores = np.full(len(configs), -np.inf)
-        if allowed:
-            X = self._rows(allowed)
+        known = self._scores_of(model, allowed)
+        return np.array([known.get(config_id(c), -np.inf) for c in configs])
+
+    def _scores_of(self, model: CostModel, configs: list[dict]) -> dict[tuple, float]:
+        """Scores of `configs` (features ready) under `model`, each predicted once per model (NaN rows: -inf)."""
+        if model is not self._scored_with:
+            self._scored_with, self._score_of = model, {}
+        need = [c for c in dict((config_id(c), c) for c in configs).values() if config_id(c) not in self._score_of]
+        if need:
+            X = self._rows(need)
             predicted = model.predict(X)
             predicted[np.all(np.isnan(X), axis=1)] = -np.inf
-            position = {config_id(c): s for c, s in zip(allowed, predicted, strict=True)}
-            scores = np.array([position.get(config_id(c), -np.inf) for c in configs])
-        return scores
+            self._score_of.update((config_id(c), float(v)) for c, v in zip(need, predicted, strict=True))
+        return self._score_of
 
     def _explore(self, model: CostModel, budget: list[int]) -> None:
         chains = self.options["chains"]
@@ -287,20 +302,19 @@ class ModelGuided:
         for config in fresh[: max(budget[0], 0)]:
             self._pool.setdefault(config_id(config), config)
             self._asked.add(config_id(config))
-        self.features.prefetch(fresh[: max(budget[0], 0)])
+        self._to_ask.extend(fresh[: max(budget[0], 0)])
         budget[0] = 0
 
     def _ranked_pool(self, model: CostModel) -> list[dict]:
         """Unseen pool configs, best predicted first (ties keep pool order); the pool is cut to `pool_size`."""
         unseen = [c for c in self._pool.values() if config_id(c) not in self._seen]
         configs = self._ready(unseen)
-        X = self._rows(configs)
+        known = self._scores_of(model, configs)
         pending = [c for c in unseen if config_id(c) not in self._rows_of]  # still being featurized in the pool
         if not configs:
             self._pool = {config_id(c): c for c in pending[: self.options["pool_size"]]}
             return []
-        scores = model.predict(X)
-        scores[np.all(np.isnan(X), axis=1)] = -np.inf
+        scores = np.array([known[config_id(c)] for c in configs])
         order = np.argsort(-scores, kind="stable")
         ranked = [configs[i] for i in order if np.isfinite(scores[i])]
         kept = ranked[: self.options["pool_size"]]
