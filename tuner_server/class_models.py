@@ -26,6 +26,7 @@ import compiler_core as cc
 from compiler_core.features import FEATURE_NAMES
 from compiler_core.space import config_key
 from tuner_server import repo
+from tuner_server.background import PeriodicThread
 from tuner_server.cost_model import (
     CostModel,
     FeatureCache,
@@ -68,36 +69,16 @@ class ClassModels:
         self.rounds, self.objective, self.limit = rounds, objective, limit
         self._kept: dict[str, _Kept] = {}
         self._lock = threading.Lock()
-        self._stop, self._wake = threading.Event(), threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = PeriodicThread(self.refresh, "tunefarm-class-models", interval_s)
         self.fit_s = 0.0  # seconds spent fitting class models since start (what the tuner's overhead amortizes)
         self.fits = 0
 
     # ---- lifecycle ------------------------------------------------------------------------------------------
     def start(self) -> None:
-        if self._thread is None:
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._run, name="tunefarm-class-models", daemon=True)
-            self._thread.start()
+        self._loop.start()
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-            self._thread = None
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.refresh()
-            except Exception:  # noqa: BLE001 - a failed pass (database away, bad row) must not end the thread
-                log.exception("class-model pass failed; trying again in %.0f s", self.interval_s)
-            self._wake.wait(self.interval_s)
-            self._wake.clear()
+        self._loop.stop(timeout_s)
 
     # ---- what jobs use --------------------------------------------------------------------------------------
     def model(self, device_class: str) -> CostModel | None:

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import compiler_core as cc
 from tuner_server import metrics, repo
+from tuner_server.background import PeriodicThread
 from tuner_server.db import Job, Trial, session_scope, utcnow
 from tuner_server.db.models import JOB_OPEN_STATES
 from tuner_server.repo import JobProgress
@@ -97,37 +98,19 @@ class JobDriver:
         self.min_queued, self.queued_per_agent = min_queued, queued_per_agent
         self._plans: dict[str, _Plan] = {}
         self._tick_lock = threading.Lock()
-        self._wake, self._stop = threading.Event(), threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = PeriodicThread(lambda: self._guarded("tick", self.tick), "tunefarm-job-driver", interval_s,
+                                    min_gap_s)
         self._first_tick: datetime | None = None
 
     def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._wake.set()  # the first pass runs at once
-        self._thread = threading.Thread(target=self._run, name="tunefarm-job-driver", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-            self._thread = None
+        self._loop.stop(timeout_s)
 
     def wake(self) -> None:
         """Run a pass soon (a job was created or cancelled, tasks were leased, results arrived)."""
-        self._wake.set()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(self.interval_s)
-            self._wake.clear()
-            if self._stop.is_set():
-                break
-            self._guarded("tick", self.tick)  # never lets the thread die; the next pass tries again
-            self._stop.wait(self.min_gap_s)  # a burst of wake() calls becomes one pass
+        self._loop.wake()
 
     def tick(self, now: datetime | None = None) -> TickSummary:
         """One pass over the farm; each phase and each job in its own transaction, failures logged."""

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from alembic import command
 from sqlalchemy import func, inspect, select
 
 import compiler_core as cc
@@ -11,7 +10,7 @@ from tests.db.conftest import BACKENDS, new_database_url
 from tests.db.factories import MATMUL, SOFTMAX, at, cuda_fingerprint, device, trial
 from tuner_server import repo
 from tuner_server.db import make_engine, upgrade_to_head
-from tuner_server.db.migrate import alembic_config
+from tuner_server.db.migrate import migrate
 from tuner_server.db.models import ConfigFeatures, CostModelRecord
 
 FS = "ir-v1/cpu/cg1"
@@ -146,12 +145,9 @@ def empty_url(request, tmp_path_factory):
 
 def test_downgrade_drops_the_cost_model_tables(empty_url):
     upgrade_to_head(empty_url)
+    migrate(empty_url, "0001", down=True)
     engine = make_engine(empty_url)
     try:
-        with engine.begin() as conn:
-            config = alembic_config(empty_url)
-            config.attributes["connection"] = conn
-            command.downgrade(config, "0001")
         with engine.connect() as conn:
             tables = set(inspect(conn).get_table_names())
         assert "trials" in tables and not tables & {"config_features", "cost_models"}

@@ -245,10 +245,10 @@ def test_the_thread_survives_errors_and_wake_runs_a_pass(sessions, settings, mon
         job_id = new_job(sessions)
         driver.wake()
         wait_until(lambda: len(job_state(sessions, job_id)[1]) == 8)
-        assert driver._thread.is_alive()
+        assert driver._loop._thread.is_alive()
     finally:
         driver.stop()
-    assert driver._thread is None and not any(t.name == "tunefarm-job-driver" for t in threading.enumerate())
+    assert driver._loop._thread is None and not any(t.name == "tunefarm-job-driver" for t in threading.enumerate())
 
 
 def test_the_search_runs_outside_any_transaction(sessions, settings, monkeypatch):

@@ -21,12 +21,17 @@ def alembic_config(url: str) -> Config:
 
 def upgrade_to_head(url: str) -> None:
     """Create or upgrade the database at `url` to the newest revision."""
+    migrate(url, "head")
+
+
+def migrate(url: str, revision: str, *, down: bool = False) -> None:
+    """Upgrade (or with `down`, downgrade) the database at `url` to `revision`."""
     engine = make_engine(url)
     try:
         with engine.begin() as connection:
             config = alembic_config(url)
             config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+            (command.downgrade if down else command.upgrade)(config, revision)
     finally:
         engine.dispose()
 
