@@ -101,7 +101,7 @@ class Sandbox:
             if worker.process.is_alive():
                 worker.process.kill()
             worker.process.join(5)
-            worker.conn.close()
+            _close_quietly(worker.conn)
             if self._worker is worker:
                 self._worker = None
 
@@ -124,7 +124,7 @@ class Sandbox:
         if worker.process.is_alive():
             worker.process.kill()
             worker.process.join(5)
-        worker.conn.close()
+        _close_quietly(worker.conn)
 
     @property
     def pid(self) -> int | None:
@@ -163,3 +163,11 @@ class Sandbox:
         if self._cancelled:
             return failed(task, Status.RUNTIME_ERROR, "cancelled by the server; worker killed")
         return failed(task, Status.RUNTIME_ERROR, f"{why} after {elapsed:.2f} s (crash in build, verify or run)")
+
+
+def _close_quietly(conn) -> None:
+    """Close a worker's pipe; a cancelled task's thread may be closing it at the same moment (EBADF then)."""
+    try:
+        conn.close()
+    except OSError:
+        pass
