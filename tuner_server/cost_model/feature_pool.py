@@ -95,6 +95,7 @@ class FeaturePool:
             time.sleep(0)  # let the done-callback run before looking again
 
     def close(self) -> None:
+        """Shut the workers down (chunks in flight are dropped); a later request starts new ones."""
         with self._lock:
             executor, self._executor = self._executor, None
         if executor is not None:
@@ -114,7 +115,7 @@ class FeaturePool:
             future = self._pool().submit(featurize_chunk, featurizer.workload.key, featurizer.target,
                                          [c for _, c in items])
         except (BrokenProcessPool, RuntimeError):  # a dead pool: rebuild it next time, give the keys back
-            self._drop_executor()
+            self.close()
             self._release(keys)
             return
         with self._lock:
@@ -125,7 +126,7 @@ class FeaturePool:
         try:
             rows, cpu_s = future.result()
         except BrokenProcessPool:  # a worker died: rebuild the pool; these configs can be asked for again
-            self._drop_executor()
+            self.close()
             rows = None
         except BaseException:  # noqa: BLE001 - cancelled (closing), or a bug in the worker: asked for again later
             rows = None
@@ -142,9 +143,3 @@ class FeaturePool:
     def _release(self, keys: list[tuple[str, str]]) -> None:
         with self._lock:
             self._in_flight.difference_update(keys)
-
-    def _drop_executor(self) -> None:
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)

@@ -196,12 +196,8 @@ class ModelGuided:
     def _ready_observations(self) -> list[Observation]:
         """The job's observations whose features can be had now (all of them without a feature pool)."""
         observations = list(self._own.values())
-        if not self.features.asynchronous:
-            return observations
-        ready = [o for o in observations if config_id(o.config) in self._rows_of or self.features.cached(o.config)]
-        self.features.prefetch([o.config for o in observations if config_id(o.config) not in self._rows_of
-                                and not self.features.cached(o.config)])
-        return ready
+        ready = {config_id(c) for c in self._ready([o.config for o in observations])}  # the rest: asked for
+        return [o for o in observations if config_id(o.config) in ready]
 
     def _ready(self, configs: list[dict], budget: list[int] | None = None) -> list[dict]:
         """The configs whose features can be had now; with a feature pool, the others are asked for. A config new to
