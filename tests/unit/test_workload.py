@@ -97,11 +97,32 @@ def test_elementwise_vector_inputs_are_checked():
         make_workload("elementwise", rows=4, cols=4, expr="x+y", vectors="x,y")
 
 
-@pytest.mark.parametrize("eps, message", [("abc", "eps must be a number"), ("0", r"eps must be in \(0, 1\]"),
-                                          ("nan", r"eps must be in \(0, 1\]"), ("2", r"eps must be in \(0, 1\]")])
+EPS_RANGE = r"eps must be in \[1.1754944e-38, 1\] \(float32's smallest normal number to 1\)"
+
+
+@pytest.mark.parametrize("eps, message", [("abc", "eps must be a number"), ("0", EPS_RANGE), ("nan", EPS_RANGE),
+                                          ("2", EPS_RANGE), ("1e-50", EPS_RANGE), ("1e-38", EPS_RANGE),
+                                          ("-1e-5", EPS_RANGE), ("inf", EPS_RANGE)])
 def test_layernorm_eps_is_checked(eps, message):
     with pytest.raises(WorkloadError, match=message):
         make_workload("layernorm", rows=4, cols=4, eps=eps)
+
+
+@pytest.mark.parametrize("eps", ["1.1754944e-38", "1.17549435e-38", "1e-37"])
+def test_smallest_eps_is_emitted_as_a_normal_float32(eps):
+    """A literal below float32's smallest normal would be subnormal (or 0 under flush-to-zero): rsqrt(0 + eps)
+    of a constant row would be inf and 0 * inf NaN."""
+    import re
+
+    import numpy as np
+
+    from compiler_core import cpu_target, cuda_target, default_config, generate
+
+    w = make_workload("layernorm", rows=4, cols=8, eps=eps)
+    for target in (cpu_target(cores=2), cuda_target("sm_90")):
+        source = generate(w, default_config(w, target), target)
+        literals = [np.float32(v) for v in re.findall(r"(\d(?:\.\d*)?e-3\d)f", source)]
+        assert literals and all(v >= np.finfo(np.float32).tiny for v in literals), (target.kind, literals)
 
 
 def test_conv2d_cross_param_checks():
