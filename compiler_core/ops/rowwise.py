@@ -8,6 +8,7 @@ import numpy as np
 from compiler_core import te
 from compiler_core.errors import WorkloadError
 from compiler_core.ir.expr import FloatImm, call
+from compiler_core.ops import error_models, hard_inputs
 from compiler_core.ops.base import OpDef, dtype_param
 from compiler_core.workload import Param, Workload
 
@@ -84,6 +85,7 @@ SOFTMAX = OpDef(
     name="softmax", doc="Y = softmax(X) over the last axis of X[rows, cols]",
     params=(ROWS, COLS, dtype_param()), define=_softmax, reference=_softmax_ref,
     flops=lambda w: 5 * w["rows"] * w["cols"],
+    tolerance=error_models.softmax, hard_inputs=hard_inputs.softmax,
 )
 
 LAYERNORM = OpDef(
@@ -92,6 +94,7 @@ LAYERNORM = OpDef(
             dtype_param()),
     define=_layernorm, reference=_layernorm_ref, flops=lambda w: 8 * w["rows"] * w["cols"],
     normalize=_normalize_eps,
+    tolerance=error_models.layernorm, hard_inputs=hard_inputs.layernorm,
 )
 
 REDUCE_SUM = OpDef(
@@ -99,6 +102,7 @@ REDUCE_SUM = OpDef(
     params=(ROWS, COLS, dtype_param()), define=_reduce_sum,
     reference=lambda w, ins: [ins[0].astype(np.float64).sum(axis=-1)],
     flops=lambda w: w["rows"] * w["cols"],
+    tolerance=error_models.reduce_sum, hard_inputs=hard_inputs.reduce_sum,
 )
 
 TRANSPOSE = OpDef(
@@ -106,4 +110,5 @@ TRANSPOSE = OpDef(
     params=(ROWS, COLS, dtype_param()), define=_transpose,
     reference=lambda w, ins: [ins[0].astype(np.float64).T.copy()],
     flops=lambda w: 0,
+    tolerance=error_models.exact, hard_inputs=hard_inputs.transpose,
 )
