@@ -102,3 +102,21 @@ def test_elementwise_tolerance_grows_with_cancellation_and_overflow_is_unchecked
     tol = expected.tolerance[0][0]
     assert expected.outputs[0][0, 0] == 0 and 0 < tol[0] < 1e-5  # exp(1) - exp(1): both exps' rounding
     assert tol[1] < 1e-5 and tol[2] == np.inf  # exp(100) overflows float32
+
+
+def test_an_op_without_an_error_model_gets_the_whole_output_fallback():
+    import dataclasses
+
+    from compiler_core.ops import OPS
+
+    plain = dataclasses.replace(OPS["transpose"], name="plain_copy", tolerance=None, hard_inputs=None)
+    OPS["plain_copy"] = plain
+    try:
+        w = cc.make_workload("plain_copy", rows=2, cols=3)
+        assert [s.name for s in cc.input_sets(w, 0)] == ["random"]
+        expected = cc.expect(w, [np.full((2, 3), 2.0, np.float32)])
+        assert np.array_equal(expected.tolerance[0], [2e-4])
+        assert cc.verify(w, [np.full((3, 2), 2.0001, np.float32)], expected).ok
+        assert not cc.verify(w, [np.full((3, 2), 2.001, np.float32)], expected).ok
+    finally:
+        del OPS["plain_copy"]
