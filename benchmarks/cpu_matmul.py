@@ -149,7 +149,7 @@ def main(argv=None) -> int:
     workload = cc.make_workload("matmul", M=n, N=n, K=n, dtype="float32")
     a, b = cc.random_inputs(workload, seed=args.seed)
     c = np.zeros((n, n), dtype=np.float32)
-    expected = cc.reference(workload, [a, b])
+    expected = cc.expect(workload, [a, b])
     flops = cc.get_op("matmul").flops(workload)
     if args.config:
         config = cc.get_space(workload, target).validate(json.loads(args.config))

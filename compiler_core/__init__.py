@@ -9,14 +9,14 @@ from compiler_core.lower import PASSES, default_config, get_space, lower
 from compiler_core.ops import OPS, get_op
 from compiler_core.space import Knob, Space, config_key
 from compiler_core.target import Target, cpu_target, cuda_target
-from compiler_core.verify import VerifyResult, random_inputs, reference, verify
+from compiler_core.verify import Expected, InputSet, VerifyResult, expect, input_sets, random_inputs, reference, verify
 from compiler_core.version import codegen_version
 from compiler_core.workload import Workload, make_workload, parse_key
 
 __all__ = [
     "FEATURE_NAMES", "codegen_version", "extract_features", "features",
-    "OPS", "PASSES", "BuildError", "ConfigError", "Kernel", "Knob", "ResourceError", "Space", "Target",
-    "VerifyResult", "Workload", "WorkloadError", "build", "config_key", "cpu_target", "cuda_target", "default_config",
-    "generate", "get_op", "get_space", "lower", "make_workload", "parse_key", "random_inputs", "reference",
-    "verify",
+    "OPS", "PASSES", "BuildError", "ConfigError", "Expected", "InputSet", "Kernel", "Knob", "ResourceError", "Space",
+    "Target", "VerifyResult", "Workload", "WorkloadError", "build", "config_key", "cpu_target", "cuda_target",
+    "default_config", "expect", "generate", "get_op", "get_space", "input_sets", "lower", "make_workload", "parse_key",
+    "random_inputs", "reference", "verify",
 ]

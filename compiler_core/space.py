@@ -44,6 +44,10 @@ class Space:
         return n
 
     def violations(self, config: dict) -> list[str]:
+        """Every reason the config is not a member of the space (empty if it is). Values must have their
+        choices' exact type: True == 1 and 4.0 == 4 in Python, but neither is a valid int knob value."""
+        if not isinstance(config, dict):
+            return [f"a config must be a dict of knob values ({', '.join(self.names)}), got {type(config).__name__}"]
         problems = []
         missing = [k.name for k in self.knobs if k.name not in config]
         extra = sorted(set(config) - set(self.names))
@@ -52,7 +56,7 @@ class Space:
         if extra:
             problems.append(f"unknown knob(s) {', '.join(extra)}; knobs: {', '.join(self.names)}")
         for k in self.knobs:
-            if k.name in config and config[k.name] not in k.choices:
+            if k.name in config and not _is_choice(config[k.name], k.choices):
                 problems.append(f"{k.name}={config[k.name]!r} not in {list(k.choices)}")
         if problems:
             return problems
@@ -95,6 +99,10 @@ class Space:
     def describe(self) -> dict:
         return {"knobs": [{"name": k.name, "choices": list(k.choices), "doc": k.doc} for k in self.knobs],
                 "constraints": [c.why for c in self.constraints]}
+
+
+def _is_choice(value, choices: tuple) -> bool:
+    return any(type(value) is type(c) and value == c for c in choices)
 
 
 def config_key(config: dict) -> str:

@@ -1,12 +1,15 @@
 """Workloads: (op, params) validated against the op's signature, with a stable canonical key."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from compiler_core.errors import WorkloadError
 
 MAX_DIM = 1 << 20
 MAX_TENSOR_ELEMS = 1 << 28  # 1 GiB of float32 per tensor
+# ASCII digits only: str.isdigit() also accepts '²' (which int() refuses) and '٣' (which int() reads as 3).
+INT_TEXT = re.compile(r"[-+]?[0-9]{1,18}")
 
 
 @dataclass(frozen=True)
@@ -22,16 +25,17 @@ class Param:
 
     def coerce(self, op: str, value: object) -> object:
         if self.kind == "int":
+            if isinstance(value, str) and INT_TEXT.fullmatch(value.strip()):
+                value = int(value.strip())
             if isinstance(value, bool) or not isinstance(value, int):
-                if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-                    value = int(value)
-                else:
-                    raise WorkloadError(f"{op}: param {self.name} must be an integer, got {value!r}")
+                raise WorkloadError(f"{op}: param {self.name} must be an integer in [{self.lo}, {self.hi}], "
+                                    f"got {value!r}")
             if not self.lo <= value <= self.hi:
                 raise WorkloadError(f"{op}: param {self.name}={value} out of range [{self.lo}, {self.hi}]")
             return value
         if not isinstance(value, str):
-            raise WorkloadError(f"{op}: param {self.name} must be a string, got {value!r}")
+            allowed = f" (one of {', '.join(self.choices)})" if self.choices else ""
+            raise WorkloadError(f"{op}: param {self.name} must be a string{allowed}, got {value!r}")
         if self.choices and value not in self.choices:
             allowed = ", ".join(self.choices)
             raise WorkloadError(f"{op}: unsupported {self.name} {value!r}; allowed: {allowed}")
@@ -87,9 +91,11 @@ def make_workload(op: str, params: dict | None = None, **kwargs) -> Workload:
     from compiler_core.ops import get_op
 
     opdef = get_op(op)
-    given = dict(params or {}, **kwargs)
     names = [p.name for p in opdef.params]
-    extra = sorted(set(given) - set(names))
+    if params is not None and not isinstance(params, dict):
+        raise WorkloadError(f"{op}: params must be a dict of {', '.join(names)}, got {type(params).__name__}")
+    given = dict(params or {}, **kwargs)
+    extra = sorted(map(str, set(given) - set(names)))
     if extra:
         raise WorkloadError(f"{op}: unknown param(s) {', '.join(extra)}; expected {', '.join(names)}")
     values = []
@@ -126,7 +132,7 @@ def parse_params(text: str) -> dict:
         if not eq:
             raise WorkloadError(f"malformed params {text!r}: {part!r} is not name=value")
         value = value.strip()
-        params[name.strip()] = int(value) if value.lstrip("-").isdigit() else value
+        params[name.strip()] = int(value) if INT_TEXT.fullmatch(value) else value
     return params
 
 

@@ -106,7 +106,7 @@ def _verify_and_measure(task: Task, workload: cc.Workload, kernel: cc.Kernel, bu
                         flusher) -> TrialResult:
     inputs = cc.random_inputs(workload, input_seed(task))
     outputs = kernel.run(*inputs)
-    check = cc.verify(workload, outputs, cc.reference(workload, inputs))
+    check = cc.verify(workload, outputs, cc.expect(workload, inputs))
     version = cc.codegen_version()
     if not check.ok:  # a wrong answer is never timed
         return failed(task, Status.WRONG_ANSWER, check.message, codegen_version=version, compile_s=built_s,

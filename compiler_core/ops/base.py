@@ -32,6 +32,9 @@ class OpDef:
     reference: Callable  # (Workload, list[np.ndarray]) -> list[np.ndarray] (float64)
     flops: Callable  # Workload -> int
     normalize: Callable | None = None  # Workload -> Workload (canonical form + cross-param checks)
+    # (Workload, inputs, float64 reference outputs) -> per-element float64 error bounds, one per output
+    tolerance: Callable | None = None
+    hard_inputs: Callable | None = None  # (Workload, np.random.Generator) -> adversarial inputs
 
     def tensor_specs(self, w: Workload) -> list[TensorSpec]:
         inputs, outputs = self.define(w)

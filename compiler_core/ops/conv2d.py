@@ -6,6 +6,7 @@ import numpy as np
 from compiler_core import te
 from compiler_core.errors import WorkloadError
 from compiler_core.ir.expr import FloatImm, select
+from compiler_core.ops import error_models, hard_inputs
 from compiler_core.ops.base import OpDef, dtype_param
 from compiler_core.workload import Param
 
@@ -68,4 +69,6 @@ CONV2D = OpDef(
     reference=_reference,
     flops=lambda w: 2 * w["N"] * w["K"] * out_size(w)[0] * out_size(w)[1] * w["C"] * w["R"] * w["S"],
     normalize=_normalize,
+    tolerance=error_models.conv2d,
+    hard_inputs=hard_inputs.conv2d,
 )

@@ -6,7 +6,7 @@ import numpy as np
 from compiler_core import te
 from compiler_core.errors import WorkloadError
 from compiler_core.ir.expr import cast
-from compiler_core.ops import expr_parser
+from compiler_core.ops import expr_error, expr_parser, hard_inputs
 from compiler_core.ops.base import OpDef, dtype_param
 from compiler_core.workload import Param, Workload
 
@@ -32,6 +32,17 @@ def _reference(w, ins):
     env = {n: a.astype(np.float64) for n, a in zip(expr_parser.input_names(tree), ins, strict=True)}
     out = np.broadcast_to(expr_parser.to_numpy(tree, env), (w["rows"], w["cols"]))
     return [np.array(out, dtype=np.float64)]
+
+
+def _tolerance(w, ins, refs):
+    """The running error bound of the expression (expr_error), then the rounding to the output dtype."""
+    from compiler_core.ops.error_models import output_rounding
+
+    tree = expr_parser.parse(w["expr"])
+    env = {n: a.astype(np.float64) for n, a in zip(expr_parser.input_names(tree), ins, strict=True)}
+    _, error = expr_error.bound(tree, env)
+    error = np.broadcast_to(error, (w["rows"], w["cols"]))
+    return [error + output_rounding(refs[0], w.dtype)]
 
 
 def _normalize(w: Workload) -> Workload:
@@ -70,4 +81,5 @@ ELEMENTWISE = OpDef(
             Param("vectors", "str", default="", doc="comma-separated 1-D inputs of length cols"),
             dtype_param()),
     define=_define, reference=_reference, flops=_flops, normalize=_normalize,
+    tolerance=_tolerance, hard_inputs=hard_inputs.elementwise,
 )

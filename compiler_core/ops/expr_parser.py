@@ -13,6 +13,12 @@ from compiler_core.ir import expr as E
 MAX_EXPR_CHARS = 256
 MAX_INPUTS = 8
 MAX_DEPTH = 32
+# Kernels evaluate in float32: a literal must be 0 or a normal float32 (beyond FLOAT32_MAX it would be inf,
+# below FLOAT32_TINY subnormal or 0, and the float64 reference would disagree with the kernel).
+FLOAT32_MAX = 3.4028234663852886e38
+FLOAT32_TINY = 1.1754943508222875e-38
+# Words numpy, C or Python read as numbers: never input names (render(inf) would come back as a Name).
+RESERVED_NAMES = ("inf", "infinity", "nan", "INFINITY", "NAN")
 UNARY_FUNCS = ("relu", "gelu", "sigmoid", "silu", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf")
 BINARY_FUNCS = ("max", "min")
 _TOKEN = re.compile(r"\s*(?:(\d+\.\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)"
@@ -116,7 +122,11 @@ class _Parser:
         kind, value = self.peek()
         if kind == "num":
             self.pos += 1
-            return Num(float(value))
+            number = float(value)
+            if number != 0 and not FLOAT32_TINY <= number <= FLOAT32_MAX:
+                raise self.error(f"number {value} is outside float32's range: literals must be 0 or between "
+                                 f"{FLOAT32_TINY:.8g} and {FLOAT32_MAX:.8g} in magnitude")
+            return Num(number)
         if kind == "sym" and value == "(":
             self.take("sym", "(")
             node = self.expr()
@@ -127,6 +137,9 @@ class _Parser:
             if self.peek() != ("sym", "("):
                 if value in UNARY_FUNCS + BINARY_FUNCS:
                     raise self.error(f"{value} is a function and needs arguments")
+                if value.lower() in RESERVED_NAMES:
+                    raise self.error(f"{value!r} cannot name an input (it reads as a number); "
+                                     "write numbers as literals such as 3.5 or 1e30")
                 return Name(value)
             return self.call(value)
         raise self.error(f"expected a value, found {value or 'end of input'!r}")

@@ -5,6 +5,7 @@ import numpy as np
 
 from compiler_core import te
 from compiler_core.ir.expr import cast
+from compiler_core.ops import error_models, hard_inputs
 from compiler_core.ops.base import GEMM_DTYPES, OpDef, dtype_param
 from compiler_core.workload import Param
 
@@ -37,6 +38,8 @@ MATMUL = OpDef(
     define=_define_matmul,
     reference=lambda w, ins: [ins[0].astype(np.float64) @ ins[1].astype(np.float64)],
     flops=lambda w: 2 * w["M"] * w["N"] * w["K"],
+    tolerance=error_models.gemm,
+    hard_inputs=hard_inputs.gemm,
 )
 
 BATCH_MATMUL = OpDef(
@@ -47,4 +50,6 @@ BATCH_MATMUL = OpDef(
     define=_define_batch_matmul,
     reference=lambda w, ins: [np.matmul(ins[0].astype(np.float64), ins[1].astype(np.float64))],
     flops=lambda w: 2 * w["batch"] * w["M"] * w["N"] * w["K"],
+    tolerance=error_models.gemm,
+    hard_inputs=hard_inputs.gemm,
 )

@@ -8,9 +8,11 @@ import numpy as np
 from compiler_core import te
 from compiler_core.errors import WorkloadError
 from compiler_core.ir.expr import FloatImm, call
+from compiler_core.ops import error_models, hard_inputs
 from compiler_core.ops.base import OpDef, dtype_param
 from compiler_core.workload import Param, Workload
 
+EPS_MIN = np.finfo(np.float32).tiny  # 1.1754944e-38: eps is checked as the float32 the kernel adds
 ROWS = Param("rows", doc="independent rows")
 COLS = Param("cols", doc="length of the last axis")
 
@@ -53,12 +55,15 @@ def _layernorm_ref(w, ins):
 
 
 def _normalize_eps(w: Workload) -> Workload:
+    """eps must survive as a float32 normal number: below float32's smallest normal it is subnormal (or 0
+    in the kernel's literal), and var + eps with var = 0 gives rsqrt of 0 or of a flushed value: inf, NaN."""
     try:
         eps = float(w["eps"])
     except ValueError:
         raise WorkloadError(f"layernorm: eps must be a number, got {w['eps']!r}") from None
-    if not (math.isfinite(eps) and 0 < eps <= 1):
-        raise WorkloadError(f"layernorm: eps must be in (0, 1], got {w['eps']!r}")
+    if not (math.isfinite(eps) and 0 < eps <= 1 and np.float32(eps) >= EPS_MIN):
+        raise WorkloadError(f"layernorm: eps must be in [1.1754944e-38, 1] (float32's smallest normal number "
+                            f"to 1), got {w['eps']!r}")
     params = tuple((k, repr(eps) if k == "eps" else v) for k, v in w.params)
     return Workload(w.op, params)
 
@@ -80,14 +85,16 @@ SOFTMAX = OpDef(
     name="softmax", doc="Y = softmax(X) over the last axis of X[rows, cols]",
     params=(ROWS, COLS, dtype_param()), define=_softmax, reference=_softmax_ref,
     flops=lambda w: 5 * w["rows"] * w["cols"],
+    tolerance=error_models.softmax, hard_inputs=hard_inputs.softmax,
 )
 
 LAYERNORM = OpDef(
     name="layernorm", doc="Y = (X - mean) / sqrt(var + eps) * gamma + beta over the last axis",
-    params=(ROWS, COLS, Param("eps", "str", default="1e-05", doc="variance epsilon, a number in (0, 1]"),
+    params=(ROWS, COLS, Param("eps", "str", default="1e-05", doc="variance epsilon, a number in [1.1754944e-38, 1]"),
             dtype_param()),
     define=_layernorm, reference=_layernorm_ref, flops=lambda w: 8 * w["rows"] * w["cols"],
     normalize=_normalize_eps,
+    tolerance=error_models.layernorm, hard_inputs=hard_inputs.layernorm,
 )
 
 REDUCE_SUM = OpDef(
@@ -95,6 +102,7 @@ REDUCE_SUM = OpDef(
     params=(ROWS, COLS, dtype_param()), define=_reduce_sum,
     reference=lambda w, ins: [ins[0].astype(np.float64).sum(axis=-1)],
     flops=lambda w: w["rows"] * w["cols"],
+    tolerance=error_models.reduce_sum, hard_inputs=hard_inputs.reduce_sum,
 )
 
 TRANSPOSE = OpDef(
@@ -102,4 +110,5 @@ TRANSPOSE = OpDef(
     params=(ROWS, COLS, dtype_param()), define=_transpose,
     reference=lambda w, ins: [ins[0].astype(np.float64).T.copy()],
     flops=lambda w: 0,
+    tolerance=error_models.exact, hard_inputs=hard_inputs.transpose,
 )

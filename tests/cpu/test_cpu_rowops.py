@@ -61,7 +61,7 @@ def _check(w, config, inputs, expected):
 
 
 def _check_all(w, configs, inputs):
-    expected = cc.reference(w, inputs)
+    expected = cc.expect(w, inputs)
     with ThreadPoolExecutor(max_workers=2) as pool:  # gcc runs in subprocesses: two compile at once
         results = list(pool.map(lambda c: _check(w, c, inputs, expected), configs))
     failures = [(c, r.message) for c, r in results if not r.ok]
@@ -119,3 +119,19 @@ def test_vector_exp_is_accurate_and_handles_special_values():
     assert np.max(np.abs(y[finite] - ref[finite]) / ref[finite]) < 2e-7
     assert y[0] == 0 and y[1] == np.inf and np.isnan(y[2]) and y[3] == 1 and y[4] == 1
     assert y[6] == np.inf and y[8] == 0
+
+
+def test_layernorm_constant_rows_give_beta_exactly_and_offset_rows_keep_their_digits():
+    """eps=1e-12 turns any centring residue on a constant row into an error of order 1 (residue / sqrt(eps));
+    shifting by a row element makes the residue exactly 0. On a row offset by 1e4 with spread 1 the error
+    stays at float32's rounding of the offset (ulp(1e4) / 2 ~ 5e-4) relative to the spread."""
+    w = cc.make_workload("layernorm", rows=4, cols=333, eps="1e-12")
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1.0, 1.0, (4, 333))
+    x[0], x[1], x[2] = 7.1, x[1] + 1e4, -3e3 + 0.3
+    inputs = [a.astype(np.float32) for a in (x, rng.uniform(0.5, 2.0, 333), rng.uniform(-1.0, 1.0, 333))]
+    ref = cc.reference(w, inputs)[0]
+    for config in (c for c in cc.get_space(w, TARGET) if c["rows_per_task"] == 1):
+        y = cc.build(w, config, TARGET).run(*inputs)[0]
+        assert np.array_equal(y[[0, 2]], np.stack([inputs[2], inputs[2]])), config
+        assert np.abs(y[1] - ref[1]).max() < 2e-3, config

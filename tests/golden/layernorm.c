@@ -6,6 +6,7 @@ static void layernorm_cpu(const float* __restrict__ in_X, const float* __restric
   #pragma omp parallel for schedule(static) num_threads(2)
   for (int rt = 0; rt < 64; ++rt) {
     const int i = rt;
+    const float shift = in_X[(i * 128)];
     {
       float r0[1] __attribute__((aligned(64)));
       {
@@ -17,7 +18,7 @@ static void layernorm_cpu(const float* __restrict__ in_X, const float* __restric
         for (int jb3 = 0; jb3 < 8; ++jb3) {
           #pragma GCC unroll 2
           for (int a4 = 0; a4 < 2; ++a4) {
-            acc1[a4] = (acc1[a4] + (*(tf_float32x8*)(&in_X[((i * 128) + ((jb3 * 16) + (a4 * 8)))])));
+            acc1[a4] = (acc1[a4] + ((*(tf_float32x8*)(&in_X[((i * 128) + ((jb3 * 16) + (a4 * 8)))])) - ((tf_float32x8){0} + (shift))));
           }
         }
         acc1[0] = (acc1[0] + acc1[1]);
@@ -30,7 +31,7 @@ static void layernorm_cpu(const float* __restrict__ in_X, const float* __restric
           }
         }
       }
-      const float mean = (r0[0] / 128.0f);
+      const float dmean = (r0[0] / 128.0f);
       {
         float r7[1] __attribute__((aligned(64)));
         {
@@ -42,7 +43,7 @@ static void layernorm_cpu(const float* __restrict__ in_X, const float* __restric
           for (int jb10 = 0; jb10 < 8; ++jb10) {
             #pragma GCC unroll 2
             for (int a11 = 0; a11 < 2; ++a11) {
-              const tf_float32x8 t12 = ((*(tf_float32x8*)(&in_X[((i * 128) + ((jb10 * 16) + (a11 * 8)))])) - ((tf_float32x8){0} + (mean)));
+              const tf_float32x8 t12 = (((*(tf_float32x8*)(&in_X[((i * 128) + ((jb10 * 16) + (a11 * 8)))])) - ((tf_float32x8){0} + (shift))) - ((tf_float32x8){0} + (dmean)));
               acc8[a11] = (acc8[a11] + (t12 * t12));
             }
           }
@@ -58,7 +59,7 @@ static void layernorm_cpu(const float* __restrict__ in_X, const float* __restric
         }
         const float rstd = (1.0f / sqrtf(((r7[0] / 128.0f) + 1e-05f)));
         for (int jv15 = 0; jv15 < 16; ++jv15) {
-          (*(tf_float32x8*)(&out_Y[((i * 128) + (jv15 * 8))])) = (((((*(tf_float32x8*)(&in_X[((i * 128) + (jv15 * 8))])) - ((tf_float32x8){0} + (mean))) * ((tf_float32x8){0} + (rstd))) * (*(tf_float32x8*)(&in_gamma[(jv15 * 8)]))) + (*(tf_float32x8*)(&in_beta[(jv15 * 8)])));
+          (*(tf_float32x8*)(&out_Y[((i * 128) + (jv15 * 8))])) = ((((((*(tf_float32x8*)(&in_X[((i * 128) + (jv15 * 8))])) - ((tf_float32x8){0} + (shift))) - ((tf_float32x8){0} + (dmean))) * ((tf_float32x8){0} + (rstd))) * (*(tf_float32x8*)(&in_gamma[(jv15 * 8)]))) + (*(tf_float32x8*)(&in_beta[(jv15 * 8)])));
         }
       }
     }

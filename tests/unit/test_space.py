@@ -136,3 +136,40 @@ def _product(space):
 
     choices = (k.choices for k in space.knobs)
     return [dict(zip(space.names, values, strict=True)) for values in itertools.product(*choices)]
+
+
+# ---- type-strict validation -------------------------------------------------------------------
+@pytest.mark.parametrize("value", [16.0, True, None, "16", 16.5])
+def test_int_knobs_take_only_real_ints(value):
+    """16.0 == 16 and True == 1 in Python; as knob values they reach codegen as the wrong type."""
+    with pytest.raises(ConfigError, match=rf"tile={value!r} not in \[8, 16, 32, 64\]"):
+        SPACE.validate({"tile": value, "unroll": 1, "simd": 0})
+    assert not SPACE.is_valid({"tile": value, "unroll": 1, "simd": 0})
+
+
+def test_bool_is_not_an_int_choice():
+    with pytest.raises(ConfigError, match=r"simd=True not in \[0, 1\]"):
+        SPACE.validate({"tile": 16, "unroll": 1, "simd": True})
+
+
+@pytest.mark.parametrize("config", [None, [16, 1, 0], "tile=16", (("tile", 16),)])
+def test_a_config_must_be_a_dict(config):
+    with pytest.raises(ConfigError, match=r"a config must be a dict of knob values \(tile, unroll, simd\)"):
+        SPACE.validate(config)
+
+
+def test_string_knobs_take_only_strings():
+    space = get_space(make_workload("matmul", M=64, N=64, K=64), cpu_target(cores=2))
+    config = next(iter(space))
+    with pytest.raises(ConfigError, match=r"order=1 not in \['jr_ir', 'ir_jr'\]"):
+        space.validate({**config, "order": 1})
+
+
+def test_build_refuses_a_float_knob_before_codegen():
+    from compiler_core import lower
+
+    w = make_workload("softmax", rows=4, cols=8)
+    target = cpu_target(cores=2)
+    config = next(iter(get_space(w, target)))
+    with pytest.raises(ConfigError, match=r"rows_per_task=1.0 not in"):
+        lower(w, {**config, "rows_per_task": 1.0}, target)

@@ -27,10 +27,28 @@ def test_extra_param():
         make_workload("matmul", dict(MATMUL, Z=1, Q=2))
 
 
-@pytest.mark.parametrize("value", [4.0, "abc", True, None, "4.5", [4]])
+@pytest.mark.parametrize("value", [4.0, "abc", True, False, None, "4.5", [4], "²", "٣", "4²", "", "1" * 40])
 def test_non_integer(value):
-    with pytest.raises(WorkloadError, match=r"param M must be an integer"):
+    with pytest.raises(WorkloadError, match=rf"param M must be an integer in \[1, {MAX_DIM}\], got"):
         make_workload("matmul", dict(MATMUL, M=value))
+
+
+def test_non_string_and_unknown_dtype_name_the_choices():
+    with pytest.raises(WorkloadError, match=r"param dtype must be a string \(one of float32, float16\), got 3"):
+        make_workload("matmul", dict(MATMUL, dtype=3))
+    with pytest.raises(WorkloadError, match=r"unsupported dtype 'bfloat16'; allowed: float32, float16"):
+        make_workload("matmul", dict(MATMUL, dtype="bfloat16"))
+
+
+@pytest.mark.parametrize("params", ["M=4", [("M", 4)], 7])
+def test_params_must_be_a_dict(params):
+    with pytest.raises(WorkloadError, match=r"matmul: params must be a dict of M, N, K, dtype"):
+        make_workload("matmul", params)
+
+
+def test_key_with_a_non_ascii_digit_is_a_workload_error():
+    with pytest.raises(WorkloadError, match="param M must be an integer"):
+        parse_key("matmul(M=²,N=4,K=4,dtype=float32)")
 
 
 def test_integer_strings_are_accepted():
@@ -97,11 +115,49 @@ def test_elementwise_vector_inputs_are_checked():
         make_workload("elementwise", rows=4, cols=4, expr="x+y", vectors="x,y")
 
 
-@pytest.mark.parametrize("eps, message", [("abc", "eps must be a number"), ("0", r"eps must be in \(0, 1\]"),
-                                          ("nan", r"eps must be in \(0, 1\]"), ("2", r"eps must be in \(0, 1\]")])
+EPS_RANGE = r"eps must be in \[1.1754944e-38, 1\] \(float32's smallest normal number to 1\)"
+
+
+@pytest.mark.parametrize("eps, message", [("abc", "eps must be a number"), ("0", EPS_RANGE), ("nan", EPS_RANGE),
+                                          ("2", EPS_RANGE), ("1e-50", EPS_RANGE), ("1e-38", EPS_RANGE),
+                                          ("-1e-5", EPS_RANGE), ("inf", EPS_RANGE)])
 def test_layernorm_eps_is_checked(eps, message):
     with pytest.raises(WorkloadError, match=message):
         make_workload("layernorm", rows=4, cols=4, eps=eps)
+
+
+@pytest.mark.parametrize("eps", ["1.1754944e-38", "1.17549435e-38", "1e-37"])
+def test_smallest_eps_is_emitted_as_a_normal_float32(eps):
+    """A literal below float32's smallest normal would be subnormal (or 0 under flush-to-zero): rsqrt(0 + eps)
+    of a constant row would be inf and 0 * inf NaN."""
+    import re
+
+    import numpy as np
+
+    from compiler_core import cpu_target, cuda_target, default_config, generate
+
+    w = make_workload("layernorm", rows=4, cols=8, eps=eps)
+    for target in (cpu_target(cores=2), cuda_target("sm_90")):
+        source = generate(w, default_config(w, target), target)
+        literals = [np.float32(v) for v in re.findall(r"(\d(?:\.\d*)?e-3\d)f", source)]
+        assert literals and all(v >= np.finfo(np.float32).tiny for v in literals), (target.kind, literals)
+
+
+@pytest.mark.parametrize("expr", ["x+1e999", "x*1e39", "x*-3.5e38", "x+1e-50"])
+def test_elementwise_literals_outside_float32_are_refused(expr):
+    with pytest.raises(WorkloadError, match=r"outside float32's range: literals must be 0 or between 1.1754944e-38"):
+        make_workload("elementwise", rows=2, cols=2, expr=expr)
+
+
+@pytest.mark.parametrize("expr", ["x+inf", "nan*x", "x+Infinity", "NaN"])
+def test_inf_and_nan_never_name_inputs(expr):
+    with pytest.raises(WorkloadError, match=r"cannot name an input \(it reads as a number\)"):
+        make_workload("elementwise", rows=2, cols=2, expr=expr)
+
+
+def test_large_and_small_float32_literals_round_trip_through_the_key():
+    w = make_workload("elementwise", rows=2, cols=2, expr="x*3e38+y*2e-38+0.0")
+    assert parse_key(w.key) == w
 
 
 def test_conv2d_cross_param_checks():

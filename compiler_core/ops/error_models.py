@@ -1,0 +1,113 @@
+"""Per-element error bounds of a correct float32-accumulating kernel, one function per op family.
+
+Each takes (workload, inputs, float64 reference outputs) and returns one float64 tolerance array per
+output, broadcastable to it. inf marks an element no float32 kernel can be held to (an intermediate
+beyond the dtype's range); verify leaves those unchecked. Constants are counts of roundings, each
+justified where it is added; the only probabilistic factor is numerics.sum_bound (sqrt(n) growth).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler_core.numerics import ACCUMULATION_DTYPE, rounding, sum_bound
+
+ACC = rounding(ACCUMULATION_DTYPE)
+# exp as the kernels compute it: glibc expf <= 1 ulp, our vector exp ~1 ulp, CUDA expf <= 2 ulp
+# (CUDA C Programming Guide, "Mathematical functions"); 1 ulp = 2u.
+EXP_ERROR_U = 4
+# 1/sqrt as the kernels compute it: 1.0f / sqrtf (two correctly rounded ops) on CPU, rsqrtf (<= 2 ulp) on CUDA.
+RSQRT_ERROR_U = 4
+
+
+def output_rounding(ref: np.ndarray, dtype: str) -> np.ndarray:
+    """A final rounding from the float32 accumulator to a narrower output dtype (none for float32)."""
+    if dtype == ACCUMULATION_DTYPE:
+        return np.zeros_like(ref)
+    return rounding(dtype).u * np.abs(ref)
+
+
+def _floor(dtype: str) -> float:
+    """Half the subnormal spacing of the output dtype: what rounding a subnormal result can cost."""
+    out = rounding(dtype)
+    return out.u * out.tiny
+
+
+def _unchecked_beyond_range(tol: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """Where the float64 magnitude of any intermediate exceeds float32's range, float32 overflows."""
+    return np.where(magnitude > ACC.max, np.inf, tol)
+
+
+def product_sums(magnitude: np.ndarray, ref: np.ndarray, k: int, dtype: str) -> np.ndarray:
+    """sum_k a*b with |a|@|b| = magnitude: each product rounds once in float32 (exact for float16 inputs,
+    charged anyway: +u), the k-term sum costs sum_bound(k); then the output rounding."""
+    tol = (sum_bound(k) + ACC.u) * magnitude + output_rounding(ref, dtype) + _floor(dtype) + k * ACC.u * ACC.tiny
+    return _unchecked_beyond_range(tol, magnitude)
+
+
+def gemm(w, ins, refs) -> list[np.ndarray]:
+    a, b = (np.abs(x.astype(np.float64)) for x in ins)
+    return [product_sums(np.matmul(a, b), refs[0], a.shape[-1], w.dtype)]
+
+
+def conv2d(w, ins, refs) -> list[np.ndarray]:
+    from compiler_core.ops.conv2d import _reference
+
+    magnitude = _reference(w, [np.abs(x) for x in ins])[0]  # conv of |x| with |w|, in float64
+    return [product_sums(magnitude, refs[0], w["C"] * w["R"] * w["S"], w.dtype)]
+
+
+def reduce_sum(w, ins, refs) -> list[np.ndarray]:
+    x = ins[0].astype(np.float64)
+    magnitude = np.abs(x).sum(axis=-1)
+    tol = sum_bound(x.shape[-1]) * magnitude + output_rounding(refs[0], w.dtype) + _floor(w.dtype)
+    return [_unchecked_beyond_range(tol, magnitude)]
+
+
+def softmax(w, ins, refs) -> list[np.ndarray]:
+    """y = exp(x - m) / s, relative per element:
+    - s sums n positive terms: sum_bound(n) relative;
+    - x - m rounds once (absolute u |x - m|), which exp turns into a relative error u |x - m|;
+    - exp itself EXP_ERROR_U; 1/s and the product: 2 more roundings; the online variant's rescaling
+      s * exp(m_old - m_new) is another exp and product per merge: EXP_ERROR_U + 1 more.
+    Absolute floor: exp below float32's smallest normal flushes (our vector exp returns 0 under
+    -87.34), which costs at most `tiny` of the output before the division by s >= 1."""
+    x = ins[0].astype(np.float64)
+    ref = refs[0]
+    n = x.shape[-1]
+    m = np.max(x, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        distance = np.where(np.isfinite(x) & np.isfinite(m), np.abs(x - m), 0.0)
+    relative = sum_bound(n) + ACC.u * (2 * EXP_ERROR_U + 3 + distance)
+    out = rounding(w.dtype)
+    return [relative * np.abs(np.nan_to_num(ref)) + output_rounding(ref, w.dtype) + out.tiny + ACC.tiny]
+
+
+def layernorm(w, ins, refs) -> list[np.ndarray]:
+    """y = (x - mean) * rsqrt(var + eps) * gamma + beta, with s = sqrt(var + eps), xhat = (x - mean) / s.
+
+    - centring: a kernel's statistics are of x shifted by a row element (exact for floats within a factor
+      2, and |x - shift| <= range); their mean costs sum_bound(n) * range. Adding the shift back rounds
+      once at the offset's scale, u |mean|, but never by more than the correction itself (<= range), so
+      constant rows stay exact. Divided by s: the row's conditioning, |mean| / std.
+    - variance: a sum of n squares sum_bound(n), relative to var + (mean - shift)^2 <= var + range^2 for
+      the one-pass form E[d^2] - E[d]^2; halved by the square root, plus RSQRT_ERROR_U; relative to xhat
+      with the subtraction and the product by rstd (2 more u).
+    - then * gamma and + beta: 2 roundings of at most |gamma xhat| + |beta| (a fused multiply-add: fewer)."""
+    x, gamma, beta = (a.astype(np.float64) for a in ins)
+    n, eps = x.shape[-1], float(w["eps"])
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    s = np.sqrt(var + eps)
+    spread = x.max(axis=-1, keepdims=True) - x.min(axis=-1, keepdims=True)
+    centring = np.minimum(ACC.u * np.abs(mean), spread) + sum_bound(n) * spread
+    variance = (sum_bound(n) + 2 * ACC.u) * (var + spread ** 2) / (var + eps)
+    xhat = np.abs(x - mean) / s
+    relative = variance / 2 + ACC.u * (RSQRT_ERROR_U + 2)
+    scaled = np.abs(gamma) * (relative * xhat + centring / s)
+    tol = scaled + 2 * ACC.u * (np.abs(gamma) * xhat + np.abs(beta)) + output_rounding(refs[0], w.dtype)
+    return [tol + ACC.tiny]
+
+
+def exact(w, ins, refs) -> list[np.ndarray]:
+    """Data movement: every element must be bit-for-bit the input's (NaN where NaN)."""
+    return [np.zeros(1) for _ in refs]
