@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compiler_core.codegen import generate_source
+from compiler_core.errors import BuildError
 from compiler_core.ir.stmt import Module
 from compiler_core.lower import lower
 from compiler_core.ops import get_op
-from compiler_core.target import Target
+from compiler_core.target import Target, host_isas, host_runs
 from compiler_core.workload import Workload
 
 
@@ -118,7 +119,11 @@ def build_module(workload: Workload, module: Module, target: Target, config: dic
     if target.kind == "c":
         from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
 
-        kernel._impl = CLibrary(compile_shared_library(source, cache_dir), len(module.args))
+        if not host_runs(target):
+            raise BuildError(f"{target.arch} code does not run on this host (it runs {', '.join(host_isas())}): "
+                             "generate() and compile_shared_library() still work for it")
+        kernel._impl = CLibrary(compile_shared_library(source, cache_dir, march=target.march_flags),
+                                len(module.args))
     else:
         from compiler_core.runtime.cuda_runtime import CudaModule
 

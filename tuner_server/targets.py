@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import compiler_core as cc
 from tuner_server.device_class import device_kind
 
-_ISA_VECTOR_BYTES = {"avx512f": 64, "avx2": 32}
+_CLASS_ISAS = {"avx512f": "avx512", "avx2": "avx2"}  # a class's ISA token -> cc.cpu_target's isa (else "sse")
 _CPU_CLASS = re.compile(r"cpu-(?P<arch>.+)-(?P<isa>[a-z0-9_]+)-(?P<cores>\d+)c")
 _CUDA_CLASS = re.compile(r"cuda-.+-sm(?P<sm>\d+)")
 
@@ -18,9 +18,8 @@ def target_for_class(device_class: str) -> cc.Target:
     """The compiler target an agent of `device_class` builds for (as its own cc.cpu_target()/cuda_target()):
     CPU vector width from the class's best ISA, threads from its core count; CUDA from its sm number."""
     if match := _CPU_CLASS.fullmatch(device_class):
-        isa = match["isa"] if match["isa"] in _ISA_VECTOR_BYTES else "sse"
-        return dataclasses.replace(cc.cpu_target(cores=int(match["cores"])), arch=f"{match['arch']}-{isa}",
-                                   vector_bytes=_ISA_VECTOR_BYTES.get(isa, 16))
+        target = cc.cpu_target(isa=_CLASS_ISAS.get(match["isa"], "sse"), cores=int(match["cores"]))
+        return dataclasses.replace(target, arch=f"{match['arch']}-{target.arch.rpartition('-')[2]}")
     if match := _CUDA_CLASS.fullmatch(device_class):
         return cc.cuda_target(f"sm_{match['sm']}")
     raise ValueError(f"cannot derive a compiler target from device class {device_class!r}")

@@ -10,8 +10,9 @@ import threading
 from pathlib import Path
 
 from compiler_core.errors import BuildError
+from compiler_core.target import cpu_target
 
-CFLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11",
+CFLAGS = ("-O3", "-fopenmp", "-fPIC", "-shared", "-std=gnu11",
           # reassociation lets GCC vectorize reductions; inf/NaN semantics stay (no -ffinite-math-only)
           "-fno-math-errno", "-fno-trapping-math", "-fassociative-math", "-fno-signed-zeros",
           "-ffp-contract=fast")
@@ -22,10 +23,14 @@ def default_cache_dir() -> Path:
 
 
 def compile_shared_library(source: str, cache_dir: Path | None = None, compiler: str = "cc",
-                           timeout_s: float = 120.0) -> Path:
+                           timeout_s: float = 120.0, march: tuple[str, ...] | None = None) -> Path:
+    """Builds (or finds in the cache) the library; `march` selects the instruction set (a target's
+    `march_flags`; None: the host's, as `cpu_target()` has them). Nothing is loaded: a library for an
+    ISA this host lacks builds all the same."""
+    flags = (*CFLAGS, *(cpu_target().march_flags if march is None else march))
     cache_dir = Path(cache_dir or default_cache_dir())
     cache_dir.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256((compiler + " ".join(CFLAGS) + source).encode()).hexdigest()[:24]
+    digest = hashlib.sha256((compiler + " ".join(flags) + source).encode()).hexdigest()[:24]
     lib = cache_dir / f"k_{digest}.so"
     if lib.exists():
         return lib
@@ -35,7 +40,7 @@ def compile_shared_library(source: str, cache_dir: Path | None = None, compiler:
     src.write_text(source)
     tmp = cache_dir / f"k_{digest}.{builder}.tmp.so"
     try:
-        proc = subprocess.run([compiler, *CFLAGS, str(src), "-o", str(tmp), "-lm"],
+        proc = subprocess.run([compiler, *flags, str(src), "-o", str(tmp), "-lm"],
                               capture_output=True, text=True, timeout=timeout_s)
     except FileNotFoundError:
         raise BuildError(f"C compiler {compiler!r} not found") from None

@@ -20,6 +20,7 @@ import pytest
 import compiler_core as cc
 from device_agent.fingerprint import fingerprint
 from device_agent.rpc_client import AgentClient, RpcFailure
+from tests.space_configs import one_vector_microkernel
 from tunefarm_proto import tunefarm_pb2 as pb
 from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
 
@@ -128,7 +129,7 @@ def stop(proc: subprocess.Popen, log_path: Path, timeout_s: float) -> int:
 def test_agent_registers_leases_reports_every_result_once_and_exits_on_sigterm(tmp_path):
     default = cc.default_config(MATMUL, cc.cpu_target())
     tasks = [canned_task("ok-1", MATMUL.key, default),
-             canned_task("ok-2", MATMUL.key, {**default, "nr": 8}),
+             canned_task("ok-2", MATMUL.key, one_vector_microkernel(MATMUL, cc.cpu_target())),
              canned_task("wrong", "fault(mode=wrong,n=16,dtype=float32)", {}),
              canned_task("bad-config", MATMUL.key, {"no_such_knob": 1})]
     servicer = FakeTunerServicer(tasks, failing_reports=1)

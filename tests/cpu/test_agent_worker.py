@@ -16,6 +16,7 @@ from device_agent.records import MeasureOptions, Status, Task
 from device_agent.runner import TaskRunner
 from device_agent.sandbox import PIPE_SLACK_S, Sandbox, WorkerStartError
 from device_agent.worker import classify_build_error, execute
+from tests.space_configs import one_vector_microkernel
 from tunefarm_proto import tunefarm_pb2
 
 PLUGIN = "tests.fault_plugin"
@@ -142,8 +143,8 @@ def test_runner_builds_ahead_in_the_pool_then_measures_in_the_worker(sandbox):
     pool = BuildPool("c", "", workers=2, plugins=(PLUGIN,))
     runner = TaskRunner(sandbox, pool, done.append)
     try:
-        good, bad = matmul_task("pooled", {**cc.default_config(MATMUL, cc.cpu_target()), "nr": 8}), \
-            matmul_task("pooled-bad", {"nope": 1})
+        good = matmul_task("pooled", one_vector_microkernel(MATMUL, cc.cpu_target()))
+        bad = matmul_task("pooled-bad", {"nope": 1})
         runner.prebuild([good, bad])
         assert_measured(runner.run_one(good))
         failed = runner.run_one(bad)  # the pool's failure is reported as is: the worker never sees it

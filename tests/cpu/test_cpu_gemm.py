@@ -8,17 +8,19 @@ import pytest
 
 import compiler_core as cc
 
-TARGET = cc.cpu_target(cores=2)
-BASE = {"mr": 6, "nr": 16, "mc": 48, "nc": 64 * 3, "kc": 32, "pack_a": 1, "order": "jr_ir", "parallel": "m"}
+TARGET = cc.cpu_target(cores=2)  # the host's ISA: these kernels run; tests/cpu/test_cpu_isa_builds.py covers the rest
+V = TARGET.vector_lanes_f32  # nr is a number of B vectors times the lanes: 2 * V is a 2-vector microkernel
+BASE = {"mr": 6, "nr": 2 * V, "mc": 48, "nc": 64 * 3, "kc": 32, "pack_a": 1, "order": "jr_ir", "parallel": "m"}
 # Hand-picked configs: several kc blocks (K=45 > kc), partial mc/nc blocks, every microkernel order and
-# both thread splits, A packed and read in place, the widest and narrowest microkernels.
+# both thread splits, A packed and read in place, the widest and narrowest microkernels. nc is a multiple of
+# nr for 4-, 8- and 16-lane vectors alike.
 VARIANTS = [
     {},
     {"parallel": "n", "order": "ir_jr"},
     {"pack_a": 0, "kc": 1024},
-    {"mr": 2, "nr": 32, "mc": 16, "nc": 64},
-    {"mr": 4, "nr": 24, "mc": 96, "nc": 96, "kc": 64, "parallel": "n"},
-    {"mr": 8, "nr": 8, "mc": 24, "nc": 128, "pack_a": 0, "order": "ir_jr"},
+    {"mr": 2, "nr": 4 * V, "mc": 16, "nc": 64},
+    {"mr": 4, "nr": 3 * V, "mc": 96, "nc": 96, "kc": 64, "parallel": "n"},
+    {"mr": 8, "nr": V, "mc": 24, "nc": 128, "pack_a": 0, "order": "ir_jr"},
 ]
 
 WORKLOADS = [
@@ -61,7 +63,7 @@ def test_configs_match_numpy(op, params):
 def test_batch_split_when_batch_not_a_multiple_of_threads():
     w = cc.make_workload("batch_matmul", batch=5, M=7, N=9, K=11)
     _check(w, {**BASE, "parallel": "batch"})
-    _check(w, {**BASE, "parallel": "batch"} | {"mr": 2, "nr": 8, "mc": 16, "nc": 64})
+    _check(w, {**BASE, "parallel": "batch"} | {"mr": 2, "nr": V, "mc": 16, "nc": 64})
 
 
 def test_one_thread_target():

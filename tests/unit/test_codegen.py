@@ -22,7 +22,7 @@ from compiler_core.lower import PASSES
 from compiler_core.target import cpu_target, cuda_target
 
 CUDA = cuda_target("sm_90")
-CPU = cpu_target(cores=3)
+CPU = cpu_target(isa="avx2", cores=3)  # pinned: unit tests do not depend on the host
 
 
 def _render(body, params, target, num_inputs=1, workspaces=()) -> str:

@@ -112,7 +112,7 @@ def test_feature_cache_is_bounded_lru_and_persists():
 
 def test_lowered_features_are_cached_and_unlowerable_configs_are_nan():
     w = cc.make_workload("softmax", {"rows": 64, "cols": 128})
-    target = cc.cpu_target(cores=1)
+    target = cc.cpu_target(isa="avx2", cores=1)
     configs = cc.get_space(w, target).sample(__import__("random").Random(0), 3)
     feats = LoweredFeatures(w.key, target, FeatureCache())
     X = feats(configs)
@@ -130,7 +130,7 @@ def test_knob_features_encode_numbers_and_choices():
 
 def test_train_on_trials_of_several_workloads():
     """Explicit vectors are 3x faster on two softmax shapes; the model ranks them first on a third shape."""
-    target = cc.cpu_target(cores=1)
+    target = cc.cpu_target(isa="avx2", cores=1)
     cache = FeatureCache()
 
     def configs(rows: int) -> tuple[str, list[dict]]:

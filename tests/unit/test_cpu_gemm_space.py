@@ -1,7 +1,6 @@
 """The CPU GEMM spaces: their constraints, defaults, and what lowering makes of a config (no compiler)."""
 from __future__ import annotations
 
-import dataclasses
 import random
 
 import pytest
@@ -9,10 +8,7 @@ import pytest
 import compiler_core as cc
 from compiler_core.schedules.cpu import gemm
 
-AVX2 = cc.Target(kind="c", arch="x86_64-avx2", max_threads_per_block=1, max_shared_bytes=0, warp_size=1,
-                 vector_bytes=32, cores=2)
-SSE = dataclasses.replace(AVX2, arch="x86_64-sse", vector_bytes=16)
-AVX512 = dataclasses.replace(AVX2, arch="x86_64-avx512f", vector_bytes=64)
+SSE, AVX2, AVX512 = (cc.cpu_target(isa=isa, cores=2) for isa in ("sse", "avx2", "avx512"))
 MATMUL = cc.make_workload("matmul", M=67, N=131, K=45)
 BMM = cc.make_workload("batch_matmul", batch=3, M=17, N=33, K=45)
 CONV = cc.make_workload("conv2d", N=1, C=16, H=14, W=14, K=32, R=3, S=3, pad=1)

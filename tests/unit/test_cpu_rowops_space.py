@@ -2,7 +2,6 @@
 lowering makes of a config (no compiler)."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 import re
@@ -13,10 +12,7 @@ import compiler_core as cc
 from compiler_core.codegen.c_vector_math import vector_minmax
 from compiler_core.schedules.cpu import reduce_sum
 
-AVX2 = cc.Target(kind="c", arch="x86_64-avx2", max_threads_per_block=1, max_shared_bytes=0, warp_size=1,
-                 vector_bytes=32, cores=2)
-SSE = dataclasses.replace(AVX2, arch="x86_64-sse", vector_bytes=16)
-AVX512 = dataclasses.replace(AVX2, arch="x86_64-avx512f", vector_bytes=64)
+SSE, AVX2, AVX512 = (cc.cpu_target(isa=isa, cores=2) for isa in ("sse", "avx2", "avx512"))
 OPS = ("softmax", "layernorm", "reduce_sum", "transpose")
 SHAPES = ((1, 1), (3, 7), (1000, 333), (64, 4096), (3, 100000), (100000, 3))
 

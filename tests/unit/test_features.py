@@ -14,7 +14,7 @@ from compiler_core.lower import PASSES
 from compiler_core.version import codegen_version, source_digest
 
 CUDA = cc.cuda_target("sm_90")
-CPU = cc.cpu_target(cores=2)
+CPU = cc.cpu_target(isa="avx2", cores=2)  # pinned: unit tests do not depend on the host
 ELEMENTWISE = cc.make_workload("elementwise", rows=64, cols=128, expr="relu(a+b)")
 NAIVE_WORKLOADS = [
     ("matmul", dict(M=16, N=8, K=4)), ("matmul", dict(M=16, N=8, K=4, dtype="float16")),

@@ -160,7 +160,7 @@ def test_large_space_is_annealed_with_a_bounded_feature_budget():
 def test_lowered_features_on_a_real_space():
     """With a workload and target the model scores compiler_core's lowered-IR features."""
     w = cc.make_workload("softmax", {"rows": 64, "cols": 256})
-    target = cc.cpu_target(cores=1)
+    target = cc.cpu_target(isa="avx2", cores=1)
     trials = [{"config": c, "median_s": (1 + (c["vector"] == "simd") + 0.1 * c["accumulators"]) * 1e-4,
                "status": "OK"} for c in cc.get_space(w, target)]
     table = table_from_trials({"workload_key": w.key, "target": {**target.__dict__}}, trials)

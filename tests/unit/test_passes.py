@@ -31,7 +31,7 @@ from compiler_core.passes.verify_resources import BASE_REGISTERS, register_estim
 from compiler_core.target import cpu_target, cuda_target
 
 CUDA = cuda_target("sm_90")
-CPU = cpu_target(cores=2)
+CPU = cpu_target(isa="avx2", cores=2)  # pinned: unit tests do not depend on the host
 
 
 def _module(body, params=()) -> Module:

@@ -26,7 +26,7 @@ SMALL = Space(
 )
 ONE = Space(knobs=(Knob("a", (1, 2, 3)), Knob("b", (0, 1))),
             constraints=(Constraint("only a=2, b=1", lambda c: c == {"a": 2, "b": 1}),))
-REAL = get_space(make_workload("elementwise", rows=64, cols=64, expr="relu(x)"), cpu_target())
+REAL = get_space(make_workload("elementwise", rows=64, cols=64, expr="relu(x)"), cpu_target(isa="avx2"))
 VARIANTS = [("random", {}), ("grid", {}), ("grid", {"stride": 3}), ("grid", {"shuffle_seed": 7}),
             ("grid", {"shuffle_seed": 7, "stride": 4})]
 SPACES = {"small": SMALL, "real": REAL}

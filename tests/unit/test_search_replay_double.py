@@ -18,7 +18,7 @@ SPACE = Space(
     knobs=(Knob("tile", (4, 8, 16, 32, 64)), Knob("unroll", (1, 2, 4, 8)), Knob("vec", (1, 4))),
     constraints=(Constraint("tile x unroll <= 128", lambda c: c["tile"] * c["unroll"] <= 128),),
 )
-REAL = get_space(make_workload("elementwise", rows=64, cols=64, expr="relu(x)"), cpu_target())
+REAL = get_space(make_workload("elementwise", rows=64, cols=64, expr="relu(x)"), cpu_target(isa="avx2"))
 VARIANTS = [("random", {}), ("grid", {}), ("grid", {"stride": 4}), ("grid", {"shuffle_seed": 11})]
 
 

@@ -61,7 +61,7 @@ def test_real_template_space_validates():
     assert space.names == ["threads", "items"]
     with pytest.raises(ConfigError, match=r"threads=100 not in"):
         space.validate({"threads": 100, "items": 1})
-    cpu = get_space(ELEMENTWISE, cpu_target(cores=2))
+    cpu = get_space(ELEMENTWISE, cpu_target(isa="avx2", cores=2))
     with pytest.raises(ConfigError, match=r"missing knob\(s\) simd"):
         cpu.validate({"rows_per_task": 1, "col_tile": 4096})
     transpose = get_space(make_workload("transpose", rows=64, cols=64), cuda_target())
