@@ -30,9 +30,10 @@ def parse_device(device: str) -> tuple[str, int]:
     return "cuda", int(m.group(1) or 0)
 
 
-def fingerprint(device: str) -> dict:
+def fingerprint(device: str, cpus: frozenset[int] = frozenset()) -> dict:
+    """`cpus`: the cores a CPU agent measures on (its compute units, part of the device class)."""
     kind, index = parse_device(device)
-    return cpu_fingerprint() if kind == "cpu" else cuda_fingerprint(index)
+    return cpu_fingerprint(cpus) if kind == "cpu" else cuda_fingerprint(index)
 
 
 def _cpuinfo(path: str = "/proc/cpuinfo") -> dict[str, str]:
@@ -68,7 +69,7 @@ def first_line(cmd: list[str], containing: str = "") -> str:
     return lines[0] if lines else ""
 
 
-def cpu_fingerprint() -> dict:
+def cpu_fingerprint(cpus: frozenset[int] = frozenset()) -> dict:
     info = _cpuinfo()
     model = info.get("model name") or info.get("Model") or platform.processor() or "unknown cpu"
     return {
@@ -77,7 +78,7 @@ def cpu_fingerprint() -> dict:
         "model": model,
         "arch": platform.machine(),
         "isa_flags": isa_flags(info),
-        "compute_units": len(os.sched_getaffinity(0)),
+        "compute_units": len(cpus or os.sched_getaffinity(0)),
         "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
         "driver_version": "",
         "compiler_version": first_line(["cc", "--version"]),

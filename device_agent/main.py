@@ -15,9 +15,11 @@ import sys
 import threading
 import time
 from collections import deque
+from pathlib import Path
 
 import compiler_core as cc
 from device_agent import events as ev
+from device_agent.affinity import CpuSetError, available_cpus, format_cpus, parse_cpus
 from device_agent.fingerprint import FingerprintError, fingerprint, parse_device
 from device_agent.health import HealthEndpoint
 from device_agent.prebuild import BuildPool
@@ -26,6 +28,7 @@ from device_agent.runner import TaskRunner
 from device_agent.sandbox import Sandbox, WorkerStartError
 from device_agent.settings import AgentSettings
 from device_agent.state import AgentState
+from device_agent.worker import WorkerSpec
 
 log = logging.getLogger("tunefarm.agent")
 
@@ -147,15 +150,18 @@ def run_agent(settings: AgentSettings) -> int:
     """Runs until shut down; returns the process exit code (0 clean, 1 results lost, 2 cannot start)."""
     try:
         kind, _ = parse_device(settings.device)
-        device = fingerprint(settings.device)
+        device = fingerprint(settings.device, settings.cpus)
     except FingerprintError as exc:
         log.error("%s", exc)
         return 2
     inbox: queue.SimpleQueue = queue.SimpleQueue()
     previous = _install_signals(inbox)
-    sandbox = Sandbox(settings.device, settings.plugins)
+    cores = settings.cpus or available_cpus() if kind == "cpu" else frozenset()
+    sandbox = Sandbox(WorkerSpec(settings.device, settings.plugins, cores, settings.lock_dir, settings.cache_dir,
+                                 settings.cache_bytes))
     sandbox.start()
-    pool = BuildPool(kind, device["arch"], settings.max_parallel_builds, settings.plugins)
+    pool = BuildPool(kind, device["arch"], settings.max_parallel_builds, settings.plugins, threads=len(cores),
+                     cache_dir=settings.cache_dir)
     runner = TaskRunner(sandbox, pool, _on_result(inbox))
     client = AgentClient(settings.server, settings.tls_ca_file, settings.call_timeout_s)
     health = None
@@ -164,8 +170,9 @@ def run_agent(settings: AgentSettings) -> int:
             health = HealthEndpoint(settings.health_port).start()
             log.info("health service on port %d", health.port)
         sandbox.wait_ready()
-        log.info("agent %s on %s (%s), %d builder(s), server %s", settings.agent_name, settings.device,
-                 device["model"], settings.max_parallel_builds, settings.server)
+        log.info("agent %s on %s (%s)%s, %d builder(s), server %s", settings.agent_name, settings.device,
+                 device["model"], f" cores {format_cpus(cores)}" if cores else "", settings.max_parallel_builds,
+                 settings.server)
         return AgentShell(settings, device, client, runner, inbox).loop()
     except WorkerStartError as exc:
         log.error("%s", exc)
@@ -188,14 +195,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default="", help="agent name shown by the server (default HOST/DEVICE/PID)")
     p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                    help="import MODULE in the worker and builders (registers custom ops); repeatable")
-    p.add_argument("--builds", type=int, default=2, help="parallel compilations (default 2)")
-    p.add_argument("--lease-batch", type=int, default=4, help="tasks held at once (default 4)")
+    p.add_argument("--builds", type=int, default=None,
+                   help="parallel compilations (default: 2 for cpu, where builds share the measured cores; the "
+                        "host's cores less 2 for cuda, so nvcc keeps ahead of the GPU)")
+    p.add_argument("--lease-batch", type=int, default=None,
+                   help="tasks held at once (default: twice --builds, at least 4): what the builders work ahead on")
     p.add_argument("--grace", type=float, default=20.0, help="seconds to finish work on SIGTERM (default 20)")
     p.add_argument("--tls-ca", default=None, help="CA certificate file: connect with TLS")
     p.add_argument("--health-port", type=int, default=None,
                    help="serve the standard grpc.health.v1 service on this port (0: any free port)")
+    p.add_argument("--cpus", default=None, metavar="LIST",
+                   help="CPU agents: the cores to measure on, e.g. '0-3' (default: every core this process may use); "
+                        "kernels run with one thread per core")
+    p.add_argument("--lock-dir", default="/tmp",
+                   help="directory of the host-wide measurement locks; every agent of a host must use the same one "
+                        "(in containers: mount one host directory there) (default /tmp)")
+    p.add_argument("--cache-dir", default=None,
+                   help="cache reference outputs on disk here (default: ~/.cache/tunefarm/references)")
+    p.add_argument("--cache-gib", type=float, default=None,
+                   help="memory for the inputs and references of recent workloads (default: a quarter of RAM, at "
+                        "most 16); several jobs interleave their trials, so keep all their workloads")
     p.add_argument("--log-level", default="INFO")
     return p
+
+
+def cache_bytes(gib: float | None) -> int:
+    if gib is not None:
+        return max(1, int(gib * (1 << 30)))
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return min(16 << 30, physical // 4)
 
 
 def settings_from_args(args: argparse.Namespace, environ=None) -> AgentSettings:
@@ -206,17 +234,29 @@ def settings_from_args(args: argparse.Namespace, environ=None) -> AgentSettings:
             token = f.read().strip()
     if token is None:
         token = environ.get("TUNEFARM_AGENT_TOKEN", "")
+    cache_dir = args.cache_dir or str(Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+                                      / "tunefarm" / "references")
+    kind, _ = parse_device(args.device)
+    builds = max(1, args.builds if args.builds is not None else
+                 2 if kind == "cpu" else max(2, (os.cpu_count() or 4) - 2))
+    lease_batch = max(1, args.lease_batch if args.lease_batch is not None else max(4, 2 * builds))
     return AgentSettings(server=args.server, device=args.device, token=token, name=args.name,
-                         max_parallel_builds=max(1, args.builds), plugins=tuple(args.plugin),
-                         tls_ca_file=args.tls_ca, lease_batch=max(1, args.lease_batch), shutdown_grace_s=args.grace,
-                         health_port=args.health_port)
+                         max_parallel_builds=builds, plugins=tuple(args.plugin),
+                         tls_ca_file=args.tls_ca, lease_batch=lease_batch, shutdown_grace_s=args.grace,
+                         health_port=args.health_port, cpus=parse_cpus(args.cpus) if args.cpus else frozenset(),
+                         lock_dir=args.lock_dir, cache_dir=cache_dir, cache_bytes=cache_bytes(args.cache_gib))
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return run_agent(settings_from_args(args))
+    try:
+        settings = settings_from_args(args)
+    except (CpuSetError, FingerprintError) as exc:
+        parser.error(str(exc))
+    return run_agent(settings)
 
 
 if __name__ == "__main__":

@@ -1,62 +1,65 @@
 """Timing: the statistics of a set of samples, and the CPU and CUDA timers that collect them.
 
-A timer runs `warmup` untimed calls, then timed ones until it has at least `min_repeats` samples AND
-`min_time_s` of timed time (never more than `max_repeats`). With `flush_cache` the last-level cache (CPU) or
-the L2 (GPU) is overwritten before each sample, so every sample starts cold.
+A timer runs `warmup` untimed calls of each function, then rounds in which every function is timed once
+(interleaved: ABAB..., the first one rotating), until the stop rule of MeasureOptions holds (enough samples
+and time, and a 95 % CI of the median, or of the paired ratios, narrower than `target_rel_ci`) or a cap ends
+it. With `flush_cache` the last-level cache (CPU) or the L2 (GPU) is overwritten before each sample, so
+every sample starts cold.
 """
 from __future__ import annotations
 
 import glob
 import time
 from collections.abc import Callable
-from fractions import Fraction
+from dataclasses import dataclass
 
 import numpy as np
 
+from compiler_core.stats import paired_ratios, rel_ci_width
 from device_agent.records import MeasureOptions
 
-CONFIDENCE = 0.95
 DEFAULT_FLUSH_BYTES = 64 << 20  # when the cache size cannot be read: 2x a 32 MiB last-level cache
 
 
-def median(sorted_samples: list[float]) -> float:
-    n = len(sorted_samples)
-    mid = n // 2
-    return sorted_samples[mid] if n % 2 else 0.5 * (sorted_samples[mid - 1] + sorted_samples[mid])
+def spread(series: list[list[float]]) -> float:
+    """How unsure the rounds still are: the relative CI width of the one series, or, when several were timed
+    in the same rounds, the widest relative CI of each one's paired ratio to the next."""
+    if len(series) == 1:
+        return rel_ci_width(series[0])
+    return max(rel_ci_width(paired_ratios(a, b)) for a, b in zip(series, series[1:], strict=False))
 
 
-def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int]:
-    """0-based ranks (lo, hi) of the order statistics bounding a distribution-free CI of the median.
-
-    The count B of samples below the median is Binomial(n, 1/2), so [x(k), x(n-1-k)] (0-based) covers the
-    median with probability 1 - 2 P(B <= k): k is the largest rank with P(B <= k) <= (1 - confidence) / 2,
-    computed exactly with integers. For n < 6 no pair reaches 95 %, and the full range (min, max) is used.
-    """
-    if n < 1:
-        raise ValueError("no samples")
-    limit = Fraction(1 - Fraction(str(confidence)), 2) * 2 ** n  # alpha/2 scaled by 2^n: compare integer sums
-    cumulative, term, k = 0, 1, -1  # term = C(n, k + 1)
-    while cumulative + term <= limit and k + 1 <= (n - 1) // 2:
-        cumulative += term
-        k += 1
-        term = term * (n - k) // (k + 1)
-    k = max(k, 0)
-    return k, n - 1 - k
+@dataclass
+class Sampling:
+    """The outcome of `sample_rounds`: per function its samples (paired by index) and whether the stop rule was
+    met (converged) or a cap ended it."""
+    series: list[list[float]]
+    converged: bool
+    seconds: float
 
 
-def summarize(samples) -> tuple[float, float, float]:
-    """(median, ci_low, ci_high) of `samples`: a 95 % binomial order-statistics interval of the median."""
-    xs = sorted(float(s) for s in samples)
-    if not xs:
-        raise ValueError("summarize needs at least one sample")
-    lo, hi = median_ci_ranks(len(xs))
-    return median(xs), xs[lo], xs[hi]
-
-
-def _done(samples: list[float], total: float, opts: MeasureOptions) -> bool:
-    if len(samples) >= max(1, opts.max_repeats):
-        return True
-    return len(samples) >= opts.min_repeats and total >= opts.min_time_s
+def sample_rounds(time_one: Callable[[int], float], count: int, opts: MeasureOptions,
+                  check_every: int = 4) -> Sampling:
+    """Times `count` functions in rounds, each once per round, rotating who goes first (no position bias).
+    `time_one(i)` returns one sample of function i in seconds. Stops when the rule of MeasureOptions is met."""
+    series: list[list[float]] = [[] for _ in range(count)]
+    start = time.perf_counter()
+    timed = 0.0
+    rounds = 0
+    while True:
+        for j in range(count):
+            i = (rounds + j) % count
+            dt = time_one(i)
+            series[i].append(dt)
+            timed += dt
+        rounds += 1
+        elapsed = time.perf_counter() - start
+        if rounds >= opts.max_repeats or elapsed >= opts.max_time_s:
+            converged = rounds >= opts.min_repeats and spread(series) <= opts.target_rel_ci
+            return Sampling(series, converged, elapsed)
+        if rounds >= opts.min_repeats and timed >= opts.min_time_s * count and \
+                (rounds - opts.min_repeats) % check_every == 0 and spread(series) <= opts.target_rel_ci:
+            return Sampling(series, True, elapsed)
 
 
 # ---- CPU -----------------------------------------------------------------------------------------------
@@ -100,21 +103,22 @@ class CacheFlusher:
         np.add(self.buffer, 1, out=self.buffer)
 
 
-def time_cpu(fn: Callable[[], None], opts: MeasureOptions, flush: Callable[[], None] | None = None) -> list[float]:
-    """Samples of `fn()` in seconds, each timed with perf_counter_ns; `flush()` (untimed) runs before each."""
+def time_cpu(fns: list[Callable[[], None]], opts: MeasureOptions,
+             flush: Callable[[], None] | None = None) -> Sampling:
+    """Samples of each `fns[i]()` in seconds (perf_counter_ns), in interleaved rounds; `flush()` (untimed) runs
+    before each sample."""
     for _ in range(max(0, opts.warmup)):
-        fn()
-    samples: list[float] = []
-    total = 0.0
-    while not _done(samples, total, opts):
+        for fn in fns:
+            fn()
+
+    def time_one(i: int) -> float:
         if flush is not None:
             flush()
         t0 = time.perf_counter_ns()
-        fn()
-        dt = (time.perf_counter_ns() - t0) * 1e-9
-        samples.append(dt)
-        total += dt
-    return samples
+        fns[i]()
+        return (time.perf_counter_ns() - t0) * 1e-9
+
+    return sample_rounds(time_one, len(fns), opts)
 
 
 # ---- CUDA ----------------------------------------------------------------------------------------------
@@ -171,28 +175,29 @@ class GpuSpin:
         self.kernel(self.cycles, grid=(1, 1, 1), block=(1, 1, 1), stream=stream)
 
 
-def time_cuda(launch: Callable[[object], None], opts: MeasureOptions, flush: L2Flusher | None = None) -> list[float]:
-    """Samples in seconds of `launch(stream)`, each bracketed by CUDA events recorded on the same stream, after
-    the (optional) L2 flush and a short spin that hides the host's enqueue time from the events."""
+def time_cuda(launches: list[Callable[[object], None]], opts: MeasureOptions, flush: L2Flusher | None = None,
+              spin: GpuSpin | None = None) -> Sampling:
+    """Samples in seconds of each `launches[i](stream)`, in interleaved rounds, each bracketed by CUDA events
+    recorded on the same stream after the (optional) L2 flush and a short spin that hides the host's enqueue
+    time from the events."""
     import pycuda.driver as drv
 
     stream = drv.Stream()
     start, end = drv.Event(), drv.Event()
-    spin = GpuSpin(drv)
+    spin = spin or GpuSpin(drv)
     for _ in range(max(0, opts.warmup)):
-        launch(stream)
+        for launch in launches:
+            launch(stream)
     stream.synchronize()
-    samples: list[float] = []
-    total = 0.0
-    while not _done(samples, total, opts):
+
+    def time_one(i: int) -> float:
         if flush is not None:
             flush(stream)
         spin(stream)
         start.record(stream)
-        launch(stream)
+        launches[i](stream)
         end.record(stream)
         end.synchronize()
-        dt = end.time_since(start) * 1e-3
-        samples.append(dt)
-        total += dt
-    return samples
+        return end.time_since(start) * 1e-3
+
+    return sample_rounds(time_one, len(launches), opts)

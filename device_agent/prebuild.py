@@ -2,7 +2,9 @@
 
 Leased tasks are compiled while an earlier one is measured. For C the pool warms compiler_core's build cache
 (shared libraries keyed by a hash of the source), so the worker's own `build` is a cache hit; for CUDA it
-runs nvcc and hands the cubin to the worker, which only loads it. Compilation never touches the device.
+runs nvcc and hands the cubin to the worker, which only loads it. Compilation never touches the device. The
+first task of a workload also has a builder compute its references into the disk cache (workload_data.py), off
+the measurement's critical path.
 """
 from __future__ import annotations
 
@@ -13,18 +15,20 @@ import signal
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import compiler_core as cc
 from device_agent.records import Status, Task
-from device_agent.worker import classify_build_error, exit_with_parent, load_plugins, parse_task
+from device_agent.worker import classify_build_error, exit_with_parent, input_seed, load_plugins, parse_task
+from device_agent.workload_data import WorkloadCache
 
 BUILDER_NICENESS = 10
 
 
 @dataclass(frozen=True)
 class Prebuilt:
-    """What the pool made of a task: a cubin (CUDA), the compile time, or the build failure."""
-    cubin: bytes | None = None
+    """What the pool made of a task: cubins by config JSON (CUDA), the compile time, or the build failure."""
+    cubins: dict[str, bytes] | None = None
     compile_s: float | None = None
     status: Status | None = None  # set when the build failed: the task is reported without running
     error: str = ""
@@ -40,46 +44,63 @@ def init_builder(plugins: tuple[str, ...]) -> None:
     load_plugins(plugins)
 
 
-def prebuild(task: Task, kind: str, arch: str) -> Prebuilt:
-    """Runs in a pool process. `arch` is the GPU's sm_XX for CUDA (from the fingerprint), unused for C."""
+def prebuild(task: Task, kind: str, arch: str, threads: int = 0) -> Prebuilt:
+    """Runs in a pool process. `arch` is the GPU's sm_XX for CUDA (from the fingerprint); `threads` the CPU
+    worker's thread count (its target, so the worker's own build of the same source is a cache hit)."""
     t0 = time.perf_counter()
+    cubins: dict[str, bytes] = {}
     try:
-        workload, config = parse_task(task)
-        if kind == "cuda":
-            from compiler_core.runtime.nvcc_check import nvcc_compile
+        workload, configs = parse_task(task)
+        texts = [task.config_json, task.baseline_config_json][:len(configs)]
+        for text, config in zip(texts, configs, strict=True):
+            if kind == "cuda":
+                from compiler_core.runtime.nvcc_check import nvcc_compile
 
-            source = cc.generate(workload, config, cc.cuda_target(arch))
-            cubin = nvcc_compile(source, arch)
-        else:
-            from compiler_core.runtime.c_runtime import compile_shared_library
+                cubins[text] = nvcc_compile(cc.generate(workload, config, cc.cuda_target(arch)), arch)
+            else:
+                from compiler_core.runtime.c_runtime import compile_shared_library
 
-            compile_shared_library(cc.generate(workload, config, cc.cpu_target()))
-            cubin = None
+                compile_shared_library(cc.generate(workload, config, cc.cpu_target(cores=threads or None)))
     except Exception as exc:  # noqa: BLE001 - a failed build is a result, not a crash of the pool
         status, message = classify_build_error(exc)
         return Prebuilt(status=status, error=message, compile_s=time.perf_counter() - t0)
-    return Prebuilt(cubin=cubin, compile_s=time.perf_counter() - t0)
+    return Prebuilt(cubins=cubins or None, compile_s=time.perf_counter() - t0)
+
+
+def prepare_references(workload_key: str, seed: int, cache_dir: str) -> None:
+    """Runs in a pool process: the workload's inputs and expected outputs, into the disk cache, so that the worker
+    loads them instead of computing a large float64 reference on the measurement's critical path."""
+    try:
+        WorkloadCache(Path(cache_dir), budget_bytes=0).get(cc.parse_key(workload_key), seed)
+    except Exception:  # noqa: BLE001 - the worker computes (and reports on) what could not be prepared here
+        pass
 
 
 class BuildPool:
-    """Compiles tasks ahead; `take(task_id)` hands over the future submitted for that task (or None)."""
+    """Compiles tasks ahead; `take(task_id)` hands over the future submitted for that task (or None). With a
+    `cache_dir`, the first task of each workload also has its references prepared there."""
 
-    def __init__(self, kind: str, arch: str, workers: int, plugins: tuple[str, ...] = ()):
-        self.kind, self.arch = kind, arch
+    def __init__(self, kind: str, arch: str, workers: int, plugins: tuple[str, ...] = (), threads: int = 0,
+                 cache_dir: str | None = None):
+        self.kind, self.arch, self.threads, self.cache_dir = kind, arch, threads, cache_dir
         self._pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=mp.get_context("spawn"),
                                          initializer=init_builder, initargs=(tuple(plugins),))
         self._futures: dict[str, Future] = {}
+        self._prepared: dict[str, Future] = {}  # workload key -> its references' preparation
 
     def submit(self, task: Task) -> None:
+        if self.cache_dir and task.workload_key not in self._prepared:
+            self._prepared[task.workload_key] = self._pool.submit(prepare_references, task.workload_key,
+                                                                  input_seed(task), self.cache_dir)
         if task.task_id not in self._futures:
-            self._futures[task.task_id] = self._pool.submit(prebuild, task, self.kind, self.arch)
+            self._futures[task.task_id] = self._pool.submit(prebuild, task, self.kind, self.arch, self.threads)
 
     def take(self, task_id: str) -> Future | None:
         return self._futures.pop(task_id, None)
 
     def wait_idle(self, timeout_s: float) -> None:
         """Blocks until the builds submitted so far have finished (or `timeout_s` passed)."""
-        concurrent.futures.wait(list(self._futures.values()), timeout=timeout_s)
+        concurrent.futures.wait([*self._futures.values(), *self._prepared.values()], timeout=timeout_s)
 
     def cancel(self, task_id: str) -> None:
         future = self._futures.pop(task_id, None)

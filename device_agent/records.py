@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class Status(enum.StrEnum):
@@ -16,27 +16,65 @@ class Status(enum.StrEnum):
     AGENT_LOST = "AGENT_LOST"
 
 
+class TaskKind(enum.StrEnum):
+    """What a task asks for; names match proto TaskKind."""
+    MEASURE = "MEASURE"  # build, verify and time one config
+    COMPARE = "COMPARE"  # time a config against a baseline config (and the reference) interleaved, in one worker
+
+
 @dataclass(frozen=True)
 class MeasureOptions:
-    """How to time one candidate (proto MeasureOptions); `timeout_s` bounds build + verify + measure in the worker."""
-    warmup: int = 2
-    min_repeats: int = 5
-    min_time_s: float = 0.1
-    max_repeats: int = 200
-    timeout_s: float = 60.0
-    flush_cache: bool = False
+    """How to time one candidate (proto MeasureOptions), as the job resolved it: the agent has no defaults.
+
+    Sampling stops once there are `min_repeats` samples and `min_time_s` of timed time AND the 95 % CI of the
+    median (of the paired ratio, for COMPARE) is at most `target_rel_ci` of it; or at `max_repeats` samples or
+    `max_time_s` of timing, and then the result is marked noisy. `timeout_s` bounds build + verify + measure."""
+    warmup: int
+    min_repeats: int
+    min_time_s: float
+    max_repeats: int
+    timeout_s: float
+    flush_cache: bool
+    max_time_s: float
+    target_rel_ci: float
+    max_contention: float
+
+    def problems(self) -> list[str]:
+        """What makes these options unusable (a task with such options is refused, never timed with guesses)."""
+        out = []
+        if self.warmup < 0:
+            out.append(f"warmup must be >= 0, got {self.warmup}")
+        if not 1 <= self.min_repeats <= self.max_repeats:
+            out.append(f"need 1 <= min_repeats <= max_repeats, got {self.min_repeats} and {self.max_repeats}")
+        if self.timeout_s <= 0:
+            out.append(f"timeout_s must be > 0, got {self.timeout_s}")
+        if not 0 <= self.min_time_s <= self.max_time_s:
+            out.append(f"need 0 <= min_time_s <= max_time_s, got {self.min_time_s} and {self.max_time_s}")
+        if self.target_rel_ci <= 0:
+            out.append(f"target_rel_ci must be > 0, got {self.target_rel_ci}")
+        if not 0 < self.max_contention <= 1:
+            out.append(f"max_contention must be in (0, 1], got {self.max_contention}")
+        return out
 
 
 @dataclass(frozen=True)
 class Task:
-    """One (job, config) to measure, leased to this agent until `lease_deadline_s` (unix seconds)."""
+    """One (job, config) to measure or compare, leased to this agent until `lease_deadline_s` (unix seconds)."""
     task_id: str
     attempt: int
     job_id: str
     workload_key: str
     config_json: str
-    options: MeasureOptions = field(default_factory=MeasureOptions)
+    options: MeasureOptions | None  # None: the server sent none (the task is refused)
     lease_deadline_s: float = 0.0
+    kind: TaskKind = TaskKind.MEASURE
+    baseline_config_json: str = ""  # COMPARE: the head's config
+    time_reference: bool = False  # COMPARE: time the reference library in the same rounds
+
+    @property
+    def timeout_s(self) -> float:
+        """The task's budget; a task without options is refused at once, so a short bound serves it."""
+        return self.options.timeout_s if self.options is not None else 10.0
 
 
 @dataclass(frozen=True)
@@ -53,6 +91,13 @@ class TrialResult:
     codegen_version: str = ""
     compile_s: float = 0.0
     max_abs_error: float = 0.0
+    baseline_samples_s: tuple[float, ...] = ()  # COMPARE: paired with samples_s by index
+    reference_samples_s: tuple[float, ...] = ()  # COMPARE with time_reference (empty: no reference here)
+    reference_name: str = ""
+    contention: float = 0.0  # share of the pinned cores' time other processes took while timing
+    noisy: bool = False
+    threads: int = 0
+    cpus: str = ""
 
     @property
     def key(self) -> tuple[str, int]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpc
 
-from device_agent.records import MeasureOptions, Registration, Status, Task, TrialResult
+from device_agent.records import MeasureOptions, Registration, Status, Task, TaskKind, TrialResult
 from tunefarm_proto import tunefarm_pb2 as pb
 from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
 
@@ -44,27 +44,32 @@ def fingerprint_to_proto(fp: dict) -> pb.DeviceFingerprint:
     return pb.DeviceFingerprint(**fp)
 
 
-def options_from_proto(m: pb.MeasureOptions, has: bool) -> MeasureOptions:
-    """Unset fields (proto3 zeros) take the defaults, except warmup and min_time_s where 0 is meaningful."""
-    d = MeasureOptions()
+def options_from_proto(m: pb.MeasureOptions, has: bool) -> MeasureOptions | None:
+    """The job's options as sent; None when the task has none (the agent has no defaults: it refuses the task,
+    and MeasureOptions.problems() names unusable values)."""
     if not has:
-        return d
-    return MeasureOptions(warmup=m.warmup, min_repeats=m.min_repeats or d.min_repeats, min_time_s=m.min_time_s,
-                          max_repeats=m.max_repeats or d.max_repeats, timeout_s=m.timeout_s or d.timeout_s,
-                          flush_cache=m.flush_cache)
+        return None
+    return MeasureOptions(warmup=m.warmup, min_repeats=m.min_repeats, min_time_s=m.min_time_s,
+                          max_repeats=m.max_repeats, timeout_s=m.timeout_s, flush_cache=m.flush_cache,
+                          max_time_s=m.max_time_s, target_rel_ci=m.target_rel_ci, max_contention=m.max_contention)
 
 
 def task_from_proto(m: pb.Task) -> Task:
+    kind = TaskKind.COMPARE if m.kind == pb.COMPARE else TaskKind.MEASURE
     return Task(task_id=m.task_id, attempt=m.attempt, job_id=m.job_id, workload_key=m.workload_key,
                 config_json=m.config_json, options=options_from_proto(m.options, m.HasField("options")),
-                lease_deadline_s=m.lease_deadline_unix_ms / 1000.0)
+                lease_deadline_s=m.lease_deadline_unix_ms / 1000.0, kind=kind,
+                baseline_config_json=m.baseline_config_json, time_reference=m.time_reference)
 
 
 def result_to_proto(r: TrialResult) -> pb.TrialResult:
     return pb.TrialResult(task_id=r.task_id, attempt=r.attempt, status=pb.TrialStatus.Value(Status(r.status).value),
                           samples_s=list(r.samples_s), median_s=r.median_s, ci_low_s=r.ci_low_s,
                           ci_high_s=r.ci_high_s, error=r.error, codegen_version=r.codegen_version,
-                          compile_s=r.compile_s, max_abs_error=r.max_abs_error)
+                          compile_s=r.compile_s, max_abs_error=r.max_abs_error,
+                          baseline_samples_s=list(r.baseline_samples_s),
+                          reference_samples_s=list(r.reference_samples_s), reference_name=r.reference_name,
+                          contention=r.contention, noisy=r.noisy, threads=r.threads, cpus=r.cpus)
 
 
 def registration_from_proto(m: pb.RegisterResponse) -> Registration:

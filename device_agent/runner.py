@@ -8,6 +8,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 import compiler_core as cc
@@ -54,7 +55,9 @@ class TaskRunner:
         self.on_done(result)
 
     def run_one(self, task: Task) -> TrialResult:
+        t0 = time.monotonic()
         built = self._wait_build(task)
+        waited = time.monotonic() - t0
         if isinstance(built, TrialResult):
             return built
         if built.status is not None:
@@ -62,23 +65,29 @@ class TaskRunner:
                           codegen_version=cc.codegen_version())
         if self.pool.kind == "cpu":
             # compilers running beside a CPU measurement would be timed with it: let the builds ahead finish
-            self.pool.wait_idle(task.options.timeout_s)
+            self.pool.wait_idle(task.timeout_s)
+        t1 = time.monotonic()
         try:
-            return self.sandbox.run(task, built.cubin, built.compile_s)
+            return self.sandbox.run(task, built.cubins, built.compile_s)
         except WorkerStartError as exc:
             return failed(task, Status.RUNTIME_ERROR, str(exc))
+        finally:
+            # where a task's time goes: waiting for its build (the builders are behind) or in the worker
+            log.info("task %s: %.2f s waiting for its build, %.2f s in the worker", task.task_id, waited,
+                     time.monotonic() - t1)
 
     def _wait_build(self, task: Task) -> Prebuilt | TrialResult:
         future = self.pool.take(task.task_id)
         if future is None:
             self.pool.submit(task)
             future = self.pool.take(task.task_id)
+        timeout_s = task.timeout_s
         try:
-            return future.result(timeout=task.options.timeout_s)
+            return future.result(timeout=timeout_s)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            return failed(task, Status.TIMEOUT, f"build did not finish within the task timeout of "
-                          f"{task.options.timeout_s:g} s", codegen_version=cc.codegen_version())
+            return failed(task, Status.TIMEOUT, f"build did not finish within the task timeout of {timeout_s:g} s",
+                          codegen_version=cc.codegen_version())
         except Exception as exc:  # noqa: BLE001 - a broken pool: let the worker build it itself
             log.warning("build pool failed for task %s (%s); building in the worker", task.task_id, exc)
             return Prebuilt()

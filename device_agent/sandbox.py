@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from device_agent.records import Status, Task, TrialResult, failed
-from device_agent.worker import serve
+from device_agent.worker import WorkerSpec, serve
 
 PIPE_SLACK_S = 0.5  # beyond the task's own timeout: sending the result back over the pipe
 START_TIMEOUT_S = 120.0  # a worker imports numpy, compiler_core and the plugins before it is ready
@@ -46,8 +46,8 @@ class Sandbox:
     """One isolated worker process for one device; `run` is called from one thread at a time, `cancel`
     from any thread."""
 
-    def __init__(self, device: str, plugins: tuple[str, ...] = (), start_timeout_s: float = START_TIMEOUT_S):
-        self.device, self.plugins, self.start_timeout_s = device, tuple(plugins), start_timeout_s
+    def __init__(self, spec: WorkerSpec, start_timeout_s: float = START_TIMEOUT_S):
+        self.spec, self.device, self.start_timeout_s = spec, spec.device, start_timeout_s
         self._ctx = mp.get_context("spawn")
         self._worker: _Worker | None = None
         self._lock = threading.Lock()
@@ -64,7 +64,7 @@ class Sandbox:
 
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
-        process = self._ctx.Process(target=serve, args=(child, self.device, self.plugins),
+        process = self._ctx.Process(target=serve, args=(child, self.spec),
                                     name=f"tunefarm-worker-{self.device}", daemon=True)
         process.start()
         child.close()
@@ -138,14 +138,15 @@ class Sandbox:
         if worker is not None and worker.process.is_alive():
             worker.process.kill()
 
-    def run(self, task: Task, cubin: bytes | None = None, compile_s: float | None = None) -> TrialResult:
+    def run(self, task: Task, cubins: dict[str, bytes] | None = None, compile_s: float | None = None) -> TrialResult:
+        """`cubins`: config JSON -> cubin built ahead (CUDA); the worker builds what is missing."""
         self.wait_ready()
         worker = self._worker
         self._cancelled = False
-        timeout_s = task.options.timeout_s
+        timeout_s = task.timeout_s
         t0 = time.monotonic()
         try:
-            worker.conn.send(("run", task, cubin, compile_s))
+            worker.conn.send(("run", task, cubins, compile_s))
             if worker.conn.poll(timeout_s + PIPE_SLACK_S):
                 _, result, healthy = worker.conn.recv()
                 if not healthy:

@@ -22,6 +22,10 @@ class AgentSettings:
     call_timeout_s: float = 10.0
     seed: int = 0  # backoff jitter
     health_port: int | None = None  # serve grpc.health.v1 on this port (0: any free port); None: off
+    cpus: frozenset[int] = frozenset()  # CPU agents: the cores measured on (empty: all this process may use)
+    lock_dir: str = "/tmp"  # host-wide measurement locks: one directory for every agent of the host
+    cache_dir: str | None = None  # references cached on disk (None: in memory only)
+    cache_bytes: int = 8 << 30  # inputs and references of recent workloads kept in the worker's memory
 
     @property
     def agent_name(self) -> str:

@@ -7,6 +7,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class TaskKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TASK_KIND_UNSPECIFIED: _ClassVar[TaskKind]
+    MEASURE: _ClassVar[TaskKind]
+    COMPARE: _ClassVar[TaskKind]
+
 class TrialStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     TRIAL_STATUS_UNSPECIFIED: _ClassVar[TrialStatus]
@@ -17,6 +23,9 @@ class TrialStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     WRONG_ANSWER: _ClassVar[TrialStatus]
     RESOURCE_EXCEEDED: _ClassVar[TrialStatus]
     AGENT_LOST: _ClassVar[TrialStatus]
+TASK_KIND_UNSPECIFIED: TaskKind
+MEASURE: TaskKind
+COMPARE: TaskKind
 TRIAL_STATUS_UNSPECIFIED: TrialStatus
 OK: TrialStatus
 COMPILE_ERROR: TrialStatus
@@ -109,23 +118,29 @@ class LeaseRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., session_token: _Optional[str] = ..., max_tasks: _Optional[int] = ...) -> None: ...
 
 class MeasureOptions(_message.Message):
-    __slots__ = ("warmup", "min_repeats", "min_time_s", "max_repeats", "timeout_s", "flush_cache")
+    __slots__ = ("warmup", "min_repeats", "min_time_s", "max_repeats", "timeout_s", "flush_cache", "max_time_s", "target_rel_ci", "max_contention")
     WARMUP_FIELD_NUMBER: _ClassVar[int]
     MIN_REPEATS_FIELD_NUMBER: _ClassVar[int]
     MIN_TIME_S_FIELD_NUMBER: _ClassVar[int]
     MAX_REPEATS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     FLUSH_CACHE_FIELD_NUMBER: _ClassVar[int]
+    MAX_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    TARGET_REL_CI_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONTENTION_FIELD_NUMBER: _ClassVar[int]
     warmup: int
     min_repeats: int
     min_time_s: float
     max_repeats: int
     timeout_s: float
     flush_cache: bool
-    def __init__(self, warmup: _Optional[int] = ..., min_repeats: _Optional[int] = ..., min_time_s: _Optional[float] = ..., max_repeats: _Optional[int] = ..., timeout_s: _Optional[float] = ..., flush_cache: _Optional[bool] = ...) -> None: ...
+    max_time_s: float
+    target_rel_ci: float
+    max_contention: float
+    def __init__(self, warmup: _Optional[int] = ..., min_repeats: _Optional[int] = ..., min_time_s: _Optional[float] = ..., max_repeats: _Optional[int] = ..., timeout_s: _Optional[float] = ..., flush_cache: _Optional[bool] = ..., max_time_s: _Optional[float] = ..., target_rel_ci: _Optional[float] = ..., max_contention: _Optional[float] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("task_id", "attempt", "job_id", "workload_key", "config_json", "options", "lease_deadline_unix_ms")
+    __slots__ = ("task_id", "attempt", "job_id", "workload_key", "config_json", "options", "lease_deadline_unix_ms", "kind", "baseline_config_json", "time_reference")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -133,6 +148,9 @@ class Task(_message.Message):
     CONFIG_JSON_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     LEASE_DEADLINE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_CONFIG_JSON_FIELD_NUMBER: _ClassVar[int]
+    TIME_REFERENCE_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     attempt: int
     job_id: str
@@ -140,7 +158,10 @@ class Task(_message.Message):
     config_json: str
     options: MeasureOptions
     lease_deadline_unix_ms: int
-    def __init__(self, task_id: _Optional[str] = ..., attempt: _Optional[int] = ..., job_id: _Optional[str] = ..., workload_key: _Optional[str] = ..., config_json: _Optional[str] = ..., options: _Optional[_Union[MeasureOptions, _Mapping]] = ..., lease_deadline_unix_ms: _Optional[int] = ...) -> None: ...
+    kind: TaskKind
+    baseline_config_json: str
+    time_reference: bool
+    def __init__(self, task_id: _Optional[str] = ..., attempt: _Optional[int] = ..., job_id: _Optional[str] = ..., workload_key: _Optional[str] = ..., config_json: _Optional[str] = ..., options: _Optional[_Union[MeasureOptions, _Mapping]] = ..., lease_deadline_unix_ms: _Optional[int] = ..., kind: _Optional[_Union[TaskKind, str]] = ..., baseline_config_json: _Optional[str] = ..., time_reference: _Optional[bool] = ...) -> None: ...
 
 class LeaseResponse(_message.Message):
     __slots__ = ("tasks", "retry_after_ms")
@@ -151,7 +172,7 @@ class LeaseResponse(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[Task, _Mapping]]] = ..., retry_after_ms: _Optional[int] = ...) -> None: ...
 
 class TrialResult(_message.Message):
-    __slots__ = ("task_id", "attempt", "status", "samples_s", "median_s", "ci_low_s", "ci_high_s", "error", "codegen_version", "compile_s", "max_abs_error")
+    __slots__ = ("task_id", "attempt", "status", "samples_s", "median_s", "ci_low_s", "ci_high_s", "error", "codegen_version", "compile_s", "max_abs_error", "baseline_samples_s", "reference_samples_s", "reference_name", "contention", "noisy", "threads", "cpus")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -163,6 +184,13 @@ class TrialResult(_message.Message):
     CODEGEN_VERSION_FIELD_NUMBER: _ClassVar[int]
     COMPILE_S_FIELD_NUMBER: _ClassVar[int]
     MAX_ABS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_SAMPLES_S_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_SAMPLES_S_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    CONTENTION_FIELD_NUMBER: _ClassVar[int]
+    NOISY_FIELD_NUMBER: _ClassVar[int]
+    THREADS_FIELD_NUMBER: _ClassVar[int]
+    CPUS_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     attempt: int
     status: TrialStatus
@@ -174,7 +202,14 @@ class TrialResult(_message.Message):
     codegen_version: str
     compile_s: float
     max_abs_error: float
-    def __init__(self, task_id: _Optional[str] = ..., attempt: _Optional[int] = ..., status: _Optional[_Union[TrialStatus, str]] = ..., samples_s: _Optional[_Iterable[float]] = ..., median_s: _Optional[float] = ..., ci_low_s: _Optional[float] = ..., ci_high_s: _Optional[float] = ..., error: _Optional[str] = ..., codegen_version: _Optional[str] = ..., compile_s: _Optional[float] = ..., max_abs_error: _Optional[float] = ...) -> None: ...
+    baseline_samples_s: _containers.RepeatedScalarFieldContainer[float]
+    reference_samples_s: _containers.RepeatedScalarFieldContainer[float]
+    reference_name: str
+    contention: float
+    noisy: bool
+    threads: int
+    cpus: str
+    def __init__(self, task_id: _Optional[str] = ..., attempt: _Optional[int] = ..., status: _Optional[_Union[TrialStatus, str]] = ..., samples_s: _Optional[_Iterable[float]] = ..., median_s: _Optional[float] = ..., ci_low_s: _Optional[float] = ..., ci_high_s: _Optional[float] = ..., error: _Optional[str] = ..., codegen_version: _Optional[str] = ..., compile_s: _Optional[float] = ..., max_abs_error: _Optional[float] = ..., baseline_samples_s: _Optional[_Iterable[float]] = ..., reference_samples_s: _Optional[_Iterable[float]] = ..., reference_name: _Optional[str] = ..., contention: _Optional[float] = ..., noisy: _Optional[bool] = ..., threads: _Optional[int] = ..., cpus: _Optional[str] = ...) -> None: ...
 
 class ReportRequest(_message.Message):
     __slots__ = ("agent_id", "session_token", "results")

@@ -27,7 +27,8 @@ from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "test-enrolment-token"
 MATMUL = cc.make_workload("matmul", {"M": 32, "N": 32, "K": 32})
-FAST = pb.MeasureOptions(warmup=1, min_repeats=5, min_time_s=0.005, max_repeats=50, timeout_s=20)
+FAST = pb.MeasureOptions(warmup=1, min_repeats=5, min_time_s=0.005, max_repeats=50, timeout_s=20, max_time_s=0.5,
+                         target_rel_ci=0.5, max_contention=1.0)
 
 
 def canned_task(task_id: str, key: str, config: dict, options=FAST) -> pb.Task:
@@ -161,7 +162,8 @@ def test_agent_registers_leases_reports_every_result_once_and_exits_on_sigterm(t
 
 def test_sigterm_with_a_task_running_cancels_it_after_the_grace_period(tmp_path):
     hang = canned_task("hang", "fault(mode=hang,n=4,dtype=float32)", {},
-                       pb.MeasureOptions(warmup=0, min_repeats=1, timeout_s=60))
+                       pb.MeasureOptions(warmup=0, min_repeats=1, max_repeats=1, timeout_s=60, max_time_s=1.0,
+                                         target_rel_ci=1.0, max_contention=1.0))
     servicer = FakeTunerServicer([hang])
     server, port = serve(servicer)
     log_path = tmp_path / "agent.log"

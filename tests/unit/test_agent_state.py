@@ -37,7 +37,7 @@ class Driver:
 
 
 def task(n: int, attempt: int = 1) -> Task:
-    return Task(f"t{n}", attempt, "job", "matmul(M=32,N=32,K=32,dtype=float32)", "{}")
+    return Task(f"t{n}", attempt, "job", "matmul(M=32,N=32,K=32,dtype=float32)", "{}", None)
 
 
 def result(n: int, status: Status = Status.OK, attempt: int = 1) -> TrialResult:

@@ -6,8 +6,16 @@ import random
 
 import pytest
 
+from compiler_core import stats
 from device_agent import measure
 from device_agent.records import MeasureOptions
+
+
+def opts(**given) -> MeasureOptions:
+    """Options for a test: the agent has no defaults, so every field is spelled out here."""
+    base = dict(warmup=0, min_repeats=1, min_time_s=0.0, max_repeats=1000, timeout_s=10.0, flush_cache=False,
+                max_time_s=5.0, target_rel_ci=float("inf"), max_contention=1.0)  # inf: no interval required
+    return MeasureOptions(**{**base, **given})
 
 
 def binom_cdf(k: int, n: int) -> float:
@@ -17,12 +25,12 @@ def binom_cdf(k: int, n: int) -> float:
 @pytest.mark.parametrize("n, expected", [(1, (0, 0)), (5, (0, 4)), (6, (0, 5)), (8, (0, 7)), (9, (1, 7)),
                                          (10, (1, 8)), (20, (5, 14)), (100, (39, 60))])
 def test_ci_ranks_match_the_binomial_table(n, expected):
-    assert measure.median_ci_ranks(n) == expected
+    assert stats.median_ci_ranks(n) == expected
 
 
 @pytest.mark.parametrize("n", [6, 7, 11, 30, 64, 201])
 def test_ci_ranks_are_the_narrowest_with_95_percent_coverage(n):
-    lo, hi = measure.median_ci_ranks(n)
+    lo, hi = stats.median_ci_ranks(n)
     assert hi == n - 1 - lo
     # the median is below x(lo) (0-based) iff at most lo samples are below it: P = cdf(lo), the same above
     assert 1 - 2 * binom_cdf(lo, n) >= 0.95
@@ -30,24 +38,24 @@ def test_ci_ranks_are_the_narrowest_with_95_percent_coverage(n):
 
 
 def test_summarize_median_odd_and_even():
-    assert measure.summarize([3.0, 1.0, 2.0]) == (2.0, 1.0, 3.0)
-    assert measure.summarize([4.0, 1.0, 3.0, 2.0])[0] == 2.5
+    assert stats.summarize([3.0, 1.0, 2.0]) == (2.0, 1.0, 3.0)
+    assert stats.summarize([4.0, 1.0, 3.0, 2.0])[0] == 2.5
 
 
 def test_summarize_small_samples_use_min_and_max():
-    assert measure.summarize([5.0]) == (5.0, 5.0, 5.0)
-    assert measure.summarize([2.0, 9.0, 4.0, 1.0, 3.0]) == (3.0, 1.0, 9.0)
+    assert stats.summarize([5.0]) == (5.0, 5.0, 5.0)
+    assert stats.summarize([2.0, 9.0, 4.0, 1.0, 3.0]) == (3.0, 1.0, 9.0)
 
 
 def test_summarize_rejects_no_samples():
     with pytest.raises(ValueError):
-        measure.summarize([])
+        stats.summarize([])
 
 
 def test_summarize_interval_brackets_the_median():
     rng = random.Random(1)
     xs = [rng.lognormvariate(0, 0.3) for _ in range(50)]
-    med, lo, hi = measure.summarize(xs)
+    med, lo, hi = stats.summarize(xs)
     assert lo <= med <= hi
     s = sorted(xs)
     assert (lo, hi) == (s[17], s[32])
@@ -58,7 +66,7 @@ def test_ci_covers_the_true_median_about_95_percent_of_the_time():
     true_median = math.exp(0.0)  # lognormal(0, s): median e^0 = 1
     trials, covered = 2000, 0
     for _ in range(trials):
-        _, lo, hi = measure.summarize([rng.lognormvariate(0.0, 0.5) for _ in range(20)])
+        _, lo, hi = stats.summarize([rng.lognormvariate(0.0, 0.5) for _ in range(20)])
         covered += lo <= true_median <= hi
     assert 0.94 <= covered / trials <= 0.985  # exact coverage for n=20 is 95.9 %
 
@@ -77,25 +85,61 @@ class Counter:
 
 def test_timer_runs_warmup_then_min_repeats_when_time_is_reached():
     fn = Counter()
-    samples = measure.time_cpu(fn, MeasureOptions(warmup=3, min_repeats=4, min_time_s=0.0, max_repeats=100))
-    assert len(samples) == 4 and fn.calls == 7
-    assert all(s >= 0 for s in samples)
+    run = measure.time_cpu([fn], opts(warmup=3, min_repeats=4))
+    assert len(run.series[0]) == 4 and fn.calls == 7 and run.converged
+    assert all(s >= 0 for s in run.series[0])
 
 
 def test_timer_repeats_until_min_time_but_never_past_max_repeats():
     sleepy = lambda: __import__("time").sleep(0.002)  # noqa: E731
-    samples = measure.time_cpu(sleepy, MeasureOptions(warmup=0, min_repeats=1, min_time_s=0.02, max_repeats=1000))
-    assert sum(samples) >= 0.02 and len(samples) >= 2
-    capped = measure.time_cpu(sleepy, MeasureOptions(warmup=0, min_repeats=1, min_time_s=10.0, max_repeats=3))
-    assert len(capped) == 3
+    run = measure.time_cpu([sleepy], opts(min_time_s=0.02))
+    assert sum(run.series[0]) >= 0.02 and len(run.series[0]) >= 2
+    capped = measure.time_cpu([sleepy], opts(min_time_s=10.0, max_repeats=3))
+    assert len(capped.series[0]) == 3
 
 
 def test_timer_flushes_before_every_sample_and_not_during_warmup():
     fn = Counter()
-    samples = measure.time_cpu(fn, MeasureOptions(warmup=2, min_repeats=3, min_time_s=0.0),
-                               flush=lambda: fn.log.append("flush"))
-    assert len(samples) == 3
+    run = measure.time_cpu([fn], opts(warmup=2, min_repeats=3, max_repeats=3), flush=lambda: fn.log.append("flush"))
+    assert len(run.series[0]) == 3
     assert fn.log == ["run", "run", "flush", "run", "flush", "run", "flush", "run"]
+
+
+def test_rounds_interleave_the_functions_and_rotate_who_goes_first():
+    order: list[str] = []
+    fns = [lambda: order.append("a"), lambda: order.append("b"), lambda: order.append("r")]
+    run = measure.time_cpu(fns, opts(min_repeats=3, max_repeats=3))
+    assert [len(s) for s in run.series] == [3, 3, 3]
+    assert order == ["a", "b", "r", "b", "r", "a", "r", "a", "b"]
+
+
+def fake_timer(values):
+    """A time_one(i) test double replaying per-function sample lists (no clock involved)."""
+    streams = [iter(v) for v in values]
+    return lambda i: next(streams[i])
+
+
+def test_adaptive_sampling_stops_once_the_interval_is_tight():
+    steady = [1.0 + 0.001 * (i % 3) for i in range(1000)]
+    run = measure.sample_rounds(fake_timer([steady]), 1, opts(min_repeats=10, target_rel_ci=0.01))
+    assert run.converged and 10 <= len(run.series[0]) <= 14
+
+
+def test_adaptive_sampling_gives_up_at_the_cap_and_says_so():
+    rng = random.Random(1)
+    wild = [rng.uniform(1.0, 3.0) for _ in range(1000)]
+    run = measure.sample_rounds(fake_timer([wild]), 1, opts(min_repeats=5, max_repeats=40, target_rel_ci=0.01))
+    assert len(run.series[0]) == 40 and not run.converged
+
+
+def test_paired_rounds_converge_on_the_ratio_even_when_the_host_slows_down():
+    # both functions slow down together (a noisy neighbour): each series alone is wide, their ratio is not
+    load = [1.0 + (i % 7) for i in range(1000)]
+    a, b = [0.8 * x for x in load], list(load)
+    run = measure.sample_rounds(fake_timer([a, b]), 2, opts(min_repeats=8, target_rel_ci=0.01))
+    assert run.converged and len(run.series[0]) < 20
+    assert stats.rel_ci_width(run.series[0]) > 0.5  # alone it would never have converged
+    assert stats.summarize(stats.paired_ratios(*run.series))[0] == pytest.approx(0.8)
 
 
 # ---- the cache flush buffer --------------------------------------------------------------------------------

@@ -1,0 +1,127 @@
+"""The reference library's version of an op, timed beside the head: numpy (OpenBLAS) on CPU, PyTorch on CUDA.
+
+These are what a user would otherwise call; the farm reports its kernels as ratios to them, timed in the same
+worker, with the same threads, interleaved with the head (a ratio between different processes or moments of a
+shared host is not a number one can trust). An op without an equivalent here has no reference (None).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import compiler_core as cc
+from compiler_core.ops import expr_parser
+
+
+@dataclass(frozen=True)
+class Baseline:
+    name: str
+    run: Callable  # CPU: run(); CUDA: run(stream) on a pycuda stream
+
+
+# ---- CPU: numpy, float32 -------------------------------------------------------------------------------------
+def _np_conv2d(w: cc.Workload, x: np.ndarray, k: np.ndarray) -> Callable[[], None]:
+    pad, stride = w["pad"], w["stride"]
+
+    def run() -> None:
+        xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad))) if pad else x
+        win = np.lib.stride_tricks.sliding_window_view(xp, (w["R"], w["S"]), axis=(2, 3))[:, :, ::stride, ::stride]
+        np.tensordot(win, k, axes=([1, 4, 5], [1, 2, 3]))  # -> N, P, Q, K (BLAS underneath)
+
+    return run
+
+
+def _np_softmax(x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+    def run() -> None:
+        np.subtract(x, x.max(axis=-1, keepdims=True), out=out)
+        np.exp(out, out=out)
+        np.divide(out, out.sum(axis=-1, keepdims=True), out=out)
+    return run
+
+
+def _np_layernorm(w: cc.Workload, x: np.ndarray, g: np.ndarray, b: np.ndarray, out: np.ndarray):
+    eps = np.float32(float(w["eps"]))
+
+    def run() -> None:
+        mean = x.mean(axis=-1, keepdims=True)
+        np.subtract(x, mean, out=out)
+        var = np.mean(out * out, axis=-1, keepdims=True)
+        np.multiply(out, 1.0 / np.sqrt(var + eps), out=out)
+        np.multiply(out, g, out=out)
+        np.add(out, b, out=out)
+    return run
+
+
+def cpu_baseline(w: cc.Workload, inputs: list[np.ndarray]) -> Baseline | None:
+    if w.get("dtype", "float32") != "float32":
+        return None  # numpy has no fast half-precision GEMM: no fair reference
+    outs = [np.empty(s.shape, s.dtype) for s in cc.get_op(w.op).output_specs(w)]
+    run: Callable[[], None] | None = None
+    if w.op in ("matmul", "batch_matmul"):
+        def run() -> None:
+            np.matmul(inputs[0], inputs[1], out=outs[0])
+    elif w.op == "conv2d":
+        run = _np_conv2d(w, *inputs)
+    elif w.op == "softmax":
+        run = _np_softmax(inputs[0], outs[0])
+    elif w.op == "layernorm":
+        run = _np_layernorm(w, *inputs, outs[0])
+    elif w.op == "reduce_sum":
+        def run() -> None:
+            np.sum(inputs[0], axis=-1, out=outs[0])
+    elif w.op == "transpose":
+        def run() -> None:
+            np.copyto(outs[0], inputs[0].T)
+    elif w.op == "elementwise":
+        tree = expr_parser.parse(w["expr"])
+        env = dict(zip(expr_parser.input_names(tree), inputs, strict=True))
+
+        def run() -> None:
+            np.copyto(outs[0], expr_parser.to_numpy(tree, env), casting="same_kind")
+    return Baseline("numpy", run) if run is not None else None
+
+
+# ---- CUDA: PyTorch ---------------------------------------------------------------------------------------------
+def _torch_op(w: cc.Workload, torch, xs: list):
+    F = torch.nn.functional
+    if w.op in ("matmul", "batch_matmul"):
+        return lambda: torch.matmul(xs[0], xs[1])
+    if w.op == "conv2d":
+        return lambda: F.conv2d(xs[0], xs[1], stride=w["stride"], padding=w["pad"])
+    if w.op == "softmax":
+        return lambda: torch.softmax(xs[0], dim=-1)
+    if w.op == "layernorm":
+        eps = float(w["eps"])
+        return lambda: F.layer_norm(xs[0], (w["cols"],), xs[1], xs[2], eps)
+    if w.op == "reduce_sum":
+        return lambda: xs[0].sum(dim=-1)
+    if w.op == "transpose":
+        return lambda: xs[0].t().contiguous()
+    return None
+
+
+def cuda_baseline(w: cc.Workload, inputs: list[np.ndarray]) -> Baseline | None:
+    """PyTorch on the worker's device (cuDNN autotuning on, TF32 off: the fair fp32 reference); None without
+    PyTorch. `run(stream)` enqueues on the pycuda stream, so the same CUDA events time it."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    xs = [torch.from_numpy(np.ascontiguousarray(a)).cuda() for a in inputs]
+    op = _torch_op(w, torch, xs)
+    if op is None:
+        return None
+    torch.cuda.synchronize()
+
+    def run(stream) -> None:
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream.handle)):
+            op()
+
+    return Baseline("torch", run)
