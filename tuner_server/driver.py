@@ -2,9 +2,11 @@
 
 Each pass (`tick`) sweeps expired leases and silent agents, then, for every queued or running job: pins a device
 class and a seed when the job has none, feeds new trials to its search strategy, keeps enough tasks queued to keep
-the matching agents busy (never more tasks than the budget), and finishes it when its budget is reached or its space
-is exhausted. Transactions are short and the search runs outside them. All state lives in the database; strategies
-are a cache, rebuilt from a job's trials after a restart (`repo.enqueue_configs` skips configs already queued).
+the matching agents busy (never more tasks than the budget), and, once its budget is reached or its space is
+exhausted, runs its final phase (its top trials re-measured head to head against the head, one COMPARE task at a
+time) and then finishes it. Transactions are short and the search runs outside them. All state lives in the
+database; strategies are a cache, rebuilt from a job's trials after a restart (`repo.enqueue_configs` skips configs
+already queued).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from tuner_server import metrics, repo
 from tuner_server.background import PeriodicThread
 from tuner_server.db import Job, Trial, session_scope, utcnow
 from tuner_server.db.models import JOB_OPEN_STATES
-from tuner_server.repo import JobProgress
+from tuner_server.repo import JobProgress, comparisons
 from tuner_server.search import Observation, SearchStrategy, StrategyContext, TransferTrial, make_strategy
 from tuner_server.search.default_first import DefaultFirst
 from tuner_server.targets import pick_device_class, target_for_class
@@ -71,6 +73,7 @@ class _JobView:
     progress: JobProgress
     trials: list[Trial]
     transfer: list[TransferTrial] = field(default_factory=list)
+    stale_head: dict | None = None  # the head's config when another code generator measured it: re-validate it
 
 
 @dataclass
@@ -200,27 +203,46 @@ class JobDriver:
                             repo.transfer_trials(job.device_class, job.workload.key, session=s)]
         else:
             trials = self._unseen(plan, job, progress.completed, s)
+        head = repo.schedules.head(job.workload.key, job.device_class, session=s) if plan is None else None
+        stale = head is not None and head.trial.codegen_version != cc.codegen_version()
         return _JobView(job.id, job.workload.key, job.device_class, job.seed, job.strategy,
-                        dict(job.strategy_options or {}), progress, trials, transfer)
+                        dict(job.strategy_options or {}), progress, trials, transfer,
+                        dict(head.trial.config) if stale else None)
 
     def _advance(self, view: _JobView, active: Mapping[str, int], now: datetime,
                  summary: TickSummary) -> tuple[str, str, str | None] | None:
         """Queue what the job needs; returns (end state, reason, error) when it should finish."""
         progress = view.progress
-        if progress.completed >= progress.trial_budget:
-            return ("done", "budget", None)
-        plan = self._plan(view)
-        outstanding = progress.queued + progress.leased
-        room = progress.trial_budget - progress.completed - outstanding
-        wanted = max(self.min_queued, self.queued_per_agent * active.get(view.device_class, 0)) - progress.queued
-        created = self._queue(plan, view, min(room, wanted), now)
-        summary.enqueued += max(created, 0)
-        if plan.exhausted and outstanding == 0 and created == 0:
+        reason = "budget"
+        if progress.completed < progress.trial_budget:
+            plan = self._plan(view)
+            outstanding = progress.queued + progress.leased
+            room = progress.trial_budget - progress.completed - outstanding
+            wanted = max(self.min_queued, self.queued_per_agent * active.get(view.device_class, 0)) - progress.queued
+            created = self._queue(plan, view, min(room, wanted), now)
+            summary.enqueued += max(created, 0)
+            if not (plan.exhausted and outstanding == 0 and created == 0):
+                return None
             if progress.completed == 0:
                 return ("failed", "empty space", f"no valid config in the space of {view.workload_key} on "
                                                  f"{view.device_class}")
-            return ("done", "space exhausted", None)
-        return None
+            reason = "space exhausted"
+        return self._final(view, reason, now, summary)
+
+    def _final(self, view: _JobView, reason: str, now: datetime,
+               summary: TickSummary) -> tuple[str, str, str | None] | None:
+        """The search is over: re-measure the top trials against the head, one comparison at a time (each may
+        move the head); the job ends when none is left. Comparisons still running (challenges) are awaited."""
+        if view.progress.comparing:
+            return None
+        with session_scope(self._sessions) as s:
+            job = repo.get_job(view.job_id, session=s, lock=True)
+            if job.state not in JOB_OPEN_STATES:
+                return None
+            job.phase = "final"
+            queued = comparisons.final_step(job, session=s, now=now)
+        summary.enqueued += int(queued)
+        return None if queued else ("done", reason, None)
 
     def _class_model(self, view: _JobView):
         """The device class's cost model, for strategies that transfer from it (None: none yet, or not wanted)."""
@@ -245,8 +267,9 @@ class JobDriver:
                                       history=[observation(t) for t in view.trials], workload_key=view.workload_key,
                                       target=target, transfer=view.transfer, feature_pool=self.feature_pool,
                                       cost_model=self._class_model(view))
+            firsts = [cc.default_config(cc.parse_key(view.workload_key), target)]
             strategy = DefaultFirst(make_strategy(view.strategy, context),
-                                    cc.default_config(cc.parse_key(view.workload_key), target), context.history)
+                                    [view.stale_head, *firsts] if view.stale_head else firsts, context.history)
         except (ValueError, LookupError) as exc:  # a bad workload, space or strategy option: the job fails
             raise _JobFailed(f"cannot search {view.workload_key} on {view.device_class} with strategy "
                              f"{view.strategy!r}: {exc}") from exc

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     heartbeat_interval_s: float = Field(5.0, gt=0)
     agent_lost_after_s: float = Field(30.0, gt=0, description="an agent silent this long is marked lost")
     max_task_attempts: int = Field(3, ge=1, description="leases of one task that may expire before it is lost")
+    allow_codegen_mismatch: bool = Field(False, description="accept agents whose compiler_core codegen_version differs "
+                                                            "from the tuner's (their trials then never compete with "
+                                                            "heads of another version)")
 
     feature_workers: int = Field(1, ge=0, description="processes lowering configs for the cost model's features; "
                                                      "0: none (model-guided search then lowers inline)")

@@ -1,5 +1,6 @@
 """Shared by the REST API tests: a seeded farm (tokens, a CPU agent, a finished job whose 3 trials made 3 schedule
-versions), a test double for the job driver, authenticated request helpers, and a row counter."""
+versions head to head and whose final phase re-measured them), a test double for the job driver, authenticated
+request helpers, and a row counter."""
 from __future__ import annotations
 
 import random
@@ -9,12 +10,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 import compiler_core as cc
-from tests.db.factories import agent, at
+from tests.db.factories import agent, at, compare, lease_compare, paired_report
 from tuner_server import repo
 from tuner_server.api.app import create_app
 from tuner_server.api.inputs import target_for_class
-from tuner_server.db import Base, session_scope
-from tuner_server.repo import JobSpec
+from tuner_server.db import Base, Task, session_scope
+from tuner_server.repo import JobSpec, comparisons
 from tuner_server.settings import Settings
 
 ADMIN = "tf_test_admin_token_0123456789"
@@ -23,7 +24,7 @@ CPU_CLASS = "cpu-x86_64-avx2-2c"  # what tests/db/factories.cpu_fingerprint() de
 MATMUL = {"M": 64, "N": 64, "K": 64, "dtype": "float32"}
 MATMUL_KEY = "matmul(M=64,N=64,K=64,dtype=float32)"
 MATMUL_QUERY = "op=matmul&M=64&N=64&K=64&dtype=float32&device=" + CPU_CLASS
-MEDIANS = (3e-4, 2e-4, 1e-4)  # each faster with a clear CI: versions 1, 2, 3 at at(10), at(20), at(30)
+MEDIANS = (3e-4, 2e-4, 1e-4)  # each faster, each winning its challenge: versions 1, 2, 3 at at(10), at(20), at(30)
 
 
 class RecordingDriver:
@@ -74,20 +75,39 @@ def valid_configs(n: int) -> list[dict]:
 
 
 def seed(factory) -> dict:
+    """The seeded job measures three configs, each faster; each wins its challenge at once (versions 1, 2, 3 at
+    at(10), at(20), at(30)); then its final phase re-measures the other two against the head, with numpy (2e-4 s)
+    timed in the same rounds, and it ends."""
     with session_scope(factory) as s:
         repo.register_token("admin", "admin", ADMIN, session=s)
         repo.register_token("reader", "read", READER, session=s)
         ag = agent(s, now=at(0))
         job = repo.create_job(JobSpec(MATMUL_KEY, "cpu", len(MEDIANS)), session=s, now=at(0))
-        configs = valid_configs(len(MEDIANS))
-        repo.enqueue_configs(job.id, configs, session=s, now=at(0))
+        configs = valid_configs(len(MEDIANS))  # configs[0] is the untuned default
         trials = []
         for i, median in enumerate(MEDIANS):
-            (task,) = repo.lease_tasks(ag.id, 1, session=s, now=at(10 * (i + 1)))
+            now = at(10 * (i + 1))
+            repo.enqueue_configs(job.id, [configs[i]], session=s, now=now)  # queued one by one: none ahead of a compare
+            (task,) = repo.lease_tasks(ag.id, 1, session=s, now=now)
             report = repo.TrialReport(task.task_id, task.attempt, "OK", samples_s=(median,) * 3, median_s=median,
                                       ci_low_s=median * 0.99, ci_high_s=median * 1.01,
                                       codegen_version=cc.codegen_version())
-            trials.append(repo.record_result(ag.id, report, session=s, now=at(10 * (i + 1))).trial.id)
+            trials.append(repo.record_result(ag.id, report, session=s, now=now).trial.id)
+            if i:
+                won = compare(s, ag, median / MEDIANS[i - 1], now=now, baseline_s=MEDIANS[i - 1],
+                              codegen=cc.codegen_version())
+                assert won.promoted.version == i + 1
+        job.phase = "final"  # what the job driver does once the budget is spent (driver._final)
+        for i in range(1, 10):
+            now = at(30 + i)
+            if not comparisons.final_step(job, session=s, now=now):
+                break
+            task = lease_compare(s, ag, now)
+            candidate = MEDIANS[trials.index(s.get(Task, task.task_id).candidate_trial_id)]
+            report = paired_report(task, candidate / MEDIANS[-1], baseline_s=MEDIANS[-1], reference_s=2e-4,
+                                   codegen=cc.codegen_version())
+            assert repo.record_result(ag.id, report, session=s, now=now).comparison.outcome == "kept"
+        repo.finish_job(job.id, session=s, state="done", now=at(40))
         return {"job_id": job.id, "agent_id": ag.id, "trials": trials, "configs": configs}
 
 

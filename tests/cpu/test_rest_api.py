@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 import compiler_core as cc
 from tests.cpu.rest_support import ADMIN, CPU_CLASS, MATMUL, MATMUL_KEY, READER, make_farm
 from tests.db.conftest import db_engine, db_url, session_factory  # noqa: F401  (fixtures)
+from tuner_server import measure_policy
 from tuner_server.api.app import create_app
 from tuner_server.db import make_engine, make_session_factory
 from tuner_server.settings import Settings
@@ -34,7 +35,8 @@ def test_health_and_docs_need_no_token(farm):
     assert health.json()["codegen_version"] == cc.codegen_version()
     assert farm.get("/docs", token=None).status_code == 200
     paths = farm.get("/openapi.json", token=None).json()["paths"]
-    for path in ("/v1/ops", "/v1/devices", "/v1/jobs", "/v1/jobs/{job_id}", "/v1/jobs/{job_id}/trials", "/v1/best",
+    for path in ("/v1/ops", "/v1/devices", "/v1/jobs", "/v1/jobs/{job_id}", "/v1/jobs/{job_id}/trials",
+                 "/v1/jobs/{job_id}/comparisons", "/v1/best",
                  "/v1/best/history", "/v1/best/diff", "/v1/best/rollback", "/v1/best/pin", "/v1/export",
                  "/v1/import", "/metrics"):
         assert path in paths
@@ -75,8 +77,11 @@ def test_create_job_wakes_the_driver_and_shows_progress(farm):
     assert created.status_code == 201, created.text
     job = created.json()
     assert (job["state"], job["workload"], job["trial_budget"], job["strategy"]) == ("queued", MATMUL_KEY, 8, "grid")
-    assert job["measure_options"] == {"warmup": 1} and job["created_by"] == "rest:admin"
+    assert job["measure_options"] == {**measure_policy.DEFAULTS["cpu"], "warmup": 1}  # stored fully resolved
+    assert job["created_by"] == "rest:admin" and job["phase"] == "search" and job["result"] is None
     assert job["progress"]["queued"] == 0 and job["progress"]["best"] is None
+    assert (job["progress"]["phase"], job["progress"]["comparing"]) == ("search", 0)
+    assert farm.get(f"/v1/jobs/{job['id']}").json()["measure_options"] == job["measure_options"]
     assert farm.driver.wakes == 1
     listed = farm.get("/v1/jobs?state=queued").json()
     assert listed["total"] == 1 and listed["items"][0]["id"] == job["id"]
@@ -87,7 +92,8 @@ def test_create_job_wakes_the_driver_and_shows_progress(farm):
 def test_finished_job_progress_has_best_with_gflops(farm):
     job = farm.get(f"/v1/jobs/{farm.seeded['job_id']}").json()
     progress = job["progress"]
-    assert (job["state"], job["device_class"]) == ("done", CPU_CLASS)
+    assert (job["state"], job["device_class"], job["phase"]) == ("done", CPU_CLASS, "final")
+    assert (progress["phase"], progress["comparing"], progress["queued"]) == ("final", 0, 0)
     assert (progress["completed"], progress["verified"], progress["failed"]) == (3, 3, 0)
     best = progress["best"]
     assert best["median_s"] == 1e-4 and best["gflops"] == pytest.approx(2 * 64**3 / 1e-4 / 1e9)
@@ -95,6 +101,42 @@ def test_finished_job_progress_has_best_with_gflops(farm):
     trials = farm.get(f"/v1/jobs/{farm.seeded['job_id']}/trials?limit=2&offset=1").json()
     assert trials["total"] == 3 and [t["id"] for t in trials["items"]] == farm.seeded["trials"][1:]
     assert farm.get(f"/v1/jobs/{farm.seeded['job_id']}/trials?status=OK").json()["total"] == 3
+
+
+def test_finished_job_result_is_the_head_re_measured_head_to_head(farm):
+    """The seeded job's final phase compared its other two trials with the head (1e-4 s), numpy (2e-4 s) timed in
+    the same rounds; the default (configs[0], 3e-4 s) is one of them."""
+    trials = farm.seeded["trials"]
+    result = farm.get(f"/v1/jobs/{farm.seeded['job_id']}").json()["result"]
+    assert (result["head_trial_id"], result["config"]) == (trials[2], farm.seeded["configs"][2])
+    assert result["head_median_s"] == pytest.approx(1e-4) and result["reference_median_s"] == pytest.approx(2e-4)
+    assert (result["reference"], result["comparisons"], result["noisy"]) == ("numpy", 2, False)
+    assert result["speedup_vs_reference"]["ratio"] == pytest.approx(2.0)
+    default = result["speedup_vs_default"]
+    assert default["ratio"] == pytest.approx(3.0) and default["ci_low"] <= 3.0 <= default["ci_high"]
+    listed = farm.get(f"/v1/jobs/{farm.seeded['job_id']}/comparisons").json()
+    assert [(c["purpose"], c["outcome"]) for c in listed] == [("challenge", "promoted")] * 2 + [("final", "kept")] * 2
+    assert [(c["candidate_trial_id"], c["baseline_trial_id"]) for c in listed] == [
+        (trials[1], trials[0]), (trials[2], trials[1]), (trials[1], trials[2]), (trials[0], trials[2])]
+    assert [c["ratio"] for c in listed] == pytest.approx([2 / 3, 1 / 2, 2, 3])
+    assert all(c["rounds"] == 9 and c["ratio_ci_low"] <= c["ratio"] <= c["ratio_ci_high"] for c in listed)
+    assert [c["reference"] for c in listed] == [None, None, "numpy", "numpy"]
+    trial = farm.get(f"/v1/jobs/{farm.seeded['job_id']}/trials?limit=1").json()["items"][0]
+    assert trial["rel_ci"] == pytest.approx(0.02) and "contention" in trial and "cpus" in trial
+
+
+def test_created_job_stores_every_measure_option_and_nothing_when_refused(farm):
+    options = {"warmup": 0, "min_repeats": 3, "max_repeats": 50, "min_time_s": 0.01, "max_time_s": 1.0,
+               "target_rel_ci": 0.05, "max_contention": 0.2, "timeout_s": 30.0, "flush_cache": False,
+               "recheck_top": 0, "min_gain": 0.02, "time_reference": False}
+    created = farm.post("/v1/jobs", json=_job(measure=options))
+    assert created.status_code == 201, created.text
+    assert farm.get(f"/v1/jobs/{created.json()['id']}").json()["measure_options"] == options
+    before = farm.rows()
+    refused = farm.post("/v1/jobs", json=_job(measure={**options, "min_time_s": 2.0}))
+    assert refused.status_code == 422 and "measure.min_time_s (2.0) exceeds measure.max_time_s (1.0)" in \
+        refused.json()["error"]
+    assert farm.rows() == before
 
 
 def test_cancel_job_is_admin_only_and_wakes_the_driver(farm):
@@ -134,7 +176,15 @@ BAD = [
     ("post", "/v1/jobs", {"json": _job(device="cpu-x86_64-avx512f-64c")}, 422, ["unknown device class", CPU_CLASS]),
     ("post", "/v1/jobs", {"json": _job(strategy="annealing")}, 422, ["unknown search strategy", "known: ", "random"]),
     ("post", "/v1/jobs", {"json": _job(strategy_options={"temperature": 2})}, 422, ["unknown option(s)"]),
-    ("post", "/v1/jobs", {"json": _job(measure={"warmup": -1})}, 422, ["body.measure.warmup"]),
+    ("post", "/v1/jobs", {"json": _job(measure={"warmup": -1})}, 422, ["measure.warmup", "between 0 and 1000"]),
+    ("post", "/v1/jobs", {"json": _job(measure={"warmups": 1})}, 422, ["body.measure.warmups", "Extra inputs"]),
+    ("post", "/v1/jobs", {"json": _job(measure={"min_repeats": True})}, 422, ["body.measure.min_repeats"]),
+    ("post", "/v1/jobs", {"json": _job(measure={"min_repeats": 4.0})}, 422, ["body.measure.min_repeats"]),
+    ("post", "/v1/jobs", {"json": _job(measure={"flush_cache": 1})}, 422, ["body.measure.flush_cache"]),
+    ("post", "/v1/jobs", {"json": _job(measure={"target_rel_ci": 2})}, 422, ["measure.target_rel_ci",
+                                                                                 "between 0.0001 and 1"]),
+    ("post", "/v1/jobs", {"json": _job(measure={"min_repeats": 50, "max_repeats": 10})}, 422,
+     ["measure.min_repeats (50) exceeds measure.max_repeats (10)"]),
     ("post", "/v1/jobs", {"json": {**JOB, "colour": "red"}}, 422, ["body.colour", "Extra inputs"]),
     ("post", "/v1/jobs", {"json": _job(priority=5000)}, 422, ["body.priority"]),
     ("post", "/v1/jobs", {"content": b'{"op": "matmul", ', "headers": {"Content-Type": "application/json"}},
@@ -146,6 +196,7 @@ BAD = [
     ("post", "/v1/jobs", {"json": JOB, "token": None}, 401, ["missing bearer token"]),
     ("get", "/v1/jobs/no-such-job", {}, 404, ["no job no-such-job"]),
     ("get", "/v1/jobs/no-such-job/trials", {}, 404, ["no job no-such-job"]),
+    ("get", "/v1/jobs/no-such-job/comparisons", {}, 404, ["no job no-such-job"]),
     ("delete", "/v1/jobs/no-such-job", {}, 404, ["no job no-such-job"]),
     ("get", "/v1/jobs?state=sleeping", {}, 422, ["unknown job state", "queued"]),
     ("get", "/v1/jobs?workload=matmul(M=1)", {}, 422, ["bad workload", "missing param N"]),

@@ -18,7 +18,7 @@ from sqlalchemy.exc import OperationalError
 import compiler_core as cc
 from tunefarm_proto import tunefarm_pb2 as pb
 from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
-from tuner_server import metrics, repo
+from tuner_server import measure_policy, metrics, repo
 from tuner_server.db import (
     ScheduleVersion,
     Task,
@@ -69,7 +69,7 @@ class Farm:
 
     def register(self, name="agent-1") -> pb.RegisterResponse:
         return self.stub.Register(pb.RegisterRequest(enrolment_token=TOKEN, agent_name=name, device=CPU,
-                                                     codegen_version="cg-test", max_parallel_builds=2))
+                                                     codegen_version=cc.codegen_version(), max_parallel_builds=2))
 
     def job_with_tasks(self, budget=6) -> str:
         with session_scope(self.sessions) as s:
@@ -94,8 +94,9 @@ class Farm:
 
 def ok(task: pb.Task, median=1e-3) -> pb.TrialResult:
     return pb.TrialResult(task_id=task.task_id, attempt=task.attempt, status=pb.OK, samples_s=[median] * 5,
-                          median_s=median, ci_low_s=median * 0.99, ci_high_s=median * 1.01, codegen_version="cg-test",
-                          compile_s=0.2, max_abs_error=1e-6)
+                          median_s=median, ci_low_s=median * 0.99, ci_high_s=median * 1.01,
+                          codegen_version=cc.codegen_version(), compile_s=0.2, max_abs_error=1e-6, contention=0.02,
+                          threads=2, cpus="0-1")
 
 
 def refused(call, *args, **kwargs) -> grpc.RpcError:
@@ -126,6 +127,26 @@ def test_register_names_the_bad_field(farm, change, field):
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and err.details().startswith(field + ":")
 
 
+def test_register_refuses_another_codegen_version_unless_allowed(farm):
+    request = pb.RegisterRequest(enrolment_token=TOKEN, agent_name="old", device=CPU,
+                                 codegen_version="0123456789abcdef")
+    err = refused(farm.stub.Register, request)
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "0123456789abcdef" in err.details() and cc.codegen_version() in err.details()
+    with session_scope(farm.sessions) as s:
+        assert repo.list_agents(session=s) == []
+    settings = farm.settings.model_copy(update={"allow_codegen_mismatch": True})
+    server = build_grpc_server(settings, farm.sessions, None)
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{server.bound_port}") as channel:
+            reg = pb_grpc.AgentServiceStub(channel).Register(request)
+        with session_scope(farm.sessions) as s:
+            assert repo.get_agent(reg.agent_id, session=s).codegen_version == "0123456789abcdef"
+    finally:
+        stop_grpc_server(server, 0)
+
+
 def test_register_lease_report_round_trip_records_trials(farm):
     reg = farm.register()
     assert reg.device_class == "cpu-x86_64-avx2-2c" and reg.lease_seconds == 60 and reg.heartbeat_interval_ms == 2000
@@ -136,8 +157,9 @@ def test_register_lease_report_round_trip_records_trials(farm):
     for t in tasks:
         assert t.workload_key == MATMUL
         space.validate(json.loads(t.config_json))
-        assert (t.options.warmup, t.options.min_repeats, t.options.min_time_s, t.options.max_repeats,
-                t.options.timeout_s, t.options.flush_cache) == (1, 5, 0.05, 200, 60.0, True)
+        assert t.kind == pb.MEASURE and not t.baseline_config_json and not t.time_reference
+        sent = {name: getattr(t.options, name) for name in measure_policy.AGENT_FIELDS}
+        assert sent == {name: pytest.approx(measure_policy.DEFAULTS["cpu"][name]) for name in sent}  # all resolved
         assert abs(t.lease_deadline_unix_ms / 1000 - (time.time() + 60)) < 10
     granted, recorded = metrics.LEASES_GRANTED._value.get(), metrics.TRIALS_RECORDED.labels(status="OK")._value.get()
     wakes = farm.driver.wakes
@@ -154,12 +176,52 @@ def test_register_lease_report_round_trip_records_trials(farm):
         assert len(trials) == 4
         first = trials[tasks[0].task_id]
         assert (first.status, first.samples, first.median_s, first.codegen_version) == ("OK", [1e-3] * 5, 1e-3,
-                                                                                       "cg-test")
+                                                                                       cc.codegen_version())
+        assert (first.contention, first.threads, first.cpus, first.noisy) == (0.02, 2, "0-1", False)
         failed = trials[tasks[3].task_id]
         assert (failed.status, failed.median_s, failed.ci_low_s, failed.error) == ("COMPILE_ERROR", None, None,
                                                                                    "cc: boom")
         head = repo.schedules.head(MATMUL, reg.device_class, session=s)
-        assert head.trial_id == first.id  # the fastest OK result was promoted
+        assert head.trial_id == first.id  # the first verified result became the head; slower ones challenge nothing
+        assert not s.scalars(select(Task).where(Task.kind == "COMPARE")).all()
+
+
+def _paired(task: pb.Task, ratio: float, rounds: int = 9, baseline_rounds: int | None = None) -> pb.TrialResult:
+    base = [1e-3 * (1 + 0.1 * (i % 3 - 1)) for i in range(rounds)]
+    cand = [b * ratio * (1 + 0.002 * (i % 5 - 2)) for i, b in enumerate(base)]
+    return pb.TrialResult(task_id=task.task_id, attempt=task.attempt, status=pb.OK, samples_s=cand,
+                          median_s=sorted(cand)[rounds // 2], ci_low_s=min(cand), ci_high_s=max(cand),
+                          baseline_samples_s=base[:baseline_rounds], codegen_version=cc.codegen_version(),
+                          contention=0.01, threads=2, cpus="0-1")
+
+
+def test_a_compare_task_round_trip_moves_the_head_only_when_paired(farm):
+    reg = farm.register()
+    farm.job_with_tasks(budget=2)
+    slow, fast = farm.lease(reg, 2)
+    farm.report(reg, [ok(slow, 2e-3), ok(fast, 1e-3)])  # the first is the head; the second challenges it
+    (task,) = farm.lease(reg, 1)
+    assert task.kind == pb.COMPARE and not task.time_reference  # a challenge times no reference
+    assert (json.loads(task.config_json), json.loads(task.baseline_config_json)) == (
+        json.loads(fast.config_json), json.loads(slow.config_json))
+    assert task.options.target_rel_ci == measure_policy.DEFAULTS["cpu"]["target_rel_ci"]
+    before = farm.snapshot()
+    err = refused(farm.report, reg, [_paired(task, 0.5, baseline_rounds=0)])  # no baseline samples at all
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and "9 samples but 0 baseline samples" in err.details()
+    err = refused(farm.report, reg, [_paired(task, 0.5, baseline_rounds=8)])
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.details().startswith("results[0].baseline_samples_s:") and farm.snapshot() == before
+    promotions = metrics.SCHEDULE_PROMOTIONS._value.get()
+    response = farm.report(reg, [_paired(task, 0.5)])
+    assert list(response.accepted_task_ids) == [task.task_id]
+    assert metrics.SCHEDULE_PROMOTIONS._value.get() == promotions + 1
+    with session_scope(farm.sessions) as s:
+        head = repo.schedules.head(MATMUL, reg.device_class, session=s)
+        assert (head.version, head.reason, head.trial.task_id) == (2, "improved", fast.task_id)
+        (row,) = repo.comparisons.list_comparisons(head.job_id, session=s)
+        assert (row.outcome, row.contention, row.threads) == ("promoted", 0.01, 2)
+    again = farm.report(reg, [_paired(task, 0.5)])
+    assert list(again.duplicate_task_ids) == [task.task_id]
 
 
 def test_a_duplicate_report_is_not_counted_twice(farm):
@@ -189,7 +251,11 @@ def _malformed(task: pb.Task) -> list[tuple[pb.TrialResult, str]]:
             (bad(samples_s=[math.nan]), "results[0].samples_s[0]"), (bad(median_s=math.nan), "results[0].median_s"),
             (bad(median_s=-1.0), "results[0].median_s"), (bad(samples_s=[]), "results[0].samples_s"),
             (bad(attempt=0), "results[0].attempt"), (bad(task_id=""), "results[0].task_id"),
-            (bad(ci_low_s=2e-3), "results[0].ci_low_s"), (bad(compile_s=math.inf), "results[0].compile_s")]
+            (bad(ci_low_s=2e-3), "results[0].ci_low_s"), (bad(compile_s=math.inf), "results[0].compile_s"),
+            (bad(contention=1.5), "results[0].contention"), (bad(contention=math.nan), "results[0].contention"),
+            (bad(threads=-1), "results[0].threads"),
+            (bad(baseline_samples_s=[1e-3] * 4), "results[0].baseline_samples_s"),
+            (bad(reference_samples_s=[1e-3] * 6), "results[0].reference_samples_s")]
 
 
 def test_malformed_reports_are_invalid_argument_and_change_nothing(farm):
@@ -290,7 +356,7 @@ def test_tls(tmp_path, farm):
         credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
         with grpc.secure_channel(f"localhost:{server.bound_port}", credentials) as channel:
             assert pb_grpc.AgentServiceStub(channel).Register(pb.RegisterRequest(
-                enrolment_token=TOKEN, agent_name="tls", device=CPU, codegen_version="cg")).agent_id
+                enrolment_token=TOKEN, agent_name="tls", device=CPU, codegen_version=cc.codegen_version())).agent_id
         with grpc.insecure_channel(f"localhost:{server.bound_port}") as plain:
             err = refused(pb_grpc.AgentServiceStub(plain).Register, pb.RegisterRequest(), timeout=2)
             assert err.code() == grpc.StatusCode.UNAVAILABLE

@@ -1,10 +1,13 @@
-"""Small builders shared by the database tests."""
+"""Small builders shared by the database tests (and the REST tests' seeded farm)."""
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy import select
+
 from tuner_server import repo
-from tuner_server.db import Trial
+from tuner_server.db import Task, Trial
 from tuner_server.device_class import device_class
 from tuner_server.repo import JobSpec, TrialReport
 from tuner_server.repo.trials import append_trial
@@ -70,3 +73,54 @@ def trial(session, dclass: str, config: dict, *, key: str = MATMUL, status: str 
     return append_trial(session=session, workload=workload, device_class=dclass, config=config,
                         codegen_version="cg1", status=status, created_at=now,
                         median_s=median if status == "OK" else None)
+
+
+_fresh = itertools.count()
+
+
+# ---- head-to-head comparisons: what an agent sends back for a COMPARE task ------------------------------------
+def paired_report(task, ratio: float, *, baseline_s: float = 1e-3, rounds: int = 9, jitter: float = 0.002,
+                  reference_s: float | None = None, status: str = "OK", codegen: str = "cg1") -> TrialReport:
+    """A COMPARE report whose per-round candidate/baseline ratios are `ratio * (1 + jitter * (i % 5 - 2))`: with 9
+    rounds the ratio's 95 % CI is about ratio * (1 -/+ 2 jitter). Every round is slowed alike (a shared host's
+    slow phase hits both), which the pairing cancels; the round factors have median 1, so the baseline's and the
+    reference's medians are `baseline_s` and `reference_s` (the reference library timed in the rounds)."""
+    base, cand, ref = [], [], []
+    for i in range(rounds):
+        phase = 1 + 0.1 * (i % 3 - 1)
+        base.append(baseline_s * phase)
+        cand.append(baseline_s * phase * ratio * (1 + jitter * (i % 5 - 2)))
+        if reference_s is not None:
+            ref.append(reference_s * phase)
+    ordered = sorted(cand)
+    return TrialReport(task.task_id, task.attempt, status, samples_s=tuple(cand), median_s=ordered[rounds // 2],
+                       ci_low_s=ordered[0], ci_high_s=ordered[-1], codegen_version=codegen,
+                       baseline_samples_s=tuple(base), reference_samples_s=tuple(ref),
+                       reference_name="numpy" if ref else "", contention=0.01, noisy=False, threads=2, cpus="0-1")
+
+
+def lease_compare(session, ag, now: datetime = T0):
+    """Lease the next task, which must be a COMPARE task (tests queue nothing else ahead of it)."""
+    (task,) = repo.lease_tasks(ag.id, 1, session=session, now=now)
+    assert task.kind == "COMPARE", task
+    return task
+
+
+def compare(session, ag, ratio: float, now: datetime = T0, **report):
+    """Lease the queued COMPARE task and report it with paired samples of `ratio`; returns the RecordOutcome."""
+    task = lease_compare(session, ag, now)
+    return repo.record_result(ag.id, paired_report(task, ratio, **report), session=session, now=now)
+
+
+def measure_new(session, ag, job_id: str, median: float, now: datetime = T0, spread: float = 0.01):
+    """Queue one more config for the job and measure it at `now` (nothing else may be queued ahead of it)."""
+    (created,) = repo.enqueue_configs(job_id, [{"tile": 3, "variant": next(_fresh)}], session=session, now=now)
+    (task,) = repo.lease_tasks(ag.id, 1, session=session, now=now)
+    assert task.task_id == created.id, "a COMPARE task was queued ahead: settle it first"
+    return repo.record_result(ag.id, ok(task, median, spread), session=session, now=now)
+
+
+def open_compares(session, job_id: str) -> list[Task]:
+    """The job's COMPARE tasks queued or leased, oldest first."""
+    return list(session.scalars(select(Task).where(Task.job_id == job_id, Task.kind == "COMPARE",
+                                                   Task.state.in_(("queued", "leased"))).order_by(Task.position)))

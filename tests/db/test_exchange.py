@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.db.conftest import new_database_url
-from tests.db.factories import MATMUL, SOFTMAX, T0, agent, at, job, measure
+from tests.db.factories import MATMUL, SOFTMAX, T0, agent, at, compare, job, measure
 from tuner_server import repo
 from tuner_server.db import Base, make_engine, make_session_factory, upgrade_to_head
 from tuner_server.repo import schedules
@@ -32,12 +32,13 @@ def _populate(session):
     job(session, budget=2)
     job(session, budget=2, key=SOFTMAX, now=at(0.5))  # younger: leased after matmul's two configs
     measure(session, ag, [9e-3], now=at(1))
-    measure(session, ag, [4e-3], now=at(2))
-    schedules.rollback(MATMUL, CLASS, 1, session=session, author="alice", now=at(3))
-    measure(session, ag, [7e-3], now=at(4))
-    (t,) = repo.lease_tasks(ag.id, 1, session=session, now=at(5))
+    measure(session, ag, [4e-3], now=at(2))  # challenges the 9 ms head; softmax's tasks are queued ahead of it
+    measure(session, ag, [7e-3], now=at(3))  # softmax's first trial: its head
+    (t,) = repo.lease_tasks(ag.id, 1, session=session, now=at(4))
     repo.record_result(ag.id, repo.TrialReport(t.task_id, t.attempt, "COMPILE_ERROR", error="nvcc: boom"),
-                       session=session, now=at(5))
+                       session=session, now=at(4))
+    assert compare(session, ag, 4 / 9, now=at(5)).promoted.version == 2
+    schedules.rollback(MATMUL, CLASS, 1, session=session, author="alice", now=at(6))
 
 
 def _heads(session) -> dict:

@@ -1,10 +1,14 @@
 """Job creation checks, listing, cancelling and enqueueing."""
 from __future__ import annotations
 
+import re
+
 import pytest
+from sqlalchemy import func, select
 
 from tests.db.factories import MATMUL, SOFTMAX, T0, agent, at, cuda_fingerprint, job
-from tuner_server import repo
+from tuner_server import measure_policy, repo
+from tuner_server.db import Job, Workload
 from tuner_server.repo import JobLimits, JobSpec
 
 
@@ -46,10 +50,38 @@ def test_unknown_strategy_when_a_table_is_given(session):
 def test_created_job_is_persisted_with_its_canonical_workload(session):
     j = _create(session, workload_key="matmul(M=64,N=64,K=64)", seed=7, measure_options={"min_repeats": 5})
     got = repo.get_job(j.id, session=session)
-    assert (got.workload.key, got.state, got.seed, got.measure_options) == (MATMUL, "queued", 7, {"min_repeats": 5})
+    assert (got.workload.key, got.state, got.seed, got.phase) == (MATMUL, "queued", 7, "search")
+    assert got.measure_options == {**measure_policy.DEFAULTS["cpu"], "min_repeats": 5}  # stored fully resolved
     assert got.workload.flops == 2 * 64 ** 3
     with pytest.raises(repo.NotFound):
         repo.get_job("missing", session=session)
+
+
+def test_measure_options_are_resolved_per_device_kind(session):
+    cpu = _create(session)
+    agent(session, "g", cuda_fingerprint())
+    cuda = _create(session, device_selector="cuda", measure_options={"warmup": 0, "flush_cache": False,
+                                                                      "max_contention": None})
+    assert cpu.measure_options == measure_policy.DEFAULTS["cpu"]
+    assert cuda.measure_options == {**measure_policy.DEFAULTS["cuda"], "warmup": 0, "flush_cache": False}
+    assert set(cuda.measure_options) == set(measure_policy.FIELDS)  # every option, None counting as unset
+
+
+@pytest.mark.parametrize("options, field", [
+    ({"warmups": 1}, "warmups"),
+    ({"min_repeats": True}, "measure.min_repeats"),
+    ({"min_repeats": 4.0}, "measure.min_repeats"),
+    ({"flush_cache": 1}, "measure.flush_cache"),
+    ({"target_rel_ci": 0.0}, "measure.target_rel_ci"),
+    ({"min_time_s": float("nan")}, "measure.min_time_s"),
+    ({"min_repeats": 50, "max_repeats": 10}, "measure.min_repeats (50) exceeds measure.max_repeats (10)"),
+])
+def test_bad_measure_options_are_refused_and_nothing_is_stored(session, options, field):
+    with pytest.raises(repo.InvalidRequest, match=re.escape(field)):
+        _create(session, measure_options=options)
+    session.flush()
+    assert session.scalar(select(func.count()).select_from(Job)) == 0
+    assert session.scalar(select(func.count()).select_from(Workload)) == 0
 
 
 def test_list_jobs_filters_and_paginates(session):

@@ -29,3 +29,10 @@ def test_bad_values_are_refused(monkeypatch):
     monkeypatch.setenv("TUNEFARM_LEASE_SECONDS", "0")
     with pytest.raises(ValidationError, match="lease_seconds"):
         Settings()
+
+
+def test_codegen_mismatch_is_refused_unless_allowed(monkeypatch):
+    monkeypatch.delenv("TUNEFARM_ALLOW_CODEGEN_MISMATCH", raising=False)
+    assert Settings().allow_codegen_mismatch is False
+    monkeypatch.setenv("TUNEFARM_ALLOW_CODEGEN_MISMATCH", "1")
+    assert Settings().allow_codegen_mismatch is True

@@ -71,15 +71,22 @@ class DevicePublic(BaseModel):
 
 # ---- jobs and trials --------------------------------------------------------------------------------------------
 class MeasureOptionsIn(BaseModel):
-    """How agents time each candidate; unset fields take the agent's defaults."""
+    """How agents time each candidate and how the job ends; unset fields take the device kind's defaults
+    (GET /v1/ops lists them with their bounds). The job stores the resolved set: see measure_options."""
 
-    model_config = ConfigDict(extra="forbid")
-    warmup: int | None = Field(None, ge=0, le=1000)
-    min_repeats: int | None = Field(None, ge=1, le=10000)
-    min_time_s: float | None = Field(None, ge=0, le=60)
-    max_repeats: int | None = Field(None, ge=1, le=100000)
-    timeout_s: float | None = Field(None, gt=0, le=3600)
+    model_config = ConfigDict(extra="forbid", strict=True)
+    warmup: int | None = None
+    min_repeats: int | None = None
+    max_repeats: int | None = None
+    min_time_s: float | None = None
+    max_time_s: float | None = None
+    target_rel_ci: float | None = None
+    max_contention: float | None = None
+    timeout_s: float | None = None
     flush_cache: bool | None = None
+    recheck_top: int | None = None
+    min_gain: float | None = None
+    time_reference: bool | None = None
 
 
 class JobCreate(BaseModel):
@@ -119,6 +126,11 @@ class TrialPublic(Throughput):
     compile_s: float | None
     max_abs_error: float | None
     created_at: datetime
+    rel_ci: float | None = Field(None, description="the median's 95% CI width relative to the median")
+    contention: float | None = Field(None, description="share of the measuring cores other processes used")
+    noisy: bool | None = Field(None, description="the CI stayed wider than target_rel_ci or contention was high")
+    threads: int | None = None
+    cpus: str | None = Field(None, description="the cores the agent measured on")
 
 
 class JobProgressPublic(BaseModel):
@@ -128,7 +140,49 @@ class JobProgressPublic(BaseModel):
     failed: int
     queued: int = Field(description="tasks waiting for an agent")
     leased: int = Field(description="tasks an agent holds now")
-    best: TrialPublic | None = Field(description="the fastest verified trial so far")
+    best: TrialPublic | None = Field(description="the fastest verified trial so far, by its own measurement")
+    phase: str = Field("search", description="'final' once the budget is spent: the top trials are re-measured "
+                                             "head to head against the head")
+    comparing: int = Field(0, description="head-to-head comparisons queued or running")
+
+
+class PairedPublic(BaseModel):
+    ratio: float = Field(description="median of the per-round ratios")
+    ci_low: float
+    ci_high: float
+
+
+class JobResultPublic(BaseModel):
+    """The job's best, re-measured head to head when it ended: the numbers to quote."""
+
+    head_trial_id: str
+    config: dict[str, Any]
+    head_median_s: float = Field(description="the head's median in the last final comparison")
+    reference: str | None = Field(description="the reference library timed in the same rounds (numpy, torch)")
+    reference_median_s: float | None
+    speedup_vs_reference: PairedPublic | None = Field(description="reference time / head time, paired per round")
+    speedup_vs_default: PairedPublic | None = Field(description="untuned default time / head time, paired")
+    comparisons: int
+    noisy: bool
+
+
+class ComparisonPublic(BaseModel):
+    id: str
+    job_id: str
+    purpose: str = Field(description="challenge (during the search) or final (when the job ends)")
+    outcome: str = Field(description="promoted, kept, stale (the head moved meanwhile) or failed")
+    candidate_trial_id: str
+    baseline_trial_id: str
+    ratio: float | None = Field(description="candidate time / baseline time, paired median")
+    ratio_ci_low: float | None
+    ratio_ci_high: float | None
+    rounds: int
+    timed_s: float = Field(description="the timed samples' total (candidate, baseline and reference)")
+    reference: str | None
+    contention: float | None
+    noisy: bool | None
+    error: str | None
+    created_at: datetime
 
 
 class JobPublic(BaseModel):
@@ -150,7 +204,9 @@ class JobPublic(BaseModel):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    phase: str = "search"
     progress: JobProgressPublic | None = Field(None, description="on GET /v1/jobs/{id} (and after create/cancel)")
+    result: JobResultPublic | None = Field(None, description="on GET /v1/jobs/{id} once the final comparisons ran")
 
 
 # ---- best schedules ---------------------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ import dataclasses
 
 import compiler_core as cc
 from tuner_server.api import schemas as s
-from tuner_server.db.models import Agent, Job, ScheduleVersion, Trial, Workload
+from tuner_server.db.models import Agent, Comparison, Job, ScheduleVersion, Trial, Workload
 from tuner_server.repo import DeviceSummary, JobProgress, VersionDiff
+from tuner_server.repo.comparisons import JobResult, Paired
 
 
 def throughput(workload: Workload, median_s: float | None) -> dict[str, float | None]:
@@ -24,6 +25,7 @@ def trial_public(trial: Trial, workload: Workload) -> s.TrialPublic:
         codegen_version=trial.codegen_version, status=trial.status, samples=list(trial.samples or ()),
         median_s=trial.median_s, ci_low_s=trial.ci_low_s, ci_high_s=trial.ci_high_s, error=trial.error,
         compile_s=trial.compile_s, max_abs_error=trial.max_abs_error, created_at=trial.created_at,
+        rel_ci=trial.rel_ci, contention=trial.contention, noisy=trial.noisy, threads=trial.threads, cpus=trial.cpus,
         **throughput(workload, trial.median_s))
 
 
@@ -31,18 +33,42 @@ def progress_public(progress: JobProgress, workload: Workload) -> s.JobProgressP
     best = trial_public(progress.best, workload) if progress.best is not None else None
     return s.JobProgressPublic(trial_budget=progress.trial_budget, completed=progress.completed,
                                verified=progress.verified, failed=progress.failed, queued=progress.queued,
-                               leased=progress.leased, best=best)
+                               leased=progress.leased, best=best, phase=progress.phase,
+                               comparing=progress.comparing)
 
 
-def job_public(job: Job, progress: JobProgress | None = None) -> s.JobPublic:
+def _paired(p: Paired | None) -> s.PairedPublic | None:
+    return s.PairedPublic(ratio=p.ratio, ci_low=p.low, ci_high=p.high) if p is not None else None
+
+
+def result_public(r: JobResult | None) -> s.JobResultPublic | None:
+    if r is None:
+        return None
+    return s.JobResultPublic(head_trial_id=r.head.id, config=r.head.config, head_median_s=r.head_s,
+                             reference=r.reference_name, reference_median_s=r.reference_s,
+                             speedup_vs_reference=_paired(r.vs_reference), speedup_vs_default=_paired(r.vs_default),
+                             comparisons=r.comparisons, noisy=r.noisy)
+
+
+def comparison_public(c: Comparison) -> s.ComparisonPublic:
+    return s.ComparisonPublic(id=c.id, job_id=c.job_id, purpose=c.purpose, outcome=c.outcome,
+                              candidate_trial_id=c.candidate_trial_id, baseline_trial_id=c.baseline_trial_id,
+                              ratio=c.ratio, ratio_ci_low=c.ratio_ci_low, ratio_ci_high=c.ratio_ci_high,
+                              rounds=len(c.candidate_samples or ()),
+                              timed_s=sum(c.candidate_samples or ()) + sum(c.baseline_samples or ())
+                              + sum(c.reference_samples or ()), reference=c.reference_name,
+                              contention=c.contention, noisy=c.noisy, error=c.error, created_at=c.created_at)
+
+
+def job_public(job: Job, progress: JobProgress | None = None, result: JobResult | None = None) -> s.JobPublic:
     w = job.workload
     return s.JobPublic(
         id=job.id, workload=w.key, op=w.op, params=w.params, device_selector=job.device_selector,
         device_class=job.device_class, state=job.state, error=job.error, trial_budget=job.trial_budget,
         strategy=job.strategy, strategy_options=job.strategy_options, priority=job.priority, seed=job.seed,
         measure_options=job.measure_options, created_by=job.created_by, created_at=job.created_at,
-        started_at=job.started_at, finished_at=job.finished_at,
-        progress=progress_public(progress, w) if progress is not None else None)
+        started_at=job.started_at, finished_at=job.finished_at, phase=job.phase,
+        progress=progress_public(progress, w) if progress is not None else None, result=result_public(result))
 
 
 def _version_fields(v: ScheduleVersion) -> dict:

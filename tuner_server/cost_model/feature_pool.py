@@ -21,9 +21,13 @@ import numpy as np
 CHUNK = 32  # configs per task: large enough to amortize pickling, small enough to spread over workers
 
 
+FEATURE_NICENESS = 10  # background work: on a host shared with agents, it yields to their measurements
+
+
 def _exit_with_parent(parent_pid: int) -> None:
     """Worker initializer: a worker ends when the tuner that started it is gone (even after a kill -9, when nobody
-    shuts the pool down)."""
+    shuts the pool down), and runs niced."""
+    os.nice(FEATURE_NICENESS)
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(0.5)

@@ -5,6 +5,7 @@ from tuner_server.db.models import (
     Agent,
     ApiToken,
     Base,
+    Comparison,
     Device,
     Job,
     ScheduleHead,
@@ -16,7 +17,8 @@ from tuner_server.db.models import (
 from tuner_server.db.types import new_id, utcnow
 
 __all__ = [
-    "Agent", "ApiToken", "Base", "Device", "Job", "ScheduleHead", "ScheduleVersion", "Task", "Trial", "Workload",
+    "Agent", "ApiToken", "Base", "Comparison", "Device", "Job", "ScheduleHead", "ScheduleVersion", "Task", "Trial",
+    "Workload",
     "current_revision", "make_engine", "make_session_factory", "new_id", "normalize_url", "session_scope",
     "upgrade_to_head", "utcnow",
 ]

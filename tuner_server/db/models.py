@@ -43,6 +43,10 @@ JOB_OPEN_STATES = ("queued", "running")
 TASK_STATES = ("queued", "leased", "done", "lost", "cancelled")
 TRIAL_STATUSES = ("OK", "COMPILE_ERROR", "RUNTIME_ERROR", "TIMEOUT", "WRONG_ANSWER", "RESOURCE_EXCEEDED", "AGENT_LOST")
 VERSION_REASONS = ("improved", "rollback", "pin", "import", "revalidated")
+TASK_KINDS = ("MEASURE", "COMPARE")  # names of proto TaskKind
+COMPARE_PURPOSES = ("challenge", "final")  # a candidate against the head during the search, or when the job ends
+COMPARISON_OUTCOMES = ("promoted", "kept", "stale", "failed")
+JOB_PHASES = ("search", "final")  # final: the budget is spent and the top trials are re-measured head to head
 TOKEN_SCOPES = ("read", "admin")
 
 ID = String(36)
@@ -110,22 +114,33 @@ class Job(Base):
     finished_at: Mapped[datetime | None]
     created_by: Mapped[str | None] = mapped_column(String(128))
     seed: Mapped[int | None] = mapped_column(BigInteger)
-    measure_options: Mapped[dict[str, Any]]
+    measure_options: Mapped[dict[str, Any]]  # resolved completely at creation (tuner_server.measure_policy)
+    phase: Mapped[str] = mapped_column(String(16), default="search", server_default="search")
 
     workload: Mapped[Workload] = relationship()
 
 
 class Task(Base):
+    """A MEASURE task times one config of a job; a COMPARE task times a candidate trial's config against a baseline
+    trial's (the head's) interleaved. `config_key` is the task's identity within its job: the config's key, or for
+    COMPARE '<purpose> <candidate trial> vs <baseline trial>' (so a pair is compared once per purpose and job)."""
+
     __tablename__ = "tasks"
     __table_args__ = (
         UniqueConstraint("job_id", "config_key"),
         Index("ix_tasks_state_job_id", "state", "job_id"),
         _one_of("state", TASK_STATES, "state"),
+        _one_of("kind", TASK_KINDS, "kind"),
     )
     id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
     job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"))
     config: Mapped[dict[str, Any]]
     config_key: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(8), default="MEASURE", server_default="MEASURE")
+    purpose: Mapped[str | None] = mapped_column(String(16))  # COMPARE: one of COMPARE_PURPOSES
+    candidate_trial_id: Mapped[str | None] = mapped_column(ID)  # COMPARE
+    baseline_trial_id: Mapped[str | None] = mapped_column(ID)  # COMPARE: the head's trial when it was queued
+    time_reference: Mapped[bool | None] = mapped_column(Boolean)  # COMPARE
     position: Mapped[int] = mapped_column(Integer)  # proposal order within the job: a batch is leased in order
     attempt: Mapped[int] = mapped_column(Integer, default=1)
     state: Mapped[str] = mapped_column(String(16), default="queued")
@@ -166,8 +181,56 @@ class Trial(Base):
     max_abs_error: Mapped[float | None] = mapped_column(Double)
     content_id: Mapped[str] = mapped_column(String(64), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    contention: Mapped[float | None] = mapped_column(Double)  # share of the cores others took while timing
+    noisy: Mapped[bool | None] = mapped_column(Boolean)  # the CI stayed wide or contention was high
+    threads: Mapped[int | None] = mapped_column(Integer)
+    cpus: Mapped[str | None] = mapped_column(String(256))  # the cores the agent measured on, e.g. "0-3"
 
     workload: Mapped[Workload] = relationship()
+
+    @property
+    def rel_ci(self) -> float | None:
+        """The CI's width relative to the median: how sure the measurement is."""
+        if self.median_s and self.ci_low_s is not None and self.ci_high_s is not None:
+            return (self.ci_high_s - self.ci_low_s) / self.median_s
+        return None
+
+
+class Comparison(Base):
+    """One head-to-head measurement: a candidate and the head (and the reference library) timed interleaved in one
+    worker. Append-only. `ratio` is the median of the paired candidate/baseline ratios with its 95 % CI: the head
+    moves only when the whole interval lies below 1."""
+
+    __tablename__ = "comparisons"
+    __table_args__ = (
+        UniqueConstraint("task_id", "attempt"),
+        _one_of("purpose", COMPARE_PURPOSES, "purpose"),
+        _one_of("outcome", COMPARISON_OUTCOMES, "outcome"),
+    )
+    id: Mapped[str] = mapped_column(ID, primary_key=True, default=new_id)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), index=True)
+    workload_id: Mapped[str] = mapped_column(ForeignKey("workloads.id"))
+    device_class: Mapped[str] = mapped_column(ForeignKey("devices.device_class"))
+    agent_id: Mapped[str | None] = mapped_column(ForeignKey("agents.id"))
+    candidate_trial_id: Mapped[str] = mapped_column(ForeignKey("trials.id"))
+    baseline_trial_id: Mapped[str] = mapped_column(ForeignKey("trials.id"))
+    purpose: Mapped[str] = mapped_column(String(16))
+    outcome: Mapped[str] = mapped_column(String(16))
+    codegen_version: Mapped[str] = mapped_column(String(64))
+    candidate_samples: Mapped[list[Any]]
+    baseline_samples: Mapped[list[Any]]
+    reference_samples: Mapped[list[Any]]
+    reference_name: Mapped[str | None] = mapped_column(String(32))
+    ratio: Mapped[float | None] = mapped_column(Double)  # candidate / baseline, paired median
+    ratio_ci_low: Mapped[float | None] = mapped_column(Double)
+    ratio_ci_high: Mapped[float | None] = mapped_column(Double)
+    contention: Mapped[float | None] = mapped_column(Double)
+    noisy: Mapped[bool | None] = mapped_column(Boolean)
+    threads: Mapped[int | None] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class ScheduleVersion(Base):

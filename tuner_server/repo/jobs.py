@@ -7,8 +7,10 @@ from sqlalchemy import String, func, literal, select, update
 from sqlalchemy.orm import Session
 
 import compiler_core as cc
+from tuner_server import measure_policy
 from tuner_server.db.models import JOB_OPEN_STATES, JOB_STATES, Device, Job, Task, Trial
 from tuner_server.db.types import utcnow
+from tuner_server.device_class import device_kind
 from tuner_server.repo.errors import Conflict, InvalidRequest, NotFound
 from tuner_server.repo.records import JobLimits, JobProgress, JobSpec, Page
 from tuner_server.repo.workloads import canonical_workload, find_workload, get_or_create_workload
@@ -29,11 +31,12 @@ def create_job(spec: JobSpec, *, session: Session, limits: JobLimits = DEFAULT_L
         raise InvalidRequest(f"priority must be between -{MAX_PRIORITY} and {MAX_PRIORITY}")
     _check_size(canonical_workload(spec.workload_key), limits)
     _check_selector(spec.device_selector, session)
+    options = measure_policy.resolve(spec.measure_options, device_kind(spec.device_selector))
     workload = get_or_create_workload(spec.workload_key, session=session)
     job = Job(workload_id=workload.id, device_selector=spec.device_selector, strategy=spec.strategy,
               strategy_options=dict(spec.strategy_options), trial_budget=spec.trial_budget, priority=spec.priority,
               state="queued", created_at=now or utcnow(), created_by=spec.created_by, seed=spec.seed,
-              measure_options=dict(spec.measure_options))
+              measure_options=options, phase="search")
     session.add(job)
     session.flush()
     return job
@@ -106,18 +109,6 @@ def finish_job(job_id: str, *, session: Session, state: str = "done", error: str
     return job
 
 
-def maybe_finish_job(job: Job, *, session: Session, now: datetime) -> bool:
-    """Mark a running job done once it has a trial for every unit of its budget."""
-    if job.state != "running":
-        return False
-    completed = session.scalar(select(func.count()).select_from(Trial).where(Trial.job_id == job.id)) or 0
-    if completed < job.trial_budget:
-        return False
-    job.state, job.finished_at = "done", now
-    session.flush()
-    return True
-
-
 def job_progress(job_id: str, *, session: Session) -> JobProgress:
     job = get_job(job_id, session=session)
     # One statement, so one snapshot: on PostgreSQL (READ COMMITTED) two separate counts can straddle a result's
@@ -126,17 +117,18 @@ def job_progress(job_id: str, *, session: Session) -> JobProgress:
     counts = session.execute(
         select(literal("trial", String), Trial.status, func.count()).where(Trial.job_id == job.id)
         .group_by(Trial.status)
-        .union_all(select(literal("task", String), Task.state, func.count()).where(Task.job_id == job.id)
-                   .group_by(Task.state))).all()
+        .union_all(select(Task.kind, Task.state, func.count()).where(Task.job_id == job.id)
+                   .group_by(Task.kind, Task.state))).all()
     by_status = {name: n for kind, name, n in counts if kind == "trial"}
-    by_state = {name: n for kind, name, n in counts if kind == "task"}
+    by_state = {name: n for kind, name, n in counts if kind == "MEASURE"}
+    comparing = sum(n for kind, name, n in counts if kind == "COMPARE" and name in ("queued", "leased"))
     best = session.scalars(select(Trial).where(Trial.job_id == job.id, Trial.status == "OK",
                                                Trial.median_s.is_not(None))
                            .order_by(Trial.median_s, Trial.created_at).limit(1)).first()
     completed = sum(by_status.values())
     verified = by_status.get("OK", 0)
     return JobProgress(job.id, job.state, job.trial_budget, completed, verified, completed - verified,
-                       by_state.get("queued", 0), by_state.get("leased", 0), best)
+                       by_state.get("queued", 0), by_state.get("leased", 0), best, job.phase, comparing)
 
 
 def _lock_open_tasks(session: Session, job_id: str) -> None:

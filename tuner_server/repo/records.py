@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeVar
 
-from tuner_server.db.models import Agent, ScheduleVersion, Trial
+from tuner_server.db.models import Agent, Comparison, ScheduleVersion, Trial
 
 T = TypeVar("T")
 
@@ -54,9 +54,11 @@ class JobProgress:
     completed: int  # trials recorded (any status)
     verified: int  # trials with status OK
     failed: int
-    queued: int  # tasks waiting for an agent
-    leased: int  # tasks an agent holds now
-    best: Trial | None  # the fastest OK trial so far
+    queued: int  # MEASURE tasks waiting for an agent
+    leased: int  # MEASURE tasks an agent holds now
+    best: Trial | None  # the fastest OK trial so far (by its own measurement)
+    phase: str = "search"  # 'final': the budget is spent; the top trials are re-measured head to head
+    comparing: int = 0  # COMPARE tasks queued or leased
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,9 @@ class LeasedTask:
     config: dict[str, Any]
     measure_options: dict[str, Any]
     lease_deadline: datetime
+    kind: str = "MEASURE"  # or "COMPARE"
+    baseline_config: dict[str, Any] | None = None  # COMPARE: the head's config
+    time_reference: bool = False  # COMPARE
 
 
 @dataclass(frozen=True)
@@ -98,15 +103,23 @@ class TrialReport:
     codegen_version: str = ""
     compile_s: float | None = None
     max_abs_error: float | None = None
+    baseline_samples_s: tuple[float, ...] = ()  # COMPARE: paired with samples_s
+    reference_samples_s: tuple[float, ...] = ()  # COMPARE: paired too (empty: no reference timed)
+    reference_name: str = ""
+    contention: float | None = None
+    noisy: bool | None = None
+    threads: int | None = None
+    cpus: str | None = None
 
 
 @dataclass(frozen=True)
 class RecordOutcome:
     status: Literal["accepted", "duplicate", "rejected"]
     task_id: str
-    trial: Trial | None = None
-    promoted: ScheduleVersion | None = None  # the new head version when this trial improved it
+    trial: Trial | None = None  # MEASURE results
+    promoted: ScheduleVersion | None = None  # the new head version when this result moved it
     reason: str = ""  # why a result was rejected
+    comparison: Comparison | None = None  # COMPARE results
 
 
 @dataclass(frozen=True)

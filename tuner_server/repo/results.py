@@ -6,18 +6,18 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from tuner_server.db.models import TRIAL_STATUSES, Agent, Task, Trial
+from tuner_server.db.models import TRIAL_STATUSES, Agent, Comparison, Task, Trial
 from tuner_server.db.types import utcnow
+from tuner_server.repo.comparisons import after_trial, record_comparison
 from tuner_server.repo.errors import InvalidRequest, NotFound
-from tuner_server.repo.jobs import maybe_finish_job
 from tuner_server.repo.records import RecordOutcome, TrialReport
-from tuner_server.repo.schedules import maybe_promote
 from tuner_server.repo.trials import append_trial
 
 
 def record_result(agent_id: str, report: TrialReport, *, session: Session,
                   now: datetime | None = None) -> RecordOutcome:
-    """Append the trial, mark the task done, move the head if the trial is a verified improvement.
+    """Append the trial (MEASURE) or the comparison (COMPARE), mark the task done, and let the result act on the
+    head (repo/comparisons.py: a faster trial earns a comparison; a won comparison moves the head).
 
     - accepted: first report of an attempt the agent still holds;
     - duplicate: this agent already reported this (task, attempt) — ignored, not counted twice;
@@ -32,23 +32,30 @@ def record_result(agent_id: str, report: TrialReport, *, session: Session,
     task = session.get(Task, report.task_id, with_for_update=True)
     if task is None:
         return RecordOutcome("rejected", report.task_id, reason="unknown task")
-    earlier = session.scalar(select(Trial).where(Trial.task_id == task.id, Trial.attempt == report.attempt))
+    row_type = Comparison if task.kind == "COMPARE" else Trial
+    earlier = session.scalar(select(row_type).where(row_type.task_id == task.id, row_type.attempt == report.attempt))
     if earlier is not None:
         if earlier.agent_id == agent.id:
-            return RecordOutcome("duplicate", task.id, trial=earlier)
+            return RecordOutcome("duplicate", task.id, **{"comparison" if task.kind == "COMPARE" else "trial": earlier})
         return RecordOutcome("rejected", task.id, reason=f"attempt {report.attempt} is already closed")
     if task.state != "leased" or task.agent_id != agent.id or task.attempt != report.attempt:
         why = f"lease not held: task is {task.state}, attempt {task.attempt}, agent {task.agent_id}"
         return RecordOutcome("rejected", task.id, reason=why)
+    if task.kind == "COMPARE" and len(report.baseline_samples_s) != len(report.samples_s):
+        raise InvalidRequest(f"a COMPARE result pairs every sample: {len(report.samples_s)} samples but "
+                             f"{len(report.baseline_samples_s)} baseline samples")
     job = task.job
+    task.state, task.lease_deadline = "done", None
+    if task.kind == "COMPARE":
+        comparison, promoted = record_comparison(task, agent, report, session=session, now=now)
+        return RecordOutcome("accepted", task.id, promoted=promoted, comparison=comparison)
     trial = append_trial(
         session=session, workload=job.workload, device_class=agent.device_class, config=task.config,
         codegen_version=report.codegen_version or agent.codegen_version, status=report.status, created_at=now,
         task_id=task.id, attempt=task.attempt, job_id=job.id, agent_id=agent.id, samples=report.samples_s,
         median_s=report.median_s, ci_low_s=report.ci_low_s, ci_high_s=report.ci_high_s,
         error=report.error or None, compile_s=report.compile_s, max_abs_error=report.max_abs_error,
+        contention=report.contention, noisy=report.noisy, threads=report.threads, cpus=report.cpus,
     )
-    task.state, task.lease_deadline = "done", None
-    promoted = maybe_promote(trial, session=session, now=now) if trial.status == "OK" else None
-    maybe_finish_job(job, session=session, now=now)
+    promoted = after_trial(trial, job, session=session, now=now)
     return RecordOutcome("accepted", task.id, trial=trial, promoted=promoted)

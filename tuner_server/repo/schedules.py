@@ -20,10 +20,10 @@ from tuner_server.repo.workloads import canonical_workload
 
 
 def beats(candidate: Trial, incumbent: Trial | None) -> bool:
-    """The promotion rule: a verified (OK) trial beats the head when each median lies outside the other's CI on
-    the faster side — candidate median < head ci_low and candidate ci_high < head median (a missing CI bound
-    counts as the median) — or when there is no head. Noise alone (overlapping medians) never moves the head;
-    unlike requiring disjoint CIs, few-sample trials with wide intervals can still win."""
+    """The rule for trials that cannot be timed against the head (imports from another farm): a verified (OK) trial
+    beats the head when each median lies outside the other's CI on the faster side — candidate median < head
+    ci_low and candidate ci_high < head median (a missing CI bound counts as the median) — or when there is no
+    head. The farm's own trials move the head only head to head (repo/comparisons.py)."""
     if candidate.status != "OK" or candidate.median_s is None:
         return False
     if incumbent is None:
@@ -35,19 +35,24 @@ def beats(candidate: Trial, incumbent: Trial | None) -> bool:
     return candidate.median_s < low and high < incumbent.median_s
 
 
-def maybe_promote(trial: Trial, *, session: Session, now: datetime | None = None, reason: str = "improved",
+def maybe_promote(trial: Trial, *, session: Session, now: datetime | None = None, reason: str = "import",
                   author: str | None = None, message: str | None = None) -> ScheduleVersion | None:
-    """Append a version pointing at `trial` if it beats the head; a pinned key never moves automatically."""
+    """Append a version pointing at `trial` if it `beats` the head; a pinned key never moves automatically."""
     if not beats(trial, None):  # not a candidate at all (not OK, or no median)
         return None
-    pointer = _lock_pointer(session, trial.workload_id, trial.device_class, now or utcnow())
+    pointer = lock_pointer(session, trial.workload_id, trial.device_class, now or utcnow())
     if pointer.pinned:
         return None
-    current = _version_row(session, pointer, pointer.head_version) if pointer.head_version else None
+    current = head_of(session, pointer)
     if not beats(trial, current.trial if current else None):
         return None
-    return _append(session, pointer, trial, reason=reason, author=author, message=message, job_id=trial.job_id,
-                   now=now)
+    return append_version(session, pointer, trial, reason=reason, author=author, message=message,
+                          job_id=trial.job_id, now=now)
+
+
+def head_of(session: Session, pointer: ScheduleHead) -> ScheduleVersion | None:
+    """The head version a (locked) pointer names."""
+    return _version_row(session, pointer, pointer.head_version) if pointer.head_version else None
 
 
 def head(workload_key: str, device_class: str, *, session: Session) -> ScheduleVersion | None:
@@ -100,13 +105,13 @@ def rollback(workload_key: str, device_class: str, to_version: int, *, session: 
              message: str | None = None, now: datetime | None = None) -> ScheduleVersion:
     """Make an earlier version's trial the head again, as a NEW version with reason 'rollback'."""
     target = version(workload_key, device_class, to_version, session=session)
-    pointer = _lock_pointer(session, target.workload_id, device_class, now or utcnow())
+    pointer = lock_pointer(session, target.workload_id, device_class, now or utcnow())
     if pointer.pinned:
         raise Conflict(f"{workload_key} on {device_class} is pinned to version {pointer.pinned_version}; "
                        "unpin it (or pin another version) first")
     if pointer.head_version == to_version:
         raise Conflict(f"version {to_version} is already the head")
-    return _append(session, pointer, target.trial, reason="rollback", author=author, now=now,
+    return append_version(session, pointer, target.trial, reason="rollback", author=author, now=now,
                    message=message or f"rollback to version {to_version}")
 
 
@@ -117,21 +122,23 @@ def pin(workload_key: str, device_class: str, number: int | None, *, session: Se
     current = head(workload_key, device_class, session=session)
     if current is None:
         raise NotFound(f"no schedule versions for {workload_key} on {device_class}")
-    pointer = _lock_pointer(session, current.workload_id, device_class, now or utcnow())
+    pointer = lock_pointer(session, current.workload_id, device_class, now or utcnow())
     if number is None:
         if not pointer.pinned:
             raise Conflict(f"{workload_key} on {device_class} is not pinned")
         pointer.pinned, pointer.pinned_version = False, None
-        return _append(session, pointer, current.trial, reason="pin", author=author, now=now,
+        return append_version(session, pointer, current.trial, reason="pin", author=author, now=now,
                        message=message or f"unpin (was pinned to version {current.version})")
     target = version(workload_key, device_class, number, session=session)
     pointer.pinned, pointer.pinned_version = True, number
-    return _append(session, pointer, target.trial, reason="pin", author=author, now=now,
+    return append_version(session, pointer, target.trial, reason="pin", author=author, now=now,
                    message=message or f"pin version {number}")
 
 
-def _append(session: Session, pointer: ScheduleHead, trial: Trial, *, reason: str, author: str | None,
-            now: datetime | None, message: str | None = None, job_id: str | None = None) -> ScheduleVersion:
+def append_version(session: Session, pointer: ScheduleHead, trial: Trial, *, reason: str, now: datetime | None,
+                   author: str | None = None, message: str | None = None,
+                   job_id: str | None = None) -> ScheduleVersion:
+    """A new head version pointing at `trial` (the pointer must be locked: `lock_pointer`)."""
     now = now or utcnow()
     number = (pointer.head_version or 0) + 1
     row = ScheduleVersion(workload_id=pointer.workload_id, device_class=pointer.device_class, version=number,
@@ -153,7 +160,7 @@ def _pointer(session: Session, workload_key: str, device_class: str) -> Schedule
     return session.get(ScheduleHead, (workload_id, device_class)) if workload_id else None
 
 
-def _lock_pointer(session: Session, workload_id: str, device_class: str, now: datetime) -> ScheduleHead:
+def lock_pointer(session: Session, workload_id: str, device_class: str, now: datetime) -> ScheduleHead:
     """The head row of a key, locked (PostgreSQL) and created empty if new; concurrent creators are safe."""
     key = (workload_id, device_class)
     pointer = session.get(ScheduleHead, key, with_for_update=True, populate_existing=True)

@@ -13,11 +13,12 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 import compiler_core as cc
-from tuner_server.db.models import JOB_OPEN_STATES, Agent, Job, Task
+from tuner_server import measure_policy
+from tuner_server.db.models import JOB_OPEN_STATES, Agent, Job, Task, Trial
 from tuner_server.db.types import utcnow
 from tuner_server.device_class import device_kind
 from tuner_server.repo.errors import Conflict, InvalidRequest, NotFound
-from tuner_server.repo.jobs import get_job, maybe_finish_job
+from tuner_server.repo.jobs import get_job
 from tuner_server.repo.records import LeasedTask, Requeued
 from tuner_server.repo.trials import append_trial
 
@@ -30,7 +31,7 @@ def enqueue_configs(job_id: str, configs: Iterable[dict[str, Any]], *, session: 
     job = get_job(job_id, session=session, lock=True)
     if job.state not in JOB_OPEN_STATES:
         raise Conflict(f"job {job_id} is {job.state}; configs can only be added to queued or running jobs")
-    seen = set(session.scalars(select(Task.config_key).where(Task.job_id == job.id)).all())
+    seen = set(session.scalars(select(Task.config_key).where(Task.job_id == job.id, Task.kind == "MEASURE")).all())
     room = job.trial_budget - len(seen)
     created: list[Task] = []
     for config in configs:
@@ -43,7 +44,7 @@ def enqueue_configs(job_id: str, configs: Iterable[dict[str, Any]], *, session: 
             break
         seen.add(key)
         created.append(Task(job_id=job.id, config=dict(config), config_key=key, position=len(seen), attempt=1,
-                            state="queued", created_at=now or utcnow()))
+                            state="queued", kind="MEASURE", created_at=now or utcnow()))
     session.add_all(created)
     session.flush()
     return created
@@ -79,8 +80,11 @@ def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_second
         if job is None:
             continue
         task.state, task.agent_id, task.lease_deadline = "leased", agent.id, deadline
-        leased.append(LeasedTask(task.id, task.attempt, job.id, job.workload.key, dict(task.config),
-                                 dict(job.measure_options), deadline))
+        baseline = session.get(Trial, task.baseline_trial_id) if task.kind == "COMPARE" else None
+        options = measure_policy.resolve(job.measure_options, device_kind(job.device_class))  # older jobs: partial
+        leased.append(LeasedTask(task.id, task.attempt, job.id, job.workload.key, dict(task.config), options,
+                                 deadline, task.kind,
+                                 dict(baseline.config) if baseline else None, bool(task.time_reference)))
     session.flush()
     return leased
 
@@ -119,14 +123,17 @@ def release_tasks(tasks: Sequence[Task], *, session: Session, now: datetime, max
 
 
 def _mark_lost(task: Task, *, session: Session, now: datetime, why: str) -> None:
+    """A task out of attempts: a MEASURE task leaves an AGENT_LOST trial (it counts against the budget); a lost
+    COMPARE task leaves nothing (the head stays; the driver's final phase goes on without it)."""
     job = task.job
     agent = session.get(Agent, task.agent_id) if task.agent_id else None
+    task.state, task.lease_deadline = "lost", None
+    if task.kind == "COMPARE":
+        return
     append_trial(session=session, workload=job.workload, device_class=job.device_class, config=task.config,
                  codegen_version=agent.codegen_version if agent else "", status="AGENT_LOST", created_at=now,
                  task_id=task.id, attempt=task.attempt, job_id=job.id, agent_id=None,
                  error=f"{why} on attempt {task.attempt} (last agent {task.agent_id}); no attempts left")
-    task.state, task.lease_deadline = "lost", None
-    maybe_finish_job(job, session=session, now=now)
 
 
 def _claim_job(session: Session, job_id: str, device_class: str, now: datetime) -> Job | None:

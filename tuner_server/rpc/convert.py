@@ -12,6 +12,7 @@ from typing import Any
 
 import compiler_core as cc
 from tunefarm_proto import tunefarm_pb2 as pb
+from tuner_server import measure_policy
 from tuner_server.repo import LeasedTask, RecordOutcome, Registration, TrialReport
 
 MAX_ID = 64  # task and agent ids are 36-character UUIDs
@@ -26,13 +27,11 @@ MAX_RESULTS = 1_000  # results per ReportResults call
 MAX_SAMPLES = 100_000  # samples per result
 MAX_ERROR_CHARS = 16_000  # longer error texts keep their end (where compilers and tracebacks say what failed)
 MAX_BUILDS = 1_024
-INT32_MAX = 2**31 - 1
 KINDS = ("cpu", "cuda")
 STATUS_NAMES = tuple(name for name in pb.TrialStatus.keys() if name != "TRIAL_STATUS_UNSPECIFIED")
 
-# How agents time a candidate unless the job says otherwise (sensible for CPU; GPU jobs usually set their own).
-DEFAULT_MEASURE = {"warmup": 1, "min_repeats": 5, "min_time_s": 0.05, "max_repeats": 200, "timeout_s": 60.0,
-                   "flush_cache": True}
+MAX_CPUS_TEXT = 256
+MAX_THREADS = 1 << 16
 
 
 class FieldError(ValueError):
@@ -171,12 +170,24 @@ def trial_report(m: pb.TrialResult, path: str) -> TrialReport:
     median_or_none = median if median > 0 else None
     low, high = _interval(low, median_or_none, high, path)
     error = m.error if len(m.error) <= MAX_ERROR_CHARS else "..." + m.error[-MAX_ERROR_CHARS:]
+    baseline = _samples(m.baseline_samples_s, f"{path}.baseline_samples_s")
+    reference = _samples(m.reference_samples_s, f"{path}.reference_samples_s")
+    for name, paired in (("baseline_samples_s", baseline), ("reference_samples_s", reference)):
+        if paired and len(paired) != len(samples):
+            raise FieldError(f"{path}.{name}", f"pairs with samples_s: {len(samples)} values expected, got "
+                                               f"{len(paired)}")
+    if not (math.isfinite(m.contention) and 0 <= m.contention <= 1):
+        raise FieldError(f"{path}.contention", f"must be a share between 0 and 1, got {m.contention!r}")
     return TrialReport(
         task_id=_text(m.task_id, f"{path}.task_id", MAX_ID, required=True),
         attempt=_in_range(m.attempt, f"{path}.attempt", 1), status=status, samples_s=samples,
         median_s=median_or_none, ci_low_s=low, ci_high_s=high, error=error,
         codegen_version=_text(m.codegen_version, f"{path}.codegen_version", MAX_CODEGEN_VERSION),
         compile_s=_seconds(m.compile_s, f"{path}.compile_s"), max_abs_error=max_abs_error,
+        baseline_samples_s=baseline, reference_samples_s=reference,
+        reference_name=_text(m.reference_name, f"{path}.reference_name", 32), contention=m.contention,
+        noisy=m.noisy, threads=_in_range(m.threads, f"{path}.threads", 0, MAX_THREADS),
+        cpus=_text(m.cpus, f"{path}.cpus", MAX_CPUS_TEXT) or None,
     )
 
 
@@ -197,29 +208,17 @@ def heartbeat_response(cancelled: Iterable[str] = (), reregister: bool = False) 
     return pb.HeartbeatResponse(cancelled_task_ids=list(cancelled), reregister=reregister)
 
 
-def _option(given: Mapping[str, Any], name: str):
-    """The job's value of a measure option, coerced to the default's type; the default if absent or unusable."""
-    default = DEFAULT_MEASURE[name]
-    value = given.get(name, default)
-    if isinstance(default, bool):
-        return value if isinstance(value, bool) else default
-    try:
-        value = type(default)(value)
-    except (TypeError, ValueError, OverflowError):
-        return default
-    usable = math.isfinite(value) if isinstance(value, float) else value <= INT32_MAX
-    return value if usable and value >= 0 else default
-
-
-def measure_options(given: Mapping[str, Any] | None) -> pb.MeasureOptions:
-    given = given or {}
-    return pb.MeasureOptions(**{name: _option(given, name) for name in DEFAULT_MEASURE})
+def measure_options(options: Mapping[str, Any]) -> pb.MeasureOptions:
+    """The job's resolved options (tuner_server.measure_policy) as the agent receives them."""
+    return pb.MeasureOptions(**{name: options[name] for name in measure_policy.AGENT_FIELDS})
 
 
 def task(t: LeasedTask) -> pb.Task:
     return pb.Task(task_id=t.task_id, attempt=t.attempt, job_id=t.job_id, workload_key=t.workload_key,
                    config_json=cc.config_key(t.config), options=measure_options(t.measure_options),
-                   lease_deadline_unix_ms=int(t.lease_deadline.timestamp() * 1000))
+                   lease_deadline_unix_ms=int(t.lease_deadline.timestamp() * 1000), kind=pb.TaskKind.Value(t.kind),
+                   baseline_config_json=cc.config_key(t.baseline_config) if t.baseline_config is not None else "",
+                   time_reference=t.time_reference)
 
 
 def lease_response(tasks: Sequence[LeasedTask], retry_after_s: float) -> pb.LeaseResponse:

@@ -15,6 +15,7 @@ import grpc
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+import compiler_core as cc
 from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
 from tuner_server import metrics, repo
 from tuner_server.db import Agent, session_scope
@@ -101,6 +102,11 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
     def Register(self, request, context):
         call = convert.register_call(request)
         self._check_enrolment(call.enrolment_token)
+        ours = cc.codegen_version()
+        if call.codegen_version != ours and not self._settings.allow_codegen_mismatch:
+            raise Refused(grpc.StatusCode.FAILED_PRECONDITION,
+                          f"agent codegen_version {call.codegen_version} differs from the tuner's {ours}: install the "
+                          "same tunefarm version on both (or start the tuner with TUNEFARM_ALLOW_CODEGEN_MISMATCH=1)")
         with session_scope(self._sessions) as s:
             reg = repo.register_agent(call.fingerprint, call.agent_name, call.codegen_version, session=s)
             response = convert.register_response(reg, self._settings.heartbeat_interval_s,
@@ -143,7 +149,8 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
         for outcome in outcomes:
             metrics.REPORTED_RESULTS.labels(outcome=outcome.status).inc()
             if outcome.status == "accepted":
-                metrics.TRIALS_RECORDED.labels(status=outcome.trial.status).inc()
+                if outcome.trial is not None:
+                    metrics.TRIALS_RECORDED.labels(status=outcome.trial.status).inc()
                 metrics.SCHEDULE_PROMOTIONS.inc(outcome.promoted is not None)
             elif outcome.status == "rejected":
                 log.info("rejected a result for task %s from agent %s: %s", outcome.task_id, creds.agent_id,

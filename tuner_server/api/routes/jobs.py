@@ -17,9 +17,9 @@ from tuner_server.api.deps import (
 )
 from tuner_server.api.errors import ApiError
 from tuner_server.api.inputs import require_device, workload_of
-from tuner_server.api.views import job_public, trial_public
+from tuner_server.api.views import comparison_public, job_public, trial_public
 from tuner_server.db.models import JOB_STATES, TRIAL_STATUSES
-from tuner_server.repo import JobLimits, JobSpec
+from tuner_server.repo import JobLimits, JobSpec, comparisons
 from tuner_server.search import STRATEGIES, check_options, describe_strategies
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
@@ -73,10 +73,18 @@ def list_jobs(session: SessionDep, _: ReadAccess, state: str | None = None, work
 
 @router.get("/{job_id}", response_model=s.JobPublic, responses=ERRORS)
 def get_job(job_id: str, session: SessionDep, _: ReadAccess) -> s.JobPublic:
-    """State and progress: trials completed, verified and failed out of the budget, tasks queued and leased, and
-    the fastest verified trial so far with its GFLOP/s and GB/s."""
+    """State and progress: trials completed, verified and failed out of the budget, tasks queued and leased, the
+    fastest verified trial so far with its GFLOP/s and GB/s, and once the job ended its `result`: the head
+    re-measured head to head, with the reference library and the untuned default timed in the same rounds."""
     job = repo.get_job(job_id, session=session)
-    return job_public(job, repo.job_progress(job.id, session=session))
+    return job_public(job, repo.job_progress(job.id, session=session), comparisons.job_result(job, session=session))
+
+
+@router.get("/{job_id}/comparisons", response_model=list[s.ComparisonPublic], responses=ERRORS)
+def list_job_comparisons(job_id: str, session: SessionDep, _: ReadAccess) -> list[s.ComparisonPublic]:
+    """The job's head-to-head comparisons, oldest first: challenges during the search, then the final ones."""
+    job = repo.get_job(job_id, session=session)
+    return [comparison_public(c) for c in comparisons.list_comparisons(job.id, session=session)]
 
 
 @router.get("/{job_id}/trials", response_model=s.Page[s.TrialPublic], responses=ERRORS)

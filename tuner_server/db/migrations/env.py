@@ -8,6 +8,7 @@ from __future__ import annotations
 from alembic import context
 
 from tuner_server.db.engine import make_engine
+from tuner_server.db.migrate import migration_transaction
 from tuner_server.db.models import Base
 
 config = context.config
@@ -45,7 +46,7 @@ def run_online() -> None:
         return
     engine = make_engine(_url())
     try:
-        with engine.begin() as conn:
+        with migration_transaction(engine) as conn:
             _configure_and_run(conn)
     finally:
         engine.dispose()
