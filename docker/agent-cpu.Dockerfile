@@ -12,4 +12,4 @@ COPY tunefarm_proto tunefarm_proto
 COPY tunefarm_client tunefarm_client
 RUN pip install --no-cache-dir . && useradd --create-home tunefarm
 USER tunefarm
-CMD ["sh", "-c", "exec tunefarm agent --server \"$TUNEFARM_SERVER\" --device cpu --token-file /run/secrets/enrolment_token"]
+CMD ["sh", "-c", "exec tunefarm agent --server \"$TUNEFARM_SERVER\" --device cpu --token-file /run/secrets/enrolment_token --lock-dir \"${TUNEFARM_LOCK_DIR:-/tmp}\""]

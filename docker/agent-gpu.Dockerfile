@@ -13,4 +13,4 @@ COPY tunefarm_cli tunefarm_cli
 COPY tunefarm_proto tunefarm_proto
 COPY tunefarm_client tunefarm_client
 RUN pip install --no-cache-dir '.[gpu]'
-CMD ["sh", "-c", "exec tunefarm agent --server \"$TUNEFARM_SERVER\" --device \"cuda:${TUNEFARM_GPU_INDEX:-0}\" --token-file /run/secrets/enrolment_token"]
+CMD ["sh", "-c", "exec tunefarm agent --server \"$TUNEFARM_SERVER\" --device \"cuda:${TUNEFARM_GPU_INDEX:-0}\" --token-file /run/secrets/enrolment_token --lock-dir \"${TUNEFARM_LOCK_DIR:-/tmp}\""]

@@ -78,11 +78,16 @@ def _up(data_dir: Path) -> int:
     import signal
     import threading
 
-    from tunefarm_cli.embedded import EmbeddedFarm
+    from tunefarm_cli.embedded import EmbeddedFarm, FarmBusy
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with EmbeddedFarm(data_dir) as farm:
+    try:
+        farm = EmbeddedFarm(data_dir).start()
+    except (FarmBusy, RuntimeError) as exc:
+        print(f"tunefarm up: {exc}", file=sys.stderr)
+        return 1
+    with farm:
         print(f"tunefarm up: REST {farm.url}  gRPC 127.0.0.1:{farm.grpc_port}  agents: {', '.join(farm.devices)}")
         print(f"admin token: {farm.admin_token}  (also in {data_dir}/farm.json; other commands find it there)")
         try:

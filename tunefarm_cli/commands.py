@@ -35,11 +35,12 @@ def follow_job(client: TunefarmClient, job_id: str, poll_s: float = 0.5, stall_s
     with Progress(*columns, console=console) as progress:
         job = client.job(job_id)
         task = progress.add_task(job.workload[:48], total=job.trial_budget, best="")
-        last_completed, last_change = -1, time.monotonic()
+        last_seen, last_change = None, time.monotonic()
         while True:
             p = job.progress
-            if p is not None and p.completed != last_completed:
-                last_completed, last_change = p.completed, time.monotonic()
+            seen = (p.completed, p.comparing, job.phase) if p is not None else None
+            if seen != last_seen:  # a trial, or a head-to-head comparison of the final phase, finished
+                last_seen, last_change = seen, time.monotonic()
             if stall_s is not None and time.monotonic() - last_change > stall_s:
                 raise TunefarmError(f"job {job_id}: no trial finished for {stall_s:.0f} s (are agents running?)")
             if p is not None:
@@ -47,6 +48,8 @@ def follow_job(client: TunefarmClient, job_id: str, poll_s: float = 0.5, stall_s
                 speed = f"best {best.median_s * 1e3:.3f} ms" if best and best.median_s else ""
                 if best and best.gflops:
                     speed += f" ({best.gflops:.1f} GFLOP/s)"
+                if job.phase == "final":
+                    speed += "; re-measuring the top trials head to head"
                 progress.update(task, completed=p.completed, best=speed)
             if job.state in FINAL_JOB_STATES:
                 return job

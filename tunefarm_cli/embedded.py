@@ -1,6 +1,7 @@
 """The embedded farm (`tunefarm up`): a tuner process on SQLite plus one agent process per local device."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -15,7 +16,30 @@ from pathlib import Path
 import httpx
 
 FARM_FILE = "farm.json"
+LOCK_FILE = "farm.lock"
 START_TIMEOUT_S = 60.0
+
+
+class FarmBusy(RuntimeError):
+    """Another embedded farm runs on this data directory."""
+
+
+def lock_data_dir(data_dir: Path) -> int:
+    """An exclusive flock on DATA_DIR/farm.lock, held for the farm's lifetime (the kernel drops it if the holder
+    dies): two farms on one directory would share its SQLite database and run two agents measuring on the same
+    cores at once. Returns the file descriptor to keep."""
+    path = data_dir / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise FarmBusy(f"another tunefarm farm (pid {holder}) is running on {data_dir}: stop it first, or use "
+                       "another --data-dir") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
 
 
 def free_port() -> int:
@@ -45,7 +69,9 @@ class EmbeddedFarm:
     rest_port: int = 0
     grpc_port: int = 0
     quiet: bool = True
+    log_level: str = "WARNING"  # of the tuner and agent processes (their logs are DATA_DIR/*.log)
     processes: list[subprocess.Popen] = field(default_factory=list)
+    _lock_fd: int | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -62,6 +88,15 @@ class EmbeddedFarm:
 
     def start(self) -> EmbeddedFarm:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self._lock_fd is None:
+            self._lock_fd = lock_data_dir(self.data_dir)
+        try:
+            return self._start_processes()
+        except BaseException:
+            self.stop(grace_s=5.0)
+            raise
+
+    def _start_processes(self) -> EmbeddedFarm:
         creds = self._credentials()
         self.admin_token = creds["admin_token"]
         self.rest_port = self.rest_port or free_port()
@@ -70,14 +105,14 @@ class EmbeddedFarm:
                    TUNEFARM_DATA_DIR=str(self.data_dir), TUNEFARM_REST_PORT=str(self.rest_port),
                    TUNEFARM_GRPC_PORT=str(self.grpc_port), TUNEFARM_ADMIN_TOKEN=creds["admin_token"],
                    TUNEFARM_ENROLMENT_TOKEN=creds["enrolment_token"])
-        self._spawn([sys.executable, "-m", "tuner_server", "--log-level", "WARNING"], env, "tuner")
+        self._spawn([sys.executable, "-m", "tuner_server", "--log-level", self.log_level], env, "tuner")
         self._wait_healthy()
         token_file = self.data_dir / "enrolment_token"
         token_file.write_text(creds["enrolment_token"])
         token_file.chmod(0o600)
         for device in self.devices:
             self._spawn([sys.executable, "-m", "device_agent.main", "--server", f"127.0.0.1:{self.grpc_port}",
-                         "--device", device, "--token-file", str(token_file), "--log-level", "WARNING"],
+                         "--device", device, "--token-file", str(token_file), "--log-level", self.log_level],
                         env, f"agent-{device.replace(':', '')}")
         (self.data_dir / FARM_FILE).write_text(json.dumps({"url": self.url, "token": self.admin_token}))
         return self
@@ -111,9 +146,12 @@ class EmbeddedFarm:
             except subprocess.TimeoutExpired:
                 p.kill()
         (self.data_dir / FARM_FILE).unlink(missing_ok=True)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
 
     def __enter__(self) -> EmbeddedFarm:
-        return self.start()
+        return self if self.processes else self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()

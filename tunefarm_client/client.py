@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from tuner_server.api.schemas import (
     BestPublic,
+    ComparisonPublic,
     DevicePublic,
     DiffPublic,
     Health,
@@ -136,6 +137,11 @@ class TunefarmClient:
                    offset: int = 0) -> Page[TrialPublic]:
         return self._get(Page[TrialPublic], f"/v1/jobs/{job_id}/trials",
                          {"status": status, "limit": limit, "offset": offset})
+
+    def job_comparisons(self, job_id: str) -> list[ComparisonPublic]:
+        """The job's head-to-head comparisons (challenges during the search, final ones when it ended)."""
+        return [ComparisonPublic.model_validate(c) for c in self._request("GET", f"/v1/jobs/{job_id}/comparisons")
+                .json()]
 
     def cancel_job(self, job_id: str) -> JobPublic:
         return self._send(JobPublic, "DELETE", f"/v1/jobs/{job_id}")

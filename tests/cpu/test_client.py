@@ -11,6 +11,7 @@ import compiler_core as cc
 import tunefarm_client.loader as loader_module
 from tests.cpu.rest_support import ADMIN, CPU_CLASS, MATMUL, MATMUL_KEY, READER, make_farm
 from tunefarm_client import CodegenVersionMismatch, LoadError, TunefarmClient, TunefarmError, load_best
+from tuner_server import measure_policy
 from tuner_server.api.schemas import TargetPublic
 from tuner_server.db import make_engine, make_session_factory, upgrade_to_head
 
@@ -42,6 +43,9 @@ def test_reads(farm, reader):
     job = reader.job(farm.seeded["job_id"])
     assert job.state == "done" and job.progress.best.median_s == 1e-4
     assert reader.jobs(state="done").total == 1
+    assert job.result.head_median_s == pytest.approx(1e-4) and job.result.speedup_vs_default.ratio == pytest.approx(3)
+    finals = [c for c in reader.job_comparisons(job.id) if c.purpose == "final"]
+    assert [c.outcome for c in finals] == ["kept", "kept"] and finals[-1].reference == "numpy"
     trials = reader.job_trials(job.id, status="OK", limit=2)
     assert (trials.total, len(trials.items)) == (3, 2)
     assert "tunefarm_http_request_duration_seconds" in reader.metrics()
@@ -49,7 +53,8 @@ def test_reads(farm, reader):
 
 def test_jobs_lifecycle(farm, admin):
     job = admin.create_job("matmul", MATMUL, "cpu", 4, strategy="grid", seed=1, measure={"warmup": 0})
-    assert (job.state, job.workload, job.measure_options) == ("queued", MATMUL_KEY, {"warmup": 0})
+    assert (job.state, job.workload, job.phase) == ("queued", MATMUL_KEY, "search")
+    assert job.measure_options == {**measure_policy.DEFAULTS["cpu"], "warmup": 0}
     assert farm.driver.wakes == 1
     assert admin.cancel_job(job.id).state == "cancelled"
     assert admin.wait_for_job(job.id, timeout_s=1).state == "cancelled"

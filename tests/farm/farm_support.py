@@ -33,9 +33,11 @@ from tuner_server.db.models import Trial
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 60.0
 STOP_GRACE_S = 15.0
-# Small kernels timed briefly: what every farm test job asks of the agents.
-# No cache flush: a flush costs ~10 ms per sample here, far more than a 64^3 kernel (~10 us).
-FAST_MEASURE = {"warmup": 1, "min_repeats": 3, "min_time_s": 0.01, "flush_cache": False}
+# Small kernels timed briefly: what every farm test job asks of the agents (a loose interval, a short cap, and two
+# top trials re-measured head to head at the end). No cache flush: a flush costs ~10 ms per sample here, far more
+# than a 64^3 kernel (~10 us).
+FAST_MEASURE = {"warmup": 1, "min_repeats": 3, "min_time_s": 0.01, "max_time_s": 0.3, "target_rel_ci": 0.5,
+                "flush_cache": False, "recheck_top": 2}
 MATMUL = {"M": 64, "N": 64, "K": 64, "dtype": "float32"}
 
 
@@ -249,7 +251,7 @@ class Farm:
         plugins = [arg for module in self.agent_plugins for arg in ("--plugin", module)]
         cmd = [sys.executable, "-m", "device_agent.main", "--server", f"127.0.0.1:{self.grpc_port}", "--device",
                "cpu", "--token-file", str(self.enrolment_token_file), "--name", name, "--grace", "5", *plugins,
-               *extra_args]
+               "--lock-dir", str(self.root / "locks"), "--cache-dir", str(self.root / "references"), *extra_args]
         proc = self.tracker.spawn(name, cmd, base_env(self.agent_env), self.root / f"{name}.log")
         self.agents.append(proc)
         return proc

@@ -1,8 +1,8 @@
 """Reading a farm's schedule database directly (read-only, no API) to check what the REST API says.
 
-`beats` is the promotion rule (tuner_server/repo/schedules.py documents it), written here independently: a verified
-(OK) trial beats the head when each median lies outside the other's 95% CI on the faster side — candidate median <
-head ci_low and candidate ci_high < head median (a missing CI bound counts as the median).
+The promotion rule (tuner_server/repo/comparisons.py documents it), checked here independently from the stored
+rows: after the first version, an automatic ('improved') version exists only because a head-to-head comparison
+timed its trial against the previous head interleaved, and the whole 95% CI of the paired ratio lay below 1.
 """
 from __future__ import annotations
 
@@ -12,15 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from tests.farm.farm_support import Farm
-from tuner_server.db.models import ScheduleHead, ScheduleVersion, Trial, Workload
-
-
-def beats(candidate: Trial, incumbent: Trial) -> bool:
-    if candidate.status != "OK" or candidate.median_s is None:
-        return False
-    high = candidate.ci_high_s if candidate.ci_high_s is not None else candidate.median_s
-    low = incumbent.ci_low_s if incumbent.ci_low_s is not None else incumbent.median_s
-    return candidate.median_s < low and high < incumbent.median_s
+from tuner_server.db.models import Comparison, ScheduleHead, ScheduleVersion, Trial, Workload
 
 
 @dataclass
@@ -31,6 +23,7 @@ class KeyState:
     pinned: bool
     versions: list[ScheduleVersion]  # oldest first, trials loaded
     ok_trials: list[Trial]  # every verified trial of the key, oldest first
+    comparisons: list[Comparison]  # every head-to-head comparison of the key, oldest first
 
     @property
     def head(self) -> ScheduleVersion:
@@ -47,8 +40,11 @@ def key_state(farm: Farm, workload_key: str, device_class: str) -> KeyState:
                              .order_by(ScheduleVersion.version)).all()
         trials = s.scalars(select(Trial).where(Trial.workload_id == workload_id, Trial.device_class == device_class,
                                                Trial.status == "OK").order_by(Trial.created_at)).all()
+        comparisons = s.scalars(select(Comparison).where(Comparison.workload_id == workload_id,
+                                                         Comparison.device_class == device_class)
+                                .order_by(Comparison.created_at, Comparison.id)).all()
     return KeyState(pointer.head_version if pointer else None, bool(pointer and pointer.pinned), list(versions),
-                    list(trials))
+                    list(trials), list(comparisons))
 
 
 def describe(state: KeyState) -> str:
@@ -60,20 +56,23 @@ def describe(state: KeyState) -> str:
     return "\n".join(lines)
 
 
-def check_head_is_fastest_verified(state: KeyState) -> None:
-    """With only automatic promotions in the history (the first version may be an import): the head is a verified
-    trial, every later version beat its parent under the rule, and no verified trial in the database beats the
-    head. (Each new head's median and CI lie below the old head's median and ci_low, so a trial that beats today's
-    head would also have beaten every earlier head: one that was never promoted cannot beat it.) In particular the
-    trial with the minimum median is the head's trial or is not significantly faster than it."""
+def check_head_moved_only_head_to_head(state: KeyState) -> None:
+    """Every 'improved' version after the first points at a trial that won a comparison against the head before it
+    (its paired-ratio CI below 1); the head is a verified trial; and no comparison against the head since it became
+    the head found a faster config that was not promoted."""
     head = state.head.trial
     assert head.status == "OK" and head.median_s is not None
     assert [v.version for v in state.versions] == list(range(1, len(state.versions) + 1))
-    assert state.versions[0].reason in ("improved", "import") and state.versions[0].parent_version is None
     for parent, child in zip(state.versions, state.versions[1:], strict=False):
-        assert child.reason == "improved" and child.parent_version == parent.version
-        assert beats(child.trial, parent.trial), describe(state)
-    faster = [t for t in state.ok_trials if beats(t, head)]
-    assert not faster, f"verified trials beat the head v{state.head_version} but were not promoted: {faster}"
-    fastest = min(state.ok_trials, key=lambda t: t.median_s)
-    assert fastest.id == head.id or not beats(fastest, head)
+        assert child.parent_version == parent.version
+        if child.reason != "improved":
+            continue
+        won = [c for c in state.comparisons if c.candidate_trial_id == child.trial_id and c.outcome == "promoted"]
+        assert won, f"v{child.version} moved without a head-to-head win:\n{describe(state)}"
+        assert won[0].baseline_trial_id == parent.trial_id and won[0].ratio_ci_high < 1.0, describe(state)
+    promoted = {c.candidate_trial_id for c in state.comparisons if c.outcome == "promoted"}
+    assert promoted <= {v.trial_id for v in state.versions}, "a won comparison that did not move the head"
+    since = state.head.created_at  # comparisons against the head since it (last) became the head: none won
+    against_head = [c for c in state.comparisons if c.baseline_trial_id == head.id and c.outcome != "failed"
+                    and c.created_at > since and c.candidate_trial_id != head.id]
+    assert state.pinned or all(c.outcome in ("kept", "stale") for c in against_head), describe(state)

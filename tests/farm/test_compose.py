@@ -160,6 +160,8 @@ def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, tm
     agent = services["cpu-agent"]
     agent_cmd = [localize(part) for part in dockerfile_cmd("agent-cpu.Dockerfile")]
     agent_env = {k: localize(str(v)) for k, v in agent["environment"].items()}
+    assert agent_env["TUNEFARM_LOCK_DIR"] in {v.split(":")[1] for v in agent["volumes"]}, "a host-wide lock dir"
+    agent_env["TUNEFARM_LOCK_DIR"] = str(root / "locks")  # the host directory the containers would share
     assert agent_cmd[:2] == ["sh", "-c"] and "--token-file" in agent_cmd[2] and "--device cpu" in agent_cmd[2]
     replicas = agent["deploy"]["replicas"]
     for i in range(replicas if own_hostnames() else 1):
