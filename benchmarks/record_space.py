@@ -33,13 +33,18 @@ from device_agent.fingerprint import fingerprint, parse_device  # noqa: E402
 from device_agent.prebuild import init_builder, prebuild  # noqa: E402
 from device_agent.records import MeasureOptions, Status, Task, failed  # noqa: E402
 from device_agent.sandbox import Sandbox  # noqa: E402
+from device_agent.worker import WorkerSpec  # noqa: E402
+from tuner_server import measure_policy  # noqa: E402
 from tuner_server.device_class import device_class  # noqa: E402
 from tuner_server.replay import save_table  # noqa: E402
 
-SHORT = {  # short but stable timings: enough repeats for a median, a bounded time per config
-    "cpu": MeasureOptions(warmup=1, min_repeats=5, min_time_s=0.02, max_repeats=40, timeout_s=20.0),
-    "cuda": MeasureOptions(warmup=3, min_repeats=10, min_time_s=0.01, max_repeats=100, timeout_s=20.0),
-}
+
+def short_options(kind: str) -> MeasureOptions:
+    """Short but stable timings (the farm's defaults with a bounded time per config): enough repeats for a median."""
+    given = {"cpu": dict(min_repeats=5, min_time_s=0.02, max_repeats=40, max_time_s=1.0, timeout_s=20.0),
+             "cuda": dict(min_repeats=10, min_time_s=0.01, max_repeats=100, max_time_s=0.5, timeout_s=20.0)}[kind]
+    resolved = measure_policy.resolve(given, kind)
+    return MeasureOptions(**{name: resolved[name] for name in measure_policy.AGENT_FIELDS})
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -99,7 +104,7 @@ def build_all(tasks: list[Task], kind: str, arch: str, builders: int) -> list:
 def measure_all(tasks: list[Task], built: list, device: str, passes: int = 1) -> list:
     """One result per task; with several passes (every other one in reverse order, so a burst of load on a shared
     machine hits different configs each time) a config keeps its fastest OK median."""
-    sandbox = Sandbox(device)
+    sandbox = Sandbox(WorkerSpec(device))
     results: list = [None] * len(tasks)
     try:
         for p in range(passes):
@@ -107,7 +112,7 @@ def measure_all(tasks: list[Task], built: list, device: str, passes: int = 1) ->
             for done, i in enumerate(order, 1):
                 task, pre = tasks[i], built[i]
                 result = failed(task, pre.status, pre.error) if pre.status is not None else \
-                    sandbox.run(task, pre.cubin, pre.compile_s)
+                    sandbox.run(task, pre.cubins, pre.compile_s)
                 results[i] = better(results[i], result)
                 if done % 100 == 0:
                     print(f"  pass {p + 1}: measured {done}/{len(tasks)}", file=sys.stderr, flush=True)
@@ -127,7 +132,8 @@ def record(args: argparse.Namespace) -> Path:
     workload = cc.make_workload(args.op, parse_params(args.params))
     target = target_for(args.device)
     configs = choose_configs(cc.get_space(workload, target), args.max_configs, args.seed)
-    options = SHORT[kind] if args.timeout is None else dataclasses.replace(SHORT[kind], timeout_s=args.timeout)
+    options = short_options(kind)
+    options = options if args.timeout is None else dataclasses.replace(options, timeout_s=args.timeout)
     tasks = [Task(f"t{i}", 1, "record", workload.key, cc.config_key(c), options) for i, c in enumerate(configs)]
     print(f"{workload.key} on {args.device}: {len(tasks)} configs", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
