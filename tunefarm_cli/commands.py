@@ -67,10 +67,23 @@ def cmd_tune(client: TunefarmClient, args) -> int:
     if job.state != "done":
         console.print(f"[red]job {job.state}[/]: {job.error or ''}")
         return 1
-    best = job.progress.best if job.progress else None
-    if best:
-        console.print(f"best: {best.median_s * 1e3:.4f} ms {best.config}")
+    if job.result is None:
+        console.print("no head-to-head result (no verified trial to re-measure)")
+        return 0
+    console.print(f"head: {job.result.head_median_s * 1e3:.4f} ms {job.result.config}")
+    print_paired_ratios(job.result)
     return 0
+
+
+def print_paired_ratios(result) -> None:
+    """The job's re-measured speed-ups (JobResultPublic): only ratios timed in the same rounds are printed."""
+    for label, paired in (("speed-up over the untuned default", result.speedup_vs_default),
+                          (f"ratio to {result.reference}", result.speedup_vs_reference)):
+        if paired is not None:
+            console.print(f"{label}: [bold]{paired.ratio:.2f}x[/] (95% CI {paired.ci_low:.2f}-{paired.ci_high:.2f}, "
+                          "paired rounds; >1: the head is faster)")
+    if result.noisy:
+        console.print("[yellow]the last comparison was noisy (contention or a wide interval): treat with care[/]")
 
 
 def cmd_best(client: TunefarmClient, args) -> int:

@@ -7,7 +7,7 @@ from rich.table import Table
 
 import compiler_core as cc
 from compiler_core.workload import parse_params
-from tunefarm_cli.commands import console, follow_job
+from tunefarm_cli.commands import console, follow_job, print_paired_ratios
 from tunefarm_cli.embedded import EmbeddedFarm
 from tunefarm_client.client import TunefarmClient
 
@@ -22,12 +22,12 @@ def run_demo(op: str, params: str, trials: int, strategy: str, seed: int, data_d
         if job.state != "done":
             console.print(f"[red]job {job.state}[/]: {job.error or ''}")
             return 1
+        result = job.result
+        if result is None:
+            console.print(f"[yellow]job {job.id} has no head-to-head result[/] (no verified trial to re-measure)")
+            return 1
         best = client.best(op, w.param_dict, job.device_class)
     flops = cc.get_op(op).flops(w)
-    result = job.result
-    if result is None:
-        console.print(f"[yellow]job {job.id} has no head-to-head result[/] (no verified trial to re-measure)")
-        return 1
     table = Table(title=f"{w.key} on {job.device_class}: {job.progress.verified} verified of {trials} trials; "
                         f"re-measured head to head ({result.comparisons} comparisons, interleaved in one worker)")
     for col in ("schedule", "median ms", "GFLOP/s"):
@@ -41,11 +41,5 @@ def run_demo(op: str, params: str, trials: int, strategy: str, seed: int, data_d
         table.add_row(name, f"{seconds * 1e3:.4f}", f"{flops / seconds / 1e9:.1f}" if flops else "-")
     console.print(table)
     console.print(f"head config: {best.config}")
-    for label, paired in (("speed-up over the untuned default", result.speedup_vs_default),
-                          (f"ratio to {result.reference}", result.speedup_vs_reference)):
-        if paired is not None:
-            console.print(f"{label}: [bold]{paired.ratio:.2f}x[/] (95% CI {paired.ci_low:.2f}-{paired.ci_high:.2f}, "
-                          "paired rounds; >1: the head is faster)")
-    if result.noisy:
-        console.print("[yellow]the last comparison was noisy (contention or a wide interval): treat with care[/]")
+    print_paired_ratios(result)
     return 0

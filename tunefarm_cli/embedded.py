@@ -18,6 +18,7 @@ import httpx
 FARM_FILE = "farm.json"
 LOCK_FILE = "farm.lock"
 START_TIMEOUT_S = 60.0
+TUNER_NICENESS = 10
 
 
 class FarmBusy(RuntimeError):
@@ -105,7 +106,9 @@ class EmbeddedFarm:
                    TUNEFARM_DATA_DIR=str(self.data_dir), TUNEFARM_REST_PORT=str(self.rest_port),
                    TUNEFARM_GRPC_PORT=str(self.grpc_port), TUNEFARM_ADMIN_TOKEN=creds["admin_token"],
                    TUNEFARM_ENROLMENT_TOKEN=creds["enrolment_token"])
-        self._spawn([sys.executable, "-m", "tuner_server", "--log-level", self.log_level], env, "tuner")
+        # The tuner shares this host's cores with the agents' measurements: its refits and featurizing yield to them.
+        self._spawn([sys.executable, "-m", "tuner_server", "--log-level", self.log_level], env, "tuner",
+                     niceness=TUNER_NICENESS)
         self._wait_healthy()
         token_file = self.data_dir / "enrolment_token"
         token_file.write_text(creds["enrolment_token"])
@@ -117,9 +120,10 @@ class EmbeddedFarm:
         (self.data_dir / FARM_FILE).write_text(json.dumps({"url": self.url, "token": self.admin_token}))
         return self
 
-    def _spawn(self, cmd: list[str], env: dict, name: str) -> None:
+    def _spawn(self, cmd: list[str], env: dict, name: str, niceness: int = 0) -> None:
         log = open(self.data_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child for its lifetime
-        self.processes.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
+        self.processes.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                               preexec_fn=(lambda: os.nice(niceness)) if niceness else None))
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S

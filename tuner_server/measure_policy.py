@@ -80,3 +80,13 @@ def describe() -> list[dict[str, Any]]:
     """The options with their meaning, bounds and per-kind defaults (for /v1/ops and the docs)."""
     return [{"name": n, "type": t.__name__, "min": lo, "max": hi, "doc": doc,
              "defaults": {k: d[n] for k, d in DEFAULTS.items()}} for n, (t, lo, hi, doc) in FIELDS.items()]
+
+
+FINAL_TIME_FACTOR = 3  # a final comparison decides what the job reports and where the head ends: it may look longer
+
+
+def for_final_comparison(options: dict[str, Any]) -> dict[str, Any]:
+    """The options a final comparison is timed with: the job's, with FINAL_TIME_FACTOR times the sampling caps."""
+    return {**options, "max_time_s": options["max_time_s"] * FINAL_TIME_FACTOR,
+            "max_repeats": options["max_repeats"] * FINAL_TIME_FACTOR,
+            "timeout_s": max(options["timeout_s"], options["max_time_s"] * FINAL_TIME_FACTOR * 2)}

@@ -28,3 +28,23 @@ def test_client_commands_explain_a_missing_farm(tmp_path):
     out = _tunefarm("--data-dir", str(tmp_path / "none"), "best", "--op", "matmul", "--params", "M=8,N=8,K=8",
                     "--device", "cpu-x86_64-avx2-2c", cwd=tmp_path, timeout=60)
     assert out.returncode == 1 and "no running `tunefarm up` farm" in out.stderr
+
+
+def test_a_second_farm_on_one_data_directory_is_refused_and_tune_prints_the_paired_result(tmp_path):
+    import pytest
+
+    from tunefarm_cli.embedded import EmbeddedFarm, FarmBusy
+
+    data = tmp_path / "farm"
+    with EmbeddedFarm(data, devices=["cpu"]):
+        with pytest.raises(FarmBusy, match="another tunefarm farm .* is running on"):
+            EmbeddedFarm(data, devices=["cpu"]).start()
+        refused = _tunefarm("--data-dir", str(data), "up", cwd=tmp_path, timeout=60)
+        assert refused.returncode == 1 and "another tunefarm farm" in refused.stderr
+        out = _tunefarm("--data-dir", str(data), "tune", "--op", "matmul", "--params", "M=32,N=32,K=32",
+                        "--device", "cpu", "--trials", "3", cwd=tmp_path)
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+        assert "head:" in out.stdout and "ratio to numpy" in out.stdout and "paired rounds" in out.stdout
+    again = EmbeddedFarm(data, devices=[])  # the lock went with the farm
+    again.start()
+    again.stop()

@@ -344,12 +344,12 @@ def test_a_restarted_driver_gives_agents_a_silence_window_before_marking_them_lo
 SMALL_DEFAULT = cc.default_config(cc.parse_key(SMALL), target_for_class(CPU_CLASS))
 
 
-def final_phase_run(sessions, settings, seconds, *, budget=6, recheck_top=2, reference_s=2e-3):
+def final_phase_run(sessions, settings, seconds, *, budget=6, recheck_top=2, reference_s=2e-3, jitter=0.002):
     """Run a SMALL job to its end with a FakeAgent timing configs by `seconds`, checking at every tick of the
     final phase that at most one final comparison is open and that the job waits for it."""
     agent = new_agent(sessions)
     job_id = new_job(sessions, key=SMALL, budget=budget, measure_options={"recheck_top": recheck_top})
-    fake = FakeAgent(sessions, agent, seconds, reference_s=reference_s, codegen=cc.codegen_version())
+    fake = FakeAgent(sessions, agent, seconds, reference_s=reference_s, codegen=cc.codegen_version(), jitter=jitter)
     driver = JobDriver(sessions, settings)
     for round_ in range(100):
         now = at(1 + round_)
@@ -412,6 +412,24 @@ def test_a_spent_budget_enters_the_final_phase_and_ends_after_its_compares(sessi
     assert result.vs_default.ratio == pytest.approx(6.5e-3 / seconds(head.config))
     assert result.vs_default.low <= result.vs_default.ratio <= result.vs_default.high
     assert result.comparisons == len([t for t in finals if t.state == "done"]) and result.noisy is False
+
+
+def test_an_inconclusive_final_comparison_gets_one_second_look(sessions, settings):
+    """Candidates 3 % faster than the default head, timed with +-10 % jitter: each first look is inconclusive (the
+    median says faster, the interval reaches past 1 - min_gain), so each pair is compared once more, never a third
+    time, and the job still ends."""
+    def near(config: dict) -> float:
+        return 1e-3 if config == SMALL_DEFAULT else 0.97e-3
+
+    job_id, _ = final_phase_run(sessions, settings, near, recheck_top=2, jitter=0.05)
+    job, _, _ = job_state(sessions, job_id)
+    head, _, _ = _head_and_trials(sessions, job_id)
+    assert job.state == "done" and head.config == SMALL_DEFAULT
+    per_pair: dict[tuple[str, str], int] = {}
+    for t in compare_tasks(sessions, job_id, "final"):
+        per_pair[(t.candidate_trial_id, t.baseline_trial_id)] = per_pair.get((t.candidate_trial_id,
+                                                                              t.baseline_trial_id), 0) + 1
+    assert per_pair and set(per_pair.values()) == {2}
 
 
 def test_the_default_as_head_reports_a_speed_up_of_one(sessions, settings):

@@ -74,3 +74,12 @@ def test_agents_receive_exactly_the_agent_fields_resolved():
     assert {name: getattr(message, name) for name in measure_policy.AGENT_FIELDS} == {
         name: pytest.approx(options[name]) for name in measure_policy.AGENT_FIELDS}
     assert (message.min_repeats, message.max_time_s) == (9, 3.5)
+
+
+def test_final_comparisons_may_sample_longer():
+    options = measure_policy.resolve({}, "cpu")
+    final = measure_policy.for_final_comparison(options)
+    factor = measure_policy.FINAL_TIME_FACTOR
+    assert final["max_time_s"] == options["max_time_s"] * factor
+    assert final["max_repeats"] == options["max_repeats"] * factor
+    assert final["timeout_s"] >= final["max_time_s"] and final["target_rel_ci"] == options["target_rel_ci"]

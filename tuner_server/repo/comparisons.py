@@ -23,6 +23,7 @@ from tuner_server.repo.records import TrialReport
 from tuner_server.targets import target_for_class
 
 MAX_OPEN_CHALLENGES = 1  # per job; the final phase re-measures the top trials anyway
+FINAL_ROUNDS = 2  # final comparisons of one pair: a second look when the first was inconclusive
 OPEN_TASK_STATES = ("queued", "leased")
 
 
@@ -54,8 +55,8 @@ def paired(a, b) -> Paired | None:
     return Paired(*summarize(ratios))
 
 
-def compare_key(purpose: str, candidate: Trial, baseline: Trial) -> str:
-    return f"{purpose} {candidate.id} vs {baseline.id}"
+def compare_key(purpose: str, candidate: Trial, baseline: Trial, round_: int = 1) -> str:
+    return f"{purpose} {candidate.id} vs {baseline.id}" + (f" #{round_}" if round_ > 1 else "")
 
 
 def open_compares(job_id: str, *, session: Session, purpose: str | None = None) -> int:
@@ -66,9 +67,9 @@ def open_compares(job_id: str, *, session: Session, purpose: str | None = None) 
 
 
 def enqueue_compare(job: Job, candidate: Trial, baseline: Trial, purpose: str, *, session: Session,
-                    now: datetime | None = None) -> Task | None:
-    """Queue candidate vs baseline for `job` (None if this pair was already compared for this purpose)."""
-    key = compare_key(purpose, candidate, baseline)
+                    now: datetime | None = None, round_: int = 1) -> Task | None:
+    """Queue candidate vs baseline for `job` (None if this pair was already compared for this purpose and round)."""
+    key = compare_key(purpose, candidate, baseline, round_)
     if session.scalar(select(Task.id).where(Task.job_id == job.id, Task.config_key == key)) is not None:
         return None
     position = (session.scalar(select(func.max(Task.position)).where(Task.job_id == job.id)) or 0) + 1
@@ -195,20 +196,41 @@ def final_step(job: Job, *, session: Session, now: datetime) -> bool:
         current = schedules.append_version(session, pointer, fastest, reason="revalidated", now=now, job_id=job.id,
                                            message=message)
     head = current.trial
-    done = set(session.scalars(select(Task.candidate_trial_id).where(
-        Task.job_id == job.id, Task.purpose == "final", Task.baseline_trial_id == head.id)).all())
     others = [t for t in candidates if t.config_key != head.config_key]
-    pending = [t for t in (others or [head]) if t.id not in done]
-    if not pending:
-        return False
-    enqueue_compare(job, pending[0], head, "final", session=session, now=now)
-    return True
+    for candidate in others or [head]:
+        rounds = _final_rounds(job, candidate, head, session=session)
+        if rounds is not None:
+            enqueue_compare(job, candidate, head, "final", session=session, now=now, round_=rounds + 1)
+            return True
+    return False
+
+
+def _final_rounds(job: Job, candidate: Trial, head: Trial, *, session: Session) -> int | None:
+    """How many final comparisons of candidate vs head ran, when one more is due: none ran yet, or the only one
+    was inconclusive (its median says faster by more than min_gain, its interval does not) and a second, longer
+    look decides. None when the pair is settled."""
+    tasks = session.scalars(select(Task.id).where(Task.job_id == job.id, Task.purpose == "final",
+                                                  Task.candidate_trial_id == candidate.id,
+                                                  Task.baseline_trial_id == head.id)).all()
+    if not tasks:
+        return 0
+    if len(tasks) >= FINAL_ROUNDS:
+        return None
+    rows = session.scalars(select(Comparison).where(Comparison.task_id.in_(tasks))
+                           .order_by(Comparison.created_at, Comparison.id)).all()
+    if len(rows) < len(tasks):
+        return None  # still running (or lost: nothing to learn from it)
+    gain = float(job.measure_options.get("min_gain", 0.0))
+    last = rows[-1]
+    undecided = last.outcome == "kept" and last.ratio is not None and last.ratio < 1.0 - gain <= last.ratio_ci_high
+    return len(tasks) if undecided else None
 
 
 def job_result(job: Job, *, session: Session) -> JobResult | None:
     """What the job reports as its best: the head as its last final comparison timed it, with the reference and
     the untuned default as ratios paired with it (None before the final phase measured anything)."""
-    finals = [c for c in list_comparisons(job.id, session=session) if c.purpose == "final" and c.outcome != "failed"]
+    finals = [c for c in list_comparisons(job.id, session=session)
+              if c.purpose == "final" and c.outcome in ("kept", "promoted")]  # a stale one timed a former head
     if not finals:
         return None
     last = finals[-1]

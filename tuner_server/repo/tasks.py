@@ -82,6 +82,8 @@ def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_second
         task.state, task.agent_id, task.lease_deadline = "leased", agent.id, deadline
         baseline = session.get(Trial, task.baseline_trial_id) if task.kind == "COMPARE" else None
         options = measure_policy.resolve(job.measure_options, device_kind(job.device_class))  # older jobs: partial
+        if task.purpose == "final":
+            options = measure_policy.for_final_comparison(options)
         leased.append(LeasedTask(task.id, task.attempt, job.id, job.workload.key, dict(task.config), options,
                                  deadline, task.kind,
                                  dict(baseline.config) if baseline else None, bool(task.time_reference)))
