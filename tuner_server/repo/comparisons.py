@@ -144,7 +144,7 @@ def _decide(candidate: Trial, baseline: Trial, stats: Paired, job: Job, *, sessi
                             session=session, now=now)
         return "stale", None
     message = (f"head to head: {stats.ratio:.3f}x the time of version {current.version} "
-               f"(95% CI {stats.low:.3f}-{stats.high:.3f}, {len(candidate.config)} knobs)")
+               f"(95% CI {stats.low:.3f}-{stats.high:.3f})")
     return "promoted", schedules.append_version(session, pointer, candidate, reason="improved", now=now,
                                                 job_id=job.id, message=message)
 
