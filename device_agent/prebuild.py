@@ -51,8 +51,7 @@ def prebuild(task: Task, kind: str, arch: str, threads: int = 0) -> Prebuilt:
     cubins: dict[str, bytes] = {}
     try:
         workload, configs = parse_task(task)
-        texts = [task.config_json, task.baseline_config_json][:len(configs)]
-        for text, config in zip(texts, configs, strict=True):
+        for text, config in configs:
             if kind == "cuda":
                 from compiler_core.runtime.nvcc_check import nvcc_compile
 

@@ -81,12 +81,11 @@ def parse_config(text: str) -> dict:
     return config
 
 
-def parse_task(task: Task) -> tuple[cc.Workload, list[dict]]:
-    """The workload and the configs to build: [config] for MEASURE, [config, baseline] for COMPARE."""
-    configs = [parse_config(task.config_json)]
-    if task.kind == TaskKind.COMPARE:
-        configs.append(parse_config(task.baseline_config_json))
-    return cc.parse_key(task.workload_key), configs
+def parse_task(task: Task) -> tuple[cc.Workload, list[tuple[str, dict]]]:
+    """The workload and the configs to build, each with its JSON text (what cubins are keyed by): the config for
+    MEASURE, the config then the baseline for COMPARE."""
+    texts = [task.config_json] + ([task.baseline_config_json] if task.kind == TaskKind.COMPARE else [])
+    return cc.parse_key(task.workload_key), [(text, parse_config(text)) for text in texts]
 
 
 def input_seed(task: Task) -> int:
@@ -114,8 +113,7 @@ def execute(task: Task, bench, cache: WorkloadCache, cubins: dict[str, bytes] | 
     t0 = time.perf_counter()
     try:
         workload, configs = parse_task(task)
-        texts = [task.config_json, task.baseline_config_json][:len(configs)]
-        kernels = [bench.build(workload, c, (cubins or {}).get(t)) for c, t in zip(configs, texts, strict=True)]
+        kernels = [bench.build(workload, config, (cubins or {}).get(text)) for text, config in configs]
     except Exception as exc:  # noqa: BLE001 - every build failure becomes a result
         status, message = classify_build_error(exc)
         return failed(task, status, message, codegen_version=version), True

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from tuner_server.device_class import device_kind
 from tuner_server.repo.errors import InvalidRequest
 
 # name -> (type, low, high, what it means); bounds are inclusive
@@ -74,6 +75,12 @@ def resolve(given: Mapping[str, Any] | None, kind: str) -> dict[str, Any]:
         raise InvalidRequest(f"measure.min_time_s ({options['min_time_s']}) exceeds measure.max_time_s "
                              f"({options['max_time_s']})")
     return options
+
+
+def of_job(stored: Mapping[str, Any], device_class: str) -> dict[str, Any]:
+    """A job's options as stored, completed from the defaults of its device's kind (jobs created before an option
+    existed store none for it)."""
+    return resolve(stored, device_kind(device_class))
 
 
 def describe() -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 import compiler_core as cc
 from compiler_core.stats import paired_ratios, summarize
+from tuner_server import measure_policy
 from tuner_server.db.models import Agent, Comparison, Job, Task, Trial
 from tuner_server.db.types import utcnow
 from tuner_server.repo import schedules
@@ -47,6 +48,10 @@ class JobResult:
     noisy: bool  # the last one could not tighten its interval or saw contention
 
 
+def _option(job: Job, name: str):
+    return measure_policy.of_job(job.measure_options, job.device_class)[name]
+
+
 def paired(a, b) -> Paired | None:
     """Median and 95 % CI of a[i]/b[i]; None without pairs."""
     ratios = paired_ratios(a, b)
@@ -75,7 +80,7 @@ def enqueue_compare(job: Job, candidate: Trial, baseline: Trial, purpose: str, *
     position = (session.scalar(select(func.max(Task.position)).where(Task.job_id == job.id)) or 0) + 1
     task = Task(job_id=job.id, config=dict(candidate.config), config_key=key, position=position, attempt=1,
                 state="queued", kind="COMPARE", purpose=purpose, candidate_trial_id=candidate.id,
-                baseline_trial_id=baseline.id, time_reference=bool(job.measure_options.get("time_reference", True))
+                baseline_trial_id=baseline.id, time_reference=_option(job, "time_reference")
                 and purpose == "final", created_at=now or utcnow())
     session.add(task)
     session.flush()
@@ -132,7 +137,7 @@ def record_comparison(task: Task, agent: Agent, report: TrialReport, *, session:
 
 def _decide(candidate: Trial, baseline: Trial, stats: Paired, job: Job, *, session: Session,
             now: datetime) -> tuple[str, schedules.ScheduleVersion | None]:
-    if candidate.id == baseline.id or stats.high >= 1.0 - float(job.measure_options.get("min_gain", 0.0)):
+    if candidate.id == baseline.id or stats.high >= 1.0 - _option(job, "min_gain"):
         return "kept", None
     pointer = schedules.lock_pointer(session, candidate.workload_id, candidate.device_class, now)
     current = schedules.head_of(session, pointer)
@@ -153,7 +158,7 @@ def _decide(candidate: Trial, baseline: Trial, stats: Paired, job: Job, *, sessi
 def final_candidates(job: Job, *, session: Session) -> list[Trial]:
     """The job's fastest verified trials (one per config, `recheck_top` of them) and its untuned default; none when
     recheck_top is 0 (the job then ends with its budget, without a final phase)."""
-    top = int(job.measure_options.get("recheck_top", 5))
+    top = _option(job, "recheck_top")
     if top <= 0:
         return []
     rows = session.scalars(select(Trial).where(Trial.job_id == job.id, Trial.status == "OK")
@@ -220,7 +225,7 @@ def _final_rounds(job: Job, candidate: Trial, head: Trial, *, session: Session) 
                            .order_by(Comparison.created_at, Comparison.id)).all()
     if len(rows) < len(tasks):
         return None  # still running (or lost: nothing to learn from it)
-    gain = float(job.measure_options.get("min_gain", 0.0))
+    gain = _option(job, "min_gain")
     last = rows[-1]
     undecided = last.outcome == "kept" and last.ratio is not None and last.ratio < 1.0 - gain <= last.ratio_ci_high
     return len(tasks) if undecided else None

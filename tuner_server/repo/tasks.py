@@ -81,7 +81,7 @@ def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_second
             continue
         task.state, task.agent_id, task.lease_deadline = "leased", agent.id, deadline
         baseline = session.get(Trial, task.baseline_trial_id) if task.kind == "COMPARE" else None
-        options = measure_policy.resolve(job.measure_options, device_kind(job.device_class))  # older jobs: partial
+        options = measure_policy.of_job(job.measure_options, job.device_class)
         if task.purpose == "final":
             options = measure_policy.for_final_comparison(options)
         leased.append(LeasedTask(task.id, task.attempt, job.id, job.workload.key, dict(task.config), options,
