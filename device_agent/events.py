@@ -48,6 +48,12 @@ class TaskDone:
 
 
 @dataclass(frozen=True)
+class TaskReady:
+    """A leased task's build and its workload's inputs are done (or failed): starting it waits for nothing."""
+    task_id: str
+
+
+@dataclass(frozen=True)
 class Reported:
     accepted: tuple[str, ...] = ()
     duplicate: tuple[str, ...] = ()

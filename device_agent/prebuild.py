@@ -12,6 +12,7 @@ import concurrent.futures
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -80,8 +81,9 @@ class BuildPool:
     `cache_dir`, the first task of each workload also has its references prepared there."""
 
     def __init__(self, kind: str, arch: str, workers: int, plugins: tuple[str, ...] = (), threads: int = 0,
-                 cache_dir: str | None = None):
+                 cache_dir: str | None = None, on_ready=None):
         self.kind, self.arch, self.threads, self.cache_dir = kind, arch, threads, cache_dir
+        self.on_ready = on_ready  # on_ready(task_id), from a pool thread, once its build and inputs are done
         self._pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=mp.get_context("spawn"),
                                          initializer=init_builder, initargs=(tuple(plugins),))
         self._futures: dict[str, Future] = {}
@@ -92,10 +94,35 @@ class BuildPool:
             self._prepared[task.workload_key] = self._pool.submit(prepare_references, task.workload_key,
                                                                   input_seed(task), self.cache_dir)
         if task.task_id not in self._futures:
-            self._futures[task.task_id] = self._pool.submit(prebuild, task, self.kind, self.arch, self.threads)
+            build = self._futures[task.task_id] = self._pool.submit(prebuild, task, self.kind, self.arch,
+                                                                    self.threads)
+            if self.on_ready is not None:
+                self._when_done([build, self._prepared.get(task.workload_key)], task.task_id)
+
+    def _when_done(self, futures: list[Future | None], task_id: str) -> None:
+        pending = [f for f in futures if f is not None]
+        remaining = [len(pending)]
+        lock = threading.Lock()
+
+        def one_done(_future) -> None:
+            with lock:
+                remaining[0] -= 1
+                last = remaining[0] == 0
+            if last:
+                self.on_ready(task_id)
+
+        for future in pending:
+            future.add_done_callback(one_done)
 
     def take(self, task_id: str) -> Future | None:
         return self._futures.pop(task_id, None)
+
+    def wait_prepared(self, workload_key: str, timeout_s: float) -> None:
+        """Blocks until a builder has prepared the workload's inputs and references (when one is at it): the worker
+        then reads them from the disk cache instead of computing them a second time on the critical path."""
+        future = self._prepared.get(workload_key)
+        if future is not None:
+            concurrent.futures.wait([future], timeout=max(0.0, timeout_s))
 
     def wait_idle(self, timeout_s: float) -> None:
         """Blocks until the builds submitted so far have finished (or `timeout_s` passed)."""

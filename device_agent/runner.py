@@ -63,6 +63,8 @@ class TaskRunner:
         if built.status is not None:
             return failed(task, built.status, built.error, compile_s=built.compile_s or 0.0,
                           codegen_version=cc.codegen_version())
+        self.pool.wait_prepared(task.workload_key, task.timeout_s - (time.monotonic() - t0))
+        prepared = time.monotonic() - t0 - waited
         if self.pool.kind == "cpu":
             # compilers running beside a CPU measurement would be timed with it: let the builds ahead finish
             self.pool.wait_idle(task.timeout_s)
@@ -72,9 +74,9 @@ class TaskRunner:
         except WorkerStartError as exc:
             return failed(task, Status.RUNTIME_ERROR, str(exc))
         finally:
-            # where a task's time goes: waiting for its build (the builders are behind) or in the worker
-            log.info("task %s: %.2f s waiting for its build, %.2f s in the worker", task.task_id, waited,
-                     time.monotonic() - t1)
+            # where a task's time goes: waiting for its build or its inputs (the builders are behind), or in the worker
+            log.info("task %s: %.2f s waiting for its build, %.2f s for its inputs, %.2f s in the worker",
+                     task.task_id, waited, prepared, time.monotonic() - t1)
 
     def _wait_build(self, task: Task) -> Prebuilt | TrialResult:
         future = self.pool.take(task.task_id)

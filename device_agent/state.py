@@ -45,7 +45,8 @@ class AgentState:
         self.failures = 0  # consecutive failed calls: the backoff exponent
         self.retry_at = 0.0
         self.inflight: set[str] = set()
-        self.queued: dict[str, Task] = {}
+        self.queued: dict[str, Task] = {}  # in lease order
+        self.ready: set[str] = set()  # queued tasks whose build and inputs are done
         self.running: Task | None = None
         self.deadlines: dict[str, float] = {}
         self.cancelled: set[str] = set()
@@ -104,6 +105,10 @@ class AgentState:
             self.queued[task.task_id] = task
             self.deadlines[task.task_id] = self.now + self.session.lease_s
         self.next_lease = self.now if new else self.now + self.config.idle_poll_s
+
+    def _on_TaskReady(self, e: ev.TaskReady):
+        if e.task_id in self.queued:
+            self.ready.add(e.task_id)
 
     def _on_NothingToLease(self, e: ev.NothingToLease):
         self.inflight.discard("lease")
@@ -194,6 +199,7 @@ class AgentState:
         if task_id in self.queued:
             self.queued.pop(task_id)
             self.deadlines.pop(task_id, None)
+            self.ready.discard(task_id)
             return ev.CancelTask(task_id)
         if self._is_running(task_id) and task_id not in self.cancelled:
             self.cancelled.add(task_id)
@@ -205,6 +211,7 @@ class AgentState:
         for task_id in self.queued:
             self.deadlines.pop(task_id, None)
         self.queued.clear()
+        self.ready.clear()
         return out
 
     def _drop_session(self) -> list:
@@ -229,8 +236,11 @@ class AgentState:
                 return out
         out += self._network()
         if self.running is None and self.queued and not self.draining:
-            task_id = next(iter(self.queued))
+            # the oldest task that is ready, so the device never waits on a build or a large reference while
+            # another task could run; the oldest of all when none is
+            task_id = next((t for t in self.queued if t in self.ready), next(iter(self.queued)))
             self.running = self.queued.pop(task_id)
+            self.ready.discard(task_id)
             out.append(ev.StartTask(self.running))
         return out + [ev.Sleep(self._sleep_s())]
 
@@ -239,6 +249,7 @@ class AgentState:
         for task_id in expired:
             self.queued.pop(task_id)
             self.deadlines.pop(task_id, None)
+            self.ready.discard(task_id)
         return [ev.CancelTask(t) for t in expired]
 
     def _drain(self) -> list:

@@ -5,13 +5,17 @@ Expected: reference outputs and per-element tolerances): several jobs of one dev
 a workload evicted between two of its trials would cost its inputs, references and device copies again each
 time. Expectations also go to disk, keyed by workload, seed, set and the
 compiler_core version that computed them, so a restarted worker (after a crash) or a second agent on the host
-does not recompute a large float64 reference. Device copies (CUDA) hang off the entry via `device`.
+does not recompute a large float64 reference; so do the inputs (generating tens of millions of random numbers
+costs seconds, reading them back a fraction of that). A builder process fills the disk cache ahead of the first
+trial of a workload (prebuild.prepare_references). Device copies (CUDA) hang off the entry via `device`.
 """
 from __future__ import annotations
 
 import hashlib
 import logging
 import os
+import threading
+import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +26,7 @@ import compiler_core as cc
 
 log = logging.getLogger("tunefarm.agent")
 DEFAULT_BUDGET_BYTES = 8 << 30
+UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)  # a torn or foreign cache file
 
 
 @dataclass
@@ -65,7 +70,7 @@ class WorkloadCache:
             return entry
         self.misses += 1
         entry = WorkloadData(workload, seed, [InputSetData(s.name, s.arrays, self._expected(workload, seed, s))
-                                              for s in cc.input_sets(workload, seed)])
+                                              for s in self._input_sets(workload, seed)])
         self._entries[key] = entry
         while len(self._entries) > 1 and sum(e.nbytes for e in self._entries.values()) > self.budget_bytes:
             _, old = self._entries.popitem(last=False)
@@ -73,23 +78,45 @@ class WorkloadCache:
                 self.on_evict(old)
         return entry
 
+    def _input_sets(self, workload: cc.Workload, seed: int) -> list[cc.InputSet]:
+        path = self._path(workload, seed, "inputs")
+        if path is not None and path.exists():
+            try:
+                with np.load(path, allow_pickle=False) as data:
+                    return [cc.InputSet(str(name), [data[f"{k}_{i}"] for i in range(int(count))])
+                            for k, (name, count) in enumerate(zip(data["names"], data["counts"], strict=True))]
+            except UNREADABLE as exc:
+                log.warning("input cache %s unreadable (%s); regenerating", path, exc)
+        sets = cc.input_sets(workload, seed)
+        if path is not None:
+            arrays = {f"{k}_{i}": a for k, s in enumerate(sets) for i, a in enumerate(s.arrays)}
+            self._store(path, lambda f: np.savez(f, names=np.array([s.name for s in sets]),
+                                                 counts=np.array([len(s.arrays) for s in sets]), **arrays))
+        return sets
+
     def _expected(self, workload: cc.Workload, seed: int, input_set) -> cc.Expected:
         path = self._path(workload, seed, input_set.name)
         if path is not None and path.exists():
             try:
                 return cc.Expected.load(path)
-            except (OSError, ValueError, KeyError) as exc:  # a torn or foreign file: recompute it
+            except UNREADABLE as exc:  # a torn or foreign file: recompute it
                 log.warning("reference cache %s unreadable (%s); recomputing", path, exc)
         expected = cc.expect(workload, input_set.arrays)
         if path is not None:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")  # np.savez wants .npz
-                expected.save(tmp)
-                tmp.replace(path)  # atomic: a concurrent reader sees the whole file or none
-            except OSError as exc:
-                log.warning("cannot cache the reference in %s: %s", path, exc)
+            self._store(path, expected.save)
         return expected
+
+    @staticmethod
+    def _store(path: Path, write) -> None:
+        """`write(file)` into a temporary file, then renamed: a concurrent reader sees the whole file or none."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
+            with open(tmp, "wb") as f:  # a file object: np.savez would append .npz to a bare name
+                write(f)
+            tmp.replace(path)
+        except OSError as exc:
+            log.warning("cannot cache %s: %s", path, exc)
 
     def _path(self, workload: cc.Workload, seed: int, name: str) -> Path | None:
         if self.disk_dir is None:

@@ -35,6 +35,9 @@ class OpDef:
     # (Workload, inputs, float64 reference outputs) -> per-element float64 error bounds, one per output
     tolerance: Callable | None = None
     hard_inputs: Callable | None = None  # (Workload, np.random.Generator) -> adversarial inputs
+    # per input: whether axis 0 indexes independent rows (as it does for every output), so that the reference
+    # and the tolerance of a block of rows need only that block of those inputs; () when rows are not independent
+    row_split: tuple[bool, ...] = ()
 
     def tensor_specs(self, w: Workload) -> list[TensorSpec]:
         inputs, outputs = self.define(w)

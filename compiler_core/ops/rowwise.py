@@ -85,7 +85,7 @@ SOFTMAX = OpDef(
     name="softmax", doc="Y = softmax(X) over the last axis of X[rows, cols]",
     params=(ROWS, COLS, dtype_param()), define=_softmax, reference=_softmax_ref,
     flops=lambda w: 5 * w["rows"] * w["cols"],
-    tolerance=error_models.softmax, hard_inputs=hard_inputs.softmax,
+    tolerance=error_models.softmax, hard_inputs=hard_inputs.softmax, row_split=(True,),
 )
 
 LAYERNORM = OpDef(
@@ -94,7 +94,7 @@ LAYERNORM = OpDef(
             dtype_param()),
     define=_layernorm, reference=_layernorm_ref, flops=lambda w: 8 * w["rows"] * w["cols"],
     normalize=_normalize_eps,
-    tolerance=error_models.layernorm, hard_inputs=hard_inputs.layernorm,
+    tolerance=error_models.layernorm, hard_inputs=hard_inputs.layernorm, row_split=(True, False, False),
 )
 
 REDUCE_SUM = OpDef(
@@ -102,7 +102,7 @@ REDUCE_SUM = OpDef(
     params=(ROWS, COLS, dtype_param()), define=_reduce_sum,
     reference=lambda w, ins: [ins[0].astype(np.float64).sum(axis=-1)],
     flops=lambda w: w["rows"] * w["cols"],
-    tolerance=error_models.reduce_sum, hard_inputs=hard_inputs.reduce_sum,
+    tolerance=error_models.reduce_sum, hard_inputs=hard_inputs.reduce_sum, row_split=(True,),
 )
 
 TRANSPOSE = OpDef(

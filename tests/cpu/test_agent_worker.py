@@ -189,16 +189,33 @@ def test_a_kernel_that_writes_nothing_fails_even_right_after_a_correct_one(bench
     assert cache.get(MATMUL, 7) is data and cache.misses == 1  # inputs and references made once
 
 
-def test_references_are_cached_on_disk_and_reused(tmp_path):
+def test_inputs_and_references_are_cached_on_disk_and_reused(tmp_path, monkeypatch):
     first = WorkloadCache(tmp_path)
     data = first.get(MATMUL, 3)
     files = sorted(tmp_path.glob("*.npz"))
-    assert len(files) == len(data.sets) >= 2
+    assert len(files) == len(data.sets) + 1 >= 3  # one file of every set's inputs, one per set's expectation
+    assert not list(tmp_path.glob("*.tmp*"))
+
+    def nothing_recomputed(*_args):
+        raise AssertionError("recomputed although cached on disk")
+
+    monkeypatch.setattr(cc, "input_sets", nothing_recomputed)
+    monkeypatch.setattr(cc, "expect", nothing_recomputed)
     again = WorkloadCache(tmp_path).get(MATMUL, 3)
     for a, b in zip(data.sets, again.sets, strict=True):
-        for x, y in zip(a.expected.outputs + a.expected.tolerance, b.expected.outputs + b.expected.tolerance,
-                        strict=True):
-            assert (x == y).all()
+        assert a.name == b.name
+        for x, y in zip(a.inputs + a.expected.outputs + a.expected.tolerance,
+                        b.inputs + b.expected.outputs + b.expected.tolerance, strict=True):
+            assert x.dtype == y.dtype and (x == y).all()
+
+
+def test_a_torn_cache_file_is_recomputed(tmp_path):
+    data = WorkloadCache(tmp_path).get(MATMUL, 4)
+    for f in tmp_path.glob("*.npz"):
+        f.write_bytes(f.read_bytes()[:100])
+    again = WorkloadCache(tmp_path).get(MATMUL, 4)
+    assert all((x == y).all() for a, b in zip(data.sets, again.sets, strict=True)
+               for x, y in zip(a.inputs, b.inputs, strict=True))
 
 
 def test_a_plugin_that_fails_to_import_stops_the_worker_from_starting():
@@ -267,14 +284,20 @@ def test_runner_builds_ahead_in_the_pool_then_measures_in_the_worker(sandbox):
 
 
 def test_the_pool_prepares_each_workloads_references_once_off_the_critical_path(tmp_path):
-    pool = BuildPool("c", "", workers=2, cache_dir=str(tmp_path))
+    ready = []
+    pool = BuildPool("c", "", workers=2, cache_dir=str(tmp_path), on_ready=ready.append)
     try:
         pool.submit(matmul_task("a"))
         pool.submit(matmul_task("b", one_vector_microkernel(MATMUL, cc.cpu_target())))
         pool.wait_idle(60)
+        pool.wait_prepared(MATMUL.key, 60)
         assert len(pool._prepared) == 1  # one preparation per workload, not per task
         files = sorted(tmp_path.glob("*.npz"))
-        assert len(files) == len(cc.input_sets(MATMUL, 0))
+        assert len(files) == len(cc.input_sets(MATMUL, 0)) + 1  # each set's expectation, and the inputs
+        deadline = time.monotonic() + 10
+        while len(ready) < 2 and time.monotonic() < deadline:  # callbacks run on the pool's thread
+            time.sleep(0.01)
+        assert sorted(ready) == ["a", "b"]  # each task said ready once: its build and its inputs are done
         cache = WorkloadCache(tmp_path)
         from device_agent.worker import input_seed
         cache.get(MATMUL, input_seed(matmul_task()))

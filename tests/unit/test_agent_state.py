@@ -85,6 +85,31 @@ def test_registered_leases_a_batch_and_runs_one_task_at_a_time():
     assert reported(out) == ["t1"]
 
 
+def test_a_ready_task_starts_before_older_ones_still_building():
+    d = Driver(lease_batch=8)
+    d.register()
+    d.feed(ev.TaskReady("t9"))  # not ours: ignored
+    out = d.feed(ev.Leased((task(1),)))
+    assert started(out) == ["t1"]  # nothing ready: the oldest, which waits for its own build
+    d.feed(ev.Leased((task(2), task(3), task(4))))
+    d.feed(ev.TaskReady("t4"), ev.TaskReady("t3"))
+    assert started(d.feed(ev.TaskDone(result(1)))) == ["t3"]  # ready ones in lease order
+    assert started(d.feed(ev.TaskDone(result(3)))) == ["t4"]
+    assert started(d.feed(ev.TaskDone(result(4)))) == ["t2"]  # none ready: the oldest
+    assert d.state.ready == set()
+
+
+def test_readiness_is_forgotten_with_the_task():
+    d = Driver(lease_batch=8)
+    d.register()
+    d.feed(ev.Leased((task(1), task(2), task(3))))
+    d.feed(ev.TaskReady("t2"), ev.TaskReady("t3"))
+    d.feed(ev.HeartbeatAck(cancelled=("t2",)))
+    assert d.state.ready == {"t3"}
+    d.feed(ev.SessionExpired("lease"))
+    assert d.state.ready == set() and not d.state.queued
+
+
 def test_duplicate_leased_tasks_are_ignored():
     d = Driver(lease_batch=4)
     d.register()
