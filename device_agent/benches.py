@@ -61,9 +61,9 @@ class CpuBench:
     def baseline(self, data: WorkloadData) -> Baseline | None:
         return cpu_baseline(data.workload, data.timing_inputs)
 
-    def sample(self, fns, opts: MeasureOptions) -> measure.Sampling:
+    def sample(self, fns, opts: MeasureOptions, watched: int | None = None) -> measure.Sampling:
         return measure.time_cpu([f.run if isinstance(f, Baseline) else f for f in fns], opts,
-                                self.flusher if opts.flush_cache else None)
+                                self.flusher if opts.flush_cache else None, watched)
 
     def usable(self) -> bool:
         return True  # a C kernel that raised left nothing behind
@@ -154,13 +154,13 @@ class CudaBench:
             data.device["baseline"] = cuda_baseline(data.workload, data.timing_inputs)
         return data.device["baseline"]
 
-    def sample(self, fns, opts: MeasureOptions) -> measure.Sampling:
+    def sample(self, fns, opts: MeasureOptions, watched: int | None = None) -> measure.Sampling:
         if opts.flush_cache and self._flusher is None:
             self._flusher = measure.L2Flusher(self.drv)
         if self._spin is None:
             self._spin = measure.GpuSpin(self.drv)  # the driver JIT-compiles its PTX: once per worker
         return measure.time_cuda([f.run if isinstance(f, Baseline) else f for f in fns], opts,
-                                 self._flusher if opts.flush_cache else None, self._spin)
+                                 self._flusher if opts.flush_cache else None, self._spin, watched)
 
     def usable(self) -> bool:
         """Whether the CUDA context survived an error: a failed launch argument leaves it usable (the worker goes

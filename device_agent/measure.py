@@ -39,9 +39,12 @@ class Sampling:
 
 
 def sample_rounds(time_one: Callable[[int], float], count: int, opts: MeasureOptions,
-                  check_every: int = 4) -> Sampling:
+                  check_every: int = 4, watched: int | None = None) -> Sampling:
     """Times `count` functions in rounds, each once per round, rotating who goes first (no position bias).
-    `time_one(i)` returns one sample of function i in seconds. Stops when the rule of MeasureOptions is met."""
+    `time_one(i)` returns one sample of function i in seconds. Stops when the rule of MeasureOptions is met by
+    the first `watched` functions (default all): a reference library timed beside them for the record decides
+    nothing, so its spread (a library's launch overhead can keep it wide) never keeps the rounds going."""
+    watch = count if watched is None else max(1, min(watched, count))
     series: list[list[float]] = [[] for _ in range(count)]
     start = time.perf_counter()
     timed = 0.0
@@ -55,10 +58,10 @@ def sample_rounds(time_one: Callable[[int], float], count: int, opts: MeasureOpt
         rounds += 1
         elapsed = time.perf_counter() - start
         if rounds >= opts.max_repeats or elapsed >= opts.max_time_s:
-            converged = rounds >= opts.min_repeats and spread(series) <= opts.target_rel_ci
+            converged = rounds >= opts.min_repeats and spread(series[:watch]) <= opts.target_rel_ci
             return Sampling(series, converged, elapsed)
         if rounds >= opts.min_repeats and timed >= opts.min_time_s * count and \
-                (rounds - opts.min_repeats) % check_every == 0 and spread(series) <= opts.target_rel_ci:
+                (rounds - opts.min_repeats) % check_every == 0 and spread(series[:watch]) <= opts.target_rel_ci:
             return Sampling(series, True, elapsed)
 
 
@@ -104,7 +107,7 @@ class CacheFlusher:
 
 
 def time_cpu(fns: list[Callable[[], None]], opts: MeasureOptions,
-             flush: Callable[[], None] | None = None) -> Sampling:
+             flush: Callable[[], None] | None = None, watched: int | None = None) -> Sampling:
     """Samples of each `fns[i]()` in seconds (perf_counter_ns), in interleaved rounds; `flush()` (untimed) runs
     before each sample."""
     for _ in range(max(0, opts.warmup)):
@@ -118,7 +121,7 @@ def time_cpu(fns: list[Callable[[], None]], opts: MeasureOptions,
         fns[i]()
         return (time.perf_counter_ns() - t0) * 1e-9
 
-    return sample_rounds(time_one, len(fns), opts)
+    return sample_rounds(time_one, len(fns), opts, watched=watched)
 
 
 # ---- CUDA ----------------------------------------------------------------------------------------------
@@ -176,7 +179,7 @@ class GpuSpin:
 
 
 def time_cuda(launches: list[Callable[[object], None]], opts: MeasureOptions, flush: L2Flusher | None = None,
-              spin: GpuSpin | None = None) -> Sampling:
+              spin: GpuSpin | None = None, watched: int | None = None) -> Sampling:
     """Samples in seconds of each `launches[i](stream)`, in interleaved rounds, each bracketed by CUDA events
     recorded on the same stream after the (optional) L2 flush and a short spin that hides the host's enqueue
     time from the events."""
@@ -200,4 +203,4 @@ def time_cuda(launches: list[Callable[[object], None]], opts: MeasureOptions, fl
         end.synchronize()
         return end.time_since(start) * 1e-3
 
-    return sample_rounds(time_one, len(launches), opts)
+    return sample_rounds(time_one, len(launches), opts, watched=watched)

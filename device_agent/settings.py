@@ -21,6 +21,7 @@ class AgentSettings:
     shutdown_grace_s: float = 20.0
     call_timeout_s: float = 10.0
     seed: int = 0  # backoff jitter
+    ready_wait_s: float = 30.0  # start no task while none is built and prepared, for at most this long
     health_port: int | None = None  # serve grpc.health.v1 on this port (0: any free port); None: off
     cpus: frozenset[int] = frozenset()  # CPU agents: the cores measured on (empty: all this process may use)
     lock_dir: str = "/tmp"  # host-wide measurement locks: one directory for every agent of the host
@@ -33,4 +34,5 @@ class AgentSettings:
         return self.name or f"{socket.gethostname()}/{self.device}/{os.getpid()}"
 
     def state_config(self) -> StateConfig:
-        return StateConfig(lease_batch=self.lease_batch, shutdown_grace_s=self.shutdown_grace_s, seed=self.seed)
+        return StateConfig(lease_batch=self.lease_batch, shutdown_grace_s=self.shutdown_grace_s, seed=self.seed,
+                           ready_wait_s=self.ready_wait_s)

@@ -32,6 +32,9 @@ class StateConfig:
     report_retry_s: float = 5.0  # re-send results the server answered without mentioning
     max_sleep_s: float = 5.0
     seed: int = 0
+    # when no queued task is ready (TaskReady: build and inputs done), start none for up to this long, so that
+    # a task that becomes ready first runs first; 0: start the oldest at once (a shell without readiness events)
+    ready_wait_s: float = 0.0
 
 
 class AgentState:
@@ -47,6 +50,7 @@ class AgentState:
         self.inflight: set[str] = set()
         self.queued: dict[str, Task] = {}  # in lease order
         self.ready: set[str] = set()  # queued tasks whose build and inputs are done
+        self.queued_at: dict[str, float] = {}
         self.running: Task | None = None
         self.deadlines: dict[str, float] = {}
         self.cancelled: set[str] = set()
@@ -104,6 +108,7 @@ class AgentState:
         for task in new:
             self.queued[task.task_id] = task
             self.deadlines[task.task_id] = self.now + self.session.lease_s
+            self.queued_at[task.task_id] = self.now
         self.next_lease = self.now if new else self.now + self.config.idle_poll_s
 
     def _on_TaskReady(self, e: ev.TaskReady):
@@ -200,6 +205,7 @@ class AgentState:
             self.queued.pop(task_id)
             self.deadlines.pop(task_id, None)
             self.ready.discard(task_id)
+            self.queued_at.pop(task_id, None)
             return ev.CancelTask(task_id)
         if self._is_running(task_id) and task_id not in self.cancelled:
             self.cancelled.add(task_id)
@@ -212,6 +218,7 @@ class AgentState:
             self.deadlines.pop(task_id, None)
         self.queued.clear()
         self.ready.clear()
+        self.queued_at.clear()
         return out
 
     def _drop_session(self) -> list:
@@ -235,14 +242,28 @@ class AgentState:
             if self.exited:
                 return out
         out += self._network()
-        if self.running is None and self.queued and not self.draining:
-            # the oldest task that is ready, so the device never waits on a build or a large reference while
-            # another task could run; the oldest of all when none is
-            task_id = next((t for t in self.queued if t in self.ready), next(iter(self.queued)))
+        task_id = self._next_task() if self.running is None and not self.draining else None
+        if task_id is not None:
             self.running = self.queued.pop(task_id)
             self.ready.discard(task_id)
+            self.queued_at.pop(task_id, None)
             out.append(ev.StartTask(self.running))
         return out + [ev.Sleep(self._sleep_s())]
+
+    def _next_task(self) -> str | None:
+        """The oldest ready task, so the device never waits on a build or a large reference while another task
+        could run; when none is ready, the oldest once it has waited ready_wait_s (a lost readiness event costs
+        that long, never the task)."""
+        if not self.queued:
+            return None
+        ready = next((t for t in self.queued if t in self.ready), None)
+        if ready is not None:
+            return ready
+        oldest = next(iter(self.queued))
+        return oldest if self.now >= self._ready_deadline(oldest) else None
+
+    def _ready_deadline(self, task_id: str) -> float:
+        return self.queued_at.get(task_id, self.now) + self.config.ready_wait_s
 
     def _expire_leases(self) -> list:
         expired = [t for t in self.queued if self.deadlines.get(t, float("inf")) < self.now]
@@ -250,6 +271,7 @@ class AgentState:
             self.queued.pop(task_id)
             self.deadlines.pop(task_id, None)
             self.ready.discard(task_id)
+            self.queued_at.pop(task_id, None)
         return [ev.CancelTask(t) for t in expired]
 
     def _drain(self) -> list:
@@ -301,5 +323,7 @@ class AgentState:
         if self.draining:
             wake.append(self.grace_deadline)
         wake += [self.deadlines[t] for t in self.queued if t in self.deadlines]
+        if self.running is None and self.queued and not self.draining:
+            wake.append(self._ready_deadline(next(iter(self.queued))))
         wake += [t for t in self.resend_at.values() if t > self.now]
         return max(0.0, min(wake) - self.now)

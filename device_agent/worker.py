@@ -145,7 +145,7 @@ def _verify_and_measure(task: Task, bench, data: WorkloadData, kernels: list[cc.
         fns = [bench.timed(k, data) for k in kernels]
         reference = bench.baseline(data) if task.time_reference else None
         bench.meter.start()
-        sampling = bench.sample(fns + ([reference] if reference else []), opts)
+        sampling = bench.sample(fns + ([reference] if reference else []), opts, watched=len(fns))
         contention = bench.meter.stop()
     samples = sampling.series[0]
     med, lo, hi = summarize(samples)

@@ -99,6 +99,17 @@ def test_a_ready_task_starts_before_older_ones_still_building():
     assert d.state.ready == set()
 
 
+def test_with_a_ready_wait_nothing_starts_until_a_task_is_ready_or_the_wait_is_over():
+    d = Driver(lease_batch=8, ready_wait_s=30.0)
+    d.register()
+    assert started(d.feed(ev.Leased((task(1), task(2))))) == []
+    assert sleep_of(d.later(1.0)) <= 29.0  # wakes up for the wait's end
+    assert started(d.feed(ev.TaskReady("t2"))) == ["t2"]
+    assert started(d.feed(ev.TaskDone(result(2)))) == []  # t1 still building
+    assert started(d.later(28.0)) == []
+    assert started(d.later(1.5)) == ["t1"]  # its readiness never came: it runs (and waits for its build) anyway
+
+
 def test_readiness_is_forgotten_with_the_task():
     d = Driver(lease_batch=8)
     d.register()

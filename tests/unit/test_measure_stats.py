@@ -142,6 +142,19 @@ def test_paired_rounds_converge_on_the_ratio_even_when_the_host_slows_down():
     assert stats.summarize(stats.paired_ratios(*run.series))[0] == pytest.approx(0.8)
 
 
+def test_a_reference_timed_for_the_record_does_not_keep_the_rounds_going():
+    rng = random.Random(2)
+    a = [1.0 + 0.001 * (i % 3) for i in range(1000)]
+    b = [1.1 + 0.001 * (i % 5) for i in range(1000)]
+    library = [rng.uniform(0.5, 5.0) for _ in range(1000)]  # launch overhead makes it wild
+    watched = measure.sample_rounds(fake_timer([a, b, library]), 3, opts(min_repeats=8, target_rel_ci=0.01),
+                                    watched=2)
+    assert watched.converged and len(watched.series[2]) == len(watched.series[0]) < 20  # still paired
+    everything = measure.sample_rounds(fake_timer([a, b, library]), 3,
+                                       opts(min_repeats=8, max_repeats=60, target_rel_ci=0.01))
+    assert not everything.converged and len(everything.series[0]) == 60
+
+
 # ---- the cache flush buffer --------------------------------------------------------------------------------
 
 def _fake_cache(root, levels: dict[str, tuple[int, str]]) -> str:
