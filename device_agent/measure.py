@@ -1,10 +1,10 @@
 """Timing: the statistics of a set of samples, and the CPU and CUDA timers that collect them.
 
 A timer runs `warmup` untimed calls of each function, then rounds in which every function is timed once
-(interleaved: ABAB..., the first one rotating), until the stop rule of MeasureOptions holds (enough samples
-and time, and a 95 % CI of the median, or of the paired ratios, narrower than `target_rel_ci`) or a cap ends
-it. With `flush_cache` the last-level cache (CPU) or the L2 (GPU) is overwritten before each sample, so
-every sample starts cold.
+(interleaved: ABAB..., the first one rotating; the CUDA timer enqueues several rounds at once), until the stop
+rule of MeasureOptions holds (enough samples and time, and a 95 % CI of the median, or of the paired ratios,
+narrower than `target_rel_ci`) or a cap ends it. With `flush_cache` the last-level cache (CPU) or the L2
+(GPU) is overwritten before each sample, so every sample starts cold.
 """
 from __future__ import annotations
 
@@ -38,31 +38,39 @@ class Sampling:
     seconds: float
 
 
-def sample_rounds(time_one: Callable[[int], float], count: int, opts: MeasureOptions,
-                  check_every: int = 4, watched: int | None = None) -> Sampling:
+def sample_rounds(time_rounds: Callable[[list[list[int]]], list[list[float]]], count: int, opts: MeasureOptions,
+                  check_every: int = 4, watched: int | None = None, batch: int = 1) -> Sampling:
     """Times `count` functions in rounds, each once per round, rotating who goes first (no position bias).
-    `time_one(i)` returns one sample of function i in seconds. Stops when the rule of MeasureOptions is met by
-    the first `watched` functions (default all): a reference library timed beside them for the record decides
-    nothing, so its spread (a library's launch overhead can keep it wide) never keeps the rounds going."""
+    `time_rounds(orders)` times the given rounds (each a list of function indices, in order) and returns their
+    samples in seconds, shaped like `orders`; a timer that can enqueue ahead (CUDA) gets up to `batch` rounds at
+    once. Stops when the rule of MeasureOptions is met by the first `watched` functions (default all): a
+    reference library timed beside them for the record decides nothing, so its spread (a library's launch
+    overhead can keep it wide) never keeps the rounds going."""
     watch = count if watched is None else max(1, min(watched, count))
     series: list[list[float]] = [[] for _ in range(count)]
     start = time.perf_counter()
     timed = 0.0
     rounds = 0
     while True:
-        for j in range(count):
-            i = (rounds + j) % count
-            dt = time_one(i)
-            series[i].append(dt)
-            timed += dt
-        rounds += 1
-        elapsed = time.perf_counter() - start
-        if rounds >= opts.max_repeats or elapsed >= opts.max_time_s:
-            converged = rounds >= opts.min_repeats and spread(series[:watch]) <= opts.target_rel_ci
-            return Sampling(series, converged, elapsed)
-        if rounds >= opts.min_repeats and timed >= opts.min_time_s * count and \
-                (rounds - opts.min_repeats) % check_every == 0 and spread(series[:watch]) <= opts.target_rel_ci:
-            return Sampling(series, True, elapsed)
+        n = max(1, min(batch, opts.max_repeats - rounds))
+        orders = [[(rounds + r + j) % count for j in range(count)] for r in range(n)]
+        for order, samples in zip(orders, time_rounds(orders), strict=True):
+            for i, dt in zip(order, samples, strict=True):
+                series[i].append(dt)
+                timed += dt
+            rounds += 1
+            elapsed = time.perf_counter() - start
+            if rounds >= opts.max_repeats or elapsed >= opts.max_time_s:
+                converged = rounds >= opts.min_repeats and spread(series[:watch]) <= opts.target_rel_ci
+                return Sampling(series, converged, elapsed)
+            if rounds >= opts.min_repeats and timed >= opts.min_time_s * count and \
+                    (rounds - opts.min_repeats) % check_every == 0 and spread(series[:watch]) <= opts.target_rel_ci:
+                return Sampling(series, True, elapsed)
+
+
+def one_at_a_time(time_one: Callable[[int], float]) -> Callable[[list[list[int]]], list[list[float]]]:
+    """A `time_rounds` for timers that take one sample at a time."""
+    return lambda orders: [[time_one(i) for i in order] for order in orders]
 
 
 # ---- CPU -----------------------------------------------------------------------------------------------
@@ -121,7 +129,7 @@ def time_cpu(fns: list[Callable[[], None]], opts: MeasureOptions,
         fns[i]()
         return (time.perf_counter_ns() - t0) * 1e-9
 
-    return sample_rounds(time_one, len(fns), opts, watched=watched)
+    return sample_rounds(one_at_a_time(time_one), len(fns), opts, watched=watched)
 
 
 # ---- CUDA ----------------------------------------------------------------------------------------------
@@ -165,42 +173,76 @@ SPIN_S = 100e-6  # longer than the host needs to enqueue start event, launch and
 
 
 class GpuSpin:
-    """Keeps the GPU busy while the host enqueues a sample, so the start event fires right before the kernel:
-    without it an idle GPU records the start at once and the sample includes the host's launch overhead."""
+    """Keeps the GPU busy while the host enqueues samples, so each start event fires right before its kernel:
+    without it an idle GPU records the start at once and the sample includes the host's launch overhead.
+    Cycles are counted at the device's peak clock: at a lower clock the spin only lasts longer."""
 
     def __init__(self, drv, seconds: float = SPIN_S) -> None:
-        clock_khz = drv.Context.get_device().get_attribute(drv.device_attribute.CLOCK_RATE)
-        self.cycles = np.uint64(int(seconds * clock_khz * 1e3))
+        self.clock_hz = drv.Context.get_device().get_attribute(drv.device_attribute.CLOCK_RATE) * 1e3
+        self.seconds = seconds
         self.module = drv.module_from_buffer(SPIN_PTX.encode())
         self.kernel = self.module.get_function("tf_spin")
 
-    def __call__(self, stream) -> None:
-        self.kernel(self.cycles, grid=(1, 1, 1), block=(1, 1, 1), stream=stream)
+    def __call__(self, stream, seconds: float | None = None) -> None:
+        cycles = np.uint64(int((self.seconds if seconds is None else seconds) * self.clock_hz))
+        self.kernel(cycles, grid=(1, 1, 1), block=(1, 1, 1), stream=stream)
+
+
+BATCH_GPU_S = 2e-3  # GPU time one batch of rounds aims at: the host enqueues it while the spin holds the GPU
+MAX_BATCH_ROUNDS = 32
 
 
 def time_cuda(launches: list[Callable[[object], None]], opts: MeasureOptions, flush: L2Flusher | None = None,
               spin: GpuSpin | None = None, watched: int | None = None) -> Sampling:
     """Samples in seconds of each `launches[i](stream)`, in interleaved rounds, each bracketed by CUDA events
-    recorded on the same stream after the (optional) L2 flush and a short spin that hides the host's enqueue
-    time from the events."""
+    recorded on the same stream after the (optional) L2 flush.
+
+    Rounds go to the GPU in batches: a spin kernel first holds the GPU while the host enqueues every flush, event
+    and launch of the batch, then the GPU runs them back to back and the host reads all events after one
+    synchronisation. So no sample includes the host's enqueue time (the GPU never waits on the host inside a
+    batch), and a small kernel costs its flush and itself, not a host round trip per sample. The spin's length
+    is the host's measured enqueue time of a batch, with a margin."""
     import pycuda.driver as drv
 
     stream = drv.Stream()
-    start, end = drv.Event(), drv.Event()
     spin = spin or GpuSpin(drv)
-    for _ in range(max(0, opts.warmup)):
+    count = len(launches)
+    t0, t1 = drv.Event(), drv.Event()
+    t0.record(stream)
+    for _ in range(max(1, opts.warmup)):
         for launch in launches:
+            if flush is not None:
+                flush(stream)
             launch(stream)
-    stream.synchronize()
+    t1.record(stream)
+    t1.synchronize()
+    round_s = t1.time_since(t0) * 1e-3 / max(1, opts.warmup)
+    batch = max(1, min(MAX_BATCH_ROUNDS, int(BATCH_GPU_S / max(round_s, 1e-7))))
+    events: list[tuple] = []
+    enqueue_s = SPIN_S / max(1, count)  # per sample; learned from each batch
 
-    def time_one(i: int) -> float:
-        if flush is not None:
-            flush(stream)
-        spin(stream)
-        start.record(stream)
-        launches[i](stream)
-        end.record(stream)
-        end.synchronize()
-        return end.time_since(start) * 1e-3
+    def time_rounds(orders: list[list[int]]) -> list[list[float]]:
+        nonlocal enqueue_s
+        samples = sum(len(o) for o in orders)
+        while len(events) < samples:
+            events.append((drv.Event(), drv.Event()))
+        spin(stream, max(SPIN_S, 2.0 * enqueue_s * samples))
+        h0 = time.perf_counter()
+        k = 0
+        for order in orders:
+            for i in order:
+                if flush is not None:
+                    flush(stream)
+                events[k][0].record(stream)
+                launches[i](stream)
+                events[k][1].record(stream)
+                k += 1
+        enqueue_s = (time.perf_counter() - h0) / samples
+        events[k - 1][1].synchronize()
+        out, k = [], 0
+        for order in orders:
+            out.append([events[k + j][1].time_since(events[k + j][0]) * 1e-3 for j in range(len(order))])
+            k += len(order)
+        return out
 
-    return sample_rounds(time_one, len(launches), opts, watched=watched)
+    return sample_rounds(time_rounds, count, opts, watched=watched, batch=batch)

@@ -116,7 +116,7 @@ def test_rounds_interleave_the_functions_and_rotate_who_goes_first():
 def fake_timer(values):
     """A time_one(i) test double replaying per-function sample lists (no clock involved)."""
     streams = [iter(v) for v in values]
-    return lambda i: next(streams[i])
+    return measure.one_at_a_time(lambda i: next(streams[i]))
 
 
 def test_adaptive_sampling_stops_once_the_interval_is_tight():
@@ -153,6 +153,23 @@ def test_a_reference_timed_for_the_record_does_not_keep_the_rounds_going():
     everything = measure.sample_rounds(fake_timer([a, b, library]), 3,
                                        opts(min_repeats=8, max_repeats=60, target_rel_ci=0.01))
     assert not everything.converged and len(everything.series[0]) == 60
+
+
+def test_batches_of_rounds_keep_the_rotation_and_stop_where_single_rounds_do():
+    seen = []
+
+    def recording(orders):
+        seen.extend(orders)
+        return [[1.0 + 0.5 * i + 0.001 * (len(seen) % 3) for i in order] for order in orders]
+
+    single = measure.sample_rounds(measure.one_at_a_time(lambda i: 1.0 + 0.5 * i), 3,
+                                   opts(min_repeats=9, max_repeats=9))
+    batched = measure.sample_rounds(recording, 3, opts(min_repeats=9, max_repeats=9), batch=4)
+    assert [len(s) for s in batched.series] == [len(s) for s in single.series] == [9, 9, 9]
+    assert seen == [[(r + j) % 3 for j in range(3)] for r in range(9)]  # batches of 4, 4, then the 1 left
+    steady = measure.sample_rounds(recording, 2, opts(min_repeats=8, max_repeats=1000, target_rel_ci=0.05),
+                                   batch=7)
+    assert steady.converged and len(steady.series[0]) == 8  # stops inside a batch, at the first round allowed
 
 
 # ---- the cache flush buffer --------------------------------------------------------------------------------
