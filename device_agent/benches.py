@@ -14,7 +14,7 @@ from compiler_core.build import build_module
 from device_agent import affinity, measure
 from device_agent.baselines import Baseline, cpu_baseline, cuda_baseline
 from device_agent.contention import ContentionMeter
-from device_agent.device_check import DeviceChecker
+from device_agent.device_check import DeviceChecker, upload
 from device_agent.host_lock import HostLock
 from device_agent.records import MeasureOptions
 from device_agent.workload_data import WorkloadData
@@ -98,7 +98,7 @@ class CudaBench:
         """Device copies of every input set and one set of outputs, made once per workload."""
         dev = data.device
         if "sets" not in dev:
-            dev["sets"] = [[self.drv.to_device(np.ascontiguousarray(a)) for a in s.inputs] for s in data.sets]
+            dev["sets"] = [[upload(self.drv, a) for a in s.inputs] for s in data.sets]
             dev["outputs"] = [self.drv.mem_alloc(max(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize, 1))
                               for s in kernel.specs[len(data.timing_inputs):]]
         return dev

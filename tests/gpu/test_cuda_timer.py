@@ -85,4 +85,4 @@ def test_interleaved_functions_keep_their_pairing(drv, kernels):
                             measure.L2Flusher(drv), watched=2)
     assert [len(s) for s in run.series] == [50, 50, 50]
     assert summarize(paired_ratios(run.series[1], run.series[0]))[0] == pytest.approx(2.0, rel=0.05)
-    assert summarize(run.series[2])[0] == pytest.approx(20e-6, rel=0.1, abs=3e-6)
+    assert 20e-6 <= summarize(run.series[2])[0] <= 20e-6 * 1.05 + 5e-6  # a launch costs the GPU a few us
