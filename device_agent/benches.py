@@ -12,7 +12,7 @@ import numpy as np
 import compiler_core as cc
 from compiler_core.build import build_module
 from device_agent import affinity, measure
-from device_agent.baselines import Baseline, cpu_baseline, cuda_baseline
+from device_agent.baselines import Baseline, cpu_baseline, cuda_baseline, warm_cuda_reference
 from device_agent.contention import ContentionMeter
 from device_agent.device_check import DeviceChecker, upload
 from device_agent.host_lock import HostLock
@@ -79,6 +79,8 @@ class CudaBench:
         from compiler_core.runtime.cuda_runtime import device_arch, driver
 
         self.drv = driver(index)
+        self.index = index
+        warm_cuda_reference(index)
         self.target = cc.cuda_target(device_arch(index))
         self.lock = HostLock(lock_dir, f"cuda-{self.drv.Context.get_device().pci_bus_id()}")
         self.meter = ContentionMeter(frozenset())  # GPU time is not shared through /proc: no CPU signal
@@ -151,7 +153,7 @@ class CudaBench:
 
     def baseline(self, data: WorkloadData) -> Baseline | None:
         if "baseline" not in data.device:
-            data.device["baseline"] = cuda_baseline(data.workload, data.timing_inputs)
+            data.device["baseline"] = cuda_baseline(data.workload, data.timing_inputs, self.index)
         return data.device["baseline"]
 
     def sample(self, fns, opts: MeasureOptions, watched: int | None = None) -> measure.Sampling:
