@@ -67,9 +67,12 @@ def check_head_moved_only_head_to_head(state: KeyState) -> None:
         assert child.parent_version == parent.version
         if child.reason != "improved":
             continue
-        won = [c for c in state.comparisons if c.candidate_trial_id == child.trial_id and c.outcome == "promoted"]
-        assert won, f"v{child.version} moved without a head-to-head win:\n{describe(state)}"
-        assert won[0].baseline_trial_id == parent.trial_id and won[0].ratio_ci_high < 1.0, describe(state)
+        # a trial can become the head twice (it won, lost its place, won back): the win that counts is the one
+        # against this version's parent
+        won = [c for c in state.comparisons if c.candidate_trial_id == child.trial_id and c.outcome == "promoted"
+               and c.baseline_trial_id == parent.trial_id]
+        assert won, f"v{child.version} moved without a head-to-head win over v{parent.version}:\n{describe(state)}"
+        assert all(c.ratio_ci_high < 1.0 for c in won), describe(state)
     promoted = {c.candidate_trial_id for c in state.comparisons if c.outcome == "promoted"}
     assert promoted <= {v.trial_id for v in state.versions}, "a won comparison that did not move the head"
     since = state.head.created_at  # comparisons against the head since it (last) became the head: none won
