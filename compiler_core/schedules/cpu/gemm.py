@@ -120,12 +120,15 @@ def space(target, batch: int | None = None) -> Space:
 
 
 def default_config(target, M: int, N: int, batch: int | None = None) -> dict:
-    """A good untuned start: a 6 x 2-vector microkernel, blocks sized for 32 KiB L1 and 512 KiB L2."""
+    """A good untuned start: a 6-row microkernel as wide as the vector registers allow (2 vectors with 16
+    registers, SSE and AVX2; 4 with AVX-512's 32: 6 x 64 measured 1.17-1.22x faster than 6 x 32 on matmul 512^3
+    and 1024^3 on a 2-core AVX-512 host), blocks sized for 32 KiB L1 and 512 KiB L2."""
     lanes = target.vector_lanes_f32
     registers = VECTOR_REGISTERS.get(target.vector_bytes, 16)
     mr = 6 if _registers_needed(6, 2) <= registers else 4
+    nv = max(v for v in (1, 2, 3, 4) if _registers_needed(mr, v) <= registers)
     parallel = "batch" if batch is not None and batch >= target.cores else "m" if M >= N else "n"
-    return {"mr": mr, "nr": 2 * lanes, "mc": 96, "nc": 4096, "kc": 256, "pack_a": 1, "order": "jr_ir",
+    return {"mr": mr, "nr": nv * lanes, "mc": 96, "nc": 4096, "kc": 256, "pack_a": 1, "order": "jr_ir",
             "parallel": parallel}
 
 
