@@ -21,8 +21,8 @@ TINY = rounding(ACCUMULATION_DTYPE).tiny
 # Library accuracy of each function in units of u (1 ulp = 2u): CUDA's documented maxima (expf, tanhf,
 # erff, rsqrtf 2 ulp; logf 1 ulp) bound glibc's and our vector exp (~1 ulp); sqrt is correctly rounded.
 FUNC_ERROR_U = {"exp": 4, "log": 2, "tanh": 4, "erf": 4, "sqrt": 1}
-# First-order propagation drops error*error terms, and -fassociative-math may regroup a chain of + and *
-# (each regrouped partial result still rounds once): a factor 2 on the bound covers both.
+# First-order propagation drops error*error terms, and FMA contraction (-ffp-contract=fast, and CUDA's
+# default) rounds a*b+c once instead of twice: a factor 2 on the bound covers both.
 MARGIN = 2.0
 
 

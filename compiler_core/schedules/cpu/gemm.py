@@ -13,9 +13,9 @@ bounds-checked scalar path, so every M, N, K is correct. float16 inputs are conv
 while packing; a float16 result accumulates in a per-thread float32 block that is rounded once when
 the block is done.
 
-The reduction loop is not unrolled: under the project's -fassociative-math, GCC re-associates the
-unrolled accumulator chains, splits the FMAs and spills (measured: 180 -> 105 GFLOP/s at 1024^3), while
-the plain loop keeps mr*nr/lanes accumulators in registers, which is what hides the FMA latency.
+The reduction loop is not unrolled: unrolled (under the -fassociative-math the project then built with),
+GCC re-associated the accumulator chains, split the FMAs and spilled (measured: 180 -> 105 GFLOP/s at
+1024^3), while the plain loop keeps mr*nr/lanes accumulators in registers, which is what hides the FMA latency.
 
 Callers describe their operands with a `GemmOperands`; `space` and `build_gemm` do the rest.
 """
