@@ -144,7 +144,7 @@ def record(args: argparse.Namespace) -> Path:
     meta = {"op": workload.op, "params": workload.param_dict, "workload_key": workload.key,
             "device": fingerprint(args.device)["model"], "device_class": device_class(fingerprint(args.device)),
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "codegen_version": codegen_version(), "target": dataclasses.asdict(target),
+            "codegen_version": codegen_version(), "target": target.to_dict(),
             "measure": dataclasses.asdict(options), "sampled": args.max_configs is not None, "seed": args.seed,
             "passes": args.passes,
             "build_s": round(t1 - t0, 1), "measure_s": round(t2 - t1, 1)}

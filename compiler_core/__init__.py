@@ -5,7 +5,7 @@ Pipeline: make_workload -> get_space -> (config) -> lower -> generate_source -> 
 from compiler_core.build import Kernel, build, generate
 from compiler_core.errors import BuildError, ConfigError, ResourceError, WorkloadError
 from compiler_core.features import FEATURE_NAMES, extract_features, features
-from compiler_core.lower import PASSES, default_config, get_space, lower
+from compiler_core.lower import default_config, get_space, lower, run_passes
 from compiler_core.ops import OPS, get_op
 from compiler_core.space import Knob, Space, config_key
 from compiler_core.target import Target, cpu_target, cuda_target
@@ -15,8 +15,9 @@ from compiler_core.workload import Workload, make_workload, parse_key
 
 __all__ = [
     "FEATURE_NAMES", "codegen_version", "extract_features", "features",
-    "OPS", "PASSES", "BuildError", "ConfigError", "Expected", "InputSet", "Kernel", "Knob", "ResourceError", "Space",
+    "OPS", "BuildError", "ConfigError", "Expected", "InputSet", "Kernel", "Knob", "ResourceError", "Space",
     "Target", "VerifyResult", "Workload", "WorkloadError", "build", "config_key", "cpu_target", "cuda_target",
     "default_config", "expect", "generate", "get_op", "get_space", "input_sets", "lower", "make_workload", "parse_key",
+    "run_passes",
     "random_inputs", "reference", "verify",
 ]

@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from compiler_core.backends import backend
 from compiler_core.codegen import generate_source
-from compiler_core.errors import BuildError
 from compiler_core.ir.stmt import Module
 from compiler_core.lower import lower
 from compiler_core.ops import get_op
-from compiler_core.target import Target, host_isas, host_runs
+from compiler_core.target import Target
 from compiler_core.workload import Workload
 
 
@@ -27,8 +27,8 @@ class Kernel:
 
     @property
     def launch(self) -> list[dict]:
-        return [{"name": k.name, "grid": list(k.grid), "block": list(k.block), "shared_bytes": k.shared_bytes}
-                for k in self.module.kernels]
+        return [{"name": k.name, "grid": list(k.grid), "block": list(k.block), "shared_bytes": k.shared_bytes,
+                 "dynamic_shared_bytes": k.dynamic_shared_bytes} for k in self.module.kernels]
 
     @property
     def specs(self) -> list:
@@ -56,54 +56,23 @@ class Kernel:
         """Validates the arrays once and returns a zero-argument callable that runs the kernel on them (C only):
         what timing loops use, so per-call checks stay out of the measurement."""
         arrays = self._check(arrays)
-        if self.target.kind != "c":
-            raise ValueError("bind() is for C kernels; CUDA kernels are timed through launch_device")
+        if not hasattr(self._impl, "call"):
+            raise ValueError(f"bind() is for kernels on host memory; {self.target.kind} kernels are timed through "
+                             "launch_device")
         call, ptrs = self._impl.call, [a.ctypes.data for a in arrays]
         return lambda arrays=arrays: call(ptrs)  # the default keeps the arrays alive as long as the closure
 
     def __call__(self, *arrays: np.ndarray) -> None:
-        arrays = self._check(arrays)
-        if self.target.kind == "c":
-            self._impl.call([a.ctypes.data for a in arrays])
-            return
-        self._call_cuda(arrays)
-
-    def _call_cuda(self, arrays: list[np.ndarray]) -> None:
-        from compiler_core.runtime.cuda_runtime import driver
-
-        drv = driver()
-
-        pointers, allocations = {}, []
-        for a, b in zip(arrays, self.module.args, strict=True):
-            dev = drv.mem_alloc(max(a.nbytes, 1))
-            drv.memcpy_htod(dev, a)
-            pointers[b] = dev
-            allocations.append(dev)
-        for w in self.module.workspaces:
-            dev = drv.mem_alloc(max(w.nbytes, 1))
-            drv.memset_d8(dev, 0, w.nbytes)
-            pointers[w] = dev
-            allocations.append(dev)
-        self._impl.launch(pointers)
-        drv.Context.synchronize()
-        for a, b in zip(arrays[self.module.num_inputs:], self.module.args[self.module.num_inputs:], strict=True):
-            drv.memcpy_dtoh(a, pointers[b])
-        for dev in allocations:
-            dev.free()
+        self._impl.run_host(self._check(arrays))
 
     def launch_device(self, args: list, workspaces: list, stream=None) -> None:
         """CUDA only: launch on device addresses (args in op order, then the module's workspaces).
 
         Workspaces are zeroed first, as every run's contract says, so their memset is part of the timed cost.
         """
-        from compiler_core.runtime.cuda_runtime import driver
-
-        drv = driver()
-        for w, ptr in zip(self.module.workspaces, workspaces, strict=True):
-            drv.memset_d8_async(int(ptr), 0, w.nbytes, stream) if stream else drv.memset_d8(int(ptr), 0, w.nbytes)
-        pointers = dict(zip(self.module.args, args, strict=True))
-        pointers.update(zip(self.module.workspaces, workspaces, strict=True))
-        self._impl.launch(pointers, stream)
+        if not hasattr(self._impl, "launch_device"):
+            raise ValueError(f"launch_device() is for kernels on device memory, not {self.target.kind} kernels")
+        self._impl.launch_device(args, workspaces, stream)
 
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
         """Allocates outputs, runs, returns them."""
@@ -114,20 +83,10 @@ class Kernel:
 
 def build_module(workload: Workload, module: Module, target: Target, config: dict, cache_dir=None,
                  cubin: bytes | None = None) -> Kernel:
+    """`cubin`: an artifact the target's backend compiled ahead (an agent's build pool), else compiled here."""
     source = generate_source(module, target)
     kernel = Kernel(workload, config, target, module, source)
-    if target.kind == "c":
-        from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
-
-        if not host_runs(target):
-            raise BuildError(f"{target.arch} code does not run on this host (it runs {', '.join(host_isas())}): "
-                             "generate() and compile_shared_library() still work for it")
-        kernel._impl = CLibrary(compile_shared_library(source, cache_dir, march=target.march_flags),
-                                len(module.args))
-    else:
-        from compiler_core.runtime.cuda_runtime import CudaModule
-
-        kernel._impl = CudaModule(source, list(module.kernels), cubin=cubin)
+    kernel._impl = backend(target.kind).load(module, source, target, cubin, cache_dir)
     return kernel
 
 

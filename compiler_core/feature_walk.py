@@ -19,7 +19,8 @@ from compiler_core.ir import stmt as S
 
 KINDS = ("serial", "parallel", "unrolled", "vectorized", "thread", "block")
 KIND_INDEX = {k: KINDS.index(k.name.split("_")[0].lower()) for k in S.ForKind}
-SCOPE_NAME = {S.Scope.GLOBAL: "global", S.Scope.SHARED: "shared"}  # everything else is per-thread: "local"
+# everything else is per-thread: "local"
+SCOPE_NAME = {S.Scope.GLOBAL: "global", S.Scope.SHARED: "shared", S.Scope.SHARED_DYN: "shared"}
 WMMA_TILE = 16 * 16
 WMMA_MMA_FLOPS = 2 * 16 * 16 * 16
 CUDA_SECTOR_BYTES = 32

@@ -129,7 +129,7 @@ def _kernel_summary(func: S.PrimFunc, target) -> dict:
     return {"walk": walker, "blocks": blocks, "threads": threads, "units": max(blocks * threads, 1),
             "cost": c.get("global.load", 0.0) + c.get("global.store", 0.0) + c.get("flops", 0.0),
             "registers": func.attrs.get("registers_estimate", BASE_REGISTERS + walker.register_words),
-            "shared": func.shared_bytes}
+            "shared": func.shared_bytes + func.dynamic_shared_bytes}
 
 
 def extract_features(module: S.Module, target, workload) -> np.ndarray:
@@ -169,7 +169,7 @@ def _launch(out: dict, kernels: list, module: S.Module, target) -> None:
         "launch.lg_total_threads": lg(sum(k["blocks"] * k["threads"] for k in kernels)),
         "launch.warp_utilization": dom["threads"] / (-(-dom["threads"] // warp) * warp),
         "res.lg_shared_bytes": lg(max(k["shared"] for k in kernels)),
-        "res.shared_frac": max(k["shared"] for k in kernels) / max(target.max_shared_bytes, 1),
+        "res.shared_frac": max(k["shared"] for k in kernels) / max(target.shared_limit, 1),
         "res.registers": float(max(k["registers"] for k in kernels)),
         "res.registers_frac": max(k["registers"] for k in kernels) / max(target.max_registers_per_thread, 1),
     })

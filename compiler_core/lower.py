@@ -1,23 +1,11 @@
-"""lower(workload, config, target): template -> loop IR, then the passes, in this literal order."""
+"""lower(workload, config, target): template -> loop IR, then the target backend's literal list of passes."""
 from __future__ import annotations
 
+from compiler_core.backends import backend
 from compiler_core.ir.stmt import Module
-from compiler_core.passes.flatten_buffers import flatten_buffers
-from compiler_core.passes.infer_launch import infer_launch
-from compiler_core.passes.simplify import simplify
-from compiler_core.passes.vectorize import vectorize
-from compiler_core.passes.verify_resources import verify_resources
 from compiler_core.schedules import template_for
 from compiler_core.target import Target
 from compiler_core.workload import Workload
-
-PASSES = (
-    flatten_buffers,
-    simplify,
-    vectorize,
-    infer_launch,
-    verify_resources,
-)
 
 
 def get_space(workload: Workload, target: Target, template: str = "tuned"):
@@ -28,8 +16,12 @@ def lower(workload: Workload, config: dict, target: Target, template: str = "tun
     """Validates the config against its space, builds the IR and runs every pass."""
     tmpl = template_for(workload.op, target.kind, template)
     tmpl.space(workload, target).validate(config)
-    module = tmpl.schedule(workload, config, target)
-    for run_pass in PASSES:
+    return run_passes(tmpl.schedule(workload, config, target), target)
+
+
+def run_passes(module: Module, target: Target) -> Module:
+    """The target backend's passes over a template's module, in their literal order."""
+    for run_pass in backend(target.kind).passes:
         module = run_pass(module, target)
     return module
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import os
 import platform
-from dataclasses import dataclass
+import re
+from dataclasses import MISSING, dataclass, fields
 
 HOST_COMPILER_FLAGS = ("-march=native",)  # a C target outside CPU_ISAS (a non-x86 host's own): its compiler's
 
@@ -39,14 +40,32 @@ _BY_SUFFIX = {isa.arch_suffix: isa for isa in CPU_ISAS.values()}
 
 @dataclass(frozen=True)
 class Target:
+    """Everything codegen, spaces, resource checks and features may know about a device, as plain data.
+
+    Agents build it from their device (`device_target` in compiler_core.runtime.cuda_runtime, `cpu_target`),
+    send it when they register, and the server stores it with the device class: spaces and features on the
+    server come from what the device said, never from parsing a class name. `to_dict`/`from_dict` are its wire
+    and storage form."""
+
     kind: str  # "c" or "cuda"
-    arch: str  # "x86_64-avx2", "sm_90", ...
+    arch: str  # "x86_64-avx2", "sm_80", "sm_90a" (a: the arch-specific features, e.g. Hopper's wgmma)
     max_threads_per_block: int
-    max_shared_bytes: int
+    max_shared_bytes: int  # static shared memory per block (CUDA: 48 KiB)
     warp_size: int
     vector_bytes: int  # widest single load/store
-    cores: int
+    cores: int  # C: OpenMP threads; CUDA: 0
     max_registers_per_thread: int = 255
+    register_file: int = 0  # 32-bit registers per multiprocessor (CUDA): a block's threads share them
+    max_dynamic_shared_bytes: int = 0  # shared memory per block after the kernel opts in (CUDA); 0: C
+    sm_count: int = 0  # multiprocessors (CUDA; 0 when unknown, e.g. a compile-only target)
+    l2_bytes: int = 0  # last-level cache (0 when unknown)
+    tensor_cores: tuple[str, ...] = ()  # matrix instruction families the device runs: TENSOR_CORE_FAMILIES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tensor_cores", tuple(self.tensor_cores))
+        problems = _problems(self)
+        if problems:
+            raise ValueError(f"invalid target: {'; '.join(problems)}")
 
     @property
     def vector_lanes_f32(self) -> int:
@@ -54,7 +73,22 @@ class Target:
 
     @property
     def sm(self) -> int:
-        return int(self.arch.split("_")[1]) if self.kind == "cuda" else 0
+        """The compute capability as a number (90 for sm_90 and sm_90a); 0 for C targets."""
+        match = _CUDA_ARCH.fullmatch(self.arch) if self.kind == "cuda" else None
+        return int(match["sm"]) if match else 0
+
+    @property
+    def arch_specific(self) -> bool:
+        """sm_90a and the like: code may use the instructions of exactly this compute capability."""
+        return self.kind == "cuda" and self.arch.endswith("a")
+
+    @property
+    def shared_limit(self) -> int:
+        """Shared memory one block may use: the opt-in dynamic limit where the device has one."""
+        return max(self.max_shared_bytes, self.max_dynamic_shared_bytes)
+
+    def has_tensor_cores(self, family: str) -> bool:
+        return family in self.tensor_cores
 
     @property
     def isa(self) -> CpuIsa | None:
@@ -68,6 +102,58 @@ class Target:
         if self.kind != "c":
             return ()
         return self.isa.march if self.isa else HOST_COMPILER_FLAGS
+
+    def to_dict(self) -> dict:
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data) -> Target:
+        """The inverse of to_dict; ValueError naming the field for anything missing, unknown or mistyped."""
+        if not isinstance(data, dict):
+            raise ValueError(f"invalid target: expected an object of target fields, got {type(data).__name__}")
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"invalid target: unknown field(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        missing = [n for n, f in known.items() if n not in data and f.default is MISSING]
+        if missing:
+            raise ValueError(f"invalid target: missing field(s) {', '.join(missing)}")
+        for name, value in data.items():
+            if name in ("kind", "arch"):
+                ok = isinstance(value, str)
+            elif name == "tensor_cores":
+                ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+            else:
+                ok = isinstance(value, int) and not isinstance(value, bool)
+            if not ok:
+                raise ValueError(f"invalid target: field {name!r} has the wrong type ({value!r})")
+        return cls(**data)
+
+
+TENSOR_CORE_FAMILIES = ("wmma_f16", "mma_bf16", "wgmma")  # WMMA (sm_70+), bfloat16 MMA (sm_80+), sm_90a
+_CUDA_ARCH = re.compile(r"sm_(?P<sm>\d{2,3})(?P<a>a?)")
+_INT_LIMITS = {"max_threads_per_block": (1, 1 << 16), "max_shared_bytes": (0, 1 << 30), "warp_size": (1, 1024),
+               "vector_bytes": (1, 1024), "cores": (0, 1 << 16), "max_registers_per_thread": (1, 1 << 16),
+               "register_file": (0, 1 << 24), "max_dynamic_shared_bytes": (0, 1 << 30),
+               "sm_count": (0, 1 << 16), "l2_bytes": (0, 1 << 40)}
+
+
+def _problems(t: Target) -> list[str]:
+    out = []
+    if t.kind not in ("c", "cuda"):
+        out.append(f"kind must be 'c' or 'cuda', got {t.kind!r}")
+    elif t.kind == "cuda" and not _CUDA_ARCH.fullmatch(t.arch):
+        out.append(f"a CUDA arch is like 'sm_80' or 'sm_90a', got {t.arch!r}")
+    elif t.kind == "c" and not re.fullmatch(r"[a-z0-9_]+-[a-z0-9_]+", t.arch):
+        out.append(f"a C arch is '<machine>-<isa>' like 'x86_64-avx2', got {t.arch!r}")
+    for name, (lo, hi) in _INT_LIMITS.items():
+        value = getattr(t, name)
+        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            out.append(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    unknown = [f for f in t.tensor_cores if f not in TENSOR_CORE_FAMILIES]
+    if unknown:
+        out.append(f"unknown tensor-core families {unknown}; known: {', '.join(TENSOR_CORE_FAMILIES)}")
+    return out
 
 
 def runnable_isas(cpu_flags) -> tuple[str, ...]:
@@ -122,10 +208,40 @@ def cpu_target(isa: str | None = None, cores: int | None = None) -> Target:
     )
 
 
-def cuda_target(arch: str = "sm_90") -> Target:
-    """A CUDA device of compute capability `arch`; 48 KiB is the static shared-memory limit per block."""
-    if not arch.startswith("sm_") or not arch[3:].isdigit() or int(arch[3:]) < 70:
-        raise ValueError(f"unsupported CUDA arch {arch!r}: expected sm_70 or newer, e.g. 'sm_80', 'sm_90'")
+@dataclass(frozen=True)
+class _CudaArchLimits:
+    """What every device of a compute capability has (CUDA C Programming Guide, compute capabilities table)."""
+
+    dynamic_shared: int  # per block, after opt-in
+    tensor_cores: tuple[str, ...]
+
+
+# Register file (64 Ki 32-bit registers per SM), 48 KiB static shared memory, 1024 threads, 255 registers per
+# thread and 32-thread warps hold for sm_70 .. sm_90; the opt-in shared memory and tensor cores differ.
+_CUDA_ARCHES = {
+    70: _CudaArchLimits(96 * 1024, ("wmma_f16",)),
+    72: _CudaArchLimits(96 * 1024, ("wmma_f16",)),
+    75: _CudaArchLimits(64 * 1024, ("wmma_f16",)),
+    80: _CudaArchLimits(163 * 1024, ("wmma_f16", "mma_bf16")),
+    86: _CudaArchLimits(99 * 1024, ("wmma_f16", "mma_bf16")),
+    87: _CudaArchLimits(163 * 1024, ("wmma_f16", "mma_bf16")),
+    89: _CudaArchLimits(99 * 1024, ("wmma_f16", "mma_bf16")),
+    90: _CudaArchLimits(227 * 1024, ("wmma_f16", "mma_bf16")),
+}
+_WGMMA_ARCHES = {"sm_90a"}  # wgmma and setmaxnreg exist only in the arch-specific sm_90a
+
+
+def cuda_target(arch: str = "sm_90", *, sm_count: int = 0, l2_bytes: int = 0,
+                max_dynamic_shared_bytes: int | None = None) -> Target:
+    """A CUDA device of compute capability `arch` ('sm_80', 'sm_90a', ...), with the limits every device of it
+    has; an agent passes what it read off its device (`device_target`), a compile-only target leaves them."""
+    match = _CUDA_ARCH.fullmatch(arch) if isinstance(arch, str) else None
+    sm = int(match["sm"]) if match else 0
+    if sm < 70 or (match["a"] and sm < 90):
+        raise ValueError(f"unsupported CUDA arch {arch!r}: expected sm_70 or newer, e.g. 'sm_80', 'sm_90', "
+                         "'sm_90a' (the 'a' suffix exists from sm_90 on)")
+    limits = _CUDA_ARCHES.get(sm) or _CUDA_ARCHES[max(k for k in _CUDA_ARCHES if k <= sm)]
+    families = limits.tensor_cores + (("wgmma",) if arch in _WGMMA_ARCHES else ())
     return Target(
         kind="cuda",
         arch=arch,
@@ -134,4 +250,10 @@ def cuda_target(arch: str = "sm_90") -> Target:
         warp_size=32,
         vector_bytes=16,
         cores=0,
+        register_file=65536,
+        max_dynamic_shared_bytes=limits.dynamic_shared if max_dynamic_shared_bytes is None
+        else max_dynamic_shared_bytes,
+        sm_count=sm_count,
+        l2_bytes=l2_bytes,
+        tensor_cores=families,
     )

@@ -76,12 +76,12 @@ class CudaBench:
     kind = "cuda"
 
     def __init__(self, index: int, lock_dir: str) -> None:
-        from compiler_core.runtime.cuda_runtime import device_arch, driver
+        from compiler_core.runtime.cuda_runtime import device_target, driver
 
         self.drv = driver(index)
         self.index = index
         warm_cuda_reference(index)
-        self.target = cc.cuda_target(device_arch(index))
+        self.target = device_target(index)  # the target the agent registered (its fingerprint's)
         self.lock = HostLock(lock_dir, f"cuda-{self.drv.Context.get_device().pci_bus_id()}")
         self.meter = ContentionMeter(frozenset())  # GPU time is not shared through /proc: no CPU signal
         self.threads, self.cpus = 0, ""

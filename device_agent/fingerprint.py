@@ -10,6 +10,8 @@ import re
 import socket
 import subprocess
 
+import compiler_core as cc
+
 # The ISA extensions that matter for generated kernels, in the spelling /proc/cpuinfo uses (arm's asimd = neon).
 ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
              "avx512_bf16", "avx512_fp16", "amx_tile", "neon", "sve", "sve2")
@@ -78,12 +80,13 @@ def cpu_fingerprint(cpus: frozenset[int] = frozenset()) -> dict:
         "model": model,
         "arch": platform.machine(),
         "isa_flags": isa_flags(info),
-        "compute_units": len(cpus or os.sched_getaffinity(0)),
+        "compute_units": (units := len(cpus or os.sched_getaffinity(0))),
         "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
         "driver_version": "",
         "compiler_version": first_line(["cc", "--version"]),
         "cuda_version": "",
         "hostname": socket.gethostname(),
+        "target": cc.cpu_target(cores=units).to_dict(),
     }
 
 
@@ -101,6 +104,8 @@ def cuda_fingerprint(index: int) -> dict:
     """Needs pycuda and a visible GPU; reads attributes only (no context is created)."""
     try:
         import pycuda.driver as drv
+
+        from compiler_core.runtime.cuda_runtime import device_target
     except ImportError:
         raise FingerprintError(f"device cuda:{index} needs pycuda: pip install 'tunefarm[gpu]'") from None
     try:
@@ -113,7 +118,8 @@ def cuda_fingerprint(index: int) -> dict:
         sms = dev.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
         cuda = drv.get_driver_version()
         name, memory = dev.name(), dev.total_memory()
-    except drv.Error as exc:
+        target = device_target(index)
+    except (drv.Error, cc.BuildError) as exc:
         raise FingerprintError(f"device cuda:{index} unusable: {exc}") from None
     return {
         "kind": "cuda",
@@ -127,4 +133,5 @@ def cuda_fingerprint(index: int) -> dict:
         "compiler_version": first_line(["nvcc", "--version"], containing="release"),
         "cuda_version": f"{cuda // 1000}.{cuda % 1000 // 10}",
         "hostname": socket.gethostname(),
+        "target": target.to_dict(),
     }

@@ -160,7 +160,7 @@ def run_agent(settings: AgentSettings) -> int:
     sandbox = Sandbox(WorkerSpec(settings.device, settings.plugins, cores, settings.lock_dir, settings.cache_dir,
                                  settings.cache_bytes))
     sandbox.start()
-    pool = BuildPool(kind, device["arch"], settings.max_parallel_builds, settings.plugins, threads=len(cores),
+    pool = BuildPool(cc.Target.from_dict(device["target"]), settings.max_parallel_builds, settings.plugins,
                      cache_dir=settings.cache_dir, on_ready=lambda task_id: inbox.put(ev.TaskReady(task_id)))
     runner = TaskRunner(sandbox, pool, _on_result(inbox))
     client = AgentClient(settings.server, settings.tls_ca_file, settings.call_timeout_s)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import compiler_core as cc
+from compiler_core.backends import backend
 from device_agent.records import Status, Task
 from device_agent.worker import classify_build_error, exit_with_parent, input_seed, load_plugins, parse_task
 from device_agent.workload_data import WorkloadCache
@@ -45,22 +46,19 @@ def init_builder(plugins: tuple[str, ...]) -> None:
     load_plugins(plugins)
 
 
-def prebuild(task: Task, kind: str, arch: str, threads: int = 0) -> Prebuilt:
-    """Runs in a pool process. `arch` is the GPU's sm_XX for CUDA (from the fingerprint); `threads` the CPU
-    worker's thread count (its target, so the worker's own build of the same source is a cache hit)."""
+def prebuild(task: Task, target: cc.Target) -> Prebuilt:
+    """Runs in a pool process: compiles every config of the task for the agent's `target` (what it registered),
+    through the target's backend. CUDA cubins come back to the worker; C libraries land in the compiler's disk
+    cache, where the worker's own build of the same source finds them."""
     t0 = time.perf_counter()
     cubins: dict[str, bytes] = {}
     try:
         workload, configs = parse_task(task)
+        compile_source = backend(target.kind).compile
         for text, config in configs:
-            if kind == "cuda":
-                from compiler_core.runtime.nvcc_check import nvcc_compile
-
-                cubins[text] = nvcc_compile(cc.generate(workload, config, cc.cuda_target(arch)), arch)
-            else:
-                from compiler_core.runtime.c_runtime import compile_shared_library
-
-                compile_shared_library(cc.generate(workload, config, cc.cpu_target(cores=threads or None)))
+            artifact = compile_source(cc.generate(workload, config, target), target)
+            if isinstance(artifact, bytes):
+                cubins[text] = artifact
     except Exception as exc:  # noqa: BLE001 - a failed build is a result, not a crash of the pool
         status, message = classify_build_error(exc)
         return Prebuilt(status=status, error=message, compile_s=time.perf_counter() - t0)
@@ -80,9 +78,9 @@ class BuildPool:
     """Compiles tasks ahead; `take(task_id)` hands over the future submitted for that task (or None). With a
     `cache_dir`, the first task of each workload also has its references prepared there."""
 
-    def __init__(self, kind: str, arch: str, workers: int, plugins: tuple[str, ...] = (), threads: int = 0,
-                 cache_dir: str | None = None, on_ready=None):
-        self.kind, self.arch, self.threads, self.cache_dir = kind, arch, threads, cache_dir
+    def __init__(self, target: cc.Target, workers: int, plugins: tuple[str, ...] = (), cache_dir: str | None = None,
+                 on_ready=None):
+        self.target, self.cache_dir = target, cache_dir
         self.on_ready = on_ready  # on_ready(task_id), from a pool thread, once its build and inputs are done
         self._pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=mp.get_context("spawn"),
                                          initializer=init_builder, initargs=(tuple(plugins),))
@@ -94,8 +92,7 @@ class BuildPool:
             self._prepared[task.workload_key] = self._pool.submit(prepare_references, task.workload_key,
                                                                   input_seed(task), self.cache_dir)
         if task.task_id not in self._futures:
-            build = self._futures[task.task_id] = self._pool.submit(prebuild, task, self.kind, self.arch,
-                                                                    self.threads)
+            build = self._futures[task.task_id] = self._pool.submit(prebuild, task, self.target)
             if self.on_ready is not None:
                 self._when_done([build, self._prepared.get(task.workload_key)], task.task_id)
 

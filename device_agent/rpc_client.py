@@ -41,7 +41,9 @@ def _failure(exc: grpc.RpcError) -> RpcFailure:
 # ---- conversions ---------------------------------------------------------------------------------------
 
 def fingerprint_to_proto(fp: dict) -> pb.DeviceFingerprint:
-    return pb.DeviceFingerprint(**fp)
+    fields = dict(fp)
+    target = fields.pop("target", None)
+    return pb.DeviceFingerprint(**fields, target=pb.Target(**target) if target is not None else None)
 
 
 def options_from_proto(m: pb.MeasureOptions, has: bool) -> MeasureOptions | None:

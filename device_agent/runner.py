@@ -65,7 +65,7 @@ class TaskRunner:
                           codegen_version=cc.codegen_version())
         self.pool.wait_prepared(task.workload_key, task.timeout_s - (time.monotonic() - t0))
         prepared = time.monotonic() - t0 - waited
-        if self.pool.kind == "cpu":
+        if self.pool.target.kind == "c":
             # compilers running beside a CPU measurement would be timed with it: let the builds ahead finish
             self.pool.wait_idle(task.timeout_s)
         t1 = time.monotonic()

@@ -95,16 +95,12 @@ def schedule(w, config, target) -> S.Module:
 def register() -> None:
     import sys
 
-    from compiler_core import schedules
     from compiler_core.schedules import cpu, cuda
 
     OPS["fault"] = FAULT
     template = sys.modules[__name__]
     cpu.TEMPLATES["fault"] = template
     cuda.TEMPLATES["fault"] = template
-    if schedules.TEMPLATES:  # the combined table was already filled from the per-target tables: add to it too
-        schedules.TEMPLATES[("fault", "c")] = template
-        schedules.TEMPLATES[("fault", "cuda")] = template
 
 
 register()

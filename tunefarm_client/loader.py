@@ -61,8 +61,11 @@ def check_codegen_version(best: BestPublic, allow_mismatch: bool) -> None:
 
 def tuned_target(best: BestPublic) -> cc.Target:
     """The target the schedule was tuned for, after checking this machine can run code generated for it."""
-    target = cc.Target(**best.target.model_dump())
     hint = "pass target= (e.g. compiler_core.cpu_target()) to rebuild the config for this machine instead"
+    if best.target is None:
+        raise LoadError(f"{best.device_class} has no registered compiler target on this farm (imported history): "
+                        f"{hint}")
+    target = cc.Target.from_dict(best.target.model_dump())
     if target.kind == "c":
         local = cc.cpu_target()
         tuned_arch, local_arch = target.arch.split("-")[0], platform.machine()

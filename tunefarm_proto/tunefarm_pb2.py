@@ -24,41 +24,43 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dtunefarm_proto/tunefarm.proto\x12\x0btunefarm.v1\"\xee\x01\n\x11\x44\x65viceFingerprint\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65vice_index\x18\x02 \x01(\x05\x12\r\n\x05model\x18\x03 \x01(\t\x12\x0c\n\x04\x61rch\x18\x04 \x01(\t\x12\x11\n\tisa_flags\x18\x05 \x03(\t\x12\x15\n\rcompute_units\x18\x06 \x01(\x05\x12\x14\n\x0cmemory_bytes\x18\x07 \x01(\x03\x12\x16\n\x0e\x64river_version\x18\x08 \x01(\t\x12\x18\n\x10\x63ompiler_version\x18\t \x01(\t\x12\x14\n\x0c\x63uda_version\x18\n \x01(\t\x12\x10\n\x08hostname\x18\x0b \x01(\t\"\xa4\x01\n\x0fRegisterRequest\x12\x17\n\x0f\x65nrolment_token\x18\x01 \x01(\t\x12\x12\n\nagent_name\x18\x02 \x01(\t\x12.\n\x06\x64\x65vice\x18\x03 \x01(\x0b\x32\x1e.tunefarm.v1.DeviceFingerprint\x12\x17\n\x0f\x63odegen_version\x18\x04 \x01(\t\x12\x1b\n\x13max_parallel_builds\x18\x05 \x01(\x05\"\x87\x01\n\x10RegisterResponse\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x15\n\rsession_token\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65vice_class\x18\x03 \x01(\t\x12\x1d\n\x15heartbeat_interval_ms\x18\x04 \x01(\x05\x12\x15\n\rlease_seconds\x18\x05 \x01(\x05\"R\n\x10HeartbeatRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x15\n\rsession_token\x18\x02 \x01(\t\x12\x15\n\rheld_task_ids\x18\x03 \x03(\t\"C\n\x11HeartbeatResponse\x12\x1a\n\x12\x63\x61ncelled_task_ids\x18\x01 \x03(\t\x12\x12\n\nreregister\x18\x02 \x01(\x08\"J\n\x0cLeaseRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x15\n\rsession_token\x18\x02 \x01(\t\x12\x11\n\tmax_tasks\x18\x03 \x01(\x05\"\xc9\x01\n\x0eMeasureOptions\x12\x0e\n\x06warmup\x18\x01 \x01(\x05\x12\x13\n\x0bmin_repeats\x18\x02 \x01(\x05\x12\x12\n\nmin_time_s\x18\x03 \x01(\x01\x12\x13\n\x0bmax_repeats\x18\x04 \x01(\x05\x12\x11\n\ttimeout_s\x18\x05 \x01(\x01\x12\x13\n\x0b\x66lush_cache\x18\x06 \x01(\x08\x12\x12\n\nmax_time_s\x18\x07 \x01(\x01\x12\x15\n\rtarget_rel_ci\x18\x08 \x01(\x01\x12\x16\n\x0emax_contention\x18\t \x01(\x01\"\x8c\x02\n\x04Task\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0e\n\x06job_id\x18\x03 \x01(\t\x12\x14\n\x0cworkload_key\x18\x04 \x01(\t\x12\x13\n\x0b\x63onfig_json\x18\x05 \x01(\t\x12,\n\x07options\x18\x06 \x01(\x0b\x32\x1b.tunefarm.v1.MeasureOptions\x12\x1e\n\x16lease_deadline_unix_ms\x18\x07 \x01(\x03\x12#\n\x04kind\x18\x08 \x01(\x0e\x32\x15.tunefarm.v1.TaskKind\x12\x1c\n\x14\x62\x61seline_config_json\x18\t \x01(\t\x12\x16\n\x0etime_reference\x18\n \x01(\x08\"I\n\rLeaseResponse\x12 \n\x05tasks\x18\x01 \x03(\x0b\x32\x11.tunefarm.v1.Task\x12\x16\n\x0eretry_after_ms\x18\x02 \x01(\x05\"\x88\x03\n\x0bTrialResult\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12(\n\x06status\x18\x03 \x01(\x0e\x32\x18.tunefarm.v1.TrialStatus\x12\x11\n\tsamples_s\x18\x04 \x03(\x01\x12\x10\n\x08median_s\x18\x05 \x01(\x01\x12\x10\n\x08\x63i_low_s\x18\x06 \x01(\x01\x12\x11\n\tci_high_s\x18\x07 \x01(\x01\x12\r\n\x05\x65rror\x18\x08 \x01(\t\x12\x17\n\x0f\x63odegen_version\x18\t \x01(\t\x12\x11\n\tcompile_s\x18\n \x01(\x01\x12\x15\n\rmax_abs_error\x18\x0b \x01(\x01\x12\x1a\n\x12\x62\x61seline_samples_s\x18\x0c \x03(\x01\x12\x1b\n\x13reference_samples_s\x18\r \x03(\x01\x12\x16\n\x0ereference_name\x18\x0e \x01(\t\x12\x12\n\ncontention\x18\x0f \x01(\x01\x12\r\n\x05noisy\x18\x10 \x01(\x08\x12\x0f\n\x07threads\x18\x11 \x01(\x05\x12\x0c\n\x04\x63pus\x18\x12 \x01(\t\"c\n\rReportRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x15\n\rsession_token\x18\x02 \x01(\t\x12)\n\x07results\x18\x03 \x03(\x0b\x32\x18.tunefarm.v1.TrialResult\"b\n\x0eReportResponse\x12\x19\n\x11\x61\x63\x63\x65pted_task_ids\x18\x01 \x03(\t\x12\x1a\n\x12\x64uplicate_task_ids\x18\x02 \x03(\t\x12\x19\n\x11rejected_task_ids\x18\x03 \x03(\t*?\n\x08TaskKind\x12\x19\n\x15TASK_KIND_UNSPECIFIED\x10\x00\x12\x0b\n\x07MEASURE\x10\x01\x12\x0b\n\x07\x43OMPARE\x10\x02*\x9f\x01\n\x0bTrialStatus\x12\x1c\n\x18TRIAL_STATUS_UNSPECIFIED\x10\x00\x12\x06\n\x02OK\x10\x01\x12\x11\n\rCOMPILE_ERROR\x10\x02\x12\x11\n\rRUNTIME_ERROR\x10\x03\x12\x0b\n\x07TIMEOUT\x10\x04\x12\x10\n\x0cWRONG_ANSWER\x10\x05\x12\x15\n\x11RESOURCE_EXCEEDED\x10\x06\x12\x0e\n\nAGENT_LOST\x10\x07\x32\xb2\x02\n\x0c\x41gentService\x12G\n\x08Register\x12\x1c.tunefarm.v1.RegisterRequest\x1a\x1d.tunefarm.v1.RegisterResponse\x12J\n\tHeartbeat\x12\x1d.tunefarm.v1.HeartbeatRequest\x1a\x1e.tunefarm.v1.HeartbeatResponse\x12\x43\n\nLeaseTasks\x12\x19.tunefarm.v1.LeaseRequest\x1a\x1a.tunefarm.v1.LeaseResponse\x12H\n\rReportResults\x12\x1a.tunefarm.v1.ReportRequest\x1a\x1b.tunefarm.v1.ReportResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dtunefarm_proto/tunefarm.proto\x12\x0btunefarm.v1\"\x93\x02\n\x11\x44\x65viceFingerprint\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65vice_index\x18\x02 \x01(\x05\x12\r\n\x05model\x18\x03 \x01(\t\x12\x0c\n\x04\x61rch\x18\x04 \x01(\t\x12\x11\n\tisa_flags\x18\x05 \x03(\t\x12\x15\n\rcompute_units\x18\x06 \x01(\x05\x12\x14\n\x0cmemory_bytes\x18\x07 \x01(\x03\x12\x16\n\x0e\x64river_version\x18\x08 \x01(\t\x12\x18\n\x10\x63ompiler_version\x18\t \x01(\t\x12\x14\n\x0c\x63uda_version\x18\n \x01(\t\x12\x10\n\x08hostname\x18\x0b \x01(\t\x12#\n\x06target\x18\x0c \x01(\x0b\x32\x13.tunefarm.v1.Target\"\xaa\x02\n\x06Target\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0c\n\x04\x61rch\x18\x02 \x01(\t\x12\x1d\n\x15max_threads_per_block\x18\x03 \x01(\x05\x12\x18\n\x10max_shared_bytes\x18\x04 \x01(\x05\x12\x11\n\twarp_size\x18\x05 \x01(\x05\x12\x14\n\x0cvector_bytes\x18\x06 \x01(\x05\x12\r\n\x05\x63ores\x18\x07 \x01(\x05\x12 \n\x18max_registers_per_thread\x18\x08 \x01(\x05\x12\x15\n\rregister_file\x18\t \x01(\x05\x12 \n\x18max_dynamic_shared_bytes\x18\n \x01(\x05\x12\x10\n\x08sm_count\x18\x0b \x01(\x05\x12\x10\n\x08l2_bytes\x18\x0c \x01(\x03\x12\x14\n\x0ctensor_cores\x18\r \x03(\t\"\xa4\x01\n\x0fRegisterRequest\x12\x17\n\x0f\x65nrolment_token\x18\x01 \x01(\t\x12\x12\n\nagent_name\x18\x02 \x01(\t\x12.\n\x06\x64\x65vice\x18\x03 \x01(\x0b\x32\x1e.tunefarm.v1.DeviceFingerprint\x12\x17\n\x0f\x63odegen_version\x18\x04 \x01(\t\x12\x1b\n\x13max_parallel_builds\x18\x05 \x01(\x05\"\x87\x01\n\x10RegisterResponse\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x15\n\rsession_token\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65vice_class\x18\x03 \x01(\t\x12\x1d\n\x15heartbeat_interval_ms\x18\x04 \x01(\x05\x12\x15\n\rlease_seconds\x18\x05 \x01(\x05\"R\n\x10HeartbeatRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x15\n\rsession_token\x18\x02 \x01(\t\x12\x15\n\rheld_task_ids\x18\x03 \x03(\t\"C\n\x11HeartbeatResponse\x12\x1a\n\x12\x63\x61ncelled_task_ids\x18\x01 \x03(\t\x12\x12\n\nreregister\x18\x02 \x01(\x08\"J\n\x0cLeaseRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x15\n\rsession_token\x18\x02 \x01(\t\x12\x11\n\tmax_tasks\x18\x03 \x01(\x05\"\xc9\x01\n\x0eMeasureOptions\x12\x0e\n\x06warmup\x18\x01 \x01(\x05\x12\x13\n\x0bmin_repeats\x18\x02 \x01(\x05\x12\x12\n\nmin_time_s\x18\x03 \x01(\x01\x12\x13\n\x0bmax_repeats\x18\x04 \x01(\x05\x12\x11\n\ttimeout_s\x18\x05 \x01(\x01\x12\x13\n\x0b\x66lush_cache\x18\x06 \x01(\x08\x12\x12\n\nmax_time_s\x18\x07 \x01(\x01\x12\x15\n\rtarget_rel_ci\x18\x08 \x01(\x01\x12\x16\n\x0emax_contention\x18\t \x01(\x01\"\x8c\x02\n\x04Task\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0e\n\x06job_id\x18\x03 \x01(\t\x12\x14\n\x0cworkload_key\x18\x04 \x01(\t\x12\x13\n\x0b\x63onfig_json\x18\x05 \x01(\t\x12,\n\x07options\x18\x06 \x01(\x0b\x32\x1b.tunefarm.v1.MeasureOptions\x12\x1e\n\x16lease_deadline_unix_ms\x18\x07 \x01(\x03\x12#\n\x04kind\x18\x08 \x01(\x0e\x32\x15.tunefarm.v1.TaskKind\x12\x1c\n\x14\x62\x61seline_config_json\x18\t \x01(\t\x12\x16\n\x0etime_reference\x18\n \x01(\x08\"I\n\rLeaseResponse\x12 \n\x05tasks\x18\x01 \x03(\x0b\x32\x11.tunefarm.v1.Task\x12\x16\n\x0eretry_after_ms\x18\x02 \x01(\x05\"\x88\x03\n\x0bTrialResult\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12(\n\x06status\x18\x03 \x01(\x0e\x32\x18.tunefarm.v1.TrialStatus\x12\x11\n\tsamples_s\x18\x04 \x03(\x01\x12\x10\n\x08median_s\x18\x05 \x01(\x01\x12\x10\n\x08\x63i_low_s\x18\x06 \x01(\x01\x12\x11\n\tci_high_s\x18\x07 \x01(\x01\x12\r\n\x05\x65rror\x18\x08 \x01(\t\x12\x17\n\x0f\x63odegen_version\x18\t \x01(\t\x12\x11\n\tcompile_s\x18\n \x01(\x01\x12\x15\n\rmax_abs_error\x18\x0b \x01(\x01\x12\x1a\n\x12\x62\x61seline_samples_s\x18\x0c \x03(\x01\x12\x1b\n\x13reference_samples_s\x18\r \x03(\x01\x12\x16\n\x0ereference_name\x18\x0e \x01(\t\x12\x12\n\ncontention\x18\x0f \x01(\x01\x12\r\n\x05noisy\x18\x10 \x01(\x08\x12\x0f\n\x07threads\x18\x11 \x01(\x05\x12\x0c\n\x04\x63pus\x18\x12 \x01(\t\"c\n\rReportRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x15\n\rsession_token\x18\x02 \x01(\t\x12)\n\x07results\x18\x03 \x03(\x0b\x32\x18.tunefarm.v1.TrialResult\"b\n\x0eReportResponse\x12\x19\n\x11\x61\x63\x63\x65pted_task_ids\x18\x01 \x03(\t\x12\x1a\n\x12\x64uplicate_task_ids\x18\x02 \x03(\t\x12\x19\n\x11rejected_task_ids\x18\x03 \x03(\t*?\n\x08TaskKind\x12\x19\n\x15TASK_KIND_UNSPECIFIED\x10\x00\x12\x0b\n\x07MEASURE\x10\x01\x12\x0b\n\x07\x43OMPARE\x10\x02*\x9f\x01\n\x0bTrialStatus\x12\x1c\n\x18TRIAL_STATUS_UNSPECIFIED\x10\x00\x12\x06\n\x02OK\x10\x01\x12\x11\n\rCOMPILE_ERROR\x10\x02\x12\x11\n\rRUNTIME_ERROR\x10\x03\x12\x0b\n\x07TIMEOUT\x10\x04\x12\x10\n\x0cWRONG_ANSWER\x10\x05\x12\x15\n\x11RESOURCE_EXCEEDED\x10\x06\x12\x0e\n\nAGENT_LOST\x10\x07\x32\xb2\x02\n\x0c\x41gentService\x12G\n\x08Register\x12\x1c.tunefarm.v1.RegisterRequest\x1a\x1d.tunefarm.v1.RegisterResponse\x12J\n\tHeartbeat\x12\x1d.tunefarm.v1.HeartbeatRequest\x1a\x1e.tunefarm.v1.HeartbeatResponse\x12\x43\n\nLeaseTasks\x12\x19.tunefarm.v1.LeaseRequest\x1a\x1a.tunefarm.v1.LeaseResponse\x12H\n\rReportResults\x12\x1a.tunefarm.v1.ReportRequest\x1a\x1b.tunefarm.v1.ReportResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tunefarm_proto.tunefarm_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TASKKIND']._serialized_start=1967
-  _globals['_TASKKIND']._serialized_end=2030
-  _globals['_TRIALSTATUS']._serialized_start=2033
-  _globals['_TRIALSTATUS']._serialized_end=2192
+  _globals['_TASKKIND']._serialized_start=2305
+  _globals['_TASKKIND']._serialized_end=2368
+  _globals['_TRIALSTATUS']._serialized_start=2371
+  _globals['_TRIALSTATUS']._serialized_end=2530
   _globals['_DEVICEFINGERPRINT']._serialized_start=47
-  _globals['_DEVICEFINGERPRINT']._serialized_end=285
-  _globals['_REGISTERREQUEST']._serialized_start=288
-  _globals['_REGISTERREQUEST']._serialized_end=452
-  _globals['_REGISTERRESPONSE']._serialized_start=455
-  _globals['_REGISTERRESPONSE']._serialized_end=590
-  _globals['_HEARTBEATREQUEST']._serialized_start=592
-  _globals['_HEARTBEATREQUEST']._serialized_end=674
-  _globals['_HEARTBEATRESPONSE']._serialized_start=676
-  _globals['_HEARTBEATRESPONSE']._serialized_end=743
-  _globals['_LEASEREQUEST']._serialized_start=745
-  _globals['_LEASEREQUEST']._serialized_end=819
-  _globals['_MEASUREOPTIONS']._serialized_start=822
-  _globals['_MEASUREOPTIONS']._serialized_end=1023
-  _globals['_TASK']._serialized_start=1026
-  _globals['_TASK']._serialized_end=1294
-  _globals['_LEASERESPONSE']._serialized_start=1296
-  _globals['_LEASERESPONSE']._serialized_end=1369
-  _globals['_TRIALRESULT']._serialized_start=1372
-  _globals['_TRIALRESULT']._serialized_end=1764
-  _globals['_REPORTREQUEST']._serialized_start=1766
-  _globals['_REPORTREQUEST']._serialized_end=1865
-  _globals['_REPORTRESPONSE']._serialized_start=1867
-  _globals['_REPORTRESPONSE']._serialized_end=1965
-  _globals['_AGENTSERVICE']._serialized_start=2195
-  _globals['_AGENTSERVICE']._serialized_end=2501
+  _globals['_DEVICEFINGERPRINT']._serialized_end=322
+  _globals['_TARGET']._serialized_start=325
+  _globals['_TARGET']._serialized_end=623
+  _globals['_REGISTERREQUEST']._serialized_start=626
+  _globals['_REGISTERREQUEST']._serialized_end=790
+  _globals['_REGISTERRESPONSE']._serialized_start=793
+  _globals['_REGISTERRESPONSE']._serialized_end=928
+  _globals['_HEARTBEATREQUEST']._serialized_start=930
+  _globals['_HEARTBEATREQUEST']._serialized_end=1012
+  _globals['_HEARTBEATRESPONSE']._serialized_start=1014
+  _globals['_HEARTBEATRESPONSE']._serialized_end=1081
+  _globals['_LEASEREQUEST']._serialized_start=1083
+  _globals['_LEASEREQUEST']._serialized_end=1157
+  _globals['_MEASUREOPTIONS']._serialized_start=1160
+  _globals['_MEASUREOPTIONS']._serialized_end=1361
+  _globals['_TASK']._serialized_start=1364
+  _globals['_TASK']._serialized_end=1632
+  _globals['_LEASERESPONSE']._serialized_start=1634
+  _globals['_LEASERESPONSE']._serialized_end=1707
+  _globals['_TRIALRESULT']._serialized_start=1710
+  _globals['_TRIALRESULT']._serialized_end=2102
+  _globals['_REPORTREQUEST']._serialized_start=2104
+  _globals['_REPORTREQUEST']._serialized_end=2203
+  _globals['_REPORTRESPONSE']._serialized_start=2205
+  _globals['_REPORTRESPONSE']._serialized_end=2303
+  _globals['_AGENTSERVICE']._serialized_start=2533
+  _globals['_AGENTSERVICE']._serialized_end=2839
 # @@protoc_insertion_point(module_scope)

@@ -36,7 +36,7 @@ RESOURCE_EXCEEDED: TrialStatus
 AGENT_LOST: TrialStatus
 
 class DeviceFingerprint(_message.Message):
-    __slots__ = ("kind", "device_index", "model", "arch", "isa_flags", "compute_units", "memory_bytes", "driver_version", "compiler_version", "cuda_version", "hostname")
+    __slots__ = ("kind", "device_index", "model", "arch", "isa_flags", "compute_units", "memory_bytes", "driver_version", "compiler_version", "cuda_version", "hostname", "target")
     KIND_FIELD_NUMBER: _ClassVar[int]
     DEVICE_INDEX_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,7 @@ class DeviceFingerprint(_message.Message):
     COMPILER_VERSION_FIELD_NUMBER: _ClassVar[int]
     CUDA_VERSION_FIELD_NUMBER: _ClassVar[int]
     HOSTNAME_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
     kind: str
     device_index: int
     model: str
@@ -59,7 +60,38 @@ class DeviceFingerprint(_message.Message):
     compiler_version: str
     cuda_version: str
     hostname: str
-    def __init__(self, kind: _Optional[str] = ..., device_index: _Optional[int] = ..., model: _Optional[str] = ..., arch: _Optional[str] = ..., isa_flags: _Optional[_Iterable[str]] = ..., compute_units: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., driver_version: _Optional[str] = ..., compiler_version: _Optional[str] = ..., cuda_version: _Optional[str] = ..., hostname: _Optional[str] = ...) -> None: ...
+    target: Target
+    def __init__(self, kind: _Optional[str] = ..., device_index: _Optional[int] = ..., model: _Optional[str] = ..., arch: _Optional[str] = ..., isa_flags: _Optional[_Iterable[str]] = ..., compute_units: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., driver_version: _Optional[str] = ..., compiler_version: _Optional[str] = ..., cuda_version: _Optional[str] = ..., hostname: _Optional[str] = ..., target: _Optional[_Union[Target, _Mapping]] = ...) -> None: ...
+
+class Target(_message.Message):
+    __slots__ = ("kind", "arch", "max_threads_per_block", "max_shared_bytes", "warp_size", "vector_bytes", "cores", "max_registers_per_thread", "register_file", "max_dynamic_shared_bytes", "sm_count", "l2_bytes", "tensor_cores")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    ARCH_FIELD_NUMBER: _ClassVar[int]
+    MAX_THREADS_PER_BLOCK_FIELD_NUMBER: _ClassVar[int]
+    MAX_SHARED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    WARP_SIZE_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CORES_FIELD_NUMBER: _ClassVar[int]
+    MAX_REGISTERS_PER_THREAD_FIELD_NUMBER: _ClassVar[int]
+    REGISTER_FILE_FIELD_NUMBER: _ClassVar[int]
+    MAX_DYNAMIC_SHARED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SM_COUNT_FIELD_NUMBER: _ClassVar[int]
+    L2_BYTES_FIELD_NUMBER: _ClassVar[int]
+    TENSOR_CORES_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    arch: str
+    max_threads_per_block: int
+    max_shared_bytes: int
+    warp_size: int
+    vector_bytes: int
+    cores: int
+    max_registers_per_thread: int
+    register_file: int
+    max_dynamic_shared_bytes: int
+    sm_count: int
+    l2_bytes: int
+    tensor_cores: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, kind: _Optional[str] = ..., arch: _Optional[str] = ..., max_threads_per_block: _Optional[int] = ..., max_shared_bytes: _Optional[int] = ..., warp_size: _Optional[int] = ..., vector_bytes: _Optional[int] = ..., cores: _Optional[int] = ..., max_registers_per_thread: _Optional[int] = ..., register_file: _Optional[int] = ..., max_dynamic_shared_bytes: _Optional[int] = ..., sm_count: _Optional[int] = ..., l2_bytes: _Optional[int] = ..., tensor_cores: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RegisterRequest(_message.Message):
     __slots__ = ("enrolment_token", "agent_name", "device", "codegen_version", "max_parallel_builds")

@@ -92,9 +92,8 @@ class ClassModels:
     def warm_cache(self, device_class: str, workload_key: str, configs: list[dict]) -> int:
         """Put the stored vectors of `configs` into the shared feature cache (a job rebuilt after a restart finds
         its trials' features there instead of lowering them again); returns how many were found."""
-        try:
-            target = target_for_class(device_class)
-        except ValueError:
+        target = self._target(device_class)
+        if target is None:
             return 0
         fs, keys = feature_set(target), {config_key(c) for c in configs}
         with session_scope(self._sessions) as s:
@@ -104,11 +103,19 @@ class ClassModels:
             self.cache.put((prefix, key), np.frombuffer(blob, np.float32))
         return len(found)
 
+    def _target(self, device_class: str):
+        """The class's registered compiler target, None while it has none."""
+        with session_scope(self._sessions) as s:
+            try:
+                return target_for_class(device_class, session=s)
+            except LookupError:
+                return None
+
     def _load(self, device_class: str) -> _Kept | None:
-        try:
-            fs = feature_set(target_for_class(device_class))
-        except ValueError:
+        target = self._target(device_class)
+        if target is None:
             return None
+        fs = feature_set(target)
         with session_scope(self._sessions) as s:
             record = repo.latest_cost_model(device_class, fs, session=s)
             if record is None:
@@ -130,10 +137,9 @@ class ClassModels:
         with session_scope(self._sessions) as s:
             classes = list(s.scalars(select(Trial.device_class).distinct()))
         for device_class in classes:
-            try:
-                target = target_for_class(device_class)
-            except ValueError:
-                continue  # a class no compiler target is derived from (a test double's): nothing to featurize
+            target = self._target(device_class)
+            if target is None:
+                continue  # a class without a registered target (imported history, a test double's): no features
             stored, fitted = self._refresh_class(device_class, target)
             summary.stored[device_class] = stored
             if fitted:

@@ -24,7 +24,7 @@ def device_class(fingerprint: Mapping) -> str:
     """Fingerprint dict (kind, model, arch, isa_flags, compute_units, ...) -> class string; ValueError if unusable."""
     kind = _required(fingerprint, "kind")
     if kind == "cuda":
-        return f"cuda-{_model_slug(fingerprint)}-sm{_sm_number(_required(fingerprint, 'arch'))}"
+        return f"cuda-{_model_slug(fingerprint)}-sm{sm_number(_required(fingerprint, 'arch'))}"
     if kind == "cpu":
         arch = _arch_token(_required(fingerprint, "arch"))
         return f"cpu-{arch}-{best_isa(_isa_flags(fingerprint))}-{_compute_units(fingerprint)}c"
@@ -56,7 +56,7 @@ def _model_slug(fp: Mapping) -> str:
     return slug
 
 
-def _sm_number(arch) -> str:
+def sm_number(arch) -> str:
     """'sm_90', 'sm90', '90', '9.0', 'compute_90' -> '90'."""
     text = str(arch).strip().lower()
     match = re.fullmatch(r"(?:sm_?|compute_?)?(\d{2,3})[a-z]?", text) or re.fullmatch(r"(\d+)\.(\d)", text)

@@ -261,7 +261,8 @@ class JobDriver:
         if self.class_models is not None and view.trials and view.strategy in TRANSFER_STRATEGIES:
             self.class_models.warm_cache(view.device_class, view.workload_key, [t.config for t in view.trials])
         try:
-            target = target_for_class(view.device_class)
+            with session_scope(self._sessions) as s:
+                target = target_for_class(view.device_class, session=s)
             space = cc.get_space(cc.parse_key(view.workload_key), target)
             context = StrategyContext(space, seed=view.seed, options=view.options,
                                       history=[observation(t) for t in view.trials], workload_key=view.workload_key,

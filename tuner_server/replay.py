@@ -70,7 +70,7 @@ class ReplayTable:
             return None
         from compiler_core.target import Target
 
-        return Target(**self.meta["target"])
+        return Target.from_dict(self.meta["target"])
 
     def transfer_trials(self) -> list[TransferTrial]:
         """The table as history of another workload, for a strategy's transfer learning."""

@@ -1,28 +1,34 @@
-"""Device classes as compiler targets: the target an agent of a class builds for, and the class a job selector
-('cpu', 'cuda' or an exact class) runs on given the agents that are active."""
+"""Device classes as compiler targets: the target agents of a class registered (stored with the class), and the
+class a job selector ('cpu', 'cuda' or an exact class) runs on given the agents that are active."""
 from __future__ import annotations
 
-import dataclasses
-import re
 from collections.abc import Mapping
 
+from sqlalchemy.orm import Session
+
 import compiler_core as cc
+from tuner_server.db.models import Device
 from tuner_server.device_class import device_kind
 
-_CLASS_ISAS = {"avx512f": "avx512", "avx2": "avx2"}  # a class's ISA token -> cc.cpu_target's isa (else "sse")
-_CPU_CLASS = re.compile(r"cpu-(?P<arch>.+)-(?P<isa>[a-z0-9_]+)-(?P<cores>\d+)c")
-_CUDA_CLASS = re.compile(r"cuda-.+-sm(?P<sm>\d+)")
+
+class NoTarget(LookupError):
+    """A device class without a stored compiler target (none of its agents registered one)."""
 
 
-def target_for_class(device_class: str) -> cc.Target:
-    """The compiler target an agent of `device_class` builds for (as its own cc.cpu_target()/cuda_target()):
-    CPU vector width from the class's best ISA, threads from its core count; CUDA from its sm number."""
-    if match := _CPU_CLASS.fullmatch(device_class):
-        target = cc.cpu_target(isa=_CLASS_ISAS.get(match["isa"], "sse"), cores=int(match["cores"]))
-        return dataclasses.replace(target, arch=f"{match['arch']}-{target.arch.rpartition('-')[2]}")
-    if match := _CUDA_CLASS.fullmatch(device_class):
-        return cc.cuda_target(f"sm_{match['sm']}")
-    raise ValueError(f"cannot derive a compiler target from device class {device_class!r}")
+def target_for_class(device_class: str, *, session: Session) -> cc.Target:
+    """The compiler target agents of `device_class` generate code for, as the first of them sent it when it
+    registered (read off its device: arch with the 'a' of sm_90a, shared-memory and register limits, SMs, L2,
+    tensor cores; for a CPU its ISA and cores). NoTarget for an unknown class or one no agent has registered."""
+    device = session.get(Device, device_class)
+    stored = (device.fingerprint or {}).get("target") if device is not None else None
+    if stored is None:
+        why = "is unknown" if device is None else "has no compiler target: no agent of it has registered with " \
+                                                  "this release"
+        raise NoTarget(f"device class {device_class!r} {why}")
+    try:
+        return cc.Target.from_dict(dict(stored))
+    except ValueError as exc:
+        raise NoTarget(f"device class {device_class!r}: stored {exc}") from None
 
 
 def pick_device_class(selector: str, active_by_class: Mapping[str, int]) -> str | None:

@@ -8,9 +8,9 @@ from compiler_core.target import Target
 
 
 def generate_source(module: Module, target: Target) -> str:
-    if target.kind == "cuda":
-        return CudaCodegen().render(module)
-    return CCodegen(threads=target.cores).render(module)
+    from compiler_core.backends import backend  # the backends import the codegens of this package
+
+    return backend(target.kind).render(module, target)
 
 
 __all__ = ["CCodegen", "CudaCodegen", "generate_source"]

@@ -10,6 +10,8 @@ _AXIS = {"BLOCK_X": "blockIdx.x", "BLOCK_Y": "blockIdx.y", "BLOCK_Z": "blockIdx.
          "THREAD_X": "threadIdx.x", "THREAD_Y": "threadIdx.y", "THREAD_Z": "threadIdx.z"}
 _BITS_TYPE = {2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
 _WMMA = "nvcuda::wmma"
+_DYN_SMEM = "tf_dyn_smem"  # the launch's dynamic shared memory; SHARED_DYN buffers are pointers into it
+_DYN_ALIGN = 1024  # the most any buffer asks for (TMA's 128-byte swizzle pattern repeats every 1024 bytes)
 _FRAGMENT = {
     S.Scope.WMMA_A: f"{_WMMA}::fragment<{_WMMA}::matrix_a, 16, 16, 16, __half, {_WMMA}::row_major>",
     S.Scope.WMMA_B: f"{_WMMA}::fragment<{_WMMA}::matrix_b, 16, 16, 16, __half, {_WMMA}::row_major>",
@@ -109,6 +111,10 @@ class CudaCodegen(CodegenBase):
         self.indent += 1
         if buf.scope in _FRAGMENT:
             self.line(f"{_FRAGMENT[buf.scope]} {buf.name}[{buf.physical_elems}];")
+        elif buf.scope is S.Scope.SHARED_DYN:
+            ctype = self.type_of(buf.dtype)
+            self.line(f"{ctype}* __restrict__ {buf.name} = reinterpret_cast<{ctype}*>({_DYN_SMEM} + "
+                      f"{self.func.dynamic_offsets[buf.name]});")
         elif buf.scope is S.Scope.SHARED:
             self.line(f"__shared__ __align__({buf.align}) {self.type_of(buf.dtype)} {buf.name}[{buf.physical_elems}];")
         else:
@@ -132,6 +138,8 @@ class CudaCodegen(CodegenBase):
             params = ", ".join(self.param_decl(b, b in written) for b in func.params)
             threads = func.block[0] * func.block[1] * func.block[2]
             self.line(f'extern "C" __global__ void __launch_bounds__({threads}) {func.name}({params}) {{')
+            if func.dynamic_shared_bytes:
+                self.line(f"  extern __shared__ __align__({_DYN_ALIGN}) unsigned char {_DYN_SMEM}[];")
             self.body(func.body)
             self.line("}")
         return "\n".join(head) + "\n\n" + "\n".join(self.lines) + "\n"

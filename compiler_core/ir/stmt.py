@@ -1,6 +1,7 @@
 """Statement nodes, buffers and the kernel/module containers of the loop IR."""
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
 
@@ -26,7 +27,8 @@ class ForKind(enum.Enum):
 
 class Scope(enum.Enum):
     GLOBAL = "global"
-    SHARED = "shared"
+    SHARED = "shared"  # static: declared in the kernel, at most the target's max_shared_bytes per block
+    SHARED_DYN = "shared.dyn"  # carved from the launch's dynamic shared memory (up to the opt-in limit)
     LOCAL = "local"  # registers / stack
     WMMA_A = "wmma.matrix_a"
     WMMA_B = "wmma.matrix_b"
@@ -148,8 +150,14 @@ class PrimFunc:
     body: Stmt
     grid: tuple = (1, 1, 1)
     block: tuple = (1, 1, 1)
-    shared_bytes: int = 0
+    shared_bytes: int = 0  # static shared memory (Scope.SHARED buffers)
     attrs: dict = field(default_factory=dict)
+    dynamic_shared_bytes: int = 0  # launched with this much dynamic shared memory (Scope.SHARED_DYN buffers)
+    dynamic_offsets: dict = field(default_factory=dict)  # SHARED_DYN buffer name -> byte offset in it
+
+    def with_body(self, body: Stmt) -> PrimFunc:
+        """The same kernel with a rewritten body (what a pass returns)."""
+        return dataclasses.replace(self, body=body)
 
 
 @dataclass(eq=False)

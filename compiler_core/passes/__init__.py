@@ -1,1 +1,2 @@
-"""Lowering passes, one file each; `compiler_core.lower.PASSES` is the literal order they run in."""
+"""Lowering passes, one file each; each backend (compiler_core.backends) lists the
+literal order its kind runs them in."""

@@ -31,6 +31,6 @@ class _Flatten(Mutator):
 
 def flatten_buffers(module: S.Module, target) -> S.Module:
     return module.with_kernels(
-        S.PrimFunc(f.name, f.params, _Flatten().visit(f.body), f.grid, f.block, f.shared_bytes, f.attrs)
+        f.with_body(_Flatten().visit(f.body))
         for f in module.kernels
     )

@@ -39,6 +39,6 @@ class _Simplify(Mutator):
 
 def simplify(module: S.Module, target) -> S.Module:
     return module.with_kernels(
-        S.PrimFunc(f.name, f.params, _Simplify().visit(f.body), f.grid, f.block, f.shared_bytes, f.attrs)
+        f.with_body(_Simplify().visit(f.body))
         for f in module.kernels
     )

@@ -65,9 +65,7 @@ def _as_vector_copy(var: E.Var, extent: E.Expr, body: S.Stmt):
 
 
 def vectorize(module: S.Module, target) -> S.Module:
-    if target.kind != "cuda":
-        return module
     return module.with_kernels(
-        S.PrimFunc(f.name, f.params, _Vectorize().visit(f.body), f.grid, f.block, f.shared_bytes, f.attrs)
+        f.with_body(_Vectorize().visit(f.body))
         for f in module.kernels
     )

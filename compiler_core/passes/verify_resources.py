@@ -1,4 +1,5 @@
-"""Pass: reject kernels over the target's limits (threads per block, grid, shared memory, registers)."""
+"""Pass: reject kernels over the target's limits (threads per block, grid, static and dynamic shared memory,
+registers)."""
 from __future__ import annotations
 
 from compiler_core.errors import ResourceError
@@ -25,8 +26,6 @@ def register_estimate(func: S.PrimFunc) -> int:
 
 
 def verify_resources(module: S.Module, target) -> S.Module:
-    if target.kind != "cuda":
-        return module
     for f in module.kernels:
         threads = f.block[0] * f.block[1] * f.block[2]
         if threads > target.max_threads_per_block:
@@ -34,7 +33,10 @@ def verify_resources(module: S.Module, target) -> S.Module:
         if f.grid[1] > MAX_GRID_YZ or f.grid[2] > MAX_GRID_YZ:
             raise ResourceError(f"{f.name}: grid {f.grid} exceeds {MAX_GRID_YZ} in y or z")
         if f.shared_bytes > target.max_shared_bytes:
-            raise ResourceError(f"{f.name}: {f.shared_bytes} B shared memory > {target.max_shared_bytes} B")
+            raise ResourceError(f"{f.name}: {f.shared_bytes} B static shared memory > {target.max_shared_bytes} B")
+        if f.dynamic_shared_bytes and f.shared_bytes + f.dynamic_shared_bytes > target.shared_limit:
+            raise ResourceError(f"{f.name}: {f.shared_bytes} B static + {f.dynamic_shared_bytes} B dynamic shared "
+                                f"memory > {target.shared_limit} B, {target.arch}'s opt-in limit per block")
         regs = register_estimate(f)
         if regs > target.max_registers_per_thread:
             raise ResourceError(f"{f.name}: ~{regs} registers per thread > {target.max_registers_per_thread}")

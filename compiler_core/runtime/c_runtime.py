@@ -65,6 +65,9 @@ class CLibrary:
         self._entry.argtypes = [ctypes.c_void_p] * num_args
         self._entry.restype = ctypes.c_int
 
+    def run_host(self, arrays: list) -> None:
+        self.call([a.ctypes.data for a in arrays])
+
     def call(self, ptrs: list[int]) -> None:
         if self._entry(*ptrs) != 0:
             raise MemoryError("kernel workspace allocation failed")

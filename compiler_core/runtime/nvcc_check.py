@@ -46,7 +46,7 @@ def nvcc_compile(source: str, arch: str = "sm_90", timeout_s: float = 300.0, cac
     nvcc's diagnostics on failure. Failures are not cached: a timeout may not repeat."""
     if not nvcc_available():
         raise BuildError("nvcc not found on PATH")
-    flags = (f"-arch={arch}", *NVCC_FLAGS)
+    flags = (gencode(arch), *NVCC_FLAGS)
     cached = None
     if use_cache:
         cache = Path(cache_dir or default_cache_dir())
@@ -68,8 +68,15 @@ def nvcc_compile(source: str, arch: str = "sm_90", timeout_s: float = 300.0, cac
     return cubin
 
 
+def gencode(arch: str) -> str:
+    """nvcc's flag for machine code of exactly `arch` ('sm_90a' -> -gencode=arch=compute_90a,code=sm_90a): the
+    -arch=sm_90a shorthand also runs a plain compute_90 pass in some nvcc releases, which rejects wgmma."""
+    number = arch.removeprefix("sm_")
+    return f"-gencode=arch=compute_{number},code=sm_{number}"
+
+
 def _run_nvcc(source: str, flags: tuple[str, ...], timeout_s: float) -> bytes:
-    arch = flags[0].split("=", 1)[1]
+    arch = "sm_" + flags[0].rpartition("sm_")[2]
     with tempfile.TemporaryDirectory(prefix="tf-nvcc-") as tmp:
         src, out = Path(tmp) / "kernel.cu", Path(tmp) / "kernel.cubin"
         src.write_text(source)
@@ -79,5 +86,5 @@ def _run_nvcc(source: str, flags: tuple[str, ...], timeout_s: float) -> bytes:
         except subprocess.TimeoutExpired:
             raise BuildError(f"nvcc timed out after {timeout_s:.0f} s") from None
         if proc.returncode != 0:
-            raise BuildError(f"nvcc -arch={arch} failed:\n{proc.stderr[-4000:]}")
+            raise BuildError(f"nvcc for {arch} failed:\n{proc.stderr[-4000:]}")
         return out.read_bytes()

@@ -10,10 +10,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 import compiler_core as cc
-from tests.db.factories import agent, at, compare, lease_compare, paired_report
+from tests.db.factories import CPU_TARGET, agent, at, compare, lease_compare, paired_report
 from tuner_server import repo
 from tuner_server.api.app import create_app
-from tuner_server.api.inputs import target_for_class
 from tuner_server.db import Base, Task, session_scope
 from tuner_server.repo import JobSpec, comparisons
 from tuner_server.settings import Settings
@@ -66,7 +65,7 @@ def _auth(token: str | None) -> dict[str, str]:
 
 def valid_configs(n: int) -> list[dict]:
     """n distinct configs valid for the CPU class's target (so the source can be regenerated)."""
-    w, target = cc.parse_key(MATMUL_KEY), target_for_class(CPU_CLASS)
+    w, target = cc.parse_key(MATMUL_KEY), CPU_TARGET
     configs = [cc.default_config(w, target)]
     for c in cc.get_space(w, target).sample(random.Random(0), 4 * n):
         if cc.config_key(c) not in {cc.config_key(x) for x in configs}:

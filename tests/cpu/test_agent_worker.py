@@ -257,15 +257,15 @@ def test_every_status_has_a_proto_enum_value():
 # ---- the build pool and the runner -------------------------------------------------------------------------
 
 def test_prebuild_warms_the_c_cache_and_classifies_failures():
-    built = prebuild(matmul_task(), "c", "")
+    built = prebuild(matmul_task(), cc.cpu_target())
     assert built.status is None and built.compile_s > 0 and built.cubins is None
-    bad = prebuild(matmul_task("bad", {"nope": 1}), "c", "")
+    bad = prebuild(matmul_task("bad", {"nope": 1}), cc.cpu_target())
     assert bad.status == Status.COMPILE_ERROR
 
 
 def test_runner_builds_ahead_in_the_pool_then_measures_in_the_worker(sandbox):
     done = []
-    pool = BuildPool("c", "", workers=2, plugins=(PLUGIN,))
+    pool = BuildPool(cc.cpu_target(), workers=2, plugins=(PLUGIN,))
     runner = TaskRunner(sandbox, pool, done.append)
     try:
         good = matmul_task("pooled", one_vector_microkernel(MATMUL, cc.cpu_target()))
@@ -285,7 +285,7 @@ def test_runner_builds_ahead_in_the_pool_then_measures_in_the_worker(sandbox):
 
 def test_the_pool_prepares_each_workloads_references_once_off_the_critical_path(tmp_path):
     ready = []
-    pool = BuildPool("c", "", workers=2, cache_dir=str(tmp_path), on_ready=ready.append)
+    pool = BuildPool(cc.cpu_target(), workers=2, cache_dir=str(tmp_path), on_ready=ready.append)
     try:
         pool.submit(matmul_task("a"))
         pool.submit(matmul_task("b", one_vector_microkernel(MATMUL, cc.cpu_target())))
@@ -344,9 +344,10 @@ def cc_cuda_available() -> bool:
 def test_cuda_task_is_built_with_nvcc_verified_and_timed_with_events():
     info = fp.fingerprint("cuda:0")
     w = cc.make_workload("matmul", {"M": 256, "N": 256, "K": 256})
-    task = Task("gpu-mm", 1, "job", w.key, cc.config_key(cc.default_config(w, cc.cuda_target(info["arch"]))),
+    target = cc.Target.from_dict(info["target"])
+    task = Task("gpu-mm", 1, "job", w.key, cc.config_key(cc.default_config(w, target)),
                 options(warmup=2, min_repeats=10, min_time_s=0.0, timeout_s=60, flush_cache=True))
-    built = prebuild(task, "cuda", info["arch"])
+    built = prebuild(task, target)
     assert built.status is None and built.cubins
     result, healthy = execute(task, make_bench(WorkerSpec("cuda:0")), WorkloadCache(None), built.cubins,
                               built.compile_s)

@@ -110,10 +110,19 @@ def test_cuda_source_for_an_imported_cuda_head(farm):
              "codegen_version": cc.codegen_version(), "status": "OK", "median_s": 1e-5, "created_at": at(5).isoformat()}
     version = {"type": "schedule_version", "workload": key, "device_class": cuda_class, "version": 1, "trial": "t1",
                "reason": "improved", "created_at": at(5).isoformat()}
+    query = f"/v1/best?op=softmax&rows=64&cols=1000&device={cuda_class}"
     body = "\n".join(json.dumps(r) for r in (trial, version)).encode()
     assert farm.post("/v1/import", content=body).json()["versions"] == 1
-    best = farm.get(f"/v1/best?op=softmax&rows=64&cols=1000&device={cuda_class}&include_source=true").json()
-    assert (best["target"]["kind"], best["target"]["arch"], best["reason"]) == ("cuda", "sm_90", "import")
+    best = farm.get(query).json()  # a class known only from the import: served, its target unknown here
+    assert best["target"] is None and best["reason"] == "import"
+    refused = farm.get(query + "&include_source=true")
+    assert refused.status_code == 422 and "registered its compiler target" in refused.json()["error"]
+    h100 = cc.cuda_target("sm_90a", sm_count=132).to_dict()  # the device line of an export from an H100 farm
+    device = {"type": "device", "device_class": cuda_class, "kind": "cuda", "fingerprint": {"target": h100}}
+    imported = farm.post("/v1/import", content=json.dumps(device).encode())
+    assert imported.status_code == 200, imported.text
+    best = farm.get(query + "&include_source=true").json()
+    assert (best["target"]["kind"], best["target"]["arch"], best["target"]["sm_count"]) == ("cuda", "sm_90a", 132)
     assert "__global__" in best["source"] and best["gbps"] == pytest.approx(2 * 64 * 1000 * 4 / 1e-5 / 1e9)
 
 

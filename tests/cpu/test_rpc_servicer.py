@@ -28,15 +28,18 @@ from tuner_server.db import (
     session_scope,
     upgrade_to_head,
 )
-from tuner_server.driver import JobDriver, target_for_class
+from tuner_server.driver import JobDriver
 from tuner_server.repo import JobSpec
 from tuner_server.rpc.server import build_grpc_server, stop_grpc_server
 from tuner_server.settings import Settings
+from tuner_server.targets import target_for_class
 
 TOKEN = "test-enrolment-token"
 MATMUL = "matmul(M=64,N=64,K=64,dtype=float32)"
+CPU_TARGET = pb.Target(**cc.cpu_target(isa="avx2", cores=2).to_dict())
 CPU = pb.DeviceFingerprint(kind="cpu", model="AMD EPYC 7B13", arch="x86_64", isa_flags=["avx2", "fma"],
-                           compute_units=2, memory_bytes=8 << 30, hostname="test")
+                           compute_units=2, memory_bytes=8 << 30, hostname="test", target=CPU_TARGET)
+H100_TARGET = pb.Target(**cc.cuda_target("sm_90a", sm_count=132).to_dict())
 
 
 class WakeCounter(JobDriver):
@@ -118,6 +121,15 @@ def test_register_with_a_wrong_enrolment_token_is_unauthenticated(farm):
     ({"device": pb.DeviceFingerprint(kind="tpu", arch="x", compute_units=1)}, "device.kind"),
     ({"device": pb.DeviceFingerprint(kind="cpu", arch="x86_64", compute_units=0)}, "device.compute_units"),
     ({"device": pb.DeviceFingerprint(kind="cuda", arch="sm_90", compute_units=132)}, "device.model"),
+    ({"device": pb.DeviceFingerprint(kind="cpu", model="m", arch="x86_64", compute_units=2)}, "device.target"),
+    ({"device": pb.DeviceFingerprint(kind="cpu", model="m", arch="x86_64", compute_units=2, target=pb.Target(
+        **{**cc.cpu_target(isa="avx2", cores=2).to_dict(), "warp_size": 0}))}, "device.target"),
+    ({"device": pb.DeviceFingerprint(kind="cpu", model="m", arch="x86_64", compute_units=4, target=CPU_TARGET)},
+     "device.target.cores"),
+    ({"device": pb.DeviceFingerprint(kind="cpu", model="m", arch="x86_64", compute_units=132, target=H100_TARGET)},
+     "device.target.kind"),
+    ({"device": pb.DeviceFingerprint(kind="cuda", model="H100", arch="sm_80", compute_units=132, target=H100_TARGET)},
+     "device.target.arch"),
     ({"agent_name": ""}, "agent_name"),
     ({"codegen_version": "x" * 65}, "codegen_version"),
 ])
@@ -153,7 +165,8 @@ def test_register_lease_report_round_trip_records_trials(farm):
     job_id = farm.job_with_tasks(budget=6)
     tasks = farm.lease(reg, 4)
     assert len(tasks) == 4 and {t.job_id for t in tasks} == {job_id} and {t.attempt for t in tasks} == {1}
-    space = cc.get_space(cc.parse_key(MATMUL), target_for_class(reg.device_class))
+    with session_scope(farm.sessions) as s:
+        space = cc.get_space(cc.parse_key(MATMUL), target_for_class(reg.device_class, session=s))
     for t in tasks:
         assert t.workload_key == MATMUL
         space.validate(json.loads(t.config_json))

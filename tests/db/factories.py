@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
+import compiler_core as cc
 from tuner_server import repo
 from tuner_server.db import Task, Trial
 from tuner_server.device_class import device_class
@@ -22,13 +23,20 @@ def at(seconds: float) -> datetime:
 
 
 def cpu_fingerprint(cores: int = 2, isa=("sse4_2", "avx2", "fma")) -> dict:
+    """A CPU agent's fingerprint, with the target an agent of that ISA and core count registers."""
+    widest = "avx512" if "avx512f" in isa else "avx2" if "avx2" in isa else "sse"
     return {"kind": "cpu", "model": "AMD EPYC 7B13", "arch": "x86_64", "isa_flags": list(isa),
-            "compute_units": cores, "memory_bytes": 8 << 30}
+            "compute_units": cores, "memory_bytes": 8 << 30,
+            "target": cc.cpu_target(isa=widest, cores=cores).to_dict()}
 
 
 def cuda_fingerprint() -> dict:
     return {"kind": "cuda", "model": "NVIDIA H100 80GB HBM3", "arch": "sm_90", "compute_units": 132,
-            "memory_bytes": 80 << 30}
+            "memory_bytes": 80 << 30, "target": H100.to_dict()}
+
+
+H100 = cc.cuda_target("sm_90a", sm_count=132, l2_bytes=50 << 20)  # what an H100's agent registers
+CPU_TARGET = cc.cpu_target(isa="avx2", cores=2)  # what cpu_fingerprint()'s agent registers
 
 
 def agent(session, name: str = "a1", fingerprint: dict | None = None, now: datetime = T0):

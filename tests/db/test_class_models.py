@@ -18,6 +18,8 @@ from tuner_server.db import session_scope
 from tuner_server.db.models import ConfigFeatures, CostModelRecord
 from tuner_server.targets import target_for_class
 
+TARGET1 = cc.cpu_target(isa="avx2", cores=1)  # what cpu_fingerprint(cores=1)'s agent registers
+
 SHAPES = ((64, 96), (128, 64))
 
 
@@ -30,7 +32,7 @@ def _runtime(workload: cc.Workload, config: dict) -> float:
 def _populate(session_factory, per_shape: int = 20) -> str:
     with session_scope(session_factory) as s:
         dclass = device(s, cpu_fingerprint(cores=1))
-        target = target_for_class(dclass)
+        target = target_for_class(dclass, session=s)
         for i, (rows, cols) in enumerate(SHAPES):
             w = cc.make_workload("softmax", {"rows": rows, "cols": cols})
             for j, config in enumerate(cc.get_space(w, target).sample(random.Random(i), per_shape)):
@@ -60,11 +62,11 @@ def test_a_pass_featurizes_fits_and_persists_a_model_that_a_restart_reloads(sess
     restarted = ClassModels(session_factory)
     reloaded = restarted.model(dclass)
     w = cc.make_workload("softmax", {"rows": 256, "cols": 96})
-    X = LoweredFeatures(w.key, target_for_class(dclass), FeatureCache())(
-        cc.get_space(w, target_for_class(dclass)).sample(random.Random(5), 30))
+    X = LoweredFeatures(w.key, TARGET1, FeatureCache())(
+        cc.get_space(w, TARGET1).sample(random.Random(5), 30))
     np.testing.assert_allclose(reloaded.predict(X), model.predict(X))
     with session_scope(session_factory) as s:
-        record = repo.latest_cost_model(dclass, feature_set(target_for_class(dclass)), session=s)
+        record = repo.latest_cost_model(dclass, feature_set(TARGET1), session=s)
         assert (record.version, record.trained_on, record.workloads) == (1, 40, 2)
 
 
@@ -74,15 +76,15 @@ def test_a_model_is_refitted_only_once_the_trials_grew(session_factory):
     assert keeper.refresh().fitted == {dclass: 20}
     with session_scope(session_factory) as s:  # 5 more trials: +25 % < the 50 % growth asked for
         w = cc.make_workload("softmax", {"rows": 64, "cols": 96})
-        for j, config in enumerate(cc.get_space(w, target_for_class(dclass)).sample(random.Random(9), 40)[-5:]):
+        for j, config in enumerate(cc.get_space(w, TARGET1).sample(random.Random(9), 40)[-5:]):
             trial(s, dclass, config, key=w.key, median=_runtime(w, config), now=at(1000 + j))
     assert keeper.refresh().fitted == {}
     with session_scope(session_factory) as s:
-        for j, config in enumerate(cc.get_space(w, target_for_class(dclass)).sample(random.Random(9), 40)[-10:-5]):
+        for j, config in enumerate(cc.get_space(w, TARGET1).sample(random.Random(9), 40)[-10:-5]):
             trial(s, dclass, config, key=w.key, median=_runtime(w, config), now=at(2000 + j))
     assert keeper.refresh().fitted == {dclass: 30}
     with session_scope(session_factory) as s:
-        assert repo.latest_cost_model(dclass, feature_set(target_for_class(dclass)), session=s).version == 2
+        assert repo.latest_cost_model(dclass, feature_set(TARGET1), session=s).version == 2
 
 
 def test_too_few_trials_give_no_model(session_factory):

@@ -109,7 +109,8 @@ def test_bad_best_queries_are_refused(bad_farm, what, query, status, words):
 
 def fingerprint() -> pb.DeviceFingerprint:
     return pb.DeviceFingerprint(kind="cpu", model="TEST DOUBLE CPU", arch="x86_64", isa_flags=["sse2", "avx", "avx2"],
-                                compute_units=2, memory_bytes=1 << 30, hostname="bad-input-test")
+                                compute_units=2, memory_bytes=1 << 30, hostname="bad-input-test",
+                                target=pb.Target(**cc.cpu_target(isa="avx2", cores=2).to_dict()))
 
 
 def ok_result(task: pb.Task, **changes) -> pb.TrialResult:

@@ -24,17 +24,16 @@ from datetime import UTC, datetime, timedelta
 import compiler_core as cc
 from tests.farm.farm_support import FAST_MEASURE, MATMUL, Farm
 from tests.farm.schedule_checks import check_head_moved_only_head_to_head, key_state
-from tuner_server.targets import target_for_class
 
 WORKLOAD = cc.make_workload("matmul", MATMUL)
 SEED_MEDIAN_S = 1.0
 OTHER_CODEGEN = "0123456789abcdef"  # TEST DATA: a code generator this farm does not run
 
 
-def seed_lines(device_class: str) -> list[str]:
+def seed_lines(device_class: str, target: cc.Target) -> list[str]:
     """TEST DATA: an export of another farm holding one slow, verified trial of the default config as its head."""
     created = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
-    config = cc.default_config(WORKLOAD, target_for_class(device_class))
+    config = cc.default_config(WORKLOAD, target)
     records = [
         {"type": "header", "format": "tunefarm-export", "format_version": 1},
         {"type": "trial", "id": "seed-trial", "workload": WORKLOAD.key, "device_class": device_class,
@@ -59,7 +58,8 @@ def test_job_best_history_rollback_pin_and_export(farm, backend):
     f = farm(agents=2, backend=backend)
     dclass = f.device_class()
     c = f.client()
-    seeded = c.import_lines(seed_lines(dclass))
+    (registered,) = [d for d in c.devices().items if d.device_class == dclass]
+    seeded = c.import_lines(seed_lines(dclass, cc.Target.from_dict(registered.fingerprint["target"])))
     assert (seeded.trials, seeded.versions) == (1, 1)
     seed = c.best("matmul", MATMUL, dclass)
     assert (seed.version, seed.reason, seed.median_s) == (1, "import", SEED_MEDIAN_S)

@@ -12,11 +12,12 @@ TOKEN = "tf_gpu_test_read_token_0123456789"
 
 
 def _local_fingerprint() -> dict:
-    from compiler_core.runtime.cuda_runtime import device_arch, driver
+    from compiler_core.runtime.cuda_runtime import device_target, driver
 
     device = driver().Context.get_device()
-    return {"kind": "cuda", "model": device.name(), "arch": device_arch(), "compute_units": device.multiprocessor_count,
-            "memory_bytes": device.total_memory()}
+    target = device_target()
+    return {"kind": "cuda", "model": device.name(), "arch": target.arch, "compute_units": device.multiprocessor_count,
+            "memory_bytes": device.total_memory(), "target": target.to_dict()}
 
 
 @pytest.fixture
@@ -41,7 +42,8 @@ def farm(tmp_path):
         for op, params in (("matmul", {"M": 256, "N": 192, "K": 128}), ("softmax", {"rows": 64, "cols": 1000})):
             workload = cc.make_workload(op, params)
             job = repo.create_job(repo.JobSpec(workload.key, "cuda", 1), session=s)
-            repo.enqueue_configs(job.id, [cc.default_config(workload, target_for_class(device_class))], session=s)
+            target = target_for_class(device_class, session=s)
+            repo.enqueue_configs(job.id, [cc.default_config(workload, target)], session=s)
             (task,) = repo.lease_tasks(agent.id, 1, session=s)
             report = repo.TrialReport(task.task_id, task.attempt, "OK", samples_s=(1e-5,), median_s=1e-5,
                                       codegen_version=cc.codegen_version())

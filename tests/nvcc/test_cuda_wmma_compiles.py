@@ -8,7 +8,7 @@ import pytest
 import compiler_core as cc
 from compiler_core.codegen import generate_source
 from compiler_core.errors import BuildError
-from compiler_core.lower import PASSES
+from compiler_core.lower import run_passes
 from compiler_core.runtime.nvcc_check import nvcc_compile
 from compiler_core.schedules.cuda import gemm_wmma
 
@@ -40,8 +40,7 @@ CASES = [  # (workload, config or None for the default): what each one exercises
 def _module(w, config, target):
     config = config or gemm_wmma.default_config(w, target)
     module = gemm_wmma.schedule(w, gemm_wmma.space(w, target).validate(config), target)
-    for run_pass in PASSES:
-        module = run_pass(module, target)
+    module = run_passes(module, target)
     return module
 
 

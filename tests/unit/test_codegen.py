@@ -18,7 +18,7 @@ from compiler_core.ir import (
     call,
     cast,
 )
-from compiler_core.lower import PASSES
+from compiler_core.lower import run_passes
 from compiler_core.target import cpu_target, cuda_target
 
 CUDA = cuda_target("sm_90")
@@ -28,8 +28,7 @@ CPU = cpu_target(isa="avx2", cores=3)  # pinned: unit tests do not depend on the
 def _render(body, params, target, num_inputs=1, workspaces=()) -> str:
     module = Module("m", (PrimFunc("k", tuple(params) + tuple(workspaces), body),), tuple(params),
                     tuple(workspaces), num_inputs)
-    for run_pass in PASSES:
-        module = run_pass(module, target)
+    module = run_passes(module, target)
     return generate_source(module, target)
 
 

@@ -13,7 +13,6 @@ from compiler_core.schedules.cpu import gemm
 from compiler_core.target import CPU_ISAS, HOST_COMPILER_FLAGS, host_isas, runnable_isas
 from tests.space_configs import knob_choices
 from tests.sweep_cases import sweep_workloads
-from tuner_server.targets import target_for_class
 
 ISAS = {"sse": (16, "x86_64-sse"), "avx2": (32, "x86_64-avx2"), "avx512": (64, "x86_64-avx512f")}
 TARGETS = {isa: cc.cpu_target(isa=isa, cores=2) for isa in ISAS}
@@ -73,13 +72,6 @@ def test_the_host_target_is_the_widest_isa_it_runs():
         pytest.skip("not an x86-64 host")
     widest = host_isas()[-1]
     assert cc.cpu_target(cores=2) == cc.cpu_target(isa=widest, cores=2)
-
-
-@pytest.mark.parametrize("device_class,isa", [("cpu-x86_64-sse4_2-2c", "sse"), ("cpu-x86_64-avx2-2c", "avx2"),
-                                              ("cpu-x86_64-avx512f-8c", "avx512"), ("cpu-x86_64-base-4c", "sse")])
-def test_device_classes_map_to_isa_targets(device_class, isa):
-    cores = int(device_class.rsplit("-", 1)[1][:-1])
-    assert target_for_class(device_class) == cc.cpu_target(isa=isa, cores=cores)
 
 
 # ---- spaces and default configs ----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import compiler_core as cc
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.visitor import substitute, walk
-from compiler_core.lower import PASSES
+from compiler_core.lower import run_passes
 from compiler_core.schedules.cuda import gemm_wmma
 
 BIG = cc.make_workload("matmul", dict(M=4096, N=4096, K=4096, dtype="float16"))
@@ -21,8 +21,7 @@ WORKLOADS = (BIG, ODD, BATCHED)
 def _lower(w, config, arch="sm_90"):
     target = cc.cuda_target(arch)
     module = gemm_wmma.schedule(w, gemm_wmma.space(w, target).validate(config), target)
-    for run_pass in PASSES:
-        module = run_pass(module, target)
+    module = run_passes(module, target)
     return module.kernels[0]
 
 
@@ -85,7 +84,7 @@ def test_valid_configs_lower_within_every_limit(w):
         assert threads == 32 * config["warps_m"] * config["warps_n"] <= target.max_threads_per_block
         assert func.shared_bytes == gemm_wmma.shared_bytes(config) <= target.max_shared_bytes
         assert func.attrs["registers_estimate"] == t.registers <= target.max_registers_per_thread
-        assert t.registers * threads <= gemm_wmma.REGISTER_FILE
+        assert t.registers * threads <= target.register_file
         m_tiles, n_tiles = -(-w["M"] // config["block_m"]), -(-w["N"] // config["block_n"])
         assert func.grid == (m_tiles * n_tiles, 1, w.get("batch", 1))
 

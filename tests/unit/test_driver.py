@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import func, select
 
+import compiler_core as cc
 from tests.unit.fake_agent import FakeAgent
 from tuner_server import repo
 from tuner_server.db import Job, Task, Trial, make_engine, make_session_factory, session_scope, upgrade_to_head
@@ -17,12 +18,14 @@ from tuner_server.repo import JobSpec
 from tuner_server.search import STRATEGIES
 from tuner_server.search.random_search import RandomSearch
 from tuner_server.settings import Settings
-from tuner_server.targets import pick_device_class, target_for_class
+from tuner_server.targets import pick_device_class
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 BIG = "matmul(M=64,N=64,K=64,dtype=float32)"  # 73920 valid configs on cpu-x86_64-avx2-2c
 SMALL = "transpose(rows=8,cols=8,dtype=float32)"  # 20 valid configs
-CPU = {"kind": "cpu", "model": "AMD EPYC 7B13", "arch": "x86_64", "isa_flags": ["avx2", "fma"], "compute_units": 2}
+CPU_TARGET = cc.cpu_target(isa="avx2", cores=2)
+CPU = {"kind": "cpu", "model": "AMD EPYC 7B13", "arch": "x86_64", "isa_flags": ["avx2", "fma"], "compute_units": 2,
+       "target": CPU_TARGET.to_dict()}
 CPU_CLASS = "cpu-x86_64-avx2-2c"
 
 
@@ -298,11 +301,6 @@ def test_helpers():
     assert pick_device_class("cpu", {"cpu-a-avx2-2c": 1, "cpu-b-avx2-4c": 2}) == "cpu-b-avx2-4c"
     assert pick_device_class("cuda", {"cpu-a-avx2-2c": 1}) is None
     assert pick_device_class("cpu-z-base-1c", {}) == "cpu-z-base-1c"
-    assert target_for_class("cpu-x86_64-avx512f-8c").vector_bytes == 64
-    assert target_for_class("cpu-aarch64-neon-4c").arch == "aarch64-sse"
-    assert target_for_class("cuda-nvidia-h100-80gb-hbm3-sm90").arch == "sm_90"
-    with pytest.raises(ValueError):
-        target_for_class("tpu-v5")
     assert derive_seed("x") == derive_seed("x") != derive_seed("y")
 
 

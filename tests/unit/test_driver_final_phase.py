@@ -10,6 +10,7 @@ import compiler_core as cc
 from tests.unit.fake_agent import FakeAgent
 from tests.unit.test_driver import (  # noqa: F401 - settings and sessions are fixtures
     CPU_CLASS,
+    CPU_TARGET,
     SMALL,
     T0,
     at,
@@ -26,9 +27,8 @@ from tuner_server.db import Job, Task, Trial, session_scope
 from tuner_server.driver import JobDriver
 from tuner_server.repo import JobSpec, comparisons
 from tuner_server.repo.comparisons import Paired
-from tuner_server.targets import target_for_class
 
-SMALL_DEFAULT = cc.default_config(cc.parse_key(SMALL), target_for_class(CPU_CLASS))
+SMALL_DEFAULT = cc.default_config(cc.parse_key(SMALL), CPU_TARGET)
 
 
 def final_phase_run(sessions, settings, seconds, *, budget=6, recheck_top=2, reference_s=2e-3, jitter=0.002):

@@ -10,7 +10,7 @@ import pytest
 import compiler_core as cc
 from compiler_core.features import FEATURE_NAMES, OP_NAMES, extract_features, features, lg
 from compiler_core.ir import Address, Buffer, FloatImm, ForKind, IntImm, IRBuilder, Module, PrimFunc, Scope, call, min_
-from compiler_core.lower import PASSES
+from compiler_core.lower import run_passes
 from compiler_core.version import codegen_version, source_digest
 
 CUDA = cc.cuda_target("sm_90")
@@ -31,8 +31,7 @@ def value(vec: np.ndarray, name: str) -> float:
 
 def lowered(body, params, target=CUDA, num_inputs=1) -> Module:
     module = Module("m", (PrimFunc("k", tuple(params), body),), tuple(params), (), num_inputs)
-    for run_pass in PASSES:
-        module = run_pass(module, target)
+    module = run_passes(module, target)
     return module
 
 

@@ -168,9 +168,10 @@ def test_vectorize_unrolls_widths_that_are_not_a_move():
     assert isinstance(half, Store) and half.lanes == 8
 
 
-def test_vectorize_leaves_c_loops_for_the_host_compiler():
-    module = _copy_module(stride=1)
-    assert _body(vectorize(module, CPU)).body.kind is ForKind.VECTORIZED
+def test_the_c_backend_leaves_vectorized_loops_to_the_host_compiler():
+    from compiler_core.backends import backend
+
+    assert vectorize not in backend("c").passes and vectorize in backend("cuda").passes
 
 
 def test_affine_coefficient():
@@ -236,9 +237,10 @@ def test_verify_resources_rejects_kernels_over_limits(kwargs, message):
         verify_resources(_launched(**kwargs), CUDA)
 
 
-def test_verify_resources_does_not_apply_gpu_limits_to_c():
-    module = _launched(threads=(4096, 1, 1), shared=1 << 20, local_words=10_000)
-    assert verify_resources(module, CPU) is module
+def test_gpu_limits_are_checked_by_the_cuda_backend_only():
+    from compiler_core.backends import backend
+
+    assert verify_resources not in backend("c").passes and backend("cuda").passes[-1] is verify_resources
 
 
 def test_register_estimate_counts_local_arrays_in_words():

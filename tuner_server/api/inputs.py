@@ -4,7 +4,6 @@ Each failure is an ApiError (or compiler_core's WorkloadError, mapped to 422) th
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -13,7 +12,7 @@ from fastapi import Request
 from sqlalchemy.orm import Session
 
 import compiler_core as cc
-from tuner_server import repo, targets
+from tuner_server import repo
 from tuner_server.api.errors import ApiError
 
 # Query parameters of /v1/best* that are not op params.
@@ -66,13 +65,3 @@ def require_device(device_class: str, session: Session) -> str:
     if error is not None:
         raise error
     return device_class
-
-
-@functools.lru_cache(maxsize=256)
-def target_for_class(device_class: str) -> cc.Target:
-    """The compiler_core target agents of `device_class` generate code for (cores and vector width included);
-    422 for a class name that is neither 'cpu-<arch>-<isa>-<N>c' nor 'cuda-<model>-sm<NN>'."""
-    try:
-        return targets.target_for_class(device_class)
-    except ValueError as exc:
-        raise ApiError(422, f"device class {device_class!r}: {exc}") from exc

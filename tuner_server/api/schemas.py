@@ -211,16 +211,22 @@ class JobPublic(BaseModel):
 
 # ---- best schedules ---------------------------------------------------------------------------------------------
 class TargetPublic(BaseModel):
-    """compiler_core.Target of a device class: what the schedule was generated for (the loader rebuilds it)."""
+    """compiler_core.Target of a device class, as its agents registered it: what the schedule was generated for
+    (the loader rebuilds it)."""
 
-    kind: str
-    arch: str
+    kind: str = Field(description="'c' or 'cuda'")
+    arch: str = Field(description="'x86_64-avx2', 'sm_80', 'sm_90a'")
     max_threads_per_block: int
-    max_shared_bytes: int
+    max_shared_bytes: int = Field(description="static shared memory per block")
     warp_size: int
     vector_bytes: int
-    cores: int
+    cores: int = Field(description="C: OpenMP threads; CUDA: 0")
     max_registers_per_thread: int
+    register_file: int = Field(0, description="32-bit registers per multiprocessor")
+    max_dynamic_shared_bytes: int = Field(0, description="shared memory per block after opt-in")
+    sm_count: int = 0
+    l2_bytes: int = 0
+    tensor_cores: list[str] = Field(default_factory=list, description="'wmma_f16', 'mma_bf16', 'wgmma'")
 
 
 class VersionPublic(Throughput):
@@ -247,7 +253,8 @@ class BestPublic(VersionPublic):
     params: dict[str, Any]
     head_version: int | None = Field(description="the key's current head (differs when version=/as_of= is given)")
     head_pinned: bool = Field(description="whether the key is pinned now")
-    target: TargetPublic
+    target: TargetPublic | None = Field(None, description="what the class's agents registered; null for a "
+                                                          "class known only from an import")
     source: str | None = Field(None, description="the generated kernel source, with include_source=true")
 
 

@@ -1,8 +1,6 @@
 """ORM rows and repository records -> public schemas. Called while the request's session is open."""
 from __future__ import annotations
 
-import dataclasses
-
 import compiler_core as cc
 from tuner_server.api import schemas as s
 from tuner_server.db.models import Agent, Comparison, Job, ScheduleVersion, Trial, Workload
@@ -83,12 +81,12 @@ def version_public(v: ScheduleVersion) -> s.VersionPublic:
     return s.VersionPublic(**_version_fields(v))
 
 
-def best_public(v: ScheduleVersion, head: ScheduleVersion | None, target: cc.Target,
+def best_public(v: ScheduleVersion, head: ScheduleVersion | None, target: cc.Target | None,
                 source: str | None = None) -> s.BestPublic:
     """`head`: the key's current head; its `pinned` is the key's pin state (every pin/unpin appends a version)."""
     return s.BestPublic(**_version_fields(v), op=v.workload.op, params=v.workload.params,
                         head_version=head.version if head else None, head_pinned=bool(head and head.pinned),
-                        target=s.TargetPublic(**dataclasses.asdict(target)), source=source)
+                        target=s.TargetPublic(**target.to_dict()) if target else None, source=source)
 
 
 def diff_public(d: VersionDiff, workload_key: str, device_class: str) -> s.DiffPublic:

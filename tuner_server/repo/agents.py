@@ -43,9 +43,13 @@ def register_agent(fingerprint: Mapping[str, Any], name: str, codegen_version: s
 
 
 def ensure_device(dclass: str, fingerprint: Mapping[str, Any], *, session: Session, now: datetime) -> Device:
-    """The devices row of a class, created with the first fingerprint seen (never rewritten)."""
+    """The devices row of a class, created with the first fingerprint seen. Never rewritten, except that a row
+    without a compiler target (recorded before agents sent one, or imported) takes the first one an agent sends:
+    that target is what the server builds the class's spaces and features from."""
     row = session.get(Device, dclass)
     if row is not None:
+        if "target" not in (row.fingerprint or {}) and fingerprint.get("target") is not None:
+            row.fingerprint = {**(row.fingerprint or {}), "target": dict(fingerprint["target"])}
         return row
     try:
         with session.begin_nested():

@@ -84,9 +84,8 @@ def _import_devices(parsed: Parsed, session: Session, now: datetime) -> int:
     classes = set(parsed.devices) | {t["device_class"] for t in parsed.trials}
     created = 0
     for name in sorted(classes):
-        if session.get(Device, name) is None:
-            ensure_device(name, parsed.devices.get(name, {}), session=session, now=now)
-            created += 1
+        created += session.get(Device, name) is None
+        ensure_device(name, parsed.devices.get(name, {}), session=session, now=now)  # fills a missing target
     return created
 
 

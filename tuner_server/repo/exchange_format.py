@@ -101,7 +101,7 @@ def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str]) -> None:
     elif kind == "workload":
         parsed.workloads.add(_canonical(obj["key"], keys))
     elif kind == "device":
-        parsed.devices[_device_class(obj["device_class"])] = dict(obj.get("fingerprint") or {})
+        parsed.devices[_device_class(obj["device_class"])] = _fingerprint(obj.get("fingerprint") or {})
     elif kind == "trial":
         parsed.trials.append(_trial(obj, keys))
     else:
@@ -135,6 +135,14 @@ def _canonical(key: str, cache: dict[str, str]) -> str:
     if key not in cache:
         cache[key] = cc.parse_key(key).key
     return cache[key]
+
+
+def _fingerprint(fingerprint: dict) -> dict:
+    """A device's fingerprint; its compiler target, when it has one, must be a valid Target (the server builds the
+    class's spaces from it)."""
+    if "target" in fingerprint:
+        cc.Target.from_dict(fingerprint["target"])  # ValueError names the bad field
+    return dict(fingerprint)
 
 
 def _device_class(name: str) -> str:

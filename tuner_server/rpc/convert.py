@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import compiler_core as cc
+from compiler_core.backends import backend_for_device
 from tunefarm_proto import tunefarm_pb2 as pb
 from tuner_server import measure_policy
+from tuner_server.device_class import sm_number
 from tuner_server.repo import LeasedTask, RecordOutcome, Registration, TrialReport
 
 MAX_ID = 64  # task and agent ids are 36-character UUIDs
@@ -96,7 +98,30 @@ def fingerprint(m: pb.DeviceFingerprint) -> dict[str, Any]:
     return {"kind": kind, "device_index": m.device_index, "model": m.model, "arch": m.arch,
             "isa_flags": list(m.isa_flags), "compute_units": m.compute_units, "memory_bytes": m.memory_bytes,
             "driver_version": m.driver_version, "compiler_version": m.compiler_version,
-            "cuda_version": m.cuda_version, "hostname": m.hostname}
+            "cuda_version": m.cuda_version, "hostname": m.hostname, "target": target(m, kind).to_dict()}
+
+
+def target(m: pb.DeviceFingerprint, kind: str) -> cc.Target:
+    """The agent's compiler target: present, well-formed, and of its device's kind (and cores, for a CPU)."""
+    if not m.HasField("target"):
+        raise FieldError("device.target", "is required: the compiler target the agent generates code for "
+                                          "(agents of this release send it)")
+    t = m.target
+    fields = {name: getattr(t, name) for name in cc.Target.__dataclass_fields__}
+    fields["tensor_cores"] = list(t.tensor_cores)
+    try:
+        parsed = cc.Target.from_dict(fields)
+    except ValueError as exc:
+        raise FieldError("device.target", str(exc)) from None
+    expected = backend_for_device(kind).kind
+    if parsed.kind != expected:
+        raise FieldError("device.target.kind", f"a {kind} device generates {expected!r} code, got {parsed.kind!r}")
+    if kind == "cpu" and parsed.cores != m.compute_units:
+        raise FieldError("device.target.cores", f"must equal device.compute_units ({m.compute_units}), the cores "
+                                                f"the agent measures on; got {parsed.cores}")
+    if kind == "cuda" and str(parsed.sm) != sm_number(m.arch):
+        raise FieldError("device.target.arch", f"{parsed.arch} is not the device's arch {m.arch!r}")
+    return parsed
 
 
 def register_call(m: pb.RegisterRequest) -> RegisterCall:

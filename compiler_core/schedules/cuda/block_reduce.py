@@ -19,15 +19,15 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from compiler_core.errors import WorkloadError
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.space import Constraint, Knob, Space
 
-WARP = 32
+WARP = 32  # the shuffles below exchange over 32 lanes (full-warp masks): spaces refuse other warp sizes
 CACHE_MAX_FLOATS = 64  # register budget per thread for a row cached by `cache_row`
 CACHE_OVERHEAD = 32  # registers a cached-row thread needs beside the cache (addresses, statistics, temporaries)
-REGISTER_FILE = 65536  # 32-bit registers per multiprocessor (sm_70 .. sm_90): a block's threads share them
 NEG_INF = float("-inf")
 POW2_THREADS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 POW2_ROWS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -258,6 +258,9 @@ def chunks_per_thread(w, c: dict) -> int:
 
 def row_constraints(w, target) -> tuple:
     rows, cols = w["rows"], w["cols"]
+    if target.warp_size != WARP:
+        raise WorkloadError(f"the CUDA row templates shuffle over {WARP}-lane warps; {target.arch} has "
+                            f"{target.warp_size}-lane warps")
 
     def block(c):
         return c["threads_per_row"] * c["rows_per_block"]
@@ -276,18 +279,18 @@ def row_constraints(w, target) -> tuple:
     )
 
 
-def cache_fits(w, c: dict) -> bool:
+def cache_fits(w, c: dict, target) -> bool:
     """The cached part of the row fits the thread's share of the register file beside CACHE_OVERHEAD others."""
     floats = chunks_per_thread(w, c) * c["vec"]
-    share = REGISTER_FILE // (c["threads_per_row"] * c["rows_per_block"])
+    share = target.register_file // (c["threads_per_row"] * c["rows_per_block"])
     return floats <= CACHE_MAX_FLOATS and floats + CACHE_OVERHEAD <= share
 
 
-def cache_constraints(w) -> tuple:
+def cache_constraints(w, target) -> tuple:
     return (
         Constraint(f"cache_row needs ceil(cols / vec / threads_per_row) * vec <= {CACHE_MAX_FLOATS} floats, and "
-                   f"{CACHE_OVERHEAD} more registers within {REGISTER_FILE} / block threads",
-                   lambda c: not c["cache_row"] or cache_fits(w, c)),
+                   f"{CACHE_OVERHEAD} more registers within {target.register_file} / block threads",
+                   lambda c: not c["cache_row"] or cache_fits(w, c, target)),
         Constraint("cache_row walks the whole row unrolled: unroll must be 1",
                    lambda c: not c["cache_row"] or c["unroll"] == 1),
     )
@@ -296,10 +299,10 @@ def cache_constraints(w) -> tuple:
 def cached_row_space(w, target) -> Space:
     """The space of ops whose threads may keep their part of the row in registers (softmax, layernorm)."""
     knobs = row_knobs((Knob("cache_row", (0, 1), "keep the thread's part of the row in registers (X read once)"),))
-    return Space(knobs, row_constraints(w, target) + cache_constraints(w))
+    return Space(knobs, row_constraints(w, target) + cache_constraints(w, target))
 
 
-def default_row_config(w, cache: bool) -> dict:
+def default_row_config(w, target, cache: bool) -> dict:
     """A sound untuned start: 128-bit loads when aligned, ~8 chunks per thread, ~128 threads per block."""
     rows, cols = w["rows"], w["cols"]
     vec = 4 if cols % 4 == 0 else 1
@@ -308,7 +311,7 @@ def default_row_config(w, cache: bool) -> dict:
     rpb = min(max(1, 128 // tpr), max(pow2_ceil(rows), WARP // tpr))
     iters = -(-nchunks // tpr)
     config = {"threads_per_row": tpr, "rows_per_block": rpb, "vec": vec}
-    cached = cache and cache_fits(w, config)
+    cached = cache and cache_fits(w, config, target)
     config["unroll"] = 1 if cached else max(u for u in (1, 2, 4) if u <= max(1, iters))
     if cache:
         config["cache_row"] = int(cached)

@@ -29,9 +29,8 @@ from compiler_core.passes.verify_resources import BASE_REGISTERS
 from compiler_core.space import Constraint, Knob, Space
 
 FRAG = 16  # WMMA m16n16k16
-WARP = 32
+WARP = 32  # WMMA fragments are warp-wide: 32 lanes on every NVIDIA GPU with tensor cores
 FRAGMENT_WORDS = 8  # what verify_resources counts per fragment
-REGISTER_FILE = 65536  # 32-bit registers per SM (sm_70 .. sm_90): a block must fit in it
 SMEM_ALIGN = 32  # WMMA loads/stores need 256-bit aligned pointers
 COPY_WORDS = 16  # registers a thread may fill with loads before storing them to shared memory
 
@@ -122,6 +121,8 @@ def _covering(choices: tuple, extent: int) -> int:
 # ---- space ---------------------------------------------------------------------------------------
 def space(w, target) -> Space:
     p = _problem(w)
+    if not target.has_tensor_cores("wmma_f16"):
+        raise WorkloadError(f"gemm_wmma needs float16 WMMA tensor cores; {target.arch} lists {target.tensor_cores}")
 
     def tiles(c: dict) -> tuple:
         return -(-p.M // c["block_m"]), -(-p.N // c["block_n"])
@@ -145,8 +146,8 @@ def space(w, target) -> Space:
                        lambda c: _Tiling.of(c).threads <= target.max_threads_per_block),
             Constraint("fragments per warp must fit the register estimate",
                        lambda c: _Tiling.of(c).registers <= target.max_registers_per_thread),
-            Constraint(f"registers per block (estimate x threads) must fit the {REGISTER_FILE}-register file",
-                       lambda c: _Tiling.of(c).registers * _Tiling.of(c).threads <= REGISTER_FILE),
+            Constraint(f"registers per block (estimate x threads) must fit the {target.register_file}-register file",
+                       lambda c: _Tiling.of(c).registers * _Tiling.of(c).threads <= target.register_file),
             Constraint("stages >= 2 (cp.async) needs sm_80 or newer",
                        lambda c: c["stages"] == 1 or target.sm >= 80),
             Constraint("static shared memory (A/B rings + staging) must fit the target's limit",

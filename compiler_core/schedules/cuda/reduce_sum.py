@@ -45,7 +45,7 @@ def space(w, target) -> Space:
 
 
 def default_config(w, target) -> dict:
-    config = dict(default_row_config(w, cache=False), stage_shared=0)
+    config = dict(default_row_config(w, target, cache=False), stage_shared=0)
     if w["cols"] <= 16:  # a warp would otherwise cover few contiguous bytes per load
         config.update(threads_per_row=1, vec=1, unroll=1, stage_shared=1,
                       rows_per_block=min(128, max(32, 1 << (w["rows"] - 1).bit_length())))

@@ -38,7 +38,7 @@ def space(w, target) -> Space:
 
 
 def default_config(w, target) -> dict:
-    return default_row_config(w, cache=True)
+    return default_row_config(w, target, cache=True)
 
 
 def schedule(w, config, target) -> S.Module:

@@ -12,13 +12,13 @@ from fastapi import APIRouter, Query, Request
 from sqlalchemy.orm import Session
 
 import compiler_core as cc
+from tuner_server import targets
 from tuner_server.api import schemas as s
 from tuner_server.api.deps import AdminAccess, Limit, Offset, ReadAccess, SessionDep
 from tuner_server.api.errors import ApiError
 from tuner_server.api.inputs import (
     parse_as_of,
     require_device,
-    target_for_class,
     unknown_device,
     workload_from_query,
     workload_of,
@@ -56,7 +56,10 @@ def _select(session: Session, key: str, device: str, version: int | None, as_of:
     return found
 
 
-def _source(workload: cc.Workload, chosen: ScheduleVersion, target: cc.Target) -> str:
+def _source(workload: cc.Workload, chosen: ScheduleVersion, target: cc.Target | None) -> str:
+    if target is None:
+        raise ApiError(422, f"cannot generate the source for {chosen.device_class}: no agent of that class has "
+                            "registered its compiler target here (an imported history); ask without include_source")
     try:
         return cc.generate(workload, chosen.trial.config, target)
     except (cc.WorkloadError, cc.ConfigError, cc.ResourceError) as exc:
@@ -72,10 +75,14 @@ def get_best(request: Request, session: SessionDep, _: ReadAccess, op: Op, devic
              include_source: bool = False) -> s.BestPublic:
     """The head schedule of (workload, device class): config, runtime median and 95% CI, GFLOP/s or GB/s, trial,
     version, reason and pin state. `version=` or `as_of=` pick an earlier one; `include_source=true` adds the
-    kernel source generated for the class's target (C for cpu-*, CUDA for cuda-* with the class's arch)."""
+    kernel source generated for the class's target (C for cpu-*, CUDA for cuda-* with the class's arch). `target` is
+    what the class's agents registered, null for a class known only from an import."""
     workload = workload_from_query(request, op)
     chosen = _select(session, workload.key, device, version, as_of)
-    target = target_for_class(device)
+    try:
+        target = targets.target_for_class(device, session=session)
+    except LookupError:
+        target = None  # a class known only from imports: the schedule is served, its target is not known here
     head = chosen if version is None and as_of is None else schedules.head(workload.key, device, session=session)
     return best_public(chosen, head, target, _source(workload, chosen, target) if include_source else None)
 
