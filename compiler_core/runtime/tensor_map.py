@@ -1,0 +1,208 @@
+"""Host-side TMA tensor maps: `cuTensorMapEncodeTiled` through ctypes on libcuda.so.1, and how a map reaches a
+kernel (by value, as a `const __grid_constant__` parameter).
+
+A map describes a tiled view of a global tensor: dims innermost first, byte strides of the outer dims, the box
+(tile) a TMA load copies, the shared-memory swizzle, the L2 promotion and what out-of-bounds elements read as
+(OOB fill NONE = zeros, so partial edge tiles are exact for any M/N/K). The driver's rules are checked here first,
+so a bad map fails with a message that names the rule instead of CUDA_ERROR_INVALID_VALUE.
+
+Passing it: CUDA lays out kernel parameters each at its own alignment, and CUtensorMap is aligned to 64. pycuda
+packs a launch's parameters with native struct alignment, where a 128-byte opaque field ("128s") has alignment 1:
+the two agree only where every map starts at a multiple of 64 in the packed buffer, which holds when the maps come
+first. `check_param_layout` compares the two layouts, so a parameter list that would silently shift the maps fails
+before launch. Use `Function.prepare(pycuda_arg_format(kinds))` and `prepared_call(..., map_bytes, ...)`: pycuda's
+plain `__call__` caches its argument buffers in an lru_cache keyed by the arguments in recent versions, and a
+numpy.void (the documented struct argument) is unhashable there, while `prepared_call` packs bytes directly.
+
+(The alternative, a copy of the map in device memory passed by pointer, works too: written by a host memcpy before
+the launch it needs nothing more; a map written or patched by a kernel needs `fence.proxy.tensormap::generic` on
+both sides before TMA uses it. By value avoids the allocation and the fence, and the map sits in constant space.)
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import struct
+from dataclasses import dataclass
+
+from compiler_core.errors import BuildError
+
+MAP_BYTES = 128
+MAP_ALIGN = 64
+DTYPES = {"uint8": (0, 1), "uint16": (1, 2), "uint32": (2, 4), "int32": (3, 4), "uint64": (4, 8), "int64": (5, 8),
+          "float16": (6, 2), "float32": (7, 4), "float64": (8, 8), "bfloat16": (9, 2)}  # name -> (enum, bytes)
+SWIZZLE = {"none": (0, None), "32B": (1, 32), "64B": (2, 64), "128B": (3, 128)}  # name -> (enum, span bytes)
+L2_PROMOTION = {"none": 0, "64B": 1, "128B": 2, "256B": 3}
+OOB_FILL = {"zero": 0, "nan": 1}  # NONE fills zeros; NAN_REQUEST_ZERO_FMA fills NaN
+INTERLEAVE_NONE = 0
+
+
+class TensorMapError(ValueError):
+    """A tensor map that the driver would reject (the message names the rule), or that the driver did reject."""
+
+
+@dataclass(frozen=True)
+class TiledMap:
+    """What cuTensorMapEncodeTiled takes, minus the address: dims and box innermost first, strides in bytes."""
+    dtype: str
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]  # bytes between consecutive indices of dims[1:], len(dims) - 1 entries
+    box: tuple[int, ...]
+    swizzle: str = "128B"
+    l2_promotion: str = "256B"
+    oob_fill: str = "zero"
+
+    @property
+    def elem_bytes(self) -> int:
+        return DTYPES[self.dtype][1]
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes one load lands in shared memory, and counts as complete_tx, in or out of bounds."""
+        n = self.elem_bytes
+        for b in self.box:
+            n *= b
+        return n
+
+    def check(self, address: int | None = None) -> None:
+        """Raises TensorMapError for anything the driver documents as invalid (interleave NONE)."""
+        rank = len(self.dims)
+        _require(self.dtype in DTYPES, f"dtype {self.dtype!r} is not one of {sorted(DTYPES)}")
+        _require(1 <= rank <= 5, f"rank must be 1..5, got {rank}")
+        _require(len(self.strides) == rank - 1, f"{rank} dims need {rank - 1} strides, got {len(self.strides)}")
+        _require(len(self.box) == rank, f"{rank} dims need {rank} box sizes, got {len(self.box)}")
+        _require(self.swizzle in SWIZZLE and self.l2_promotion in L2_PROMOTION and self.oob_fill in OOB_FILL,
+                 f"unknown swizzle/l2_promotion/oob_fill: {self.swizzle!r}, {self.l2_promotion!r}, {self.oob_fill!r}")
+        if address is not None:
+            _require(address % 16 == 0, f"the global address must be 16-byte aligned, got {address:#x}")
+        for i, d in enumerate(self.dims):
+            _require(1 <= d <= 1 << 32, f"dims[{i}] = {d} must be in 1..2^32")
+        row = self.dims[0] * self.elem_bytes
+        for i, s in enumerate(self.strides):
+            _require(s % 16 == 0, f"strides[{i}] = {s} bytes must be a multiple of 16 (pad the leading dimension)")
+            _require(0 < s < 1 << 40, f"strides[{i}] = {s} must be below 2^40")
+            _require(s >= row, f"strides[{i}] = {s} bytes is shorter than the {row} bytes it must step over")
+            row = s * self.dims[i + 1]
+        for i, b in enumerate(self.box):
+            _require(1 <= b <= 256, f"box[{i}] = {b} must be in 1..256")
+        inner = self.box[0] * self.elem_bytes
+        _require(inner % 16 == 0, f"the box's inner extent ({inner} bytes) must be a multiple of 16")
+        span = SWIZZLE[self.swizzle][1]
+        _require(span is None or inner <= span, f"swizzle {self.swizzle} needs the box's inner extent <= {span} "
+                                                f"bytes, got {inner}")
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise TensorMapError(message)
+
+
+def row_major(dtype: str, shape: tuple[int, ...], box_rows: int, box_cols: int, ld: int | None = None,
+              **options) -> TiledMap:
+    """The map of a row-major (rows, cols) matrix or (batch, rows, cols) stack, leading dimension `ld` elements
+    (default cols), loaded in boxes of box_rows x box_cols (box_cols along the contiguous dimension)."""
+    if len(shape) not in (2, 3):
+        raise TensorMapError(f"row_major takes (rows, cols) or (batch, rows, cols), got {shape}")
+    *lead, rows, cols = shape
+    ld = cols if ld is None else ld
+    esize = DTYPES[dtype][1] if dtype in DTYPES else 0
+    dims, strides, box = (cols, rows), (ld * esize,), (box_cols, box_rows)
+    if lead:
+        dims, strides, box = (*dims, lead[0]), (*strides, ld * esize * rows), (*box, 1)
+    spec = TiledMap(dtype, dims, strides, box, **options)
+    spec.check()
+    return spec
+
+
+# ---- the driver call -------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def load_libcuda() -> ctypes.CDLL:
+    """libcuda.so.1 with cuTensorMapEncodeTiled's signature set; BuildError where the driver is absent or too old."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as exc:
+        raise BuildError(f"tensor maps need the CUDA driver library libcuda.so.1 (no NVIDIA driver here?): {exc}") \
+            from None
+    try:
+        fn = lib.cuTensorMapEncodeTiled
+    except AttributeError:
+        raise BuildError("libcuda.so.1 has no cuTensorMapEncodeTiled: the driver predates CUDA 12") from None
+    u32p, u64p = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64)
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p, u64p, u64p, u32p, u32p,
+                   ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    lib.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    lib.cuGetErrorString.restype = ctypes.c_int
+    return lib
+
+
+def _error_text(lib, code: int) -> str:
+    text = ctypes.c_char_p()
+    if lib.cuGetErrorString(code, ctypes.byref(text)) == 0 and text.value:
+        return f"{code} ({text.value.decode()})"
+    return str(code)
+
+
+def encode(spec: TiledMap, address: int, lib: ctypes.CDLL | None = None) -> bytes:
+    """The 128-byte CUtensorMap for `spec` over global memory at `address`. The driver wants a current context
+    (pycuda's or PyTorch's primary context) and a 64-byte aligned output buffer."""
+    spec.check(address)
+    lib = lib or load_libcuda()
+    rank = len(spec.dims)
+    raw = ctypes.create_string_buffer(MAP_BYTES + MAP_ALIGN)
+    out = (ctypes.addressof(raw) + MAP_ALIGN - 1) // MAP_ALIGN * MAP_ALIGN
+    dims = (ctypes.c_uint64 * rank)(*spec.dims)
+    strides = (ctypes.c_uint64 * max(1, rank - 1))(*spec.strides)
+    box = (ctypes.c_uint32 * rank)(*spec.box)
+    elem_strides = (ctypes.c_uint32 * rank)(*([1] * rank))
+    code = lib.cuTensorMapEncodeTiled(ctypes.c_void_p(out), DTYPES[spec.dtype][0], rank, ctypes.c_void_p(address),
+                                      dims, strides, box, elem_strides, INTERLEAVE_NONE, SWIZZLE[spec.swizzle][0],
+                                      L2_PROMOTION[spec.l2_promotion], OOB_FILL[spec.oob_fill])
+    if code != 0:
+        raise TensorMapError(f"cuTensorMapEncodeTiled failed with {_error_text(lib, code)} for {spec}")
+    return ctypes.string_at(out, MAP_BYTES)
+
+
+# ---- kernel parameters -----------------------------------------------------------------------------------------
+PARAM_KINDS = {  # kind -> (CUDA size, CUDA alignment, pycuda/struct format)
+    "tensor_map": (MAP_BYTES, MAP_ALIGN, f"{MAP_BYTES}s"),
+    "pointer": (8, 8, "P"),
+    "int32": (4, 4, "i"),
+    "uint32": (4, 4, "I"),
+    "float32": (4, 4, "f"),
+}
+
+
+def cuda_param_offsets(kinds: list[str] | tuple[str, ...]) -> list[int]:
+    """Where the kernel expects each parameter: every one at the next multiple of its alignment."""
+    offsets, at = [], 0
+    for kind in kinds:
+        size, align, _ = PARAM_KINDS[kind]
+        at = -(-at // align) * align
+        offsets.append(at)
+        at += size
+    return offsets
+
+
+def packed_param_offsets(kinds: list[str] | tuple[str, ...]) -> list[int]:
+    """Where native struct packing (what pycuda does) puts each parameter."""
+    offsets, fmt = [], ""
+    for kind in kinds:
+        code = PARAM_KINDS[kind][2]
+        offsets.append(struct.calcsize("@" + fmt + code) - struct.calcsize("@" + code))
+        fmt += code
+    return offsets
+
+
+def check_param_layout(kinds: list[str] | tuple[str, ...]) -> None:
+    """Raises TensorMapError where pycuda's packing would not put a parameter where the kernel reads it."""
+    cuda, packed = cuda_param_offsets(kinds), packed_param_offsets(kinds)
+    if cuda != packed:
+        raise TensorMapError(f"parameters {list(kinds)} would pack at offsets {packed} but the kernel reads them at "
+                             f"{cuda}: put the tensor maps first")
+
+
+def pycuda_arg_format(kinds: list[str] | tuple[str, ...]) -> list[str]:
+    """The arg_types for pycuda's `Function.prepare` (a list of struct codes, joined by pycuda)."""
+    check_param_layout(kinds)
+    return [PARAM_KINDS[k][2] for k in kinds]
