@@ -1,7 +1,8 @@
 """The IR walk behind `compiler_core.features`: weighted counts and memory access patterns of one kernel.
 
 Every node is visited once with a weight, the product of the extents of all enclosing loops (an upper
-bound where an extent is not constant). Variables are matched by name, as in the generated code.
+bound where an extent is not constant), times a branch's share where the IR gives it (IfThenElse.then_share,
+e.g. a GEMM's interior and edge blocks). Variables are matched by name, as in the generated code.
 Access patterns are found by evaluating each flattened index, with numpy, for the lanes that issue
 together: the 32 threads of a warp on CUDA (threadIdx.x fastest, then y, z), a vector of consecutive
 iterations of the innermost loop on C; every other loop variable takes its lowest value.
@@ -115,9 +116,10 @@ class KernelWalk:
             self.add("guards", w)
             self.add("static_guards", 1)
             self.expr(s.cond, w)
-            self.stmt(s.then, w)
+            share = 1.0 if s.then_share is None else s.then_share  # unknown: both branches at full weight
+            self.stmt(s.then, w * share)
             if s.else_ is not None:
-                self.stmt(s.else_, w)
+                self.stmt(s.else_, w if s.then_share is None else w * (1.0 - share))
         elif t is S.Allocate:
             words_per_elem = _REGISTER_SCOPES.get(s.buffer.scope)
             if words_per_elem is not None:  # the rule of passes.verify_resources.register_estimate

@@ -61,9 +61,9 @@ class IRBuilder:
         self.emit(IfThenElse(as_expr(cond), body))
 
     @contextlib.contextmanager
-    def if_else(self, cond):
+    def if_else(self, cond, then_share: float | None = None):
         """Yields a callable that switches to the else branch:
-        `with b.if_else(c) as otherwise: ...; otherwise(); ...`"""
+        `with b.if_else(c) as otherwise: ...; otherwise(); ...`; `then_share`: see IfThenElse."""
         branches: list[list[Stmt]] = [[]]
         self._stack.append(branches[0])
 
@@ -74,7 +74,7 @@ class IRBuilder:
         yield otherwise
         self._stack.pop()
         else_ = seq(branches[1]) if len(branches) > 1 else None
-        self.emit(IfThenElse(as_expr(cond), seq(branches[0]), else_))
+        self.emit(IfThenElse(as_expr(cond), seq(branches[0]), else_, then_share))
 
     @contextlib.contextmanager
     def allocate(self, name: str, dtype: str, shape, scope: Scope, pad: int = 0):

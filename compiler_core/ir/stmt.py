@@ -104,9 +104,12 @@ class Seq(Stmt):
 
 @dataclass(eq=False)
 class IfThenElse(Stmt):
+    """`then_share`, when the template knows it, is the fraction of the executions over a launch that take the
+    then branch (e.g. the interior blocks of a tiled kernel); None: unknown."""
     cond: Expr
     then: Stmt
     else_: Stmt | None = None
+    then_share: float | None = None
 
 
 @dataclass(eq=False)

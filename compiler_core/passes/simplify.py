@@ -31,7 +31,7 @@ class _Simplify(Mutator):
             chosen = node.then if cond.value else node.else_
             return self.visit(chosen) if chosen is not None else S.Seq(())
         else_ = self.visit(node.else_) if node.else_ is not None else None
-        return S.IfThenElse(cond, self.visit(node.then), else_)
+        return S.IfThenElse(cond, self.visit(node.then), else_, node.then_share)
 
     def visit_Seq(self, node: S.Seq):
         return seq(self.visit(s) for s in node.stmts)

@@ -2,18 +2,11 @@
 the fast 128x128 tile keeps its accumulators in registers (ptxas reports no stack frame or spills)."""
 from __future__ import annotations
 
-import dataclasses
-import re
-import subprocess
-import tempfile
-from pathlib import Path
-
 import pytest
 
 import compiler_core as cc
 from compiler_core.codegen import generate_source
-from compiler_core.errors import BuildError
-from compiler_core.runtime.nvcc_check import nvcc_compile
+from tests.nvcc.compile_together import compile_together, registers_without_spills
 
 pytestmark = pytest.mark.nvcc
 ARCHS = ("sm_80", "sm_90")
@@ -53,37 +46,14 @@ def _module(w, config, target):
     return cc.lower(w, config or cc.default_config(w, target), target)
 
 
-def _renamed(modules):
-    return [m.with_kernels(dataclasses.replace(k, name=f"{k.name}_{i}") for k in m.kernels)
-            for i, m in enumerate(modules)]
-
-
 @pytest.mark.parametrize("arch", ARCHS)
 def test_simt_gemm_configs_compile(arch):
     target = cc.cuda_target(arch)
-    modules = [_module(w, config, target) for w, config in CASES]
-    try:
-        nvcc_compile("\n".join(generate_source(m, target) for m in _renamed(modules)), arch)
-    except BuildError:
-        for (w, config), m in zip(CASES, modules, strict=True):  # name the offender
-            try:
-                nvcc_compile(generate_source(m, target), arch)
-            except BuildError as exc:
-                pytest.fail(f"{arch}: {w.key} {config} does not compile:\n{exc}")
-        raise
+    compile_together(CASES, [_module(w, config, target) for w, config in CASES], target)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_fast_tile_keeps_accumulators_in_registers(arch):
     target = cc.cuda_target(arch)
-    source = generate_source(_module(BIG, None, target), target)
-    with tempfile.TemporaryDirectory(prefix="tf-nvcc-") as tmp:
-        src = Path(tmp) / "kernel.cu"
-        src.write_text(source)
-        proc = subprocess.run(["nvcc", "-cubin", f"-arch={arch}", "-O3", "-std=c++17", "-Xptxas", "-v",
-                               "-o", str(Path(tmp) / "kernel.cubin"), str(src)],
-                              capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in proc.stderr, proc.stderr
-    registers = int(re.search(r"Used (\d+) registers", proc.stderr).group(1))
+    registers = registers_without_spills(generate_source(_module(BIG, None, target), target), arch)
     assert registers <= 128, f"{registers} registers: two 256-thread blocks no longer fit an SM"

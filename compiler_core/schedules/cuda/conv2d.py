@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from compiler_core.ir import stmt as S
 from compiler_core.ops.conv2d import out_size
-from compiler_core.schedules.cuda import gemm_simt
+from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default
 
 LANES = gemm_simt.LANES
 
@@ -54,4 +54,4 @@ def schedule(w, config, target) -> S.Module:
 
 
 def default_config(w, target) -> dict:
-    return gemm_simt.default_config(problem(w), target)
+    return gemm_simt_default.default_config(problem(w), target)

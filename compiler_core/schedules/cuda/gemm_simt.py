@@ -12,13 +12,23 @@ B tiles from global memory into registers (128-bit loads along the contiguous ax
 stores them into shared tiles As[BK][BM+pad], Bs[BK][BN+pad] (k-major, so A is stored transposed),
 then runs BK rank-1 updates acc[TM][TN] += a_frag[TM] x b_frag[TN]. With double buffering the next
 tile is fetched into registers while the current one is multiplied, and one barrier per step
-suffices. Out-of-range rows, columns and k are zero-filled on load and skipped on store, so any
-shape is exact; guards a shape provably never needs are left out.
+suffices.
+
+Any shape is exact, and odd shapes keep full-tile speed (gemm_simt_edges): blocks whose tile lies
+inside C run a path with no bounds checks at all; only edge blocks (the last row or column of tiles)
+run a copy that clamps out-of-range rows and columns onto the last one in range on load (what they
+feed is never stored, so the loads need no condition) and skips them on store. A partial
+k tile (K % BK != 0) runs first, so only the block's first k tile checks k and the k loop never
+does. Checks a shape provably never needs are left out. An operand whose contiguous extent is not a
+multiple of 4 loads scalars (coalesced) in interior blocks too: its rows start at every alignment,
+so no 128-bit load of it is legal. The untuned default config is gemm_simt_default's.
 
 With split_k > 1 every split writes its partial tile into its own slice of a workspace laid out like
 the output, and a second kernel sums the slices (deterministic, needs no zeroed memory).
 Every barrier sits in code all threads of a block reach the same number of times: loop trip counts
-are workload constants and no barrier is under a thread-dependent condition.
+are block-uniform (workload constants, or chosen by the block's split index alone), no barrier is
+under a thread-dependent condition, and the only condition around barriers, interior vs edge, reads
+blockIdx alone, so all threads of a block take the same path.
 """
 from __future__ import annotations
 
@@ -29,6 +39,7 @@ from dataclasses import dataclass
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
+from compiler_core.schedules.cuda.gemm_simt_edges import Checks, KTiles, all_of, guarded, k_tiles, split_blocks
 from compiler_core.space import Constraint, Knob, Space
 
 LANES = 4  # float32 lanes of a 128-bit load/store
@@ -39,7 +50,6 @@ MAX_LOADS_PER_THREAD = 16  # more makes ptxas spill (measured with -Xptxas -v), 
 MAX_GRID_Z = 65535
 MAX_WORKSPACE_ELEMS = 1 << 28  # split-K partials: at most 1 GiB of float32
 REDUCE_THREADS = 256
-WAVE_BLOCKS = 128  # about one block per SM of an H100/H200 (132): what the default config aims to launch
 
 KNOBS = (
     Knob("BM", (16, 32, 64, 128), "rows of C per block"),
@@ -189,51 +199,6 @@ def space(g: Gemm, target) -> Space:
     ))
 
 
-# (BM, BN, BK, TM, TN), largest first. On an H100, float32 4096^3 ran at 0.96x cuBLAS with the first,
-# 0.91-0.94x with 64x128 / 128x64 (8x8 per thread), 0.6-0.75x with 4x4 or 8x4 thread tiles.
-PREFERRED_TILES = (
-    (128, 128, 8, 8, 8), (64, 128, 8, 8, 8), (128, 64, 8, 8, 8), (64, 64, 8, 4, 4), (64, 32, 8, 4, 2),
-    (32, 32, 8, 2, 2), (32, 16, 8, 2, 1), (16, 16, 8, 1, 1),
-)
-
-
-def default_config(g: Gemm, target) -> dict:
-    """The largest preferred tile that still launches about a wave of blocks (else the one that launches
-    the most), 128-bit loads and double buffering where valid."""
-    candidates = []
-    for BM, BN, BK, TM, TN in PREFERRED_TILES:
-        blocks = g.batch * _ceil(g.M, BM) * _ceil(g.N, BN)
-        for vec, db in ((4, 1), (1, 1), (4, 0), (1, 0)):
-            c = dict(BM=BM, BN=BN, BK=BK, TM=TM, TN=TN, pad=4, vec=vec, double_buffer=db, unroll_k=BK, split_k=1)
-            if space(g, target).is_valid(c):
-                if blocks >= WAVE_BLOCKS:
-                    return c
-                candidates.append((blocks, c))
-                break
-    if candidates:
-        return max(candidates, key=lambda bc: bc[0])[1]
-    return next(iter(space(g, target)))
-
-
-def _all(*conds):
-    """AND of the conditions that are not None (None: always true)."""
-    out = None
-    for c in conds:
-        if c is not None:
-            out = c if out is None else out & c
-    return out
-
-
-@contextlib.contextmanager
-def _guarded(ib: IRBuilder, cond):
-    """`if (cond)` around the block, or nothing when cond is None (statically true)."""
-    if cond is None:
-        yield
-    else:
-        with ib.if_(cond):
-            yield
-
-
 @dataclass(frozen=True)
 class _Side:
     """One operand as the block loads it: its tile has `extent` rows/cols along m (A) or n (B)."""
@@ -269,7 +234,8 @@ class _Kernel:
         with ib.loop("bz", g.batch * tl.split, S.ForKind.BLOCK_Z) as bz, \
                 ib.loop("bx", tiles, S.ForKind.BLOCK_X) as bx, \
                 ib.loop("tid", tl.threads, S.ForKind.THREAD_X) as tid, \
-                self.let("batch", bz // tl.split) as batch, self.let("split", bz % tl.split) as split, \
+                self.let("batch", bz // tl.split) as batch, \
+                (self.let("split", bz % tl.split) if tl.split > 1 else contextlib.nullcontext(E.IntImm(0))) as split, \
                 self.let("m0", bx // tiles_n * tl.BM) as m0, self.let("n0", bx % tiles_n * tl.BN) as n0, \
                 self.let("ty", tid // (tl.BN // tl.TN)) as ty, self.let("tx", tid % (tl.BN // tl.TN)) as tx:
             self.batch, self.split, self.tid, self.ty, self.tx = batch, split, tid, ty, tx
@@ -292,35 +258,51 @@ class _Kernel:
             self.sb = _Side(g.b, False, tl.BN, tl.vec_b, tl.loads_b, self.n0, g.N, b_ld, Bs)
             with ib.loop("i", tl.TM * tl.TN, S.ForKind.UNROLLED) as i:
                 ib.store(acc, i, 0.0)
-            self._main_loop()
-            self._epilogue()
+            kt = k_tiles(g.K, tl.BK, tl.split, tl.tiles_per_split, self.split)
+            blocks = split_blocks(g.M, g.N, tl.BM, tl.BN, self.m0, self.n0)
+            if blocks.only is not None:
+                self._path(kt, blocks.only)
+                return
+            with ib.if_else(blocks.interior, blocks.interior_share) as edge:  # block-uniform: reads blockIdx only
+                self._path(kt, Checks())
+                edge()
+                self._path(kt, blocks.edge)
 
-    def _main_loop(self) -> None:
-        tl, ib = self.tl, self.ib
-        first = self.split * tl.tiles_per_split
+    def _path(self, kt: KTiles, checks: Checks) -> None:
+        """The whole tile (k loop and epilogue), checking the bounds `checks` names."""
+        self._main_loop(kt, checks)
+        self._epilogue(checks)
 
-        def k0(t):
-            return (first + t) * tl.BK
-
-        if tl.stages == 1:
-            with ib.loop("kt", tl.tiles_per_split) as t:
-                self._load_global(k0(t))
-                self._store_shared(0)
-                ib.barrier()
-                self._compute(0)
-                ib.barrier()
+    def _main_loop(self, kt: KTiles, checks: Checks) -> None:
+        """Position 0 checks k where it may be the partial tile; every later position is a full tile."""
+        ib, first = self.ib, Checks(checks.m, checks.n, kt.check_first)
+        if self.tl.stages == 1:
+            after = kt.count
+            if kt.check_first:  # the first step peeled: the loop's loads never check k
+                self._step(kt.first, first)
+                after = kt.count_after_first
+            with ib.loop("kt", after) as t:
+                self._step(kt.k0(t, 1 if kt.check_first else 0), checks)
             return
-        self._load_global(k0(0))
+        self._load_global(kt.first, first)
         self._store_shared(0)
         ib.barrier()
-        with ib.loop("kt", tl.tiles_per_split) as t:
-            more = t + 1 < tl.tiles_per_split
+        with ib.loop("kt", kt.count) as t:
+            more = t + 1 < kt.count
             with ib.if_(more):
-                self._load_global(k0(t + 1))
+                self._load_global(kt.k0(t, 1), checks)
             self._compute(t % 2)
             with ib.if_(more):
                 self._store_shared((t + 1) % 2)
             ib.barrier()  # outside both ifs: every thread reaches it once per k tile
+
+    def _step(self, k0, checks: Checks) -> None:
+        """One single-stage k step: load, stage in shared memory, multiply."""
+        self._load_global(k0, checks)
+        self._store_shared(0)
+        self.ib.barrier()
+        self._compute(0)
+        self.ib.barrier()
 
     def _tile_coords(self, side: _Side, flat):
         """(k, x) of the first element of load `flat` within the tile; the contiguous axis is fastest."""
@@ -335,21 +317,23 @@ class _Kernel:
         count = side.extent * self.tl.BK // side.vec
         with self.ib.loop(f"{side.regs.name}_i", side.loads, S.ForKind.UNROLLED) as i:
             flat = i * self.tl.threads + self.tid
-            with _guarded(self.ib, None if count % self.tl.threads == 0 else flat < count):
+            with guarded(self.ib, None if count % self.tl.threads == 0 else flat < count):
                 body(i, *self._tile_coords(side, flat))
 
-    def _load_global(self, k0) -> None:
+    def _load_global(self, k0, checks: Checks) -> None:
         for side in (self.sa, self.sb):
-            self._loads(side, lambda i, k, x, side=side: self._load_one(side, i, k0 + k, side.origin + x))
+            self._loads(side, lambda i, k, x, side=side: self._load_one(side, i, k0 + k, side.origin + x, checks))
 
-    def _load_one(self, side: _Side, i, gk, gx) -> None:
-        g, tl, ib = self.g, self.tl, self.ib
-        tile_extent = side.extent
-        full_x = side.limit % tile_extent == 0
-        full_k = tl.split * tl.tiles_per_split * tl.BK == g.K
+    def _load_one(self, side: _Side, i, gk, gx, checks: Checks) -> None:
+        """Rows (A) or columns (B) past the edge are clamped onto the last one in range, not zero-filled: they
+        feed only rows or columns of C that are never stored, and the load needs no condition. k past K feeds
+        every element of C, so it is zero-filled."""
+        g, ib = self.g, self.ib
+        if checks.m if side.is_a else checks.n:
+            gx = E.min_(gx, side.limit - (side.vec if side.op.contig == "mn" else 1))  # keeps 128-bit alignment
         row, col = side.element(gx, gk)
         guard = side.op.guard(self.batch, row, col) if side.op.guard else None
-        valid = _all(None if full_x else gx < side.limit, None if full_k else gk < g.K, guard)
+        valid = all_of(gk < g.K if checks.k else None, guard)
         index = side.op.index(self.batch, row, col)
         src, v = side.op.buffer, side.vec
         if v == 1:
@@ -397,7 +381,7 @@ class _Kernel:
             with ib.loop("i", tl.TM, S.ForKind.UNROLLED) as i, ib.loop("j", tl.TN, S.ForKind.UNROLLED) as j:
                 ib.store(self.acc, i * tl.TN + j, self.acc[i * tl.TN + j] + self.a_frag[i] * self.b_frag[j])
 
-    def _epilogue(self) -> None:
+    def _epilogue(self, checks: Checks) -> None:
         g, tl, ib = self.g, self.tl, self.ib
         qm, qn = min(LANES, tl.TM), min(LANES, tl.TN)
         out, dst = g.out, self.dst
@@ -408,15 +392,14 @@ class _Kernel:
             m = self.m0 + ci * (tl.BM * qm // tl.TM) + self.ty * qm + ei
             n = self.n0 + cj * (tl.BN * qn // tl.TN) + self.tx * qn
             row = (ci * qm + ei) * tl.TN + cj * qn
-            m_ok = None if g.M % tl.BM == 0 else m < g.M
-            n_full = g.N % tl.BN == 0
+            m_ok = m < g.M if checks.m else None
             if vector:  # one 128-bit store; the 4 columns are all in or all out of range
-                with _guarded(ib, _all(m_ok, None if n_full else n < g.N)):
+                with guarded(ib, all_of(m_ok, n < g.N if checks.n else None)):
                     with ib.loop("ej", LANES, S.ForKind.VECTORIZED) as ej:
                         ib.store(dst, base + out.index(self.batch, m, n) + ej, self.acc[row + ej])
             else:
                 with ib.loop("ej", qn, S.ForKind.UNROLLED) as ej:
-                    with _guarded(ib, _all(m_ok, None if n_full else n + ej < g.N)):
+                    with guarded(ib, all_of(m_ok, n + ej < g.N if checks.n else None)):
                         ib.store(dst, base + out.index(self.batch, m, n + ej), self.acc[row + ej])
 
 

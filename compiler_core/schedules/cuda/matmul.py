@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from compiler_core.ir import stmt as S
-from compiler_core.schedules.cuda import gemm_simt
+from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default
 
 
 def _wmma():
@@ -40,4 +40,4 @@ def schedule(w, config, target) -> S.Module:
 def default_config(w, target) -> dict:
     if w.dtype == "float16":
         return _wmma().default_config(w, target)
-    return gemm_simt.default_config(problem(w), target)
+    return gemm_simt_default.default_config(problem(w), target)

@@ -1,0 +1,112 @@
+"""The untuned default config of the SIMT GEMM (gemm_simt): the candidate that a rough time model ranks first.
+
+Candidates are the preferred thread tiles below, each with BK 8, 16 or 32 and split_k 1, 2 or 4 (8 k steps
+unrolled, 128-bit loads and double buffering where valid). The model's figures are those of an H100/H200
+(132 SMs; the Target carries no SM count yet). It has three terms:
+
+- Math. The busiest SM runs ceil(blocks / SMS) blocks, `resident` of them at once. One k tile of one block
+  takes BM*BN*BK FMAs over the SM's FMA rate, divided by how well its thread tile feeds the FMA units (an
+  8x8 register tile does 64 FMAs per 4 shared-memory loads, a 1x1 one 1 per 2), and by the share of the
+  SM's four warp schedulers its warps can use (fewer than 4 warps leave FMA lanes idle). A k tile can't
+  finish faster than TILE_LATENCY_S, the round trip of the next tile's global loads plus the barrier: with
+  few blocks on an SM and short k tiles the SM waits. So: rounds * k tiles * max(resident * tile, latency).
+- Memory: the inputs and the output cross DRAM at least once.
+- split_k: every split writes a partial C that the sum kernel reads back (plus the workspace memset the
+  runtime does), and a second launch.
+
+It ranks configs; its seconds are not a prediction to report. Change the constants only against measurements
+(benchmarks/gpu_gemm_f32_shapes.py shows the default beside the best sampled config).
+"""
+from __future__ import annotations
+
+from compiler_core.schedules.cuda.gemm_simt import Gemm, Tiling, space
+from compiler_core.space import Space
+
+# (BM, BN, TM, TN) the default chooses from, preferred first where the cost model ties. On an H100, float32
+# 4096^3 ran at 0.96x cuBLAS with the first, 0.91-0.94x with 64x128 / 128x64 (8x8 per thread), 0.6-0.75x with
+# 4x4 or 8x4 thread tiles. The 16-row and 16-column tiles are for skinny problems (M or N <= 16).
+PREFERRED_TILES = (
+    (128, 128, 8, 8), (64, 128, 8, 8), (128, 64, 8, 8), (64, 64, 8, 8), (64, 64, 4, 4), (32, 128, 4, 8),
+    (128, 32, 8, 4), (16, 128, 1, 8), (128, 16, 8, 1), (64, 32, 4, 2), (32, 32, 2, 2), (32, 16, 2, 1),
+    (16, 16, 1, 1),
+)
+MODEL_MARGIN = 0.97  # a later candidate replaces the chosen one only where the model finds it >3% faster
+UNROLL = 8  # k steps unrolled: deeper k tiles keep the hot loop's code size of the measured 128x128x8 tile
+
+
+def default_config(g: Gemm, target) -> dict:
+    """The preferred tile, k depth (BK) and split_k that the model estimates fastest."""
+    sp, best = space(g, target), None
+    for BM, BN, TM, TN in PREFERRED_TILES:
+        for split in (1, 2, 4):
+            for BK in (8, 16, 32):
+                c = _first_valid(sp, dict(BM=BM, BN=BN, BK=BK, TM=TM, TN=TN, pad=4, unroll_k=min(BK, UNROLL),
+                                          split_k=split))
+                if c is not None:
+                    seconds = _estimate(g, Tiling.of(g, c))
+                    if best is None or seconds < MODEL_MARGIN * best[0]:
+                        best = (seconds, c)
+    return best[1] if best else next(iter(sp))
+
+
+def _first_valid(sp: Space, base: dict) -> dict | None:
+    for vec, db in ((4, 1), (1, 1), (4, 0), (1, 0)):
+        c = dict(base, vec=vec, double_buffer=db)
+        if sp.is_valid(c):
+            return c
+    return None
+
+
+def _estimate(g: Gemm, tl: Tiling) -> float:
+    return estimated_seconds(
+        blocks=g.batch * _ceil(g.M, tl.BM) * _ceil(g.N, tl.BN) * tl.split, k_tiles=tl.tiles_per_split,
+        BM=tl.BM, BN=tl.BN, BK=tl.BK, TM=tl.TM, TN=tl.TN, threads=tl.threads, registers=tl.registers,
+        shared_bytes=tl.shared_bytes, split=tl.split, out_elems=g.out.size,
+        dram_bytes=4 * (g.batch * (g.M * g.K + g.K * g.N) + g.out.size))
+
+
+# ---- the time model ----------------------------------------------------------------------
+SMS = 132
+FMA_PER_SM_S = 128 * 1.75e9  # 128 float32 lanes per SM at about 1.75 GHz under load
+DRAM_BYTES_S = 3.0e12
+TILE_LATENCY_S = 0.4e-6  # a k tile's load round trip (L2/DRAM) plus its barrier and shared-memory stores
+SPLIT_LAUNCH_S = 4e-6  # the sum kernel's launch and the workspace memset's
+SCHEDULERS_PER_SM = 4  # warp schedulers, each with a quarter of the FMA lanes
+THREADS_PER_SM = 2048
+REGISTERS_PER_SM = 65536
+SHARED_BYTES_PER_SM = 227 * 1024
+MAX_BLOCKS_PER_SM = 32
+LOOP_OVERHEAD = 4  # instructions per k step besides FMAs and shared loads (indices, loop, fragment moves)
+
+
+def thread_tile_efficiency(TM: int, TN: int) -> float:
+    """FMAs over all issued instructions of one k step of one thread."""
+    shared_loads = -(-TM // 4) + -(-TN // 4)
+    return TM * TN / (TM * TN + shared_loads + LOOP_OVERHEAD)
+
+
+def resident_blocks(threads: int, registers: int, shared_bytes: int) -> int:
+    """Blocks one SM holds at once (registers rounded up to the allocation unit of 8 per thread)."""
+    regs = -(-registers // 8) * 8
+    return max(1, min(THREADS_PER_SM // threads, REGISTERS_PER_SM // (threads * regs),
+                      SHARED_BYTES_PER_SM // max(shared_bytes, 1), MAX_BLOCKS_PER_SM))
+
+
+def estimated_seconds(*, blocks: int, k_tiles: int, BM: int, BN: int, BK: int, TM: int, TN: int, threads: int,
+                      registers: int, shared_bytes: int, split: int, dram_bytes: int, out_elems: int) -> float:
+    """`blocks`: the whole grid (tiles x batch x split); `k_tiles`: per block; `dram_bytes`: inputs and output
+    once; `out_elems`: elements of C (all batches)."""
+    per_sm = -(-blocks // SMS)
+    resident = min(per_sm, resident_blocks(threads, registers, shared_bytes))
+    rounds = -(-per_sm // resident)
+    schedulers = min(1.0, resident * threads / 32 / SCHEDULERS_PER_SM)  # a warp issues on one scheduler only
+    tile_s = BM * BN * BK / thread_tile_efficiency(TM, TN) / (FMA_PER_SM_S * schedulers)
+    math = rounds * k_tiles * max(resident * tile_s, TILE_LATENCY_S)
+    seconds = max(math, dram_bytes / DRAM_BYTES_S)
+    if split > 1:
+        seconds += (3 * split + 1) * 4 * out_elems / DRAM_BYTES_S + SPLIT_LAUNCH_S
+    return seconds
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
