@@ -6,6 +6,9 @@ TMA needs every row stride (and the base address) to be a multiple of 16 bytes. 
 bytes is not (K or N not a multiple of 8 for 16-bit inputs) is copied once into a buffer with a padded leading
 dimension; the map keeps the true dims, so the padding reads as out of bounds (zeros) and the result is exact.
 The launcher records which operands it padded; the copy happens at bind time, outside any timed launch.
+
+Arguments go to the kernel as one buffer laid out like its parameter space, at the offsets the cubin names
+(compiler_core/runtime/cubin_params.py; tensor_map.py says why natural packing from 0 is wrong for tensor maps).
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from dataclasses import dataclass, field
 
 from compiler_core.codegen.sm90_gemm import B_BOX_COLS, HopperGemmConfig, kernel_name, smem_layout
 from compiler_core.errors import BuildError
-from compiler_core.runtime import tensor_map
+from compiler_core.runtime import cubin_params, tensor_map
 from compiler_core.runtime.cuda_runtime import driver
 
 ARG_KINDS = ("tensor_map", "tensor_map", "pointer", "int32", "int32", "int32")  # tm_a, tm_b, c, M, N, K
@@ -23,7 +26,7 @@ TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float3
 @dataclass
 class BoundGemm:
     """A launch of one kernel on fixed tensors: call it to enqueue the kernel on the default stream."""
-    launch_args: tuple
+    launch_args: tuple  # (the packed parameter buffer,)
     grid: int
     threads: int
     smem: int
@@ -48,7 +51,10 @@ class HopperGemm:
             self.fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.smem)
         except Exception as exc:  # noqa: BLE001 - driver errors become BuildError with their text
             raise BuildError(f"loading {kernel_name(cfg, ab)} failed: {exc}") from None
-        self.fn.prepare(tensor_map.pycuda_arg_format(ARG_KINDS))
+        params = cubin_params.kernel_params(cubin, kernel_name(cfg, ab))
+        self.param_offsets = tensor_map.check_param_layout(ARG_KINDS, params)
+        self.param_bytes = cubin_params.param_space_bytes(params)
+        self.fn.prepare(tensor_map.param_buffer_format(self.param_bytes))
         if sm_count is None:
             sm_count = drv.Context.get_device().get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
         self.sm_count = sm_count
@@ -85,7 +91,8 @@ class HopperGemm:
         else:
             spec_b = tensor_map.row_major(self.ab, (k, n), cfg.bk, B_BOX_COLS, ld=ldb)
         map_b = tensor_map.encode(spec_b, b_t.data_ptr())
-        bound.launch_args = (map_a, map_b, c.data_ptr(), m, n, k)
+        bound.launch_args = (tensor_map.pack_params(ARG_KINDS, (map_a, map_b, c.data_ptr(), m, n, k),
+                                                    self.param_offsets, self.param_bytes),)
         return bound
 
 
