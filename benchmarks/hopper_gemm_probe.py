@@ -29,7 +29,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from compiler_core.codegen import sm90_gemm  # noqa: E402
 from compiler_core.codegen.sm90_gemm import HopperGemmConfig  # noqa: E402
 from compiler_core.errors import BuildError, ConfigError  # noqa: E402
-from compiler_core.runtime import nvcc_sm90  # noqa: E402
+from compiler_core.runtime import cubin_params, nvcc_sm90, tensor_map  # noqa: E402
+from compiler_core.runtime.sm90_gemm_launch import ARG_KINDS  # noqa: E402
 
 DEFAULT_SHAPES = ("4096x4096x4096", "8192x8192x8192", "1024x1024x1024", "128x4096x4096", "16x4096x4096",
                   "4095x4097x1000")
@@ -101,6 +102,12 @@ def build_one(cfg: HopperGemmConfig, ab: str, disassembler) -> dict:
         build = nvcc_sm90.compile_sm90a(sm90_gemm.render(cfg, ab))
     except BuildError as exc:
         return {**row, "error": str(exc)}
+    params = cubin_params.kernel_params(build.cubin, name)
+    row["param_offsets"] = [p.offset for p in params]  # where the kernel reads tm_a, tm_b, c, M, N, K
+    try:
+        tensor_map.check_param_layout(ARG_KINDS, params)
+    except tensor_map.TensorMapError as exc:
+        row["error"] = f"parameter layout: {exc}"
     res = build.kernels.get(name)
     row.update(compile_s=round(time.perf_counter() - started, 1), warnings=list(build.warnings), cubin=build.cubin)
     if res:
