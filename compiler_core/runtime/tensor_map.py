@@ -206,7 +206,7 @@ def check_param_layout(kinds: list[str] | tuple[str, ...], params) -> list[int]:
     many as `kinds`, of the kinds' sizes; raises TensorMapError naming the first difference."""
     if len(params) != len(kinds):
         raise TensorMapError(f"the kernel takes {len(params)} parameters, the launcher passes {len(kinds)}")
-    for i, (kind, p) in enumerate(zip(kinds, params)):
+    for i, (kind, p) in enumerate(zip(kinds, params, strict=True)):
         size, align, _ = PARAM_KINDS[kind]
         if p.ordinal != i or p.size != size or p.offset % min(align, 16):
             raise TensorMapError(f"parameter {i} ({kind}, {size} bytes) is read by the kernel as {p}")
@@ -216,7 +216,7 @@ def check_param_layout(kinds: list[str] | tuple[str, ...], params) -> list[int]:
 def pack_params(kinds: list[str] | tuple[str, ...], values, offsets: list[int], size: int | None = None) -> bytes:
     """One buffer holding the parameter space: each value at its offset, zeros between (`size` bytes, default the
     end of the last parameter)."""
-    end = max(o + PARAM_KINDS[k][0] for k, o in zip(kinds, offsets))
+    end = max(o + PARAM_KINDS[k][0] for k, o in zip(kinds, offsets, strict=True))
     buf = bytearray(size if size is not None else end)
     if len(buf) < end:
         raise TensorMapError(f"a {len(buf)}-byte parameter buffer cannot hold parameters ending at {end}")
