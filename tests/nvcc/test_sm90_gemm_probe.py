@@ -256,6 +256,23 @@ def test_generated_kernel_matches_golden(request):
         assert source == f.read(), "the generated sm90 GEMM drifted from tests/golden/sm90_gemm_128x128_f16.cu"
 
 
+def test_setmaxnreg_counts_obey_ptx_and_roles_are_warpgroup_uniform():
+    """setmaxnreg: counts in 24..256, multiples of 8; dec at or below and inc at or above the count the launch
+    bounds give every thread at entry (65536 / threads, rounded down to 8); the moved registers fit the file. Each
+    is the first statement of its role's branch, and the branch is on the warpgroup index (uniform per warpgroup)."""
+    producer, consumer = sm90_gemm.REGS_PRODUCER, sm90_gemm.REGS_CONSUMER
+    for cfg in (c for c in DEFAULTS if c.consumers == 2):
+        entry = 65536 // cfg.threads // 8 * 8
+        for r in (producer, consumer):
+            assert 24 <= r <= 256 and r % 8 == 0
+        assert producer <= entry <= consumer and 128 * (producer + cfg.consumers * consumer) <= 65536
+        src = sm90_gemm.render(cfg)
+        assert re.search(rf"const int warpgroup = threadIdx\.x / 128;\s*if \(warpgroup == 0\) \{{\s*"
+                         rf"tf_setmaxnreg_dec<{producer}>\(\);[^{{}}]*\}} else \{{\s*tf_setmaxnreg_inc<{consumer}>\(\);",
+                         src), "setmaxnreg must open each warpgroup-uniform role branch"
+    assert "setmaxnreg_" not in sm90_gemm.render(HopperGemmConfig(consumers=1)).split("extern \"C\"")[1]
+
+
 # ---- unit: config rules, tensor maps and kernel arguments --------------------------------------------------------
 @pytest.mark.parametrize("knobs, rule", [
     (dict(bk=32), "bk must be 64"),
