@@ -268,7 +268,8 @@ def test_setmaxnreg_counts_obey_ptx_and_roles_are_warpgroup_uniform():
         assert producer <= entry <= consumer and 128 * (producer + cfg.consumers * consumer) <= 65536
         src = sm90_gemm.render(cfg)
         assert re.search(rf"const int warpgroup = threadIdx\.x / 128;\s*if \(warpgroup == 0\) \{{\s*"
-                         rf"tf_setmaxnreg_dec<{producer}>\(\);[^{{}}]*\}} else \{{\s*tf_setmaxnreg_inc<{consumer}>\(\);",
+                         rf"tf_setmaxnreg_dec<{producer}>\(\);[^{{}}]*\}} else \{{\s*"
+                         rf"tf_setmaxnreg_inc<{consumer}>\(\);",
                          src), "setmaxnreg must open each warpgroup-uniform role branch"
     assert "setmaxnreg_" not in sm90_gemm.render(HopperGemmConfig(consumers=1)).split("extern \"C\"")[1]
 
