@@ -115,3 +115,61 @@ def _tma_ready(t, name: str, bound: BoundGemm):
     bound.padded.append(f"{name} (ld {cols} -> {ld})")
     bound.keepalive.append(padded)
     return padded, ld
+
+
+# ---- a check of the launch path itself: the kernel reads back what the launcher packed -------------------------
+ECHO_KERNEL = "tf_sm90_param_echo"
+
+
+def echo_kernel_source() -> str:
+    """A kernel with the GEMM's parameter list that copies what it receives (both maps, M, N, K) to `out`."""
+    from compiler_core.codegen.cuda_sm90 import prelude
+
+    return prelude(["base"]) + f"""
+extern "C" __global__ void {ECHO_KERNEL}(const __grid_constant__ tf_tensor_map tm_a,
+                                        const __grid_constant__ tf_tensor_map tm_b,
+                                        unsigned long long* out, int M, int N, int K) {{
+  const int i = threadIdx.x;
+  if (i < 16) {{
+    out[i] = tm_a.opaque[i];
+    out[16 + i] = tm_b.opaque[i];
+  }}
+  if (i == 0) {{
+    out[32] = static_cast<unsigned long long>(M);
+    out[33] = static_cast<unsigned long long>(N);
+    out[34] = static_cast<unsigned long long>(K);
+  }}
+}}
+"""
+
+
+def check_param_passing(cubin: bytes) -> str:
+    """Launches the echo kernel (built from echo_kernel_source) exactly as the GEMMs are launched and compares what
+    it read with what was packed: 'ok', or a BuildError that says which parameter arrived wrong."""
+    import struct
+
+    import torch
+
+    drv = driver()
+    module = drv.module_from_buffer(cubin)
+    fn = module.get_function(ECHO_KERNEL)
+    params = cubin_params.kernel_params(cubin, ECHO_KERNEL)
+    offsets = tensor_map.check_param_layout(ARG_KINDS, params)
+    size = cubin_params.param_space_bytes(params)
+    fn.prepare(tensor_map.param_buffer_format(size))
+    map_a, map_b = bytes(range(1, 129)), bytes(range(255, 127, -1))
+    out = torch.zeros(35, dtype=torch.int64, device="cuda")
+    fn.prepared_call((1, 1, 1), (32, 1, 1),
+                     tensor_map.pack_params(ARG_KINDS, (map_a, map_b, out.data_ptr(), 4095, 4097, 1000), offsets, size))
+    torch.cuda.synchronize()
+    got = out.cpu().numpy().tobytes()
+    del module
+    names = ("tm_a", "tm_b", "M", "N", "K")
+    want = (map_a, map_b, *(struct.pack("<q", v) for v in (4095, 4097, 1000)))
+    at = 0
+    for name, w in zip(names, want, strict=True):
+        if got[at:at + len(w)] != w:
+            raise BuildError(f"parameter {name} arrived as {got[at:at + len(w)].hex()}, packed {w.hex()} "
+                             f"(offsets {offsets}, {size} bytes)")
+        at += len(w)
+    return "ok"

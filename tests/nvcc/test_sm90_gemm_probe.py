@@ -452,3 +452,62 @@ def test_small_and_odd_shapes(ab):
             err = (c.float() - ref).abs().max().item() / ref.abs().max().item()
             assert not torch.isnan(c).any(), f"{cfg.short()} {ab} {m}x{n}x{k}: elements left unwritten"
             assert err <= probe.TOLERANCE[cfg.out_dtype(ab)], f"{cfg.short()} {ab} {m}x{n}x{k}: error {err:.2e}"
+
+
+# ---- nvcc: the probe's parameter echo check, against an emulated launch ----------------------------------------
+class _FakeOut:
+    def __init__(self) -> None:
+        self.data = bytearray(35 * 8)
+
+    def data_ptr(self) -> int:
+        return 0x7F0000001000
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self
+
+    def tobytes(self) -> bytes:
+        return bytes(self.data)
+
+
+def _emulated_echo(monkeypatch, read_offsets):
+    """check_param_passing with pycuda and torch replaced: the 'kernel' reads tm_a, tm_b, out, M, N, K from the
+    packed buffer at `read_offsets` (None: the offsets the cubin names) and writes what the echo kernel writes."""
+    import types
+
+    from compiler_core.runtime import sm90_gemm_launch as launch
+
+    cubin = nvcc_sm90.compile_sm90a(launch.echo_kernel_source()).cubin
+    offsets = read_offsets or [p.offset for p in cubin_params.kernel_params(cubin, launch.ECHO_KERNEL)]
+    out = _FakeOut()
+
+    class Fn:
+        def prepare(self, fmt):
+            self.size = int(fmt[0][:-1])
+
+        def prepared_call(self, grid, block, buf):
+            assert len(buf) == self.size
+            a, b = buf[offsets[0]:offsets[0] + 128], buf[offsets[1]:offsets[1] + 128]
+            m, n, k = (struct.unpack_from("<i", buf.ljust(512, b"\0"), o)[0] for o in offsets[3:])
+            out.data[:] = a + b + struct.pack("<qqq", m, n, k)
+
+    fake_drv = types.SimpleNamespace(module_from_buffer=lambda c: types.SimpleNamespace(get_function=lambda n: Fn()))
+    fake_torch = types.SimpleNamespace(zeros=lambda *a, **k: out, int64=None,
+                                       cuda=types.SimpleNamespace(synchronize=lambda: None))
+    monkeypatch.setattr(launch, "driver", lambda: fake_drv)
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    return launch.check_param_passing(cubin)
+
+
+@pytest.mark.nvcc
+def test_param_echo_passes_when_the_kernel_reads_where_we_pack(monkeypatch):
+    assert _emulated_echo(monkeypatch, None) == "ok"
+
+
+@pytest.mark.nvcc
+def test_param_echo_catches_natural_packing(monkeypatch):
+    """Had the kernel read at the offsets natural packing uses (or we packed there), the echo says so."""
+    with pytest.raises(BuildError, match="tm_a arrived"):
+        _emulated_echo(monkeypatch, tensor_map.packed_param_offsets(ARG_KINDS))
