@@ -29,7 +29,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from compiler_core.codegen import sm90_gemm  # noqa: E402
 from compiler_core.codegen.sm90_gemm import HopperGemmConfig  # noqa: E402
 from compiler_core.errors import BuildError, ConfigError  # noqa: E402
-from compiler_core.runtime import nvcc_sm90  # noqa: E402
+from compiler_core.runtime import cubin_params, nvcc_sm90, tensor_map  # noqa: E402
+from compiler_core.runtime.sm90_gemm_launch import ARG_KINDS  # noqa: E402
 
 DEFAULT_SHAPES = ("4096x4096x4096", "8192x8192x8192", "1024x1024x1024", "128x4096x4096", "16x4096x4096",
                   "4095x4097x1000")
@@ -101,6 +102,12 @@ def build_one(cfg: HopperGemmConfig, ab: str, disassembler) -> dict:
         build = nvcc_sm90.compile_sm90a(sm90_gemm.render(cfg, ab))
     except BuildError as exc:
         return {**row, "error": str(exc)}
+    params = cubin_params.kernel_params(build.cubin, name)
+    row["param_offsets"] = [p.offset for p in params]  # where the kernel reads tm_a, tm_b, c, M, N, K
+    try:
+        tensor_map.check_param_layout(ARG_KINDS, params)
+    except tensor_map.TensorMapError as exc:
+        row["error"] = f"parameter layout: {exc}"
     res = build.kernels.get(name)
     row.update(compile_s=round(time.perf_counter() - started, 1), warnings=list(build.warnings), cubin=build.cubin)
     if res:
@@ -157,6 +164,7 @@ def run_child(spec: dict) -> list[dict]:
 
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.cuda.init()
+        echo = _param_echo(spec.get("echo_cubin_path"))
         with open(spec["cubin_path"], "rb") as f:
             gemm = HopperGemm(cfg, ab, f.read())
     except Exception as exc:  # noqa: BLE001 - no pycuda, no device, a module the driver refuses: one row each
@@ -165,7 +173,8 @@ def run_child(spec: dict) -> list[dict]:
     rows = []
     for shape in spec["shapes"]:
         m, n, k = shape
-        row = {"shape": f"{m}x{n}x{k}", "kernel": spec["kernel"], "knobs": spec["knobs"], "dtype": ab}
+        row = {"shape": f"{m}x{n}x{k}", "kernel": spec["kernel"], "knobs": spec["knobs"], "dtype": ab,
+               "param_echo": echo}
         try:
             row.update(measure_shape(gemm, cfg, ab, m, n, k, torch, do_bench, spec["warmup"], spec["rep"]))
         except Exception as exc:  # noqa: BLE001 - one shape's failure is a row, the next shape still runs
@@ -178,6 +187,21 @@ def run_child(spec: dict) -> list[dict]:
             f"{row['tflops']:.0f} TFLOP/s vs torch {row['torch_tflops']:.0f} ({row['ratio']:.2f}x), "
             f"err {row['max_rel_err']:.1e} {'ok' if row['correct'] else 'WRONG'}"))
     return rows
+
+
+def _param_echo(path: str | None) -> str | None:
+    """Launches the parameter echo kernel the way the GEMMs are launched: 'ok', or what arrived wrong."""
+    if not path:
+        return None
+    from compiler_core.runtime.sm90_gemm_launch import check_param_passing
+
+    try:
+        with open(path, "rb") as f:
+            result = check_param_passing(f.read())
+    except Exception as exc:  # noqa: BLE001 - reported in the rows; the GEMMs still run
+        result = f"FAILED: {type(exc).__name__}: {exc}"
+    log(f"    parameter echo (tensor maps, M, N, K through the launcher's packing): {result}")
+    return result
 
 
 def _bench(fn, do_bench, warmup: int, rep: int) -> float:
@@ -218,13 +242,29 @@ def measure_shape(gemm, cfg, ab, m, n, k, torch, do_bench, warmup, rep) -> dict:
             "correct": correct, "grid": launch.grid, "padded": launch.padded}
 
 
-def run_isolated(row: dict, shapes, args, tmp: str) -> list[dict]:
+def build_echo(tmp: str) -> str | None:
+    """The parameter echo kernel's cubin (sm90_gemm_launch.check_param_passing), written to `tmp`; None if it does
+    not build (logged)."""
+    from compiler_core.runtime.sm90_gemm_launch import echo_kernel_source
+
+    try:
+        cubin = nvcc_sm90.compile_sm90a(echo_kernel_source()).cubin
+    except BuildError as exc:
+        log(f"parameter echo kernel did not build: {exc}")
+        return None
+    path = os.path.join(tmp, "param_echo.cubin")
+    with open(path, "wb") as f:
+        f.write(cubin)
+    return path
+
+
+def run_isolated(row: dict, shapes, args, tmp: str, echo_path: str | None = None) -> list[dict]:
     """Runs one kernel's shapes in a child process; a hang or crash becomes error rows."""
     path = os.path.join(tmp, row["kernel"] + ".cubin")
     with open(path, "wb") as f:
         f.write(row["cubin"])
     spec = {"knobs": row["knobs"], "dtype": row["dtype"], "kernel": row["kernel"], "cubin_path": path,
-            "shapes": shapes, "warmup": args.warmup, "rep": args.rep}
+            "shapes": shapes, "warmup": args.warmup, "rep": args.rep, "echo_cubin_path": echo_path}
     cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)]
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None, text=True, timeout=args.child_timeout)
@@ -286,9 +326,10 @@ def main(argv=None) -> int:
         shapes = [parse_shape(s) for s in args.shapes]
         rows = []
         with tempfile.TemporaryDirectory(prefix="tf-hopper-") as tmp:
+            echo_path = build_echo(tmp)
             for i, row in enumerate(r for r in builds if "error" not in r):
                 log(f"[{i + 1}/{len(builds)}] {row['kernel']}")
-                rows += run_isolated(row, shapes, args, tmp)
+                rows += run_isolated(row, shapes, args, tmp, echo_path)
         print_run_table(rows)
         result["runs"] = rows
         failed += [r for r in rows if "error" in r or not r.get("correct")]

@@ -396,14 +396,15 @@ __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64
       ring.advance();
     }}
     tf_wgmma_wait<0>();
-    if (leader) release(&empty[released]);
+    if (released >= 0 && leader) release(&empty[released]);
 #pragma unroll
     for (int s = 0; s < SLICES; ++s) tf_fence_operands(acc[s]);
     store_tile(acc, staging, c, t.m0 + cw * SLICES * 64 + warp * 16, t.n0, M, N, vec_ok);
   }}
 }}
 
-// Parameters: the tensor maps first, so pycuda's packing puts them at 64-byte aligned offsets (0 and 128).
+// Parameters: each tensor map is 64-byte aligned in constant bank 0, whose parameter space starts at 0x210 on
+// sm_90: they sit at offsets 0x30 and 0xb0, and the launcher packs its buffer at the offsets the cubin names.
 extern "C" __global__ void __launch_bounds__(THREADS, 1){cluster_dims}
 {name}(const __grid_constant__ tf_tensor_map tm_a, const __grid_constant__ tf_tensor_map tm_b,
        out_t* __restrict__ c, int M, int N, int K) {{

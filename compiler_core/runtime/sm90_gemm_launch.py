@@ -6,6 +6,9 @@ TMA needs every row stride (and the base address) to be a multiple of 16 bytes. 
 bytes is not (K or N not a multiple of 8 for 16-bit inputs) is copied once into a buffer with a padded leading
 dimension; the map keeps the true dims, so the padding reads as out of bounds (zeros) and the result is exact.
 The launcher records which operands it padded; the copy happens at bind time, outside any timed launch.
+
+Arguments go to the kernel as one buffer laid out like its parameter space, at the offsets the cubin names
+(compiler_core/runtime/cubin_params.py; tensor_map.py says why natural packing from 0 is wrong for tensor maps).
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from dataclasses import dataclass, field
 
 from compiler_core.codegen.sm90_gemm import B_BOX_COLS, HopperGemmConfig, kernel_name, smem_layout
 from compiler_core.errors import BuildError
-from compiler_core.runtime import tensor_map
+from compiler_core.runtime import cubin_params, tensor_map
 from compiler_core.runtime.cuda_runtime import driver
 
 ARG_KINDS = ("tensor_map", "tensor_map", "pointer", "int32", "int32", "int32")  # tm_a, tm_b, c, M, N, K
@@ -23,7 +26,7 @@ TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float3
 @dataclass
 class BoundGemm:
     """A launch of one kernel on fixed tensors: call it to enqueue the kernel on the default stream."""
-    launch_args: tuple
+    launch_args: tuple  # (the packed parameter buffer,)
     grid: int
     threads: int
     smem: int
@@ -48,7 +51,10 @@ class HopperGemm:
             self.fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.smem)
         except Exception as exc:  # noqa: BLE001 - driver errors become BuildError with their text
             raise BuildError(f"loading {kernel_name(cfg, ab)} failed: {exc}") from None
-        self.fn.prepare(tensor_map.pycuda_arg_format(ARG_KINDS))
+        params = cubin_params.kernel_params(cubin, kernel_name(cfg, ab))
+        self.param_offsets = tensor_map.check_param_layout(ARG_KINDS, params)
+        self.param_bytes = cubin_params.param_space_bytes(params)
+        self.fn.prepare(tensor_map.param_buffer_format(self.param_bytes))
         if sm_count is None:
             sm_count = drv.Context.get_device().get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
         self.sm_count = sm_count
@@ -85,7 +91,8 @@ class HopperGemm:
         else:
             spec_b = tensor_map.row_major(self.ab, (k, n), cfg.bk, B_BOX_COLS, ld=ldb)
         map_b = tensor_map.encode(spec_b, b_t.data_ptr())
-        bound.launch_args = (map_a, map_b, c.data_ptr(), m, n, k)
+        bound.launch_args = (tensor_map.pack_params(ARG_KINDS, (map_a, map_b, c.data_ptr(), m, n, k),
+                                                    self.param_offsets, self.param_bytes),)
         return bound
 
 
@@ -108,3 +115,61 @@ def _tma_ready(t, name: str, bound: BoundGemm):
     bound.padded.append(f"{name} (ld {cols} -> {ld})")
     bound.keepalive.append(padded)
     return padded, ld
+
+
+# ---- a check of the launch path itself: the kernel reads back what the launcher packed -------------------------
+ECHO_KERNEL = "tf_sm90_param_echo"
+
+
+def echo_kernel_source() -> str:
+    """A kernel with the GEMM's parameter list that copies what it receives (both maps, M, N, K) to `out`."""
+    from compiler_core.codegen.cuda_sm90 import prelude
+
+    return prelude(["base"]) + f"""
+extern "C" __global__ void {ECHO_KERNEL}(const __grid_constant__ tf_tensor_map tm_a,
+                                        const __grid_constant__ tf_tensor_map tm_b,
+                                        unsigned long long* out, int M, int N, int K) {{
+  const int i = threadIdx.x;
+  if (i < 16) {{
+    out[i] = tm_a.opaque[i];
+    out[16 + i] = tm_b.opaque[i];
+  }}
+  if (i == 0) {{
+    out[32] = static_cast<unsigned long long>(M);
+    out[33] = static_cast<unsigned long long>(N);
+    out[34] = static_cast<unsigned long long>(K);
+  }}
+}}
+"""
+
+
+def check_param_passing(cubin: bytes) -> str:
+    """Launches the echo kernel (built from echo_kernel_source) exactly as the GEMMs are launched and compares what
+    it read with what was packed: 'ok', or a BuildError that says which parameter arrived wrong."""
+    import struct
+
+    import torch
+
+    drv = driver()
+    module = drv.module_from_buffer(cubin)
+    fn = module.get_function(ECHO_KERNEL)
+    params = cubin_params.kernel_params(cubin, ECHO_KERNEL)
+    offsets = tensor_map.check_param_layout(ARG_KINDS, params)
+    size = cubin_params.param_space_bytes(params)
+    fn.prepare(tensor_map.param_buffer_format(size))
+    map_a, map_b = bytes(range(1, 129)), bytes(range(255, 127, -1))
+    out = torch.zeros(35, dtype=torch.int64, device="cuda")
+    fn.prepared_call((1, 1, 1), (32, 1, 1),
+                     tensor_map.pack_params(ARG_KINDS, (map_a, map_b, out.data_ptr(), 4095, 4097, 1000), offsets, size))
+    torch.cuda.synchronize()
+    got = out.cpu().numpy().tobytes()
+    del module
+    names = ("tm_a", "tm_b", "M", "N", "K")
+    want = (map_a, map_b, *(struct.pack("<q", v) for v in (4095, 4097, 1000)))
+    at = 0
+    for name, w in zip(names, want, strict=True):
+        if got[at:at + len(w)] != w:
+            raise BuildError(f"parameter {name} arrived as {got[at:at + len(w)].hex()}, packed {w.hex()} "
+                             f"(offsets {offsets}, {size} bytes)")
+        at += len(w)
+    return "ok"

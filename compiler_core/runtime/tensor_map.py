@@ -6,13 +6,17 @@ A map describes a tiled view of a global tensor: dims innermost first, byte stri
 (OOB fill NONE = zeros, so partial edge tiles are exact for any M/N/K). The driver's rules are checked here first,
 so a bad map fails with a message that names the rule instead of CUDA_ERROR_INVALID_VALUE.
 
-Passing it: CUDA lays out kernel parameters each at its own alignment, and CUtensorMap is aligned to 64. pycuda
-packs a launch's parameters with native struct alignment, where a 128-byte opaque field ("128s") has alignment 1:
-the two agree only where every map starts at a multiple of 64 in the packed buffer, which holds when the maps come
-first. `check_param_layout` compares the two layouts, so a parameter list that would silently shift the maps fails
-before launch. Use `Function.prepare(pycuda_arg_format(kinds))` and `prepared_call(..., map_bytes, ...)`: pycuda's
-plain `__call__` caches its argument buffers in an lru_cache keyed by the arguments in recent versions, and a
-numpy.void (the documented struct argument) is unhashable there, while `prepared_call` packs bytes directly.
+Passing it: CUDA lays out kernel parameters each at its own alignment, and CUtensorMap is aligned to 64 -- at its
+absolute address in constant bank 0, where sm_90's parameter space starts at offset 0x210 (not a multiple of 64):
+a map that is the first parameter sits at offset 0x30 of the parameter space, the next one 128 bytes later, and the
+scalars after them (ptxas' EIATTR_KPARAM_INFO records say so: `cuobjdump -elf`). pycuda launches with one packed
+buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) that the driver copies as the parameter space, and its native struct
+packing starts at 0: maps at 0 and 128 are read from 0x30 and 0xb0, half of one map and half of the next, and the
+scalars from past the end of the buffer. So the launcher reads the offsets from the cubin
+(compiler_core/runtime/cubin_params.py), checks them against the argument kinds (`check_param_layout`), and packs
+one buffer of the parameter space's size at those offsets (`pack_params`), passed to `prepared_call` as a single
+"Ns" argument (`param_buffer_format`). pycuda's plain `__call__` caches its argument buffers in an lru_cache keyed
+by the arguments in recent versions, and a numpy.void is unhashable there; `prepared_call` packs bytes directly.
 
 (The alternative, a copy of the map in device memory passed by pointer, works too: written by a host memcpy before
 the launch it needs nothing more; a map written or patched by a kernel needs `fence.proxy.tensormap::generic` on
@@ -164,28 +168,31 @@ def encode(spec: TiledMap, address: int, lib: ctypes.CDLL | None = None) -> byte
 
 
 # ---- kernel parameters -----------------------------------------------------------------------------------------
-PARAM_KINDS = {  # kind -> (CUDA size, CUDA alignment, pycuda/struct format)
+PARAM_KINDS = {  # kind -> (CUDA size, CUDA alignment, struct format)
     "tensor_map": (MAP_BYTES, MAP_ALIGN, f"{MAP_BYTES}s"),
-    "pointer": (8, 8, "P"),
+    "pointer": (8, 8, "Q"),
     "int32": (4, 4, "i"),
     "uint32": (4, 4, "I"),
     "float32": (4, 4, "f"),
 }
+PARAM_BANK_BASE_SM90 = 0x210  # where the parameter space starts in constant bank 0 on sm_90 (EIATTR_PARAM_CBANK)
 
 
-def cuda_param_offsets(kinds: list[str] | tuple[str, ...]) -> list[int]:
-    """Where the kernel expects each parameter: every one at the next multiple of its alignment."""
-    offsets, at = [], 0
+def cuda_param_offsets(kinds: list[str] | tuple[str, ...], bank_base: int = PARAM_BANK_BASE_SM90) -> list[int]:
+    """Where the kernel expects each parameter, from the start of the parameter space: each one at the next
+    address of constant bank 0 that is a multiple of its alignment, the space starting at `bank_base`."""
+    offsets, at = [], bank_base
     for kind in kinds:
         size, align, _ = PARAM_KINDS[kind]
         at = -(-at // align) * align
-        offsets.append(at)
+        offsets.append(at - bank_base)
         at += size
     return offsets
 
 
 def packed_param_offsets(kinds: list[str] | tuple[str, ...]) -> list[int]:
-    """Where native struct packing (what pycuda does) puts each parameter."""
+    """Where native struct packing from offset 0 (what pycuda does with one format code per argument) puts each
+    parameter: right only where no parameter needs more than 16-byte alignment."""
     offsets, fmt = [], ""
     for kind in kinds:
         code = PARAM_KINDS[kind][2]
@@ -194,15 +201,32 @@ def packed_param_offsets(kinds: list[str] | tuple[str, ...]) -> list[int]:
     return offsets
 
 
-def check_param_layout(kinds: list[str] | tuple[str, ...]) -> None:
-    """Raises TensorMapError where pycuda's packing would not put a parameter where the kernel reads it."""
-    cuda, packed = cuda_param_offsets(kinds), packed_param_offsets(kinds)
-    if cuda != packed:
-        raise TensorMapError(f"parameters {list(kinds)} would pack at offsets {packed} but the kernel reads them at "
-                             f"{cuda}: put the tensor maps first")
+def check_param_layout(kinds: list[str] | tuple[str, ...], params) -> list[int]:
+    """The offsets of `params` (cubin_params.kernel_params of the compiled kernel) after checking that they are as
+    many as `kinds`, of the kinds' sizes; raises TensorMapError naming the first difference."""
+    if len(params) != len(kinds):
+        raise TensorMapError(f"the kernel takes {len(params)} parameters, the launcher passes {len(kinds)}")
+    for i, (kind, p) in enumerate(zip(kinds, params, strict=True)):
+        size, align, _ = PARAM_KINDS[kind]
+        if p.ordinal != i or p.size != size or p.offset % min(align, 16):
+            raise TensorMapError(f"parameter {i} ({kind}, {size} bytes) is read by the kernel as {p}")
+    return [p.offset for p in params]
 
 
-def pycuda_arg_format(kinds: list[str] | tuple[str, ...]) -> list[str]:
-    """The arg_types for pycuda's `Function.prepare` (a list of struct codes, joined by pycuda)."""
-    check_param_layout(kinds)
-    return [PARAM_KINDS[k][2] for k in kinds]
+def pack_params(kinds: list[str] | tuple[str, ...], values, offsets: list[int], size: int | None = None) -> bytes:
+    """One buffer holding the parameter space: each value at its offset, zeros between (`size` bytes, default the
+    end of the last parameter)."""
+    end = max(o + PARAM_KINDS[k][0] for k, o in zip(kinds, offsets, strict=True))
+    buf = bytearray(size if size is not None else end)
+    if len(buf) < end:
+        raise TensorMapError(f"a {len(buf)}-byte parameter buffer cannot hold parameters ending at {end}")
+    for kind, value, offset in zip(kinds, values, offsets, strict=True):
+        if kind == "tensor_map" and len(value) != MAP_BYTES:
+            raise TensorMapError(f"a tensor map is {MAP_BYTES} bytes, got {len(value)}")
+        struct.pack_into("<" + PARAM_KINDS[kind][2], buf, offset, value)
+    return bytes(buf)
+
+
+def param_buffer_format(size: int) -> list[str]:
+    """The arg_types for pycuda's `Function.prepare` when the whole parameter space is passed as one argument."""
+    return [f"{size}s"]
