@@ -172,9 +172,15 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="write the rows as JSON here")
     args = parser.parse_args(argv)
-    import torch
+    from compiler_core.runtime.cuda_runtime import cuda_available, device_arch
 
-    from compiler_core.runtime.cuda_runtime import device_arch
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is None or not torch.cuda.is_available() or not cuda_available():
+        raise SystemExit("gpu_gemm_f32_shapes.py needs a CUDA GPU with PyTorch (the reference) and pycuda: "
+                         "run it on the GPU machine")
 
     torch.backends.cuda.matmul.allow_tf32 = False  # cuBLAS in full float32, the arithmetic ours does
     arch = device_arch()

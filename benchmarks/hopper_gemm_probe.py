@@ -291,6 +291,14 @@ def print_run_table(rows: list[dict]) -> None:
 
 
 # ---- main ------------------------------------------------------------------------------------------------------
+def _gpu_ready() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--shapes", nargs="+", default=list(DEFAULT_SHAPES), help="MxNxK")
@@ -309,6 +317,9 @@ def main(argv=None) -> int:
     if args.child:
         print(json.dumps(run_child(json.loads(args.child))), flush=True)
         return 0
+    if not args.compile_only and not _gpu_ready():
+        raise SystemExit("running the probe needs an sm_90 GPU with PyTorch (the reference) and pycuda; here, "
+                         "--compile-only builds every kernel and reports registers, spills and HGMMA")
     knob_dicts = sweep_configs() if args.sweep else [parse_knobs(k) for k in args.knobs] if args.knobs else \
         [dict(d) for d in DEFAULT_KNOBS]
     dtypes = [DTYPES[d.strip()] for d in args.dtypes.split(",")]
