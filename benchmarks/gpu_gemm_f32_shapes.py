@@ -18,15 +18,12 @@ import os
 import random
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import compiler_core as cc  # noqa: E402
+from benchmarks.gpu_ops import compile_all  # noqa: E402 - the same parallel nvcc build of sampled configs
 from compiler_core.build import build_module  # noqa: E402
-from compiler_core.codegen import generate_source  # noqa: E402
-from compiler_core.errors import BuildError, ResourceError  # noqa: E402
-from compiler_core.runtime.nvcc_check import nvcc_compile  # noqa: E402
 
 SHAPES = [(1000, 1000, 1000), (4097, 4095, 1000), (2048, 2048, 2048), (4096, 4096, 4096),
           (128, 4096, 4096), (16, 4096, 4096)]  # (M, N, K)
@@ -46,18 +43,6 @@ def bench(fn, quick: bool, final: bool) -> float:
     if final:
         warmup, rep = warmup * 2, rep * 4
     return float(do_bench(fn, warmup=warmup, rep=rep, return_mode="median"))
-
-
-def compile_all(w, configs, target, arch):
-    def one(config):
-        try:
-            module = cc.lower(w, config, target)
-            return config, module, nvcc_compile(generate_source(module, target), arch), None
-        except (BuildError, ResourceError) as exc:
-            return config, None, None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
-        return list(pool.map(one, configs))
 
 
 class Case:
@@ -142,7 +127,7 @@ def run_shape(shape, n_configs: int, seed: int, quick: bool, arch: str) -> dict:
         and default_err <= MAX_REL_ERR else None
     row["top"] = [{"ms": s[0], "config": s[1]} for s in screened[:10]]
     if failed:
-        row["first_failure"] = {"config": failed[0][0], "error": failed[0][1]}
+        row["first_failure"] = {"config": failed[0][0], "error": failed[0][1].splitlines()[0] if failed[0][1] else ""}
     return row
 
 
