@@ -97,7 +97,7 @@ def test_register_estimate_bounds_large_blocks():
     assert space.is_valid(_cfg(TM=4, TN=4))
     for config in space.sample(random.Random(0), 200):
         tl = gemm_simt.Tiling.of(_problem(BIG), config)
-        assert tl.registers * tl.threads <= gemm_simt.REGISTER_FILE
+        assert tl.registers * tl.threads <= SM90.register_file
 
 
 def test_vec_needs_a_contiguous_extent_that_is_a_multiple_of_4():

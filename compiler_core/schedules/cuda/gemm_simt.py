@@ -43,7 +43,6 @@ from compiler_core.schedules.cuda.gemm_simt_edges import Checks, KTiles, all_of,
 from compiler_core.space import Constraint, Knob, Space
 
 LANES = 4  # float32 lanes of a 128-bit load/store
-REGISTER_FILE = 65536  # 32-bit registers per SM (sm_70 .. sm_90): one block must fit
 BASE_REGISTERS = 28  # indices, loop counters, tile origins beside the register arrays
 REGISTERS_PER_LOAD = 2  # each global load keeps its own (64-bit) address live across the k loop
 MAX_LOADS_PER_THREAD = 16  # more makes ptxas spill (measured with -Xptxas -v), and means too few threads
@@ -172,7 +171,7 @@ def space(g: Gemm, target) -> Space:
 
     def fits_registers(c):
         tl = t(c)
-        return tl.registers <= min(target.max_registers_per_thread, REGISTER_FILE // tl.threads)
+        return tl.registers <= min(target.max_registers_per_thread, target.register_file // tl.threads)
 
     return Space(knobs=KNOBS, constraints=(
         Constraint("threads per block (BM/TM)*(BN/TN) must be 32 .. the target's limit",
