@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -154,12 +155,15 @@ def main(argv=None) -> int:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(runs, f)
     print("re-measuring in a fresh process ...", file=sys.stderr)
+    from device_agent.baselines import QUIET_REFERENCE_ENV  # the agent's workers start with it too
+
     done = subprocess.run([sys.executable, __file__, "--remeasure", f.name, "--rounds", str(args.rounds)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env={**os.environ, **QUIET_REFERENCE_ENV})
     text = report(args, runs, json.loads(done.stdout.strip().splitlines()[-1]))
     print(text)
     if args.out:
         Path(args.out).write_text(text)
+        Path(args.out).with_suffix(".json").write_text(json.dumps(runs, indent=1))  # heads and top configs
     return 0
 
 

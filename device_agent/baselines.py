@@ -15,6 +15,12 @@ import numpy as np
 import compiler_core as cc
 from compiler_core.ops import expr_parser
 
+# OpenBLAS's threads spin for 2**28 cycles (~0.1 s) after each call before they sleep, and Intel's OpenMP (MKL
+# builds of numpy) for 200 ms: timed interleaved, the kernel after the reference shares its cores with them
+# (measured on 2 cores: a 22 ms matmul timed 44 ms right after numpy, and the one after it too). Both libraries
+# read these when they load, so worker processes start with them.
+QUIET_REFERENCE_ENV = {"OPENBLAS_THREAD_TIMEOUT": "4", "KMP_BLOCKTIME": "0"}
+
 
 @dataclass(frozen=True)
 class Baseline:

@@ -8,11 +8,13 @@ signal. Either way a fresh worker is started at once, so the next task finds one
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import signal
 import threading
 import time
 from dataclasses import dataclass
 
+from device_agent.baselines import QUIET_REFERENCE_ENV
 from device_agent.records import Status, Task, TrialResult, failed
 from device_agent.worker import WorkerSpec, serve
 
@@ -64,6 +66,7 @@ class Sandbox:
 
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
+        os.environ.update(QUIET_REFERENCE_ENV)  # a spawned child starts with this environment: before numpy loads
         process = self._ctx.Process(target=serve, args=(child, self.spec),
                                     name=f"tunefarm-worker-{self.device}", daemon=True)
         process.start()

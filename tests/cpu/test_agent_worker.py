@@ -8,10 +8,13 @@ import os
 import signal
 import time
 
+from pathlib import Path
+
 import pytest
 
 import compiler_core as cc
 from device_agent import fingerprint as fp
+from device_agent.baselines import QUIET_REFERENCE_ENV
 from device_agent.host_lock import HostLock
 from device_agent.prebuild import BuildPool, prebuild
 from device_agent.records import MeasureOptions, Status, Task, TaskKind
@@ -119,6 +122,15 @@ def test_a_worker_killed_while_idle_is_replaced_before_the_next_task(sandbox):
     time.sleep(0.2)
     assert_measured(sandbox.run(matmul_task("after-idle-kill")))  # not blamed on the innocent task
     assert sandbox.pid != pid
+
+
+def test_the_worker_starts_with_the_reference_librarys_threads_quiet(sandbox):
+    """OpenBLAS reads its spin time when it loads: it must be in the worker's initial environment, or numpy's
+    threads keep spinning on the cores while the kernel after it in a paired round is timed."""
+    sandbox.wait_ready()
+    environ = Path(f"/proc/{sandbox.pid}/environ").read_bytes().split(b"\0")
+    for name, value in QUIET_REFERENCE_ENV.items():
+        assert f"{name}={value}".encode() in environ
 
 
 def test_the_fault_plugins_ok_mode_is_measured(sandbox):
