@@ -1,7 +1,7 @@
 """Timing: the statistics of a set of samples, and the CPU and CUDA timers that collect them.
 
 A timer runs `warmup` untimed calls of each function, then rounds in which every function is timed once
-(interleaved: ABAB..., the first one rotating; the CUDA timer enqueues several rounds at once), until the stop
+(interleaved, in the orders of `round_order`; the CUDA timer enqueues several rounds at once), until the stop
 rule of MeasureOptions holds (enough samples and time, and a 95 % CI of the median, or of the paired ratios,
 narrower than `target_rel_ci`) or a cap ends it. With `flush_cache` the last-level cache (CPU) or the L2
 (GPU) is overwritten before each sample, so every sample starts cold.
@@ -29,6 +29,22 @@ def spread(series: list[list[float]]) -> float:
     return max(rel_ci_width(paired_ratios(a, b)) for a, b in zip(series, series[1:], strict=False))
 
 
+def round_order(count: int, r: int) -> list[int]:
+    """The order of round r: rows of a Williams design (a balanced Latin square, as crossover trials use), so over
+    `count` rounds (2 `count` when odd) every function goes first equally often and follows every other one equally
+    often. A plain rotation keeps cyclic neighbours fixed: the function after a reference library always paid for
+    the library's leftovers (its threads still spinning on the cores: measured 2x on a 22 ms matmul)."""
+    base, low, high = [0], 1, count - 1
+    while len(base) < count:
+        base.append(low)
+        low += 1
+        if len(base) < count:
+            base.append(high)
+            high -= 1
+    row = [(b + r) % count for b in base]
+    return row[::-1] if count % 2 and (r // count) % 2 else row
+
+
 @dataclass
 class Sampling:
     """The outcome of `sample_rounds`: per function its samples (paired by index) and whether the stop rule was
@@ -40,7 +56,7 @@ class Sampling:
 
 def sample_rounds(time_rounds: Callable[[list[list[int]]], list[list[float]]], count: int, opts: MeasureOptions,
                   check_every: int = 4, watched: int | None = None, batch: int = 1) -> Sampling:
-    """Times `count` functions in rounds, each once per round, rotating who goes first (no position bias).
+    """Times `count` functions in rounds, each once per round, in balanced orders (`round_order`).
     `time_rounds(orders)` times the given rounds (each a list of function indices, in order) and returns their
     samples in seconds, shaped like `orders`; a timer that can enqueue ahead (CUDA) gets up to `batch` rounds at
     once. Stops when the rule of MeasureOptions is met by the first `watched` functions (default all): a
@@ -53,7 +69,7 @@ def sample_rounds(time_rounds: Callable[[list[list[int]]], list[list[float]]], c
     rounds = 0
     while True:
         n = max(1, min(batch, opts.max_repeats - rounds))
-        orders = [[(rounds + r + j) % count for j in range(count)] for r in range(n)]
+        orders = [round_order(count, rounds + r) for r in range(n)]
         for order, samples in zip(orders, time_rounds(orders), strict=True):
             for i, dt in zip(order, samples, strict=True):
                 series[i].append(dt)

@@ -113,6 +113,20 @@ def test_rounds_interleave_the_functions_and_rotate_who_goes_first():
     assert order == ["a", "b", "r", "b", "r", "a", "r", "a", "b"]
 
 
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 5, 6, 7])
+def test_round_orders_balance_who_goes_first_and_who_follows_whom(count):
+    rounds = [measure.round_order(count, r) for r in range(2 * count)]
+    assert all(sorted(row) == list(range(count)) for row in rounds)
+    firsts = [row[0] for row in rounds]
+    assert all(firsts.count(i) == 2 for i in range(count))
+    follows: dict[tuple, int] = {}
+    for row in rounds:
+        for a, b in zip(row, row[1:]):
+            follows[(a, b)] = follows.get((a, b), 0) + 1
+    # every ordered pair of different functions is adjacent (within a round) equally often: no fixed neighbour
+    assert len(follows) == count * (count - 1) and len(set(follows.values())) <= 1
+
+
 def fake_timer(values):
     """A time_one(i) test double replaying per-function sample lists (no clock involved)."""
     streams = [iter(v) for v in values]
@@ -166,7 +180,7 @@ def test_batches_of_rounds_keep_the_rotation_and_stop_where_single_rounds_do():
                                    opts(min_repeats=9, max_repeats=9))
     batched = measure.sample_rounds(recording, 3, opts(min_repeats=9, max_repeats=9), batch=4)
     assert [len(s) for s in batched.series] == [len(s) for s in single.series] == [9, 9, 9]
-    assert seen == [[(r + j) % 3 for j in range(3)] for r in range(9)]  # batches of 4, 4, then the 1 left
+    assert seen == [measure.round_order(3, r) for r in range(9)]  # batches of 4, 4, then the 1 left
     steady = measure.sample_rounds(recording, 2, opts(min_repeats=8, max_repeats=1000, target_rel_ci=0.05),
                                    batch=7)
     assert steady.converged and len(steady.series[0]) == 8  # stops inside a batch, at the first round allowed
