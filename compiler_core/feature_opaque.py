@@ -1,7 +1,7 @@
 """The features of a kernel its template rendered (ir.opaque.OpaqueKernel), which has no loop IR to walk: the
 template's KernelProfile fills the same totals the IR walk gives other kernels (flops, bytes per memory level,
 matrix instructions, barriers), and the `tile.*` group says how its tiles meet the SMs (waves, the last wave's
-fill, CTAs per SM, the tile's arithmetic intensity, K steps, stages). IR kernels leave the tile group at 0.
+fill, CTAs per SM, the tile's arithmetic intensity, K steps, stages, raster group). IR kernels leave it at 0.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from compiler_core.passes.verify_resources import BASE_REGISTERS
 from compiler_core.target import NOMINAL_SM_COUNT
 
 TILE_FEATURES = ("tile.lg_m", "tile.lg_n", "tile.lg_k", "tile.stages", "tile.lg_k_steps", "tile.waves",
-                 "tile.last_wave_fill", "tile.ctas_per_sm", "tile.lg_intensity", "tile.persistent", "tile.cluster")
+                 "tile.last_wave_fill", "tile.ctas_per_sm", "tile.lg_intensity", "tile.persistent", "tile.cluster",
+                 "tile.lg_raster_group")
 TMA_ACCESS_BYTES = 16  # TMA boxes and the epilogue's stores move 16-byte vectors, whole sectors
 
 
@@ -71,5 +72,6 @@ def tile_features(k: OpaqueKernel, target, dtype_bytes: float) -> dict:
         # flops per byte a K step brings into shared memory: 2*bm*bn*bk / ((bm + bn) * bk * dtype_bytes)
         "tile.lg_intensity": math.log2(2.0 * bm * bn / ((bm + bn) * max(dtype_bytes, 1.0))),
         "tile.persistent": float(k.persistent), "tile.cluster": float(k.cluster),
+        "tile.lg_raster_group": math.log2(max(p.raster_group, 1)),
     })
     return out

@@ -56,6 +56,7 @@ class KernelProfile:
     tiles: int  # CTA output tiles of the problem
     k_steps: int  # K steps per tile
     stages: int  # shared-memory buffers in flight
+    raster_group: int = 1  # tile rows walked together, column by column, for L2 reuse (1: row-major order)
 
 
 @dataclass(eq=False)

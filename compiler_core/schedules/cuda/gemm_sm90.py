@@ -163,4 +163,5 @@ def profile(M: int, N: int, K: int, cfg: HopperGemmConfig) -> KernelProfile:
         tiles=tiles,
         k_steps=k_steps,
         stages=cfg.stages,
+        raster_group=min(cfg.group_m, m_tiles // cfg.cluster),  # the kernel groups cluster rows
     )
