@@ -119,3 +119,29 @@ def test_several_opaque_kernels_share_a_module_and_none_spills():
     for name, res in build.kernels.items():
         assert not res.spills, (name, res)
     assert not any("C7508" in w or "serialized" in w for w in build.warnings), build.warnings
+
+
+def test_cuda_module_wires_the_opaque_launch(built, monkeypatch):
+    """CudaModule with pycuda replaced: the kernel opts in to its dynamic shared memory, and launch_device packs the
+    op-order addresses into one parameter buffer launched on the caller's stream."""
+    import types
+
+    from compiler_core.runtime import cuda_runtime
+
+    kernel, cubin = built[0]
+    fn = _FakeFunction()
+    fn.attributes = {}
+    fn.set_attribute = lambda attr, value: fn.attributes.__setitem__(attr, value)
+    fake_drv = types.SimpleNamespace(
+        module_from_buffer=lambda c: types.SimpleNamespace(get_function=lambda name: fn),
+        function_attribute=types.SimpleNamespace(MAX_DYNAMIC_SHARED_SIZE_BYTES="max_dyn"))
+    monkeypatch.setattr(cuda_runtime, "driver", lambda device=0: fake_drv)
+    monkeypatch.setattr(tensor_map, "encode", lambda spec, address: struct.pack("<Q", address).ljust(128, b"\0"))
+    module = cc.lower(*SAMPLE[0], H100)
+    runtime = cuda_runtime.CudaModule("", list(module.kernels), cubin=cubin, module=module)
+    assert fn.attributes == {"max_dyn": kernel.dynamic_shared_bytes}
+    runtime.launch_device([0x10000, 0x20000, 0x30000], [], stream="s")
+    ((grid, block, stream, buf, smem),) = fn.calls
+    assert (grid, block, stream, smem) == ((132, 1, 1), (384, 1, 1), "s", kernel.dynamic_shared_bytes)
+    assert struct.unpack_from("<Q", buf, 0x30)[0] == 0x10000 and struct.unpack_from("<Q", buf, 0xB0)[0] == 0x20000
+    assert struct.unpack_from("<Qiii", buf, 0x130) == (0x30000, 4096, 4096, 4096)
