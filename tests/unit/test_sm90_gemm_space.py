@@ -233,3 +233,14 @@ def test_the_cost_models_featurizer_gives_finite_rows():
     assert isinstance(feats, LoweredFeatures)
     X = feats(cc.get_space(RAGGED, H100).sample(random.Random(1), 8))
     assert X.shape == (8, len(FEATURE_NAMES)) and np.isfinite(X).all()
+
+
+def test_feature_caches_keep_devices_of_one_arch_apart():
+    """Waves and grids read the SM count: an H100 PCIe (114 SMs) must not reuse an SXM's (132) cached vectors."""
+    from tuner_server.cost_model.featurize import LoweredFeatures, feature_set
+
+    pcie = dataclasses.replace(H100, sm_count=114)
+    assert LoweredFeatures.cache_prefix(BIG.key, H100) != LoweredFeatures.cache_prefix(BIG.key, pcie)
+    assert feature_set(H100) != feature_set(pcie)
+    config = cc.default_config(BIG, H100)
+    assert value(cc.features(BIG, config, H100), "tile.waves") != value(cc.features(BIG, config, pcie), "tile.waves")
