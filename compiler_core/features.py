@@ -54,6 +54,13 @@ log2(1 + x) for counts and bytes, which may be 0. On C targets a "block" is one 
 | wl       | lg_flops, lg_bytes, lg_intensity           | OpDef.flops, OpDef.bytes_moved (compulsory), ratio      |
 |          | dtype_bytes, op.<name>                     | element size; one-hot over sorted(ops.OPS)              |
 | tgt      | is_cuda, lg_vector_bytes, lg_cores         | target kind and limits                                  |
+| tile     | lg_m, lg_n, lg_k, stages, lg_k_steps,      | kernels a template rendered (OpaqueKernel): its tile,   |
+|          | waves, last_wave_fill, ctas_per_sm,        | pipeline depth, tiles / (SMs x CTAs per SM), the last   |
+|          | lg_intensity, persistent, cluster,         | wave's share of the slots, flops per shared byte, the   |
+|          | lg_raster_group                            | raster group's rows; 0 for IR kernels (feature_opaque)  |
+
+An OpaqueKernel has no loop IR: its template's KernelProfile stands in for the walk's totals (feature_opaque.py);
+its loop features stay 0.
 
 The layout changes only with compiler_core's source, which `codegen_version()` hashes.
 """
@@ -64,8 +71,10 @@ import math
 
 import numpy as np
 
+from compiler_core.feature_opaque import TILE_FEATURES, opaque_summary, tile_features
 from compiler_core.feature_walk import KINDS, KernelWalk
 from compiler_core.ir import stmt as S
+from compiler_core.ir.opaque import OpaqueKernel
 from compiler_core.ops import OPS, get_op
 from compiler_core.passes.verify_resources import BASE_REGISTERS
 
@@ -92,6 +101,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "ctrl.lg_guards", "ctrl.static_guards",
     "wl.lg_flops", "wl.lg_bytes", "wl.lg_intensity", "wl.dtype_bytes", *(f"wl.op.{n}" for n in OP_NAMES),
     "tgt.is_cuda", "tgt.lg_vector_bytes", "tgt.lg_cores",
+    *TILE_FEATURES,
 )
 _INDEX = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
@@ -118,7 +128,9 @@ def _workload_values(workload) -> dict[str, float]:
     return out
 
 
-def _kernel_summary(func: S.PrimFunc, target) -> dict:
+def _kernel_summary(func, target) -> dict:
+    if isinstance(func, OpaqueKernel):
+        return opaque_summary(func, target)
     walker = KernelWalk(target)
     walker.stmt(func.body, 1.0)
     c = walker.c
@@ -145,6 +157,9 @@ def extract_features(module: S.Module, target, workload) -> np.ndarray:
     _memory_and_ops(out, total, kernels, target)
     out.update({"tgt.is_cuda": float(target.kind == "cuda"), "tgt.lg_vector_bytes": lg(target.vector_bytes),
                 "tgt.lg_cores": lg(target.cores)})
+    for k in module.kernels:
+        if isinstance(k, OpaqueKernel):
+            out.update(tile_features(k, target, out["wl.dtype_bytes"]))
     vec = np.zeros(len(FEATURE_NAMES), dtype=np.float32)
     for name, value in out.items():
         i = _INDEX.get(name)

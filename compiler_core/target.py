@@ -229,6 +229,9 @@ _CUDA_ARCHES = {
     90: _CudaArchLimits(227 * 1024, ("wmma_f16", "mma_bf16")),
 }
 _WGMMA_ARCHES = {"sm_90a"}  # wgmma and setmaxnreg exist only in the arch-specific sm_90a
+# What rules that weigh work against the SMs (a template's default tile, waves in the features) assume when a
+# compile-only target does not know its SM count: an H100 SXM's. Agents' targets carry the device's own.
+NOMINAL_SM_COUNT = 132
 
 
 def cuda_target(arch: str = "sm_90", *, sm_count: int = 0, l2_bytes: int = 0,

@@ -1,9 +1,11 @@
-"""CUDA C codegen: `extern "C" __global__` kernels; vector copies as 32/64/128-bit moves; intrinsics."""
+"""CUDA C codegen: `extern "C" __global__` kernels; vector copies as 32/64/128-bit moves; intrinsics. Kernels a
+template rendered itself (OpaqueKernel) are emitted as given, after the prelude they need."""
 from __future__ import annotations
 
 from compiler_core.codegen.base import CodegenBase, written_buffers
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
+from compiler_core.ir.opaque import OpaqueKernel
 from compiler_core.ir.visitor import walk
 
 _AXIS = {"BLOCK_X": "blockIdx.x", "BLOCK_Y": "blockIdx.y", "BLOCK_Z": "blockIdx.z",
@@ -125,14 +127,22 @@ class CudaCodegen(CodegenBase):
         self.line("}")
 
     def render(self, module: S.Module) -> str:
+        funcs = [k for k in module.kernels if isinstance(k, S.PrimFunc)]
+        opaque = [k for k in module.kernels if isinstance(k, OpaqueKernel)]
+        parts = [self.render_funcs(funcs)] if funcs or not opaque else []
+        if opaque:
+            parts.append(render_opaque(opaque))
+        return "\n".join(parts)
+
+    def render_funcs(self, funcs: list) -> str:
         self.lines = []
-        uses = self._intrinsics(module)
+        uses = self._intrinsics(funcs)
         head = ["#include <cuda_fp16.h>", "#include <math_constants.h>"]
         if any(name.startswith("wmma") for name in uses):
             head.append("#include <mma.h>")
         if any(name.startswith("cp_async") for name in uses):
             head.append("#include <cuda_pipeline.h>")
-        for func in module.kernels:
+        for func in funcs:
             self.func = func
             written = written_buffers(func.body)
             params = ", ".join(self.param_decl(b, b in written) for b in func.params)
@@ -145,8 +155,19 @@ class CudaCodegen(CodegenBase):
         return "\n".join(head) + "\n\n" + "\n".join(self.lines) + "\n"
 
     @staticmethod
-    def _intrinsics(module: S.Module) -> set:
+    def _intrinsics(funcs: list) -> set:
         names: set = set()
-        for func in module.kernels:
+        for func in funcs:
             walk(func.body, lambda n: names.add(n.name) if isinstance(n, E.Call) else None)
         return names
+
+
+def render_opaque(kernels: list) -> str:
+    """Kernels their templates rendered: the prelude blocks of all of them, each once, in order of first use; then
+    each kernel inside a namespace of its own, so that two kernels' constants and helpers (BM, struct Ring, ...)
+    never collide in one translation unit (extern "C" keeps the entry's unmangled name)."""
+    blocks = dict.fromkeys(block for k in kernels for block in k.prelude)
+    text = ["\n".join(blocks)]
+    for k in kernels:
+        text.append(f"namespace {k.name}_impl {{\n{k.source}}}  // namespace {k.name}_impl\n")
+    return "\n".join(text)

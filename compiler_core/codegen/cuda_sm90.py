@@ -305,6 +305,12 @@ def wgmma_function(w: Wgmma) -> str:
 def prelude(pieces: tuple[str, ...] | list[str], wgmmas: tuple[Wgmma, ...] | list[Wgmma] = ()) -> str:
     """The CUDA C text of the requested pieces (and the pieces they need, in a fixed order), then one function per
     distinct wgmma variant."""
+    return "\n".join(prelude_blocks(pieces, wgmmas))
+
+
+def prelude_blocks(pieces: tuple[str, ...] | list[str], wgmmas: tuple[Wgmma, ...] | list[Wgmma] = ()) -> tuple:
+    """`prelude` as separate blocks, one per piece or wgmma variant, each needing only blocks before it: a module
+    of several kernels emits the union of theirs, each block once (codegen/cuda.py)."""
     unknown = set(pieces) - set(PIECES)
     if unknown:
         raise ValueError(f"unknown sm90 pieces {sorted(unknown)}; known: {sorted(PIECES)}")
@@ -315,7 +321,7 @@ def prelude(pieces: tuple[str, ...] | list[str], wgmmas: tuple[Wgmma, ...] | lis
         wanted.add("base")
     text = [PIECES[name].strip("\n") + "\n" for name in PIECES if name in wanted]
     text += [wgmma_function(w) for w in dict.fromkeys(wgmmas)]
-    return "\n".join(text)
+    return tuple(text)
 
 
 # ---- the same arithmetic in Python (for generators and tests) ------------------------------------------------

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from compiler_core.codegen.cuda_sm90 import SWIZZLE_ATOM_BYTES, Wgmma, prelude
+from compiler_core.codegen.cuda_sm90 import SWIZZLE_ATOM_BYTES, Wgmma
+from compiler_core.codegen.cuda_sm90 import prelude_blocks as sm90_prelude_blocks
 from compiler_core.errors import ConfigError
 
 ELEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
@@ -161,14 +162,23 @@ def a_descriptor_fields() -> tuple[int, int, int]:
 
 def render(cfg: HopperGemmConfig, ab: str = "float16") -> str:
     """The complete CUDA source of the kernel `kernel_name(cfg, ab)`."""
+    return _drop_blank_lines("\n".join(prelude_blocks(cfg, ab)) + "\n" + render_kernel(cfg, ab))
+
+
+def prelude_blocks(cfg: HopperGemmConfig, ab: str = "float16") -> tuple:
+    """The sm90 prelude the kernel needs (cuda_sm90.prelude_blocks): what a module emits once before its kernels."""
+    pieces = ["mbarrier", "tma", "wgmma_sync", "descriptor", "setmaxnreg"] + (["cluster"] if cfg.cluster > 1 else [])
+    return sm90_prelude_blocks(pieces, [wgmma_variant(cfg, ab)])
+
+
+def render_kernel(cfg: HopperGemmConfig, ab: str = "float16") -> str:
+    """The kernel without its prelude: knob constants, device functions and the extern "C" entry."""
     check(cfg, ab)
     lay = smem_layout(cfg, ab)
     w = wgmma_variant(cfg, ab)
     a_lbo, a_sbo, a_kstep = a_descriptor_fields()
     b_lbo, b_sbo, b_kstep = b_descriptor_fields(cfg)
     out = cfg.out_dtype(ab)
-    pieces = ["mbarrier", "tma", "wgmma_sync", "descriptor", "setmaxnreg"] + (["cluster"] if cfg.cluster > 1 else [])
-    head = prelude(pieces, [w])
     knobs = ", ".join(f"{k}={v}" for k, v in cfg.as_dict().items())
     consts = _CONSTANTS.format(
         knobs=knobs, ab=ab, bm=cfg.bm, bn=cfg.bn, bk=cfg.bk, stages=cfg.stages, consumers=cfg.consumers,
@@ -193,7 +203,11 @@ def render(cfg: HopperGemmConfig, ab: str = "float16") -> str:
                         inc_line=f"tf_setmaxnreg_inc<{REGS_CONSUMER}>();  // room for the accumulators"
                         if cfg.consumers == 2 else "",
                         cluster_dims=f" __cluster_dims__({cfg.cluster}, 1, 1)" if cfg.cluster > 1 else "")
-    text = f"{head}\n{consts}\n{body}"
+    return _drop_blank_lines(f"{consts}\n{body}")
+
+
+def _drop_blank_lines(text: str) -> str:
+    """Lines left holding only indentation by empty knob-dependent slots go; empty lines stay."""
     return "\n".join(line for line in text.splitlines() if line.strip() or not line) + "\n"
 
 

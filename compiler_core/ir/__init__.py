@@ -22,6 +22,7 @@ from compiler_core.ir.expr import (
     min_,
     select,
 )
+from compiler_core.ir.opaque import KernelProfile, OpaqueKernel, ScalarParam, TensorMapParam
 from compiler_core.ir.stmt import (
     DTYPE_BYTES,
     Allocate,
@@ -42,7 +43,8 @@ from compiler_core.ir.stmt import (
 
 __all__ = [
     "Address", "Allocate", "Barrier", "BinOp", "Broadcast", "Buffer", "Call", "Cast", "DTYPE_BYTES",
-    "Evaluate", "Expr", "FloatImm", "For", "ForKind", "IRBuilder", "IfThenElse", "IntImm", "LetStmt",
-    "Load", "Module", "Not", "PrimFunc", "Scope", "Select", "Seq", "Stmt", "Store", "Var", "as_expr",
+    "Evaluate", "Expr", "FloatImm", "For", "ForKind", "IRBuilder", "IfThenElse", "IntImm", "KernelProfile", "LetStmt",
+    "Load", "Module", "Not", "OpaqueKernel", "PrimFunc", "ScalarParam", "Scope", "Select", "Seq", "Stmt", "Store",
+    "TensorMapParam", "Var", "as_expr",
     "binop", "call", "cast", "ceil_div", "max_", "min_", "select", "seq",
 ]

@@ -174,3 +174,7 @@ class Module:
 
     def with_kernels(self, kernels) -> Module:
         return Module(self.name, tuple(kernels), self.args, self.workspaces, self.num_inputs)
+
+    def map_funcs(self, fn) -> Module:
+        """`fn` over the PrimFuncs; kernels a template rendered itself (ir.opaque.OpaqueKernel) pass unchanged."""
+        return self.with_kernels(fn(k) if isinstance(k, PrimFunc) else k for k in self.kernels)

@@ -30,7 +30,4 @@ class _Flatten(Mutator):
 
 
 def flatten_buffers(module: S.Module, target) -> S.Module:
-    return module.with_kernels(
-        f.with_body(_Flatten().visit(f.body))
-        for f in module.kernels
-    )
+    return module.map_funcs(lambda f: f.with_body(_Flatten().visit(f.body)))

@@ -36,4 +36,4 @@ def _launch(func: S.PrimFunc) -> S.PrimFunc:
 
 
 def infer_launch(module: S.Module, target) -> S.Module:
-    return module.with_kernels(_launch(f) for f in module.kernels)
+    return module.map_funcs(_launch)

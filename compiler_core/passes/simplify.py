@@ -38,7 +38,4 @@ class _Simplify(Mutator):
 
 
 def simplify(module: S.Module, target) -> S.Module:
-    return module.with_kernels(
-        f.with_body(_Simplify().visit(f.body))
-        for f in module.kernels
-    )
+    return module.map_funcs(lambda f: f.with_body(_Simplify().visit(f.body)))

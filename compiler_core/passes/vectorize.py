@@ -65,7 +65,4 @@ def _as_vector_copy(var: E.Var, extent: E.Expr, body: S.Stmt):
 
 
 def vectorize(module: S.Module, target) -> S.Module:
-    return module.with_kernels(
-        f.with_body(_Vectorize().visit(f.body))
-        for f in module.kernels
-    )
+    return module.map_funcs(lambda f: f.with_body(_Vectorize().visit(f.body)))

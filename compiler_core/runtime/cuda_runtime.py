@@ -1,9 +1,11 @@
-"""Load nvcc-compiled CUDA (cubin) through pycuda on the device's primary context and launch kernels in order."""
+"""Load nvcc-compiled CUDA (cubin) through pycuda on the device's primary context and launch kernels in order
+(kernels a template rendered itself through runtime/opaque_launch.py)."""
 from __future__ import annotations
 
 import dataclasses
 
 from compiler_core.errors import BuildError
+from compiler_core.ir.opaque import OpaqueKernel
 from compiler_core.target import Target, cuda_target
 
 _CONTEXT = None
@@ -89,8 +91,26 @@ class CudaModule:
             self._mod = drv.module_from_buffer(cubin)
         except Exception as exc:  # noqa: BLE001
             raise BuildError(f"CUDA module load failed: {exc}") from None
-        self._launches = [(self._function(drv, k), k.grid, k.block, k.params, k.dynamic_shared_bytes)
+        self._launches = [self._opaque(drv, k, cubin) if isinstance(k, OpaqueKernel) else self._prim(drv, k)
                           for k in kernels]
+
+    def _prim(self, drv, kernel):
+        """A PrimFunc's launch: its buffers as pointer arguments, in order."""
+        fn = self._function(drv, kernel)
+        grid, block, params, dynamic = kernel.grid, kernel.block, kernel.params, kernel.dynamic_shared_bytes
+
+        def launch(args: dict, stream) -> None:
+            fn(*(args[b] for b in params), grid=grid, block=block, shared=dynamic, stream=stream)
+
+        return launch
+
+    def _opaque(self, drv, kernel, cubin: bytes):
+        from compiler_core.runtime.opaque_launch import OpaqueLaunch
+
+        def device_sm_count() -> int:
+            return drv.Context.get_device().get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
+
+        return OpaqueLaunch(self._function(drv, kernel), kernel, cubin, device_sm_count)
 
     def _function(self, drv, kernel):
         fn = self._mod.get_function(kernel.name)
@@ -107,8 +127,8 @@ class CudaModule:
         import numpy as np
 
         args = {b: np.uintp(p) if isinstance(p, int) else p for b, p in pointers.items()}
-        for fn, grid, block, params, dynamic in self._launches:
-            fn(*(args[b] for b in params), grid=grid, block=block, shared=dynamic, stream=stream)
+        for launch in self._launches:
+            launch(args, stream)
 
     def launch_device(self, args: list, workspaces: list, stream=None) -> None:
         """Args in op order, then the module's workspaces (device addresses); workspaces are zeroed first."""

@@ -88,7 +88,10 @@ def shared_cache() -> FeatureCache:
 
 
 def target_key(target) -> str:
-    return f"{target.kind}:{target.arch}:{target.cores}:{target.vector_bytes}"
+    """What of the target the features read: template-rendered kernels' waves and grids depend on the SM count,
+    shared-memory fractions on the opt-in limit (an H100 SXM and PCIe share an arch, not their vectors)."""
+    return (f"{target.kind}:{target.arch}:{target.cores}:{target.vector_bytes}:{target.sm_count}"
+            f":{target.shared_limit}")
 
 
 def feature_set(target) -> str:

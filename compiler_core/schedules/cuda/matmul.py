@@ -1,12 +1,19 @@
-"""CUDA template for matmul (and batch_matmul): float32 on the SIMT GEMM, float16 on tensor cores (WMMA)."""
+"""CUDA template for matmul (and batch_matmul): float32 on the SIMT GEMM, float16 on tensor cores: the Hopper
+TMA + wgmma kernel where it applies (gemm_sm90.applies: matmul on sm_90a with K, N multiples of 8), else WMMA
+(batch_matmul always, for now)."""
 from __future__ import annotations
 
 from compiler_core.ir import stmt as S
 from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default
 
 
-def _wmma():
-    from compiler_core.schedules.cuda import gemm_wmma  # imported when used: the float16 path is its own module
+def _tensor_core_template(w, target):
+    """The float16 template of `w` on `target` (imported when used: each float16 path is its own module)."""
+    from compiler_core.schedules.cuda import gemm_sm90
+
+    if gemm_sm90.applies(w, target):
+        return gemm_sm90
+    from compiler_core.schedules.cuda import gemm_wmma
 
     return gemm_wmma
 
@@ -27,17 +34,17 @@ def problem(w) -> gemm_simt.Gemm:
 
 def space(w, target):
     if w.dtype == "float16":
-        return _wmma().space(w, target)
+        return _tensor_core_template(w, target).space(w, target)
     return gemm_simt.space(problem(w), target)
 
 
 def schedule(w, config, target) -> S.Module:
     if w.dtype == "float16":
-        return _wmma().schedule(w, config, target)
+        return _tensor_core_template(w, target).schedule(w, config, target)
     return gemm_simt.schedule(problem(w), config, target)
 
 
 def default_config(w, target) -> dict:
     if w.dtype == "float16":
-        return _wmma().default_config(w, target)
+        return _tensor_core_template(w, target).default_config(w, target)
     return gemm_simt_default.default_config(problem(w), target)
