@@ -1,0 +1,228 @@
+"""Does tuning reach the space's best, and how far is that from PyTorch? A farm job against a sweep, on one GPU.
+
+For each case (an op and its params):
+1. a model-guided farm job of `--farm-trials` trials through a real CUDA agent (an embedded farm: tuner and agent
+   processes, SQLite), whose head is what `GET /v1/best` serves;
+2. a sweep in this process: the template's default plus seeded samples of its space, `--sweep` configs in all,
+   built in parallel with nvcc, each screened with triton's do_bench (L2 flushed before every call);
+3. the finalists (the sweep's fastest few, the default and the farm's head) timed again at full length, each
+   beside the PyTorch op on the same tensors (cuBLAS with TF32 off for float32; cuDNN with benchmark=True), and
+   checked against PyTorch's float32 result.
+Ratios are torch time / ours (> 1: ours is faster). Nothing is asserted; the table goes to stdout, JSON to --out.
+
+  On the GPU machine, from the repo root:
+    python3 benchmarks/gpu_tuning.py --case 'matmul:M=4096,N=4096,K=4096,dtype=float16' --out $OUT/t.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import compiler_core as cc  # noqa: E402
+from benchmarks.gpu_ops import compile_all  # noqa: E402 - the same parallel nvcc build of sampled configs
+from compiler_core.build import build_module  # noqa: E402
+from compiler_core.workload import parse_params  # noqa: E402
+
+FINALISTS = 4
+# max |ours - torch fp32| / max |torch fp32| per output dtype: half outputs round to ~1e-3; float32 accumulation
+# orders differ from cuBLAS's by ~1e-6 relative per element.
+TOLERANCE = {"float16": 4e-3, "bfloat16": 2e-2, "float32": 5e-5}
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def parse_case(text: str) -> cc.Workload:
+    op, _, params = text.partition(":")
+    return cc.make_workload(op.strip(), parse_params(params))
+
+
+def farm_job(w: cc.Workload, trials: int, seed: int) -> dict:
+    """The farm's head after one model-guided job on cuda:0, with the job's own figures."""
+    from tunefarm_cli.embedded import EmbeddedFarm
+    from tunefarm_client.client import TunefarmClient
+
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tunefarm-gpu-tuning-") as tmp, \
+            EmbeddedFarm(Path(tmp), devices=["cuda:0"]) as farm, TunefarmClient(farm.url, farm.admin_token) as client:
+        job = client.create_job(w.op, w.param_dict, "cuda", trials, seed=seed)
+        while job.state not in ("done", "failed", "cancelled"):
+            time.sleep(2.0)
+            job = client.job(job.id)
+            print(f"\r  farm job: {job.progress.completed}/{job.progress.trial_budget} trials, phase {job.phase}, "
+                  f"{time.monotonic() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+        print(file=sys.stderr)
+        if job.state != "done":
+            return {"state": job.state, "error": job.error}
+        best = client.best(w.op, w.param_dict, job.device_class)
+        ok = client.job_trials(job.id, status="OK", limit=trials + 1).items
+        return {"state": job.state, "device_class": job.device_class, "head": best.config, "ok_trials": len(ok),
+                "seconds": time.monotonic() - t0}
+
+
+class Tensors:
+    """The case's device tensors (inputs, outputs, workspaces per kernel) and the PyTorch op on them."""
+
+    def __init__(self, w: cc.Workload, torch) -> None:
+        self.w, self.torch = w, torch
+        specs = cc.get_op(w.op).tensor_specs(w)
+        inputs = cc.random_inputs(w, 0)
+        self.inputs = [_to_device(torch, a) for a in inputs]
+        self.outputs = [torch.empty(s.shape, dtype=_torch_dtype(torch, s.dtype), device="cuda")
+                        for s in specs[len(inputs):]]
+        self.reference = _torch_op(w, torch, self.inputs)
+        self.expected = [t.float() for t in _as_list(self.reference())]
+
+    def launcher(self, kernel):
+        ws = [self.torch.zeros(b.physical_elems, dtype=_torch_dtype(self.torch, b.dtype), device="cuda")
+              for b in kernel.module.workspaces]
+        args, wsp = [t.data_ptr() for t in (*self.inputs, *self.outputs)], [t.data_ptr() for t in ws]
+        return lambda: kernel.launch_device(args, wsp)
+
+    def error(self, launch) -> float:
+        for o in self.outputs:
+            o.fill_(float("nan"))
+        launch()
+        self.torch.cuda.synchronize()
+        worst = 0.0
+        for got, ref in zip(self.outputs, self.expected, strict=True):
+            scale = ref.abs().max().item() or 1.0
+            diff = (got.float() - ref).abs().max().item()
+            worst = max(worst, diff / scale if diff == diff else float("inf"))  # NaN: unwritten or wrong
+        return worst
+
+
+def _to_device(torch, a):
+    """numpy -> CUDA tensor; bfloat16 (ml_dtypes, which torch.from_numpy does not know) travels as its bits."""
+    if str(a.dtype) == "bfloat16":
+        return torch.from_numpy(a.view("uint16")).cuda().view(torch.bfloat16)
+    return torch.from_numpy(a).cuda()
+
+
+def _torch_dtype(torch, dtype) -> object:
+    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+            "int32": torch.int32}[str(dtype)]
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _torch_op(w: cc.Workload, torch, x: list):
+    import torch.nn.functional as F
+
+    if w.op in ("matmul", "batch_matmul"):
+        out = torch.matmul(x[0], x[1])
+        return lambda: torch.matmul(x[0], x[1], out=out)  # into one buffer, as our kernels write theirs
+    if w.op == "conv2d":
+        return lambda: F.conv2d(x[0], x[1], stride=w["stride"], padding=w["pad"])
+    if w.op == "softmax":
+        return lambda: torch.softmax(x[0].float(), dim=-1).to(x[0].dtype)
+    if w.op == "layernorm":
+        return lambda: F.layer_norm(x[0], (x[0].shape[-1],), x[1], x[2], float(w["eps"]))
+    raise SystemExit(f"no PyTorch reference for {w.op} in this benchmark")
+
+
+def sweep_configs(w, target, n: int, seed: int) -> list[dict]:
+    space = cc.get_space(w, target)
+    default = cc.default_config(w, target)
+    sampled = [c for c in space.sample(random.Random(seed), max(0, n - 1)) if c != default]
+    return [default, *sampled[: n - 1]]
+
+
+def run_case(w: cc.Workload, args, target, torch, do_bench) -> dict:
+    row: dict = {"workload": w.key, "device": torch.cuda.get_device_name()}
+    if args.farm_trials:
+        log(f"{w.key}: farm job of {args.farm_trials} trials")
+        row["farm"] = farm_job(w, args.farm_trials, args.seed)
+    tensors = Tensors(w, torch)
+    configs = sweep_configs(w, target, args.sweep, args.seed)
+    head = row.get("farm", {}).get("head")
+    if head is not None and head not in configs:
+        configs.append(head)
+    log(f"{w.key}: building {len(configs)} configs")
+    t0 = time.monotonic()
+    built = compile_all(w, configs, target, target.arch)
+    row["build_s"] = time.monotonic() - t0
+    screened = []
+    for i, (config, module, cubin, _err) in enumerate(built):
+        if module is None:
+            continue
+        try:
+            launch = tensors.launcher(build_module(w, module, target, config, cubin=cubin))
+            ms = float(do_bench(launch, warmup=5, rep=20, return_mode="median"))
+        except Exception as exc:  # noqa: BLE001 - one failing config must not end the sweep
+            log(f"  {config}: {type(exc).__name__}: {exc}")
+            continue
+        screened.append((ms, config, launch))
+        if i % 20 == 0:
+            log(f"  screened {i + 1}/{len(built)}")
+    row["built"], row["screened"] = len([b for b in built if b[1] is not None]), len(screened)
+    screened.sort(key=lambda s: s[0])
+    tol = TOLERANCE[cc.get_op(w.op).output_specs(w)[0].dtype]
+    finalists, seen = [], set()
+    for _ms, config, launch in screened:
+        role = ("default" if config == configs[0] else "") + (" head" if config == head else "")
+        if cc.config_key(config) in seen or not (role or len(finalists) < FINALISTS):
+            continue
+        seen.add(cc.config_key(config))
+        finalists.append((config, launch, role.strip()))
+    rows = []
+    for config, launch, role in finalists:
+        err = tensors.error(launch)
+        ours = float(do_bench(launch, warmup=25, rep=100, return_mode="median"))
+        ref = float(do_bench(tensors.reference, warmup=25, rep=100, return_mode="median"))
+        rows.append({"config": config, "role": role, "ms": ours, "torch_ms": ref, "ratio": ref / ours,
+                     "max_rel_err": err, "correct": err <= tol})
+        log(f"  {role or 'sweep':8} {ours:.4f} ms vs torch {ref:.4f} ms: {ref / ours:.3f}x "
+            f"{'ok' if err <= tol else f'WRONG ({err:.1e})'}")
+    row["finalists"] = rows
+    correct = [r for r in rows if r["correct"]]
+    row["sweep_best_ratio"] = max((r["ratio"] for r in correct if r["role"] != "head"), default=None)
+    row["default_ratio"] = next((r["ratio"] for r in rows if "default" in r["role"]), None)
+    row["head_ratio"] = next((r["ratio"] for r in rows if "head" in r["role"] and r["correct"]), None)
+    return row
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--case", action="append", required=True, help="op:params, e.g. 'matmul:M=1024,N=1024,K=1024'")
+    p.add_argument("--sweep", type=int, default=200, help="configs of the sweep, the default included")
+    p.add_argument("--farm-trials", type=int, default=128, help="trials of the farm job (0: no farm job)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="write the rows as JSON here (rewritten after each case)")
+    args = p.parse_args(argv)
+    try:
+        import torch
+        from triton.testing import do_bench
+
+        from compiler_core.runtime.cuda_runtime import device_target
+        target = device_target()
+    except Exception as exc:  # noqa: BLE001 - no GPU, no torch/triton/pycuda: say what is needed
+        raise SystemExit(f"needs a CUDA GPU with PyTorch, Triton and pycuda: {type(exc).__name__}: {exc}") from None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    rows = []
+    for text in args.case:
+        rows.append(run_case(parse_case(text), args, target, torch, do_bench))
+        if args.out:
+            Path(args.out).write_text(json.dumps(rows, indent=1))
+    print(f"\n{'workload':58} {'default':>8} {'sweep':>8} {'farm':>8}")
+    for r in rows:
+        cells = [r.get(k) for k in ("default_ratio", "sweep_best_ratio", "head_ratio")]
+        print(f"{r['workload']:58} " + " ".join(f"{c:8.3f}" if c else f"{'-':>8}" for c in cells))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
