@@ -15,7 +15,10 @@ def get_space(workload: Workload, target: Target, template: str = "tuned"):
 def lower(workload: Workload, config: dict, target: Target, template: str = "tuned") -> Module:
     """Validates the config against its space, builds the IR and runs every pass."""
     tmpl = template_for(workload.op, target.kind, template)
-    tmpl.space(workload, target).validate(config)
+    # a template that kept an older family of configs buildable says which space a config belongs to
+    space = tmpl.config_space(workload, target, config) if hasattr(tmpl, "config_space") else \
+        tmpl.space(workload, target)
+    space.validate(config)
     return run_passes(tmpl.schedule(workload, config, target), target)
 
 

@@ -103,6 +103,17 @@ def test_float16_matmul_on_sm90a_with_aligned_rows_goes_to_hopper_any_m():
         gemm_sm90.space(matmul(64, 64, 60), H100)
 
 
+def test_a_wmma_config_stored_before_the_hopper_template_still_builds_on_sm90a():
+    """Heads tuned (and pinned) on WMMA before sm_90a had its own template must keep lowering; a config mixing
+    the two families is refused like any config outside the space."""
+    old = gemm_wmma.default_config(BIG, cc.cuda_target("sm_90"))
+    module = cc.lower(BIG, old, H100)
+    assert isinstance(module.kernels[0], cc.ir.PrimFunc) and "wmma" in generate_source(module, H100)
+    assert isinstance(cc.lower(BIG, cc.default_config(BIG, H100), H100).kernels[0], OpaqueKernel)
+    with pytest.raises(cc.ConfigError):
+        cc.lower(BIG, {**old, "consumers": 2}, H100)
+
+
 # ---- the lowered kernel --------------------------------------------------------------------------
 def test_lowers_to_one_opaque_kernel_with_the_probes_parameters():
     config = dict(cc.default_config(RAGGED, H100), persistent=False)

@@ -7,15 +7,21 @@ from compiler_core.ir import stmt as S
 from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default
 
 
-def _tensor_core_template(w, target):
-    """The float16 template of `w` on `target` (imported when used: each float16 path is its own module)."""
-    from compiler_core.schedules.cuda import gemm_sm90
+def _tensor_core_template(w, target, config: dict | None = None):
+    """The float16 template of `w` on `target` (imported when used: each float16 path is its own module). A config
+    with exactly WMMA's knobs stays on WMMA where the Hopper template is offered: heads tuned, stored and pinned
+    before the Hopper template existed keep building."""
+    from compiler_core.schedules.cuda import gemm_sm90, gemm_wmma
 
-    if gemm_sm90.applies(w, target):
+    if gemm_sm90.applies(w, target) and not (config is not None and _is_wmma_config(w, target, config)):
         return gemm_sm90
+    return gemm_wmma
+
+
+def _is_wmma_config(w, target, config: dict) -> bool:
     from compiler_core.schedules.cuda import gemm_wmma
 
-    return gemm_wmma
+    return isinstance(config, dict) and set(config) == {k.name for k in gemm_wmma.space(w, target).knobs}
 
 
 def problem(w) -> gemm_simt.Gemm:
@@ -38,9 +44,17 @@ def space(w, target):
     return gemm_simt.space(problem(w), target)
 
 
+def config_space(w, target, config: dict):
+    """The space `config` belongs to (what lower() validates it against): the searched one, or WMMA's for a
+    float16 config stored before the Hopper template took over its device."""
+    if w.dtype == "float16":
+        return _tensor_core_template(w, target, config).space(w, target)
+    return space(w, target)
+
+
 def schedule(w, config, target) -> S.Module:
     if w.dtype == "float16":
-        return _tensor_core_template(w, target).schedule(w, config, target)
+        return _tensor_core_template(w, target, config).schedule(w, config, target)
     return gemm_simt.schedule(problem(w), config, target)
 
 
