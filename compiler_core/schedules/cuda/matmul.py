@@ -1,12 +1,13 @@
-"""CUDA template for matmul (and batch_matmul): float32 on the SIMT GEMM, float16 on tensor cores (WMMA)."""
+"""CUDA template for matmul and batch_matmul: float32 on the SIMT GEMM, the half types on tensor cores (WMMA)."""
 from __future__ import annotations
 
 from compiler_core.ir import stmt as S
+from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default
 
 
 def _wmma():
-    from compiler_core.schedules.cuda import gemm_wmma  # imported when used: the float16 path is its own module
+    from compiler_core.schedules.cuda import gemm_wmma  # imported when used: the half path is its own module
 
     return gemm_wmma
 
@@ -26,18 +27,18 @@ def problem(w) -> gemm_simt.Gemm:
 
 
 def space(w, target):
-    if w.dtype == "float16":
+    if w.dtype in HALF_TYPES:
         return _wmma().space(w, target)
     return gemm_simt.space(problem(w), target)
 
 
 def schedule(w, config, target) -> S.Module:
-    if w.dtype == "float16":
+    if w.dtype in HALF_TYPES:
         return _wmma().schedule(w, config, target)
     return gemm_simt.schedule(problem(w), config, target)
 
 
 def default_config(w, target) -> dict:
-    if w.dtype == "float16":
+    if w.dtype in HALF_TYPES:
         return _wmma().default_config(w, target)
     return gemm_simt_default.default_config(problem(w), target)
