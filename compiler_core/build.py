@@ -47,7 +47,8 @@ class Kernel:
         for a, b in zip(arrays, specs, strict=True):
             if not isinstance(a, np.ndarray) or a.shape != b.shape or a.dtype != numpy_dtype(b.dtype):
                 got = f"{getattr(a, 'shape', '?')} {getattr(a, 'dtype', type(a).__name__)}"
-                raise ValueError(f"{b.name}: expected {b.shape} {b.dtype}, got {got}")
+                hint = " (numpy's: ml_dtypes.bfloat16)" if b.dtype == "bfloat16" else ""
+                raise ValueError(f"{b.name}: expected {b.shape} {b.dtype}{hint}, got {got}")
             if not a.flags.c_contiguous:
                 raise ValueError(f"{b.name}: array must be C-contiguous")
             out.append(a)
