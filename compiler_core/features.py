@@ -52,7 +52,8 @@ log2(1 + x) for counts and bytes, which may be 0. On C targets a "block" is one 
 |          | static_barriers                            | and written in the IR                                   |
 | ctrl     | lg_guards, static_guards                   | guard (IfThenElse) evaluations in total; in the IR      |
 | wl       | lg_flops, lg_bytes, lg_intensity           | OpDef.flops, OpDef.bytes_moved (compulsory), ratio      |
-|          | dtype_bytes, op.<name>                     | element size; one-hot over sorted(ops.OPS)              |
+|          | dtype_bytes, op.<name>, dtype.<t>          | element size; one-hot over sorted(ops.OPS); one-hot     |
+|          |                                            | over the float dtypes (float16 and bfloat16: same size) |
 | tgt      | is_cuda, lg_vector_bytes, lg_cores         | target kind and limits                                  |
 
 The layout changes only with compiler_core's source, which `codegen_version()` hashes.
@@ -65,6 +66,7 @@ import math
 import numpy as np
 
 from compiler_core.feature_walk import KINDS, KernelWalk
+from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ops import OPS, get_op
 from compiler_core.passes.verify_resources import BASE_REGISTERS
@@ -91,6 +93,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "sync.lg_barriers", "sync.lg_barriers_per_thread", "sync.static_barriers",
     "ctrl.lg_guards", "ctrl.static_guards",
     "wl.lg_flops", "wl.lg_bytes", "wl.lg_intensity", "wl.dtype_bytes", *(f"wl.op.{n}" for n in OP_NAMES),
+    *(f"wl.dtype.{t}" for t in E.FLOAT_TYPES),
     "tgt.is_cuda", "tgt.lg_vector_bytes", "tgt.lg_cores",
 )
 _INDEX = {name: i for i, name in enumerate(FEATURE_NAMES)}
@@ -115,6 +118,8 @@ def _workload_values(workload) -> dict[str, float]:
            "wl.dtype_bytes": float(S.DTYPE_BYTES.get(dtype, 4)), "compulsory": nbytes}
     if workload.op in OPS:
         out[f"wl.op.{workload.op}"] = 1.0
+    if dtype in E.FLOAT_TYPES:  # float16 and bfloat16 share a size, not their conversion costs
+        out[f"wl.dtype.{dtype}"] = 1.0
     return out
 
 
