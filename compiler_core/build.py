@@ -7,6 +7,7 @@ import numpy as np
 
 from compiler_core.backends import backend
 from compiler_core.codegen import generate_source
+from compiler_core.dtypes import numpy_dtype
 from compiler_core.ir.stmt import Module
 from compiler_core.lower import lower
 from compiler_core.ops import get_op
@@ -44,9 +45,10 @@ class Kernel:
             raise ValueError(f"{self.workload.op} kernel takes {len(specs)} arrays ({names}), got {len(arrays)}")
         out = []
         for a, b in zip(arrays, specs, strict=True):
-            if not isinstance(a, np.ndarray) or a.shape != b.shape or a.dtype != np.dtype(b.dtype):
+            if not isinstance(a, np.ndarray) or a.shape != b.shape or a.dtype != numpy_dtype(b.dtype):
                 got = f"{getattr(a, 'shape', '?')} {getattr(a, 'dtype', type(a).__name__)}"
-                raise ValueError(f"{b.name}: expected {b.shape} {b.dtype}, got {got}")
+                hint = " (numpy's: ml_dtypes.bfloat16)" if b.dtype == "bfloat16" else ""
+                raise ValueError(f"{b.name}: expected {b.shape} {b.dtype}{hint}, got {got}")
             if not a.flags.c_contiguous:
                 raise ValueError(f"{b.name}: array must be C-contiguous")
             out.append(a)
@@ -76,7 +78,7 @@ class Kernel:
 
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
         """Allocates outputs, runs, returns them."""
-        outs = [np.zeros(s.shape, dtype=s.dtype) for s in self.specs[len(inputs):]]
+        outs = [np.zeros(s.shape, dtype=numpy_dtype(s.dtype)) for s in self.specs[len(inputs):]]
         self(*inputs, *outs)
         return outs
 

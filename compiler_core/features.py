@@ -52,7 +52,8 @@ log2(1 + x) for counts and bytes, which may be 0. On C targets a "block" is one 
 |          | static_barriers                            | and written in the IR                                   |
 | ctrl     | lg_guards, static_guards                   | guard (IfThenElse) evaluations in total; in the IR      |
 | wl       | lg_flops, lg_bytes, lg_intensity           | OpDef.flops, OpDef.bytes_moved (compulsory), ratio      |
-|          | dtype_bytes, op.<name>                     | element size; one-hot over sorted(ops.OPS)              |
+|          | dtype_bytes, op.<name>, dtype.<t>          | element size; one-hot over sorted(ops.OPS); one-hot     |
+|          |                                            | over the float dtypes (float16 and bfloat16: same size) |
 | tgt      | is_cuda, lg_vector_bytes, lg_cores         | target kind and limits                                  |
 | tile     | lg_m, lg_n, lg_k, stages, lg_k_steps,      | kernels a template rendered (OpaqueKernel): its tile,   |
 |          | waves, last_wave_fill, ctas_per_sm,        | pipeline depth, tiles / (SMs x CTAs per SM), the last   |
@@ -73,6 +74,7 @@ import numpy as np
 
 from compiler_core.feature_opaque import TILE_FEATURES, opaque_summary, tile_features
 from compiler_core.feature_walk import KINDS, KernelWalk
+from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.opaque import OpaqueKernel
 from compiler_core.ops import OPS, get_op
@@ -100,6 +102,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "sync.lg_barriers", "sync.lg_barriers_per_thread", "sync.static_barriers",
     "ctrl.lg_guards", "ctrl.static_guards",
     "wl.lg_flops", "wl.lg_bytes", "wl.lg_intensity", "wl.dtype_bytes", *(f"wl.op.{n}" for n in OP_NAMES),
+    *(f"wl.dtype.{t}" for t in E.FLOAT_TYPES),
     "tgt.is_cuda", "tgt.lg_vector_bytes", "tgt.lg_cores",
     *TILE_FEATURES,
 )
@@ -125,6 +128,8 @@ def _workload_values(workload) -> dict[str, float]:
            "wl.dtype_bytes": float(S.DTYPE_BYTES.get(dtype, 4)), "compulsory": nbytes}
     if workload.op in OPS:
         out[f"wl.op.{workload.op}"] = 1.0
+    if dtype in E.FLOAT_TYPES:  # float16 and bfloat16 share a size, not their conversion costs
+        out[f"wl.dtype.{dtype}"] = 1.0
     return out
 
 

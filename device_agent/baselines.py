@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import compiler_core as cc
+from compiler_core.dtypes import numpy_dtype
 from compiler_core.ops import expr_parser
 
 # OpenBLAS's threads spin for 2**28 cycles (~0.1 s) after each call before they sleep, and Intel's OpenMP (MKL
@@ -109,6 +110,15 @@ def _torch_op(w: cc.Workload, torch, xs: list):
     return None
 
 
+def _to_torch(torch, a: np.ndarray):
+    """A host tensor of the array; bfloat16 (ml_dtypes', which torch.from_numpy does not know) moves as its raw
+    16 bits and is reinterpreted as torch.bfloat16: the same values, no conversion."""
+    a = np.ascontiguousarray(a)
+    if a.dtype == numpy_dtype("bfloat16"):
+        return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
 def warm_cuda_reference(index: int) -> threading.Thread:
     """Imports PyTorch and starts its CUDA runtime on device `index` in a background thread, so the first final
     comparison does not pay seconds of import and initialisation on the measurement's critical path (a job's
@@ -140,7 +150,7 @@ def cuda_baseline(w: cc.Workload, inputs: list[np.ndarray], index: int = 0) -> B
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.cuda.set_device(index)  # the stream's device: torch's default would be cuda:0 on every agent
-    xs = [torch.from_numpy(np.ascontiguousarray(a)).cuda(index) for a in inputs]
+    xs = [_to_torch(torch, a).cuda(index) for a in inputs]
     op = _torch_op(w, torch, xs)
     if op is None:
         return None

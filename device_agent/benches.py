@@ -11,10 +11,11 @@ import numpy as np
 
 import compiler_core as cc
 from compiler_core.build import build_module
+from compiler_core.dtypes import numpy_dtype
 from device_agent import affinity, measure
 from device_agent.baselines import Baseline, cpu_baseline, cuda_baseline, warm_cuda_reference
 from device_agent.contention import ContentionMeter
-from device_agent.device_check import DeviceChecker, upload
+from device_agent.device_check import DeviceChecker, download, upload
 from device_agent.host_lock import HostLock
 from device_agent.records import MeasureOptions
 from device_agent.workload_data import WorkloadData
@@ -48,13 +49,13 @@ class CpuBench:
 
     def verify(self, kernel: cc.Kernel, data: WorkloadData) -> cc.VerifyResult:
         def outputs_of(_, s) -> list[np.ndarray]:
-            outs = [np.full(spec.shape, np.nan, dtype=spec.dtype) for spec in kernel.specs[len(s.inputs):]]
+            outs = [np.full(spec.shape, np.nan, dtype=numpy_dtype(spec.dtype)) for spec in kernel.specs[len(s.inputs):]]
             kernel(*s.inputs, *outs)
             return outs
         return _first_failure(kernel.workload, data, outputs_of)
 
     def timed(self, kernel: cc.Kernel, data: WorkloadData):
-        outs = data.device.setdefault("outputs", [np.empty(s.shape, s.dtype)
+        outs = data.device.setdefault("outputs", [np.empty(s.shape, numpy_dtype(s.dtype))
                                                   for s in kernel.specs[len(data.timing_inputs):]])
         return kernel.bind(*data.timing_inputs, *outs)  # bind() checks once: per-call checks would be timed
 
@@ -101,7 +102,7 @@ class CudaBench:
         dev = data.device
         if "sets" not in dev:
             dev["sets"] = [[upload(self.drv, a) for a in s.inputs] for s in data.sets]
-            dev["outputs"] = [self.drv.mem_alloc(max(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize, 1))
+            dev["outputs"] = [self.drv.mem_alloc(max(int(np.prod(s.shape)) * numpy_dtype(s.dtype).itemsize, 1))
                               for s in kernel.specs[len(data.timing_inputs):]]
         return dev
 
@@ -117,7 +118,7 @@ class CudaBench:
     def _run_on_set(self, kernel: cc.Kernel, data: WorkloadData, i: int, specs) -> None:
         dev = data.device
         for buf, spec in zip(dev["outputs"], specs, strict=True):  # 0xFF bytes: NaN in every float type
-            self.drv.memset_d8(buf, 0xFF, int(np.prod(spec.shape)) * np.dtype(spec.dtype).itemsize)
+            self.drv.memset_d8(buf, 0xFF, int(np.prod(spec.shape)) * numpy_dtype(spec.dtype).itemsize)
         kernel.launch_device(dev["sets"][i] + dev["outputs"], self._workspaces(data, kernel))
         self.drv.Context.synchronize()
 
@@ -129,7 +130,7 @@ class CudaBench:
 
         def outputs_of(i, _) -> list[np.ndarray]:
             self._run_on_set(kernel, data, i, specs)
-            return [self.drv.from_device(buf, spec.shape, np.dtype(spec.dtype))
+            return [download(self.drv, buf, spec.shape, spec.dtype)
                     for buf, spec in zip(dev["outputs"], specs, strict=True)]
 
         if self.checker is None or not all(self.checker.supports(spec.dtype) for spec in specs):

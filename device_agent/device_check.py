@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from compiler_core.dtypes import numpy_dtype, raw_bytes
+
 CHECK_SOURCE = r"""
 #include <cuda_fp16.h>
+#include <cuda_bf16.h>
 __device__ __forceinline__ double widen(float v) { return (double)v; }
 __device__ __forceinline__ double widen(__half v) { return (double)__half2float(v); }
+__device__ __forceinline__ double widen(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
 
 template <typename T>
 __device__ void check(const T* out, const double* ref, const double* tol, long long n,
@@ -55,19 +59,34 @@ extern "C" __global__ void tf_check_float16(const __half* out, const double* ref
                                             unsigned long long* bad, unsigned long long* max_error_bits) {
   check(out, ref, tol, n, bad, max_error_bits);
 }
+
+extern "C" __global__ void tf_check_bfloat16(const __nv_bfloat16* out, const double* ref, const double* tol,
+                                             long long n, unsigned long long* bad,
+                                             unsigned long long* max_error_bits) {
+  check(out, ref, tol, n, bad, max_error_bits);
+}
 """
+DTYPES = ("float32", "float16", "bfloat16")  # one tf_check_<dtype> kernel each
 BLOCK = 256
 MAX_BLOCKS = 4096
 
 
 def upload(drv, array: np.ndarray):
     """A device copy of a host array. pycuda's to_device first copies the array into a bytes object (seconds
-    for a gigabyte); this copies straight from the array's memory."""
+    for a gigabyte); this copies straight from the array's memory (as raw bytes: bfloat16 has no buffer format)."""
     array = np.ascontiguousarray(array)
     buf = drv.mem_alloc(max(array.nbytes, 1))
     if array.nbytes:
-        drv.memcpy_htod(buf, array)
+        drv.memcpy_htod(buf, raw_bytes(array))
     return buf
+
+
+def download(drv, buf, shape: tuple, dtype: str) -> np.ndarray:
+    """A host copy of a device array of `dtype` (pycuda's from_device needs the dtype's buffer format)."""
+    out = np.empty(shape, numpy_dtype(dtype))
+    if out.nbytes:
+        drv.memcpy_dtoh(raw_bytes(out), buf)
+    return out
 
 
 class DeviceChecker:
@@ -78,11 +97,11 @@ class DeviceChecker:
 
         self.drv = drv
         self.module = drv.module_from_buffer(nvcc_compile(CHECK_SOURCE, arch))
-        self.kernels = {dtype: self.module.get_function(f"tf_check_{dtype}") for dtype in ("float32", "float16")}
+        self.kernels = {dtype: self.module.get_function(f"tf_check_{dtype}") for dtype in DTYPES}
         self.counters = drv.mem_alloc(16)
 
     def supports(self, dtype) -> bool:
-        return np.dtype(dtype).name in self.kernels
+        return numpy_dtype(dtype).name in self.kernels
 
     def upload(self, expected, shapes) -> list[tuple]:
         """Device copies of an Expected's reference and per-element tolerance, broadcast to each output's shape."""
@@ -96,7 +115,7 @@ class DeviceChecker:
         """(wrong elements, largest finite error) of one device output against its uploaded reference."""
         self.drv.memset_d8(self.counters, 0, 16)
         blocks = int(min(MAX_BLOCKS, max(1, (size + BLOCK - 1) // BLOCK)))
-        self.kernels[np.dtype(dtype).name](output, ref_tol[0], ref_tol[1], np.int64(size), self.counters,
+        self.kernels[numpy_dtype(dtype).name](output, ref_tol[0], ref_tol[1], np.int64(size), self.counters,
                                            np.uintp(int(self.counters) + 8), grid=(blocks, 1, 1), block=(BLOCK, 1, 1))
         counts = np.empty(2, np.uint64)
         self.drv.memcpy_dtoh(counts, self.counters)

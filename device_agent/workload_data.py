@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import compiler_core as cc
+from compiler_core.dtypes import numpy_dtype
 
 log = logging.getLogger("tunefarm.agent")
 DEFAULT_BUDGET_BYTES = 8 << 30
@@ -82,8 +83,11 @@ class WorkloadCache:
         path = self._path(workload, seed, "inputs")
         if path is not None and path.exists():
             try:
+                # .npz keeps a bfloat16 array as its raw 2-byte records (numpy's format has no name for it): the
+                # op's input dtypes give them back their type
+                dtypes = [numpy_dtype(spec.dtype) for spec in cc.get_op(workload.op).input_specs(workload)]
                 with np.load(path, allow_pickle=False) as data:
-                    return [cc.InputSet(str(name), [data[f"{k}_{i}"] for i in range(int(count))])
+                    return [cc.InputSet(str(name), [data[f"{k}_{i}"].view(dtypes[i]) for i in range(int(count))])
                             for k, (name, count) in enumerate(zip(data["names"], data["counts"], strict=True))]
             except UNREADABLE as exc:
                 log.warning("input cache %s unreadable (%s); regenerating", path, exc)

@@ -1,9 +1,14 @@
-"""The correctness sweep's cases: every op and dtype on three shapes, one of them odd-sized."""
+"""The correctness sweep's cases: every op and dtype (float32, float16, bfloat16) on three shapes, one of them
+odd-sized."""
 from __future__ import annotations
 
 from compiler_core import make_workload
 
 CONFIGS_PER_CASE = 20
+HALF_DTYPES = ("float16", "bfloat16")
+# The half dtypes run the float32 templates with conversions at loads and stores: fewer configs per case keep
+# the sweep's compile time within reach on two cores, and every template still meets each half dtype.
+HALF_CONFIGS_PER_CASE = 6
 
 SHAPES = {
     ("matmul", "float32"): [dict(M=64, N=64, K=64), dict(M=67, N=131, K=45), dict(M=128, N=96, K=256)],
@@ -23,6 +28,16 @@ SHAPES = {
                                  dict(rows=1000, cols=333, expr="relu(a+b)*c"),
                                  dict(rows=3, cols=7, expr="sigmoid(x)-tanh(y)/2+max(x,y)")],
 }
+
+
+for (_op, _dtype), _shapes in list(SHAPES.items()):
+    if _dtype == "float32":
+        for _half in HALF_DTYPES:
+            SHAPES.setdefault((_op, _half), _shapes)
+
+
+def configs_per_case(w) -> int:
+    return CONFIGS_PER_CASE if w.dtype == "float32" else HALF_CONFIGS_PER_CASE
 
 
 def sweep_workloads():

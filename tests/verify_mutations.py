@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from compiler_core import get_op, make_workload
+from compiler_core.dtypes import numpy_dtype
 
 CASES = {
     "matmul_f32": ("matmul", dict(M=67, N=131, K=45)),
@@ -20,6 +21,12 @@ CASES = {
     "transpose": ("transpose", dict(rows=67, cols=131)),
     "elementwise": ("elementwise", dict(rows=7, cols=1003, expr="gelu(x*w+b)", vectors="w,b")),
 }
+# The half dtypes (float32 math, half storage) on the same shapes, the long rows left out.
+HALF = {"float16": "f16", "bfloat16": "bf16"}
+CASES.update({f"{case.removesuffix('_f32')}_{short}": (op, dict(params, dtype=dtype))
+              for case, (op, params) in list(CASES.items())
+              if "dtype" not in params and not case.endswith("_long")
+              for dtype, short in HALF.items()})
 SEED = 5
 
 
@@ -30,16 +37,19 @@ def workload(case: str):
 
 def _cast(w, y: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
-        return y.astype(w.dtype)
+        return y.astype(numpy_dtype(w.dtype))
 
 
 def zeros(w, inputs, out):
     return np.zeros_like(out)
 
 
+SCALE_ERROR = {"float32": 1e-3, "float16": 1e-2, "bfloat16": 3e-2}  # well above each dtype's u (6e-8, 5e-4, 4e-3)
+
+
 def scaled(w, inputs, out):
-    """A slightly wrong constant (a scale folded in wrong): 1e-3 for float32, 1e-2 for float16 (its u is 5e-4)."""
-    return _cast(w, out.astype(np.float64) * (1 + (1e-2 if w.dtype == "float16" else 1e-3)))
+    """A slightly wrong constant (a scale folded in wrong), relative SCALE_ERROR of the dtype."""
+    return _cast(w, out.astype(np.float64) * (1 + SCALE_ERROR[w.dtype]))
 
 
 def row_duplicated(w, inputs, out):

@@ -49,10 +49,11 @@ class CodegenBase:
             return "INFINITY"
         if v == float("-inf"):
             return "(-INFINITY)"
-        return f"{v!r}{self.float_suffix}" if scalar_of(e.dtype) == "float32" else self.float16_literal(v)
+        return f"{v!r}{self.float_suffix}" if scalar_of(e.dtype) == "float32" else self.half_literal(v, e.dtype)
 
-    def float16_literal(self, v: float) -> str:
-        return f"(({self.type_of('float16')}){v!r}f)"
+    def half_literal(self, v: float, dtype: str) -> str:
+        """A constant of a half storage type: the float32 literal converted as the target converts."""
+        return f"(({self.type_of(dtype)}){v!r}f)"
 
     def expr_Var(self, e: E.Var) -> str:
         return e.name

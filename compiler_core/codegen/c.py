@@ -1,6 +1,7 @@
 """C codegen: a shared library exporting `tf_entry`, OpenMP for parallel loops, GCC vector types."""
 from __future__ import annotations
 
+from compiler_core.codegen import c_half
 from compiler_core.codegen.base import CodegenBase, written_buffers
 from compiler_core.codegen.c_vector_math import VECTOR_MATH, vector_math_helpers, vector_minmax
 from compiler_core.ir import expr as E
@@ -15,7 +16,7 @@ PRELUDE = """#include <math.h>
 
 
 class CCodegen(CodegenBase):
-    scalar_types = {**CodegenBase.scalar_types, "float16": "_Float16"}
+    scalar_types = {**CodegenBase.scalar_types, "float16": "_Float16", "bfloat16": c_half.BF16_CTYPE}
 
     def __init__(self, threads: int = 1) -> None:
         super().__init__()
@@ -24,8 +25,15 @@ class CCodegen(CodegenBase):
     def vector_type(self, scalar: str, lanes: int) -> str:
         return f"tf_{scalar}x{lanes}"
 
-    def float16_literal(self, v: float) -> str:
+    def half_literal(self, v: float, dtype: str) -> str:
+        if E.scalar_of(dtype) == "bfloat16":
+            return f"tf_f32_to_bf16({v!r}f)"
         return f"((_Float16){v!r}f)"
+
+    def expr_Cast(self, e: E.Cast) -> str:
+        src, dst = E.scalar_of(e.value.dtype), E.scalar_of(e.dtype)
+        converted = c_half.cast(src, dst, E.lanes_of(e.dtype), self.expr(e.value), self.type_of(e.dtype))
+        return converted if converted is not None else super().expr_Cast(e)
 
     def expr_Broadcast(self, e: E.Broadcast) -> str:
         return f"(({self.type_of(e.dtype)}){{0}} + ({self.expr(e.value)}))"
@@ -76,7 +84,9 @@ class CCodegen(CodegenBase):
         for scalar, lanes in vector_decls:
             ctype = self.scalar_types[scalar]
             nbytes = lanes * S.DTYPE_BYTES[scalar]
-            self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned(4)));")
+            align = min(4, S.DTYPE_BYTES[scalar])  # half vectors load from any element: 2-byte aligned
+            self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned({align})));")
+        self.lines.extend(c_half.helpers(self._bf16_lanes(module), self.vector_type))
         self.lines.extend(vector_math_helpers(self._vector_calls(module), self.vector_type))
         for func in module.kernels:
             self.func = func
@@ -117,6 +127,23 @@ class CCodegen(CodegenBase):
                 dtype = getattr(node, "dtype", None) if isinstance(node, E.Expr) else None
             if isinstance(dtype, str) and dtype != "handle" and E.lanes_of(dtype) > 1:
                 found.add((E.scalar_of(dtype), E.lanes_of(dtype)))
+
+        for func in module.kernels:
+            walk(func.body, visit)
+        return found
+
+    @staticmethod
+    def _bf16_lanes(module: S.Module) -> set:
+        """Lane counts at which bfloat16 values are converted or written as constants (their helpers)."""
+        from compiler_core.ir.visitor import walk
+
+        found: set = set()
+
+        def visit(node):
+            if isinstance(node, E.Cast) and "bfloat16" in (E.scalar_of(node.dtype), E.scalar_of(node.value.dtype)):
+                found.add(E.lanes_of(node.dtype))
+            elif isinstance(node, E.FloatImm) and E.scalar_of(node.dtype) == "bfloat16":
+                found.add(1)
 
         for func in module.kernels:
             walk(func.body, visit)

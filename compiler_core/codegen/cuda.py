@@ -14,22 +14,25 @@ _BITS_TYPE = {2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
 _WMMA = "nvcuda::wmma"
 _DYN_SMEM = "tf_dyn_smem"  # the launch's dynamic shared memory; SHARED_DYN buffers are pointers into it
 _DYN_ALIGN = 1024  # the most any buffer asks for (TMA's 128-byte swizzle pattern repeats every 1024 bytes)
-_FRAGMENT = {
-    S.Scope.WMMA_A: f"{_WMMA}::fragment<{_WMMA}::matrix_a, 16, 16, 16, __half, {_WMMA}::row_major>",
-    S.Scope.WMMA_B: f"{_WMMA}::fragment<{_WMMA}::matrix_b, 16, 16, 16, __half, {_WMMA}::row_major>",
-    S.Scope.WMMA_ACC: f"{_WMMA}::fragment<{_WMMA}::accumulator, 16, 16, 16, float>",
+_FRAGMENT = {  # {t}: the fragment's element type (the buffer's dtype)
+    S.Scope.WMMA_A: f"{_WMMA}::fragment<{_WMMA}::matrix_a, 16, 16, 16, {{t}}, {_WMMA}::row_major>",
+    S.Scope.WMMA_B: f"{_WMMA}::fragment<{_WMMA}::matrix_b, 16, 16, 16, {{t}}, {_WMMA}::row_major>",
+    S.Scope.WMMA_ACC: f"{_WMMA}::fragment<{_WMMA}::accumulator, 16, 16, 16, {{t}}>",
 }
+# half <-> float32 conversions by (source, destination): round to nearest even when narrowing
+_HALF_CASTS = {("float16", "float32"): "__half2float", ("float32", "float16"): "__float2half",
+               ("bfloat16", "float32"): "__bfloat162float", ("float32", "bfloat16"): "__float2bfloat16"}
 
 
 class CudaCodegen(CodegenBase):
-    scalar_types = {**CodegenBase.scalar_types, "float16": "__half", "bool": "bool"}
+    scalar_types = {**CodegenBase.scalar_types, "float16": "__half", "bfloat16": "__nv_bfloat16", "bool": "bool"}
 
     def vector_type(self, scalar: str, lanes: int) -> str:
         # Vector values only move data (loads/stores); they are typed by width, not by element.
         return _BITS_TYPE[lanes * S.dtype_bytes(scalar)]
 
-    def float16_literal(self, v: float) -> str:
-        return f"__float2half({v!r}f)"
+    def half_literal(self, v: float, dtype: str) -> str:
+        return f"{_HALF_CASTS[('float32', E.scalar_of(dtype))]}({v!r}f)"
 
     def expr_FloatImm(self, e: E.FloatImm) -> str:
         if e.value in (float("inf"), float("-inf")):
@@ -38,10 +41,8 @@ class CudaCodegen(CodegenBase):
 
     def expr_Cast(self, e: E.Cast) -> str:
         src, dst = E.scalar_of(e.value.dtype), e.dtype
-        if src == "float16" and dst == "float32":
-            return f"__half2float({self.expr(e.value)})"
-        if src == "float32" and dst == "float16":
-            return f"__float2half({self.expr(e.value)})"
+        if (src, dst) in _HALF_CASTS:
+            return f"{_HALF_CASTS[src, dst]}({self.expr(e.value)})"
         return super().expr_Cast(e)
 
     def math_call(self, name: str, args: list[str], dtype: str) -> str:
@@ -112,7 +113,7 @@ class CudaCodegen(CodegenBase):
         self.line("{")
         self.indent += 1
         if buf.scope in _FRAGMENT:
-            self.line(f"{_FRAGMENT[buf.scope]} {buf.name}[{buf.physical_elems}];")
+            self.line(f"{_FRAGMENT[buf.scope].format(t=self.type_of(buf.dtype))} {buf.name}[{buf.physical_elems}];")
         elif buf.scope is S.Scope.SHARED_DYN:
             ctype = self.type_of(buf.dtype)
             self.line(f"{ctype}* __restrict__ {buf.name} = reinterpret_cast<{ctype}*>({_DYN_SMEM} + "
@@ -138,6 +139,8 @@ class CudaCodegen(CodegenBase):
         self.lines = []
         uses = self._intrinsics(funcs)
         head = ["#include <cuda_fp16.h>", "#include <math_constants.h>"]
+        if self._uses_bfloat16(funcs):
+            head.insert(1, "#include <cuda_bf16.h>")
         if any(name.startswith("wmma") for name in uses):
             head.append("#include <mma.h>")
         if any(name.startswith("cp_async") for name in uses):
@@ -153,6 +156,12 @@ class CudaCodegen(CodegenBase):
             self.body(func.body)
             self.line("}")
         return "\n".join(head) + "\n\n" + "\n".join(self.lines) + "\n"
+
+    @staticmethod
+    def _uses_bfloat16(funcs: list) -> bool:
+        return any(E.scalar_of(b.dtype) == "bfloat16" for f in funcs for b in f.params
+                   if isinstance(b, S.Buffer)) or any(
+            E.scalar_of(getattr(n, "buffer", n).dtype) == "bfloat16" for f in funcs for n in _allocations(f.body))
 
     @staticmethod
     def _intrinsics(funcs: list) -> set:
@@ -171,3 +180,9 @@ def render_opaque(kernels: list) -> str:
     for k in kernels:
         text.append(f"namespace {k.name}_impl {{\n{k.source}}}  // namespace {k.name}_impl\n")
     return "\n".join(text)
+
+
+def _allocations(body: S.Stmt) -> list:
+    found: list = []
+    walk(body, lambda n: found.append(n) if isinstance(n, S.Allocate) else None)
+    return found

@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 
-from compiler_core.ir.expr import Expr, Var, as_expr
+from compiler_core.ir.expr import FLOAT_TYPES, Expr, Var, as_expr, cast, lanes_of, scalar_of, with_lanes
 from compiler_core.ir.stmt import (
     Allocate,
     Barrier,
@@ -29,6 +29,15 @@ def seq(stmts) -> Stmt:
         elif s is not None:
             flat.append(s)
     return flat[0] if len(flat) == 1 else Seq(tuple(flat))
+
+
+def _converted(value: Expr, dtype: str) -> Expr:
+    """`value` in the scalar float type of `dtype` (lanes kept) when both are float types and differ: the one
+    place a half value is narrowed from float32 or widened into a float32 slot."""
+    have, want = scalar_of(value.dtype), scalar_of(dtype)
+    if have != want and have in FLOAT_TYPES and want in FLOAT_TYPES:
+        return cast(with_lanes(want, lanes_of(value.dtype)), value)
+    return value
 
 
 class IRBuilder:
@@ -86,15 +95,19 @@ class IRBuilder:
 
     @contextlib.contextmanager
     def let(self, name: str, value, dtype: str = "int32"):
+        """A named value of `dtype`; a float value of another float type is converted (as store converts)."""
         var = Var(name, dtype)
+        value = _converted(as_expr(value), dtype)
         self._stack.append([])
         yield var
         body = seq(self._stack.pop())
         self.emit(LetStmt(var, as_expr(value), body))
 
     def store(self, buffer: Buffer, indices, value, lanes: int = 1) -> None:
+        """buffer[indices] = value; a float value of another float type is converted to the buffer's (a float32
+        result narrowed once into a half buffer, a half load widened into a float32 one)."""
         indices = indices if isinstance(indices, tuple) else (indices,)
-        value = as_expr(value, buffer.dtype)
+        value = _converted(as_expr(value, buffer.dtype), buffer.dtype)
         self.emit(Store(buffer, tuple(as_expr(i) for i in indices), value, lanes))
 
     def barrier(self) -> None:

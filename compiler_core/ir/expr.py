@@ -4,7 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 INT_TYPES = ("int32", "int64", "bool")
-FLOAT_TYPES = ("float16", "float32")
+# Storage-only float types: values are widened to float32 before any arithmetic or comparison (binop and
+# select insert the Cast; math calls take the float32 results of arithmetic) and narrowed once when stored
+# (IRBuilder.store), so every kernel computes in float32 whatever it reads and writes. bfloat16 has no C
+# arithmetic at all (it is raw bits there).
+HALF_TYPES = ("float16", "bfloat16")
+FLOAT_TYPES = (*HALF_TYPES, "float32")
 
 
 def scalar_of(dtype: str) -> str:
@@ -62,9 +67,16 @@ _FOLD = {
 COMPARISONS = ("<", "<=", "==", "!=", "&&", "||")
 
 
+def widen(e: Expr) -> Expr:
+    """A storage-only (half) value as the float32 it computes in; anything else unchanged."""
+    if scalar_of(e.dtype) in HALF_TYPES:
+        return cast(with_lanes("float32", lanes_of(e.dtype)), e)
+    return e
+
+
 def binop(op: str, a: object, b: object) -> Expr:
     """Build a binary node, folding integer constants and identities so indices stay readable."""
-    a, b = as_expr(a), as_expr(b)
+    a, b = widen(as_expr(a)), widen(as_expr(b))
     if isinstance(a, FloatImm) and isinstance(b, IntImm):
         b = FloatImm(float(b.value), a.dtype)
     if isinstance(b, FloatImm) and isinstance(a, IntImm):
@@ -207,7 +219,10 @@ class Address(Expr):
 
 
 def select(cond, t, f) -> Expr:
+    """cond ? t : f; branches of different float types meet in float32 (a half branch is widened)."""
     t, f = as_expr(t), as_expr(f)
+    if t.dtype != f.dtype:
+        t, f = widen(t), widen(f)
     if isinstance(cond, IntImm):
         return t if cond.value else f
     return Select(as_expr(cond), t, f)

@@ -35,7 +35,7 @@ class Scope(enum.Enum):
     WMMA_ACC = "wmma.accumulator"
 
 
-DTYPE_BYTES = {"float32": 4, "float16": 2, "int32": 4, "int64": 8, "bool": 1}
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "bool": 1}
 
 
 def dtype_bytes(dtype: str) -> int:

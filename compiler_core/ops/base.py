@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from compiler_core.ir.stmt import dtype_bytes
 from compiler_core.workload import Param, Workload
 
-FLOAT_DTYPES = ("float32",)
-GEMM_DTYPES = ("float32", "float16")
+# Every op reads and writes any of these and computes in float32 (the half types are storage types).
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 
 
 def dtype_param(choices=FLOAT_DTYPES) -> Param:
@@ -55,7 +56,7 @@ class OpDef:
         """Compulsory traffic: every input read once, every output written once."""
         total = 0
         for t in self.tensor_specs(w):
-            total += int(np.prod(t.shape)) * np.dtype(t.dtype).itemsize
+            total += int(np.prod(t.shape)) * dtype_bytes(t.dtype)
         return total
 
     def describe(self) -> dict:

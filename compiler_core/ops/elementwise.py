@@ -35,14 +35,15 @@ def _reference(w, ins):
 
 
 def _tolerance(w, ins, refs):
-    """The running error bound of the expression (expr_error), then the rounding to the output dtype."""
-    from compiler_core.ops.error_models import output_rounding
+    """The running error bound of the expression (expr_error), then the rounding to the output dtype (of a
+    subnormal result: up to half its spacing)."""
+    from compiler_core.ops.error_models import output_floor, output_rounding, storable
 
     tree = expr_parser.parse(w["expr"])
     env = {n: a.astype(np.float64) for n, a in zip(expr_parser.input_names(tree), ins, strict=True)}
     _, error = expr_error.bound(tree, env)
     error = np.broadcast_to(error, (w["rows"], w["cols"]))
-    return [error + output_rounding(refs[0], w.dtype)]
+    return [storable(error + output_rounding(refs[0], w.dtype) + output_floor(w.dtype), refs[0], w.dtype)]
 
 
 def _normalize(w: Workload) -> Workload:

@@ -26,10 +26,17 @@ def output_rounding(ref: np.ndarray, dtype: str) -> np.ndarray:
     return rounding(dtype).u * np.abs(ref)
 
 
-def _floor(dtype: str) -> float:
+def output_floor(dtype: str) -> float:
     """Half the subnormal spacing of the output dtype: what rounding a subnormal result can cost."""
     out = rounding(dtype)
     return out.u * out.tiny
+
+
+def storable(tol: np.ndarray, ref: np.ndarray, dtype: str) -> np.ndarray:
+    """A result that may round past the output dtype's largest finite number (float16's 65504) is stored as
+    inf by a correct kernel: unchecked there, like an intermediate beyond float32's range."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(ref) + tol >= rounding(dtype).max, np.inf, tol)
 
 
 def _unchecked_beyond_range(tol: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
@@ -40,8 +47,8 @@ def _unchecked_beyond_range(tol: np.ndarray, magnitude: np.ndarray) -> np.ndarra
 def product_sums(magnitude: np.ndarray, ref: np.ndarray, k: int, dtype: str) -> np.ndarray:
     """sum_k a*b with |a|@|b| = magnitude: each product rounds once in float32 (exact for float16 inputs,
     charged anyway: +u), the k-term sum costs sum_bound(k); then the output rounding."""
-    tol = (sum_bound(k) + ACC.u) * magnitude + output_rounding(ref, dtype) + _floor(dtype) + k * ACC.u * ACC.tiny
-    return _unchecked_beyond_range(tol, magnitude)
+    tol = (sum_bound(k) + ACC.u) * magnitude + output_rounding(ref, dtype) + output_floor(dtype) + k * ACC.u * ACC.tiny
+    return storable(_unchecked_beyond_range(tol, magnitude), ref, dtype)
 
 
 def gemm(w, ins, refs) -> list[np.ndarray]:
@@ -59,8 +66,8 @@ def conv2d(w, ins, refs) -> list[np.ndarray]:
 def reduce_sum(w, ins, refs) -> list[np.ndarray]:
     x = ins[0].astype(np.float64)
     magnitude = np.abs(x).sum(axis=-1)
-    tol = sum_bound(x.shape[-1]) * magnitude + output_rounding(refs[0], w.dtype) + _floor(w.dtype)
-    return [_unchecked_beyond_range(tol, magnitude)]
+    tol = sum_bound(x.shape[-1]) * magnitude + output_rounding(refs[0], w.dtype) + output_floor(w.dtype)
+    return [storable(_unchecked_beyond_range(tol, magnitude), refs[0], w.dtype)]
 
 
 def softmax(w, ins, refs) -> list[np.ndarray]:
@@ -70,7 +77,9 @@ def softmax(w, ins, refs) -> list[np.ndarray]:
     - exp itself EXP_ERROR_U; 1/s and the product: 2 more roundings; the online variant's rescaling
       s * exp(m_old - m_new) is another exp and product per merge: EXP_ERROR_U + 1 more.
     Absolute floor: exp below float32's smallest normal flushes (our vector exp returns 0 under
-    -87.34), which costs at most `tiny` of the output before the division by s >= 1."""
+    -87.34), which costs at most `tiny` of the output before the division by s >= 1 (charged twice, as
+    before the half dtypes), and a subnormal output rounds to half the output dtype's subnormal spacing
+    (float16's smallest normal, 6e-5, would be 1.5 % of a 1/257 output)."""
     x = ins[0].astype(np.float64)
     ref = refs[0]
     n = x.shape[-1]
@@ -78,8 +87,8 @@ def softmax(w, ins, refs) -> list[np.ndarray]:
     with np.errstate(invalid="ignore"):
         distance = np.where(np.isfinite(x) & np.isfinite(m), np.abs(x - m), 0.0)
     relative = sum_bound(n) + ACC.u * (2 * EXP_ERROR_U + 3 + distance)
-    out = rounding(w.dtype)
-    return [relative * np.abs(np.nan_to_num(ref)) + output_rounding(ref, w.dtype) + out.tiny + ACC.tiny]
+    return [relative * np.abs(np.nan_to_num(ref)) + output_rounding(ref, w.dtype) + 2 * ACC.tiny
+            + output_floor(w.dtype)]
 
 
 def layernorm(w, ins, refs) -> list[np.ndarray]:
@@ -105,7 +114,7 @@ def layernorm(w, ins, refs) -> list[np.ndarray]:
     relative = variance / 2 + ACC.u * (RSQRT_ERROR_U + 2)
     scaled = np.abs(gamma) * (relative * xhat + centring / s)
     tol = scaled + 2 * ACC.u * (np.abs(gamma) * xhat + np.abs(beta)) + output_rounding(refs[0], w.dtype)
-    return [tol + ACC.tiny]
+    return [storable(tol + ACC.tiny + output_floor(w.dtype), refs[0], w.dtype)]
 
 
 def exact(w, ins, refs) -> list[np.ndarray]:

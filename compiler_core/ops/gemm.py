@@ -1,4 +1,4 @@
-"""matmul and batch_matmul: C = A @ B, float16 inputs accumulate in float32."""
+"""matmul and batch_matmul: C = A @ B, half (float16, bfloat16) inputs accumulate in float32."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import numpy as np
 from compiler_core import te
 from compiler_core.ir.expr import cast
 from compiler_core.ops import error_models, hard_inputs
-from compiler_core.ops.base import GEMM_DTYPES, OpDef, dtype_param
+from compiler_core.ops.base import OpDef, dtype_param
 from compiler_core.workload import Param
 
 
@@ -32,9 +32,9 @@ def _define_batch_matmul(w):
 
 MATMUL = OpDef(
     name="matmul",
-    doc="C[M,N] = A[M,K] @ B[K,N]; float16 inputs accumulate in float32",
+    doc="C[M,N] = A[M,K] @ B[K,N]; half inputs accumulate in float32",
     params=(Param("M", doc="rows of A and C"), Param("N", doc="columns of B and C"),
-            Param("K", doc="reduction length"), dtype_param(GEMM_DTYPES)),
+            Param("K", doc="reduction length"), dtype_param()),
     define=_define_matmul,
     reference=lambda w, ins: [ins[0].astype(np.float64) @ ins[1].astype(np.float64)],
     flops=lambda w: 2 * w["M"] * w["N"] * w["K"],
@@ -44,9 +44,9 @@ MATMUL = OpDef(
 
 BATCH_MATMUL = OpDef(
     name="batch_matmul",
-    doc="C[b,M,N] = A[b,M,K] @ B[b,K,N]; float16 inputs accumulate in float32",
+    doc="C[b,M,N] = A[b,M,K] @ B[b,K,N]; half inputs accumulate in float32",
     params=(Param("batch", hi=4096, doc="number of independent matmuls"), Param("M"), Param("N"), Param("K"),
-            dtype_param(GEMM_DTYPES)),
+            dtype_param()),
     define=_define_batch_matmul,
     reference=lambda w, ins: [np.matmul(ins[0].astype(np.float64), ins[1].astype(np.float64))],
     flops=lambda w: 2 * w["batch"] * w["M"] * w["N"] * w["K"],

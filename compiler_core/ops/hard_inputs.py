@@ -3,12 +3,15 @@
 Row ops cycle through a list of row patterns (row i gets pattern i % len), so any shape with a few rows
 sees all of them. Every pattern stays where a correct float32 kernel is correct within its error model:
 no intermediate leaves float32's range, and where the math is finite the result is finite (a masked
-softmax row always keeps a finite element).
+softmax row always keeps a finite element). Inputs and results stay representable in the storage dtype
+too: magnitudes and offsets scale with its range and precision where float16's 65504 or a half type's
+8- or 11-bit mantissa would otherwise turn a pattern into infinities or constants.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from compiler_core.dtypes import numpy_dtype
 from compiler_core.numerics import rounding
 
 
@@ -60,23 +63,38 @@ SOFTMAX_ROWS = (
     _random_masks,
 )
 
-LAYERNORM_ROWS = (
-    _uniform(1e4 - 1, 1e4 + 1),  # offset 1e4, spread 1: |mean| / std ~ 2e4
-    lambda rng, n: np.full(n, 7.1),  # constant: 7.1 is not a float, so a float32 mean is not exactly it
-    _uniform(-1e4, 1e4),  # large magnitudes
-    _last_dominant(1e-3, 100.0),  # one outlier in a row of small values
-    _uniform(-3e3 - 10, -3e3 + 10),  # negative offset
-    _uniform(1 - 1e-4, 1 + 1e-4),  # variance far below eps
-)
 
-REDUCE_SUM_ROWS = (
-    _uniform(0.0, 2e5),  # magnitudes 1e5 ...
-    _uniform(0.0, 2e-3),  # ... next to 1e-3: a per-row bound, not the whole output's
-    lambda rng, n: _cancelling(rng, n),  # sums to exactly 0
-    lambda rng, n: np.full(n, 0.25),  # constant (a power of two: float32 sums of it are exact)
-    _last_dominant(1e-3, 1e3),  # dropping the last term shows at any row length
-    _uniform(-1e5, 1e5),
-)
+def _layernorm_rows(offset: float) -> tuple:
+    return (
+        _uniform(offset - 1, offset + 1),  # offset, spread 1: |mean| / std ~ 2 offset
+        lambda rng, n: np.full(n, 7.1),  # constant: 7.1 is not a float, so a float32 mean is not exactly it
+        _uniform(-1e4, 1e4),  # large magnitudes
+        _last_dominant(1e-3, 100.0),  # one outlier in a row of small values
+        _uniform(-3e3 - 10, -3e3 + 10),  # negative offset
+        _uniform(1 - 1e-4, 1 + 1e-4),  # variance far below eps
+    )
+
+
+def _reduce_sum_rows(big: float) -> tuple:
+    return (
+        _uniform(0.0, 2 * big),  # magnitudes `big` (1e5 where the output dtype allows) ...
+        _uniform(0.0, 2e-3),  # ... next to 1e-3: a per-row bound, not the whole output's
+        lambda rng, n: _cancelling(rng, n),  # sums to exactly 0
+        lambda rng, n: np.full(n, 0.25),  # constant (a power of two: float32 sums of it are exact)
+        _last_dominant(1e-3, 1e3),  # dropping the last term shows at any row length
+        _uniform(-big, big),
+    )
+
+
+def _offset(dtype: str) -> float:
+    """A row offset at which a spread of 1 still spans 16+ steps of the dtype (1e4 for float32; 128 for
+    float16, 16 for bfloat16, whose spacing at 1e4 is 8 and 64)."""
+    return min(1e4, 1 / (16 * rounding(dtype).u))
+
+
+def _big(dtype: str, n: int) -> float:
+    """1e5, or less where n terms of it would sum past a quarter of the dtype's range (float16)."""
+    return min(1e5, rounding(dtype).max / 4 / max(n, 1))
 
 
 def _cancelling(rng, n):
@@ -86,7 +104,7 @@ def _cancelling(rng, n):
 
 
 def softmax(w, rng):
-    return [_rows(rng, (w["rows"], w["cols"]), SOFTMAX_ROWS).astype(w.dtype)]
+    return [_rows(rng, (w["rows"], w["cols"]), SOFTMAX_ROWS).astype(numpy_dtype(w.dtype))]
 
 
 def layernorm(w, rng):
@@ -94,22 +112,26 @@ def layernorm(w, rng):
     gamma = rng.uniform(0.5, 2.0, cols) * rng.choice([-1.0, 1.0], cols)
     beta = rng.uniform(-3.0, 3.0, cols)
     beta[::7] = 100.0  # a beta much larger than gamma * xhat: its rounding dominates there
-    x = _rows(rng, (w["rows"], cols), LAYERNORM_ROWS)
-    return [a.astype(w.dtype) for a in (x, gamma, beta)]
+    x = _rows(rng, (w["rows"], cols), _layernorm_rows(_offset(w.dtype)))
+    return [a.astype(numpy_dtype(w.dtype)) for a in (x, gamma, beta)]
 
 
 def reduce_sum(w, rng):
-    return [_rows(rng, (w["rows"], w["cols"]), REDUCE_SUM_ROWS).astype(w.dtype)]
+    rows = _reduce_sum_rows(_big(w.dtype, w["cols"]))
+    return [_rows(rng, (w["rows"], w["cols"]), rows).astype(numpy_dtype(w.dtype))]
 
 
 def transpose(w, rng):
-    """Special values must move bit for bit: infinities, NaN, signed zero, subnormals, the extremes; the
-    rest alternates huge and plain magnitudes."""
-    x = rng.uniform(-1e30, 1e30, w["rows"] * w["cols"])
+    """Special values must move bit for bit: infinities, NaN, signed zero, subnormals, the extremes (of the
+    dtype); the rest alternates huge and plain magnitudes."""
+    r = rounding(w.dtype)
+    huge = min(1e30, r.max)
+    x = rng.uniform(-huge, huge, w["rows"] * w["cols"])
     x[1::2] = rng.uniform(-1.0, 1.0, x[1::2].size)
-    special = np.array([np.inf, -np.inf, np.nan, -0.0, 1e-40, -3.4e38, 3.4e38, 1.5e-45])
+    smallest = r.tiny * 2 * r.u  # the smallest subnormal
+    special = np.array([np.inf, -np.inf, np.nan, -0.0, 3 * smallest, -r.max, r.max, smallest])
     x[: min(x.size, special.size)] = special[: x.size]
-    return [x.reshape(w["rows"], w["cols"]).astype(w.dtype)]
+    return [x.reshape(w["rows"], w["cols"]).astype(numpy_dtype(w.dtype))]
 
 
 def _scaled(rng, shape, decades, axis) -> np.ndarray:
@@ -135,7 +157,7 @@ def gemm(w, rng):
     pairs = k - k % 2
     a[..., 2::3, :pairs] = np.abs(a[..., 2::3, :pairs:2]).repeat(2, axis=-1) * np.tile([1.0, -1.0], pairs // 2)
     b[..., 1:pairs:2, 2::3] = b[..., 0:pairs:2, 2::3]
-    return [a.astype(w.dtype), b.astype(w.dtype)]
+    return [a.astype(numpy_dtype(w.dtype)), b.astype(numpy_dtype(w.dtype))]
 
 
 def conv2d(w, rng):
@@ -147,27 +169,31 @@ def conv2d(w, rng):
     wt = _scaled(rng, w_spec.shape, d, axis=0)
     x[:, 0] = 0.75
     wt[::2, 0] -= wt[::2, 0].mean(axis=(-2, -1), keepdims=True)
-    return [x.astype(w.dtype), wt.astype(w.dtype)]
+    return [x.astype(numpy_dtype(w.dtype)), wt.astype(numpy_dtype(w.dtype))]
 
 
-ELEMENTWISE_SCALES = (8.0, 1e-3, 1.0, 1e-20)  # per row: large for the functions, small, plain, underflowing
+def _elementwise_scales(dtype: str) -> tuple:
+    """Per row: large for the functions, small, plain, underflowing (products of 1e-20 leave float32's
+    normal range; in float16, whose inputs cannot be that small, subnormal inputs)."""
+    return (8.0, 1e-3, 1.0, max(1e-20, rounding(dtype).tiny / 8))
 
 
 def elementwise(w, rng):
-    """Per row a magnitude from ELEMENTWISE_SCALES; every fifth row gives all inputs the same values (a - b
+    """Per row a magnitude from _elementwise_scales; every fifth row gives all inputs the same values (a - b
     cancels to 0, a / b is 1) and every fifth+1 the negated values (a + b cancels)."""
     from compiler_core.ops.elementwise import vector_names
 
     rows, cols = w["rows"], w["cols"]
     base = rng.uniform(-1.0, 1.0, (rows, cols))
-    scale = np.array([ELEMENTWISE_SCALES[i % len(ELEMENTWISE_SCALES)] for i in range(rows)])[:, None]
+    scales = _elementwise_scales(w.dtype)
+    scale = np.array([scales[i % len(scales)] for i in range(rows)])[:, None]
     vectors = set(vector_names(w))
     out = []
     for k, spec in enumerate(_specs(w)[:-1]):
         full = rng.uniform(-1.0, 1.0, (rows, cols)) * scale
         full[0::5] = base[0::5] * scale[0::5]
         full[1::5] = (-1) ** k * base[1::5] * scale[1::5]
-        out.append((full[0] if spec.name in vectors else full).astype(w.dtype))
+        out.append((full[0] if spec.name in vectors else full).astype(numpy_dtype(w.dtype)))
     return out
 
 

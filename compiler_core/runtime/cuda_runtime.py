@@ -141,13 +141,17 @@ class CudaModule:
 
     def run_host(self, arrays: list) -> None:
         """Copies host arrays in, runs, copies the outputs back (a convenience: timing uses launch_device)."""
+        import numpy as np
+
+        from compiler_core.dtypes import raw_bytes
+
         drv = driver()
         pointers, allocations = {}, []
         try:
             for a, b in zip(arrays, self.module.args, strict=True):
                 pointers[b] = dev = drv.mem_alloc(max(a.nbytes, 1))
                 allocations.append(dev)
-                drv.memcpy_htod(dev, a)
+                drv.memcpy_htod(dev, raw_bytes(np.ascontiguousarray(a)))  # bytes: bfloat16 has no buffer format
             for w in self.module.workspaces:
                 pointers[w] = dev = drv.mem_alloc(max(w.nbytes, 1))
                 allocations.append(dev)
@@ -156,7 +160,7 @@ class CudaModule:
             drv.Context.synchronize()
             outputs = self.module.args[self.module.num_inputs:]
             for a, b in zip(arrays[self.module.num_inputs:], outputs, strict=True):
-                drv.memcpy_dtoh(a, pointers[b])
+                drv.memcpy_dtoh(raw_bytes(a), pointers[b])
         finally:
             for dev in allocations:
                 dev.free()

@@ -7,7 +7,6 @@ import math
 import os
 import signal
 import time
-
 from pathlib import Path
 
 import pytest

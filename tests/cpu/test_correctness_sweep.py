@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import compiler_core as cc
-from tests.sweep_cases import CONFIGS_PER_CASE, sweep_workloads
+from tests.sweep_cases import configs_per_case, sweep_workloads
 
 CASES = sweep_workloads()
 
@@ -24,8 +24,8 @@ def test_random_configs_match_reference(workload):
     target = cc.cpu_target()
     space = cc.get_space(workload, target)
     seed = sum(map(ord, workload.key))
-    configs = space.sample(random.Random(seed), CONFIGS_PER_CASE)
-    assert len(configs) == CONFIGS_PER_CASE, f"space has only {len(configs)} valid configs for {workload.key}"
+    configs = space.sample(random.Random(seed), configs_per_case(workload))
+    assert len(configs) == configs_per_case(workload), f"space has only {len(configs)} valid configs for {workload.key}"
     with ThreadPoolExecutor(max_workers=2) as pool:  # gcc runs in subprocesses: two compile at once
         results = list(pool.map(lambda c: _check(workload, c, target, seed), configs))
     failures = [(c, r.message) for c, r in results if not r.ok]

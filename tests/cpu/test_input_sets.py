@@ -54,3 +54,22 @@ def test_default_and_random_configs_pass_every_input_set(op, params):
     with ThreadPoolExecutor(max_workers=2) as pool:  # gcc runs in subprocesses: two compile at once
         failures = [f for fs in pool.map(lambda c: _failures(w, c, checks), _configs(w)) for f in fs]
     assert not failures, f"{len(failures)} wrong, first: {failures[0]}"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_inputs_come_back_from_the_agents_disk_cache_with_their_dtype(tmp_path, dtype):
+    """.npz stores bfloat16 as raw 2-byte records ('|V2'): the cache must give the arrays their dtype back."""
+    import numpy as np
+
+    from compiler_core.dtypes import numpy_dtype
+    from device_agent.workload_data import WorkloadCache
+
+    w = cc.make_workload("layernorm", rows=5, cols=33, dtype=dtype)
+    first = WorkloadCache(tmp_path).get(w, 3)
+    again = WorkloadCache(tmp_path).get(w, 3)  # a new worker: inputs and expectations from disk
+    assert [s.name for s in again.sets] == [s.name for s in first.sets]
+    for a, b in zip(first.sets, again.sets, strict=True):
+        assert all(x.dtype == numpy_dtype(dtype) for x in b.inputs)
+        pairs = zip(a.inputs, b.inputs, strict=True)
+        assert all(np.array_equal(x.view(np.uint16), y.view(np.uint16)) for x, y in pairs)
+        assert all(np.array_equal(x, y) for x, y in zip(a.expected.tolerance, b.expected.tolerance, strict=True))

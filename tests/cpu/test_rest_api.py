@@ -53,7 +53,8 @@ def test_ops_list_params_dtypes_knobs_and_strategies(farm):
     ops = {op["name"]: op for op in body["items"]}
     assert body["total"] == len(cc.OPS) == len(ops)
     matmul = ops["matmul"]
-    assert matmul["dtypes"] == ["float32", "float16"]
+    assert matmul["dtypes"] == ["float32", "float16", "bfloat16"]
+    assert all(op["dtypes"] == ["float32", "float16", "bfloat16"] for op in ops.values())
     assert [p["name"] for p in matmul["params"]] == ["M", "N", "K", "dtype"]
     assert {"mr", "nr", "kc"} <= {k["name"] for k in matmul["spaces"]["c"]["knobs"]}
     assert {"BM", "BN", "BK"} <= {k["name"] for k in matmul["spaces"]["cuda"]["knobs"]}
@@ -125,6 +126,15 @@ def test_finished_job_result_is_the_head_re_measured_head_to_head(farm):
     assert trial["rel_ci"] == pytest.approx(0.02) and "contention" in trial and "cpus" in trial
 
 
+@pytest.mark.parametrize("op, params", [("matmul", {**MATMUL, "dtype": "bfloat16"}),
+                                        ("softmax", {"rows": 64, "cols": 100, "dtype": "bfloat16"}),
+                                        ("layernorm", {"rows": 64, "cols": 100, "dtype": "float16"})])
+def test_half_dtype_jobs_validate_and_keep_their_dtype(farm, op, params):
+    created = farm.post("/v1/jobs", json=_job(op=op, params=params))
+    assert created.status_code == 201, created.text
+    assert created.json()["workload"].endswith(f"dtype={params['dtype']})")
+
+
 def test_created_job_stores_every_measure_option_and_nothing_when_refused(farm):
     options = {"warmup": 0, "min_repeats": 3, "max_repeats": 50, "min_time_s": 0.01, "max_time_s": 1.0,
                "target_rel_ci": 0.05, "max_contention": 0.2, "timeout_s": 30.0, "flush_cache": False,
@@ -170,7 +180,8 @@ BAD = [
     ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "M": 1.5})}, 422, ["body.params.M"]),
     ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "M": 0})}, 422, ["M=0 out of range [1, 1048576]"]),
     ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "M": 8192})}, 422, ["M=8192 exceeds the limit 4096"]),
-    ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "dtype": "int8"})}, 422, ["allowed: float32, float16"]),
+    ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "dtype": "int8"})}, 422,
+     ["unsupported dtype 'int8'", "allowed: float32, float16, bfloat16"]),
     ("post", "/v1/jobs", {"json": _job(trials=101)}, 422, ["trials=101", "limit of 100"]),
     ("post", "/v1/jobs", {"json": _job(trials=0)}, 422, ["body.trials", "greater than or equal to 1"]),
     ("post", "/v1/jobs", {"json": _job(device="cpu-x86_64-avx512f-64c")}, 422, ["unknown device class", CPU_CLASS]),

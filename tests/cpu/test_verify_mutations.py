@@ -11,7 +11,7 @@ import pytest
 
 import compiler_core as cc
 from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
-from tests.verify_mutations import CASES, FAULTS, SEED, workload
+from tests.verify_mutations import CASES, FAULTS, HALF, SEED, workload
 
 TARGET = cc.cpu_target(cores=2)
 
@@ -80,6 +80,28 @@ MUTANTS = {
                                                                        "in_X[(((i0 + ii - (i0 + ii == 66)) * ")),
     "elementwise: gelu's 0.5 off by 1e-3": ("elementwise", None, _replace(r"\b0\.5f", "0.5005f")),
 }
+# The same bugs in the half dtypes (conversions at loads and stores, float32 math): a planted error must still
+# show past the output's own rounding, so gelu's constant is off by 4e-2 there (bfloat16's u is 4e-3).
+for _short in HALF.values():
+    MUTANTS.update({
+        f"matmul_{_short}: k loop drops k=K-1": (f"matmul_{_short}", None,
+                                                   _replace(r"p < 45; \+\+p\)", "p < 44; ++p)")),
+        f"batch_matmul_{_short}: k loop drops k=K-1": (f"batch_matmul_{_short}", None,
+                                                         _replace(r"p < 45; \+\+p\)", "p < 44; ++p)")),
+        f"conv2d_{_short}: reduction drops the last tap": (f"conv2d_{_short}", None,
+                                                             _replace(r"p < 27; \+\+p\)", "p < 26; ++p)")),
+        f"softmax_{_short}: denominator misses the last column": (
+            f"softmax_{_short}", {**ROW, "stats": "two_pass", "store_exp": 0}, _decrement_nth_bound("jt", 1)),
+        f"layernorm_{_short}: mean misses the last column": (f"layernorm_{_short}", None,
+                                                               _decrement_nth_bound("jt", 0)),
+        f"reduce_sum_{_short}: the last column is skipped": (f"reduce_sum_{_short}", {**ROW, "split": 1},
+                                                               _decrement_nth_bound("jt", 0)),
+        f"transpose_{_short}: the last row read twice": (
+            f"transpose_{_short}", None,
+            _replace(r"in_X\[\(\(\(i0 \+ ii\) \* ", "in_X[(((i0 + ii - (i0 + ii == 66)) * ")),
+        f"elementwise_{_short}: gelu's 0.5 off by 4e-2": (f"elementwise_{_short}", None,
+                                                           _replace(r"\b0\.5f", "0.52f")),
+    })
 
 
 @pytest.mark.parametrize("mutant", list(MUTANTS))

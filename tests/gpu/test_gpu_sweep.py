@@ -11,7 +11,7 @@ import compiler_core as cc
 from compiler_core.build import build_module
 from compiler_core.codegen import generate_source
 from compiler_core.runtime.nvcc_check import nvcc_compile
-from tests.sweep_cases import CONFIGS_PER_CASE, sweep_workloads
+from tests.sweep_cases import configs_per_case, sweep_workloads
 
 pytestmark = pytest.mark.gpu
 CASES = sweep_workloads()
@@ -24,7 +24,7 @@ def test_random_configs_match_reference_on_gpu(workload):
     arch = device_arch()
     target = cc.cuda_target(arch)
     seed = sum(map(ord, workload.key))
-    configs = cc.get_space(workload, target).sample(random.Random(seed), CONFIGS_PER_CASE)
+    configs = cc.get_space(workload, target).sample(random.Random(seed), configs_per_case(workload))
     modules = [cc.lower(workload, c, target) for c in configs]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         cubins = list(pool.map(lambda m: nvcc_compile(generate_source(m, target), arch), modules))

@@ -166,3 +166,24 @@ def test_raster_visits_every_tile_once(m_tiles, n_tiles, group):
         at = {bx: E.IntImm(pid)}
         seen.add((substitute(tm, at).value, substitute(tn, at).value))
     assert seen == {(i, j) for i in range(m_tiles) for j in range(n_tiles)}
+
+
+def test_bfloat16_needs_sm80_tensor_cores_and_says_so():
+    w = cc.make_workload("matmul", dict(M=64, N=64, K=64, dtype="bfloat16"))
+    with pytest.raises(cc.WorkloadError, match=r"bfloat16 WMMA tensor cores \(mma_bf16, sm_80 or newer\); sm_75"):
+        cc.get_space(w, cc.cuda_target("sm_75"))
+    assert len(cc.get_space(w, cc.cuda_target("sm_80")).sample(random.Random(0), 5)) == 5
+
+
+@pytest.mark.parametrize("op", ["matmul", "batch_matmul"])
+def test_bfloat16_gemm_uses_bfloat16_fragments_and_tiles(op):
+    params = dict(M=67, N=131, K=45, dtype="bfloat16") | (dict(batch=2) if op == "batch_matmul" else {})
+    w = cc.make_workload(op, params)
+    target = cc.cuda_target("sm_80")
+    module = cc.lower(w, cc.default_config(w, target), target)
+    allocs = {a.buffer.name: a.buffer for a in _nodes(module.kernels[0], S.Allocate)}
+    assert {allocs[n].dtype for n in ("As", "Bs", "a_frag", "b_frag")} == {"bfloat16"}
+    assert allocs["acc"].dtype == "float32"
+    source = cc.generate(w, cc.default_config(w, target), target)
+    assert "#include <cuda_bf16.h>" in source and "16, 16, 16, __nv_bfloat16, nvcuda::wmma::row_major" in source
+    assert "__float2bfloat16(" in source and "__half" not in source.replace("cuda_fp16", "")

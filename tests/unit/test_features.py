@@ -303,6 +303,19 @@ def test_workload_descriptors():
     assert value(vec, "wl.lg_bytes") == pytest.approx(lg(nbytes))
     assert value(vec, "wl.lg_intensity") == pytest.approx(lg(flops / nbytes), rel=1e-6)
     assert value(vec, "wl.dtype_bytes") == 2 and value(vec, "ops.lg_casts") > 0
+    assert value(vec, "wl.dtype.float16") == 1 and value(vec, "wl.dtype.bfloat16") == 0
+
+
+def test_float16_and_bfloat16_differ_in_features():
+    """Same size, different conversions: the dtype one-hot tells them apart for the cost model."""
+    vecs = {dt: features(cc.make_workload("softmax", rows=8, cols=64, dtype=dt), {}, CPU, template="naive")
+            for dt in ("float32", "float16", "bfloat16")}
+    assert value(vecs["bfloat16"], "wl.dtype_bytes") == value(vecs["float16"], "wl.dtype_bytes") == 2
+    assert value(vecs["float32"], "wl.dtype_bytes") == 4
+    for dt, vec in vecs.items():
+        assert [value(vec, f"wl.dtype.{t}") for t in ("float32", "float16", "bfloat16")].count(1.0) == 1
+        assert value(vec, f"wl.dtype.{dt}") == 1
+    assert value(vecs["bfloat16"], "ops.lg_casts") > 0 and value(vecs["float32"], "ops.lg_casts") == 0
 
 
 def test_arithmetic_intensity_matches_its_parts():

@@ -83,7 +83,35 @@ def test_float_and_int_mix_promotes_to_float():
     e = binop("+", FloatImm(1.5), 2)
     assert isinstance(e, BinOp) and isinstance(e.b, FloatImm) and e.b.value == 2.0
     assert e.dtype == "float32"
-    assert (Var("i") * FloatImm(2.0, "float16")).dtype == "float16"
+    assert (Var("i") * FloatImm(2.0, "float16")).dtype == "float32"  # half types compute in float32
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_half_values_are_widened_for_math_and_narrowed_once_when_stored(half):
+    from compiler_core.ir.builder import IRBuilder
+    from compiler_core.ir.expr import Cast, Load, Select, select
+    from compiler_core.ir.stmt import Buffer, Scope
+
+    X, Y = Buffer("X", half, (8,)), Buffer("Y", half, (8,))
+    acc = Buffer("acc", "float32", (1,), Scope.LOCAL)
+    e = X[0] * X[1]
+    assert e.dtype == "float32" and all(isinstance(s, Cast) and s.dtype == "float32" for s in (e.a, e.b))
+    assert (X[0] < X[1]).a.dtype == "float32"  # comparisons too
+    vec = binop("+", Load(X, (IntImm(0),), 4), Load(X, (IntImm(4),), 4))
+    assert vec.dtype == "float32x4"
+    s = select(Var("c", "bool"), X[0], FloatImm(0.0))
+    assert isinstance(s, Select) and s.dtype == "float32"
+    b = IRBuilder()
+    b.store(Y, 0, e)  # float32 into a half buffer: one narrowing
+    b.store(acc, 0, X[2])  # a half load into a float32 slot: widened
+    b.store(Y, 1, X[3])  # same type: moved as is (bits)
+    narrow, widen_, move = b.get().stmts
+    assert isinstance(narrow.value, Cast) and narrow.value.dtype == half
+    assert isinstance(widen_.value, Cast) and widen_.value.dtype == "float32"
+    assert isinstance(move.value, Load)
+    with b.let("v", X[4], "float32") as v:
+        pass
+    assert isinstance(b.get().stmts[-1].value, Cast) and v.dtype == "float32"
 
 
 def test_select_cast_min_max_helpers():

@@ -121,7 +121,7 @@ def test_round_orders_balance_who_goes_first_and_who_follows_whom(count):
     assert all(firsts.count(i) == 2 for i in range(count))
     follows: dict[tuple, int] = {}
     for row in rounds:
-        for a, b in zip(row, row[1:]):
+        for a, b in zip(row, row[1:], strict=False):
             follows[(a, b)] = follows.get((a, b), 0) + 1
     # every ordered pair of different functions is adjacent (within a round) equally often: no fixed neighbour
     assert len(follows) == count * (count - 1) and len(set(follows.values())) <= 1

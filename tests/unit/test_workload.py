@@ -34,10 +34,22 @@ def test_non_integer(value):
 
 
 def test_non_string_and_unknown_dtype_name_the_choices():
-    with pytest.raises(WorkloadError, match=r"param dtype must be a string \(one of float32, float16\), got 3"):
+    with pytest.raises(WorkloadError, match=r"param dtype must be a string \(one of float32, float16, bfloat16\), "
+                                            r"got 3"):
         make_workload("matmul", dict(MATMUL, dtype=3))
-    with pytest.raises(WorkloadError, match=r"unsupported dtype 'bfloat16'; allowed: float32, float16"):
-        make_workload("matmul", dict(MATMUL, dtype="bfloat16"))
+    with pytest.raises(WorkloadError, match=r"unsupported dtype 'bf16'; allowed: float32, float16, bfloat16"):
+        make_workload("matmul", dict(MATMUL, dtype="bf16"))
+
+
+@pytest.mark.parametrize("op, params", [("matmul", MATMUL), ("batch_matmul", dict(batch=2, M=4, N=4, K=4)),
+                                        ("conv2d", dict(N=1, C=2, H=5, W=5, K=3, R=3, S=3)),
+                                        ("softmax", dict(rows=4, cols=4)), ("layernorm", dict(rows=4, cols=4)),
+                                        ("reduce_sum", dict(rows=4, cols=4)), ("transpose", dict(rows=4, cols=4)),
+                                        ("elementwise", dict(rows=4, cols=4, expr="x*y"))])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_every_op_takes_the_half_dtypes(op, params, dtype):
+    w = make_workload(op, dict(params, dtype=dtype))
+    assert w.dtype == dtype and w.key.endswith(f"dtype={dtype})")
 
 
 @pytest.mark.parametrize("params", ["M=4", [("M", 4)], 7])
@@ -71,9 +83,9 @@ def test_absurd_sizes():
 
 
 @pytest.mark.parametrize("op, params, allowed", [
-    ("matmul", dict(MATMUL, dtype="float64"), "float32, float16"),
-    ("softmax", dict(rows=4, cols=4, dtype="float16"), "float32"),
-    ("elementwise", dict(rows=4, cols=4, expr="x", dtype="int32"), "float32"),
+    ("matmul", dict(MATMUL, dtype="float64"), "float32, float16, bfloat16"),
+    ("softmax", dict(rows=4, cols=4, dtype="half"), "float32, float16, bfloat16"),
+    ("elementwise", dict(rows=4, cols=4, expr="x", dtype="int32"), "float32, float16, bfloat16"),
 ])
 def test_unsupported_dtype(op, params, allowed):
     with pytest.raises(WorkloadError, match=rf"unsupported dtype '{params['dtype']}'; allowed: {allowed}"):

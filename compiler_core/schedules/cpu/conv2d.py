@@ -31,7 +31,7 @@ def _patch_reader(w, X: S.Buffer):
         c, r, s = k // (R * Sw), k // Sw % R, k % Sw
         h = col // Q * stride + r - pad
         x = col % Q * stride + s - pad
-        value = X[((n * C + c) * H + h) * W + x]
+        value = E.widen(X[((n * C + c) * H + h) * W + x])  # GemmOperands read float32
         if pad == 0:  # every tap of every output pixel lies inside the image
             return value
         return E.select((h >= 0) & (h < H) & (x >= 0) & (x < W), value, 0.0)
@@ -48,7 +48,7 @@ def schedule(w, config, target) -> S.Module:
     crs = C * R * Sw
     ops = gemm.GemmOperands(
         M=K, N=P * Q, K=crs, batch=N,
-        a=lambda n, k, j: Wt[k * crs + j],
+        a=lambda n, k, j: E.widen(Wt[k * crs + j]),
         b=_patch_reader(w, X),
         c=Y,
         c_index=lambda n, k, pq: (n * K + k) * (P * Q) + pq,

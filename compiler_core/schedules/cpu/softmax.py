@@ -25,12 +25,15 @@ def space(w, target) -> Space:
         ),
         constraints=(
             Constraint("store_exp needs stats=two_pass", lambda c: c["stats"] == "two_pass" or not c["store_exp"]),
+            # Y then holds exp(x - m) rounded to its half type, and the rescale rounds it again: twice the error
+            Constraint("store_exp needs a float32 Y", lambda c: w.dtype == "float32" or not c["store_exp"]),
         ),
     )
 
 
 def default_config(w, target) -> dict:
-    return {"rows_per_task": 1, "vector": R.EXPLICIT, "accumulators": 2, "stats": "two_pass", "store_exp": 1}
+    return {"rows_per_task": 1, "vector": R.EXPLICIT, "accumulators": 2, "stats": "two_pass",
+            "store_exp": int(w.dtype == "float32")}
 
 
 def _max_reduction(X, i) -> R.Reduction:

@@ -1,4 +1,5 @@
-"""CUDA template for float32 conv2d (NCHW, KCRS) as an implicit GEMM on the SIMT GEMM template.
+"""CUDA template for conv2d (NCHW, KCRS) as an implicit GEMM on the SIMT GEMM template, float32 math for every
+dtype (half inputs are widened as they are loaded, and the output narrowed as it is stored, element by element).
 
 Y[n, k, p, q] = sum_{c,r,s} Wt[k, c, r, s] * X[n, c, p*stride + r - pad, q*stride + s - pad], i.e.
 C[m, j] = A[m, kk] @ B[kk, j] with m = k (output channel), kk = (c, r, s), j = (n, p, q):
@@ -20,9 +21,9 @@ def problem(w) -> gemm_simt.Gemm:
     stride, pad = w["stride"], w["pad"]
     P, Q = out_size(w)
     PQ, RS, CRS = P * Q, R * S_, C * R * S_
-    X = S.Buffer("in_X", "float32", (N, C, H, W))
-    Wt = S.Buffer("in_Wt", "float32", (K, C, R, S_))
-    Y = S.Buffer("out_Y", "float32", (N, K, P, Q))
+    X = S.Buffer("in_X", w.dtype, (N, C, H, W))
+    Wt = S.Buffer("in_Wt", w.dtype, (K, C, R, S_))
+    Y = S.Buffer("out_Y", w.dtype, (N, K, P, Q))
 
     def window(kk, j):
         """(image, channel, input row, input column) that im2col element (kk, j) reads."""

@@ -1,13 +1,14 @@
-"""CUDA template for float16 matmul on Hopper (sm_90a): the TMA + mbarrier + wgmma kernel of codegen/sm90_gemm.py,
-whose knobs the farm tunes, handed to the pipeline as an OpaqueKernel (ir/opaque.py).
+"""CUDA template for float16 and bfloat16 matmul on Hopper (sm_90a): the TMA + mbarrier + wgmma kernel of
+codegen/sm90_gemm.py, whose knobs the farm tunes, handed to the pipeline as an OpaqueKernel (ir/opaque.py).
 
-Where it applies (`applies`): matmul, float16, a target whose tensor cores include "wgmma", and row strides TMA can
-map: A (M x K) and B (K x N) are row-major, so K and N must be multiples of 8 halves (16 bytes). Elsewhere
-matmul float16 stays on WMMA (gemm_wmma.py), which is exact for any shape; so does batch_matmul, whose 3-D tensor
-maps the kernel does not take yet. Edge tiles need no guard here: TMA fills out-of-bounds elements with zeros and
-the epilogue masks its stores, so every M, N and K (multiples of 8 for the last two) is exact.
+Where it applies (`applies`): matmul, float16 or bfloat16, a target whose tensor cores include "wgmma", and row
+strides TMA can map: A (M x K) and B (K x N) are row-major, so K and N must be multiples of 8 halves (16 bytes).
+Elsewhere half matmuls stay on WMMA (gemm_wmma.py), which is exact for any shape; so does batch_matmul, whose 3-D
+tensor maps the kernel does not take yet. Edge tiles need no guard here: TMA fills out-of-bounds elements with
+zeros and the epilogue masks its stores, so every M, N and K (multiples of 8 for the last two) is exact.
 
-C is the op's float16 output and B is taken as the op gives it (K x N, N-major): `out` and `b_kmajor` are fixed.
+C is the op's output (the inputs' dtype) and B is taken as the op gives it (K x N, N-major): `out` and
+`b_kmajor` are fixed.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from compiler_core.codegen import sm90_gemm
 from compiler_core.codegen.sm90_gemm import HopperGemmConfig
 from compiler_core.errors import ConfigError, WorkloadError
 from compiler_core.ir import stmt as S
+from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel, ScalarParam, TensorMapParam
 from compiler_core.passes.verify_resources import BASE_REGISTERS
 from compiler_core.space import Constraint, Knob, Space
@@ -28,7 +30,7 @@ SMALL = dict(bm=64, bn=128, stages=6, consumers=1)  # the probe's best at 1024^3
 
 def applies(w, target) -> bool:
     """Whether matmul dispatches `w` here (see the module docstring)."""
-    return (w.op == "matmul" and w.dtype == "float16" and target.has_tensor_cores("wgmma")
+    return (w.op == "matmul" and w.dtype in HALF_TYPES and target.has_tensor_cores("wgmma")
             and w["K"] % TMA_ALIGN_ELEMS == 0 and w["N"] % TMA_ALIGN_ELEMS == 0)
 
 
@@ -40,7 +42,7 @@ def hopper_config(config: dict) -> HopperGemmConfig:
 
 def _kernel_ok(config: dict) -> bool:
     try:
-        sm90_gemm.check(hopper_config(config), "float16")
+        sm90_gemm.check(hopper_config(config), "float16")  # the rules count bytes: bfloat16's are float16's
     except ConfigError:
         return False
     return True
@@ -59,8 +61,8 @@ def _tiles(w, config: dict) -> tuple[int, int]:
 # ---- space ---------------------------------------------------------------------------------------
 def space(w, target) -> Space:
     if not applies(w, target):
-        raise WorkloadError(f"gemm_sm90 takes float16 matmul with K and N multiples of {TMA_ALIGN_ELEMS} on a wgmma "
-                            f"target; got {w.key} on {target.arch}")
+        raise WorkloadError(f"gemm_sm90 takes float16 or bfloat16 matmul with K and N multiples of {TMA_ALIGN_ELEMS} "
+                            f"on a wgmma target; got {w.key} on {target.arch}")
     return Space(
         knobs=(
             Knob("bm", TILE_CHOICES, "rows of C per CTA, split over the consumer warpgroups in m64 slices"),
@@ -88,7 +90,7 @@ def space(w, target) -> Space:
 
 
 def _smem(config: dict) -> int:
-    return sm90_gemm.smem_layout(hopper_config(config), "float16").dynamic
+    return sm90_gemm.smem_layout(hopper_config(config), "float16").dynamic  # bfloat16's is the same
 
 
 def default_config(w, target) -> dict:
@@ -111,9 +113,10 @@ def default_config(w, target) -> dict:
 def schedule(w, config, target) -> S.Module:
     cfg = hopper_config(config)
     M, N, K = w["M"], w["N"], w["K"]
-    A = S.Buffer("in_A", "float16", (M, K))
-    B = S.Buffer("in_B", "float16", (K, N))
-    C = S.Buffer("out_C", "float16", (M, N))
+    ab = w.dtype
+    A = S.Buffer("in_A", ab, (M, K))
+    B = S.Buffer("in_B", ab, (K, N))
+    C = S.Buffer("out_C", ab, (M, N))
     m_units = -(-M // (cfg.bm * cfg.cluster))
     params = (
         TensorMapParam(A, (M, K), (cfg.bm, cfg.bk)),
@@ -121,12 +124,12 @@ def schedule(w, config, target) -> S.Module:
         C, ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K),
     )
     kernel = OpaqueKernel(
-        name=sm90_gemm.kernel_name(cfg, "float16"),
-        source=sm90_gemm.render_kernel(cfg, "float16"),
-        prelude=sm90_gemm.prelude_blocks(cfg, "float16"),
+        name=sm90_gemm.kernel_name(cfg, ab),
+        source=sm90_gemm.render_kernel(cfg, ab),
+        prelude=sm90_gemm.prelude_blocks(cfg, ab),
         params=params,
         block=(cfg.threads, 1, 1),
-        dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, "float16").dynamic,
+        dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, ab).dynamic,
         units=m_units * -(-N // cfg.bn),
         persistent=cfg.persistent,
         cluster=cfg.cluster,

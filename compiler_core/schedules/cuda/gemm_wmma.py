@@ -1,4 +1,5 @@
-"""CUDA template for float16 matmul / batch_matmul on tensor cores: WMMA 16x16x16, float32 accumulation.
+"""CUDA template for float16 and bfloat16 matmul / batch_matmul on tensor cores: WMMA 16x16x16, float32
+accumulation (bfloat16 fragments need sm_80's tensor cores: the target's "mma_bf16" family).
 
 One block computes a block_m x block_n tile of C for one batch entry (blockIdx.z; the tiles of one
 matmul run along blockIdx.x, in groups of `group_m` tile rows for L2 reuse). Its warps_m x warps_n
@@ -45,15 +46,20 @@ class _Problem:
     N: int
     K: int
     batched: bool
+    dtype: str  # of A, B and C: float16 | bfloat16
+
+
+# the tensor-core family each input type needs (Target.tensor_cores)
+TENSOR_CORES = {"float16": "wmma_f16", "bfloat16": "mma_bf16"}
 
 
 def _problem(w) -> _Problem:
-    if w.dtype != "float16":
-        raise WorkloadError(f"gemm_wmma handles float16 only, got {w.key}")
+    if w.dtype not in TENSOR_CORES:
+        raise WorkloadError(f"gemm_wmma handles {' and '.join(TENSOR_CORES)} only, got {w.key}")
     if w.op == "batch_matmul":
-        return _Problem(w["batch"], w["M"], w["N"], w["K"], True)
+        return _Problem(w["batch"], w["M"], w["N"], w["K"], True, w.dtype)
     if w.op == "matmul":
-        return _Problem(1, w["M"], w["N"], w["K"], False)
+        return _Problem(1, w["M"], w["N"], w["K"], False, w.dtype)
     raise WorkloadError(f"gemm_wmma handles matmul and batch_matmul, not {w.op!r}")
 
 
@@ -96,10 +102,11 @@ class _Tiling:
         return BASE_REGISTERS + FRAGMENT_WORDS * (self.fm + self.fn + self.fm * self.fn)
 
 
-def _shared_buffers(t: _Tiling) -> tuple:
-    """The A and B tile rings and the per-warp float32 staging tiles of the epilogue."""
-    a = S.Buffer("As", "float16", (t.stages, t.bm, t.bk), S.Scope.SHARED, t.pad, SMEM_ALIGN)
-    b = S.Buffer("Bs", "float16", (t.stages, t.bk, t.bn), S.Scope.SHARED, t.pad, SMEM_ALIGN)
+def _shared_buffers(t: _Tiling, dtype: str = "float16") -> tuple:
+    """The A and B tile rings (of the inputs' 2-byte type: the sizes are the same for either) and the per-warp
+    float32 staging tiles of the epilogue."""
+    a = S.Buffer("As", dtype, (t.stages, t.bm, t.bk), S.Scope.SHARED, t.pad, SMEM_ALIGN)
+    b = S.Buffer("Bs", dtype, (t.stages, t.bk, t.bn), S.Scope.SHARED, t.pad, SMEM_ALIGN)
     c = S.Buffer("Cs", "float32", (t.warps, FRAG, FRAG), S.Scope.SHARED, 0, SMEM_ALIGN)
     return a, b, c
 
@@ -121,8 +128,11 @@ def _covering(choices: tuple, extent: int) -> int:
 # ---- space ---------------------------------------------------------------------------------------
 def space(w, target) -> Space:
     p = _problem(w)
-    if not target.has_tensor_cores("wmma_f16"):
-        raise WorkloadError(f"gemm_wmma needs float16 WMMA tensor cores; {target.arch} lists {target.tensor_cores}")
+    family = TENSOR_CORES[p.dtype]
+    if not target.has_tensor_cores(family):
+        raise WorkloadError(f"gemm_wmma needs {p.dtype} WMMA tensor cores ({family}, "
+                            f"{'sm_80' if p.dtype == 'bfloat16' else 'sm_70'} or newer); {target.arch} lists "
+                            f"{', '.join(target.tensor_cores) or 'none'}")
 
     def tiles(c: dict) -> tuple:
         return -(-p.M // c["block_m"]), -(-p.N // c["block_n"])
@@ -217,9 +227,9 @@ def _when(b: IRBuilder, cond):
 def schedule(w, config, target) -> S.Module:
     p, t = _problem(w), _Tiling.of(config)
     lead = (p.batch,) if p.batched else ()
-    A = S.Buffer("in_A", "float16", (*lead, p.M, p.K))
-    B = S.Buffer("in_B", "float16", (*lead, p.K, p.N))
-    C = S.Buffer("out_C", "float16", (*lead, p.M, p.N))
+    A = S.Buffer("in_A", p.dtype, (*lead, p.M, p.K))
+    B = S.Buffer("in_B", p.dtype, (*lead, p.K, p.N))
+    C = S.Buffer("out_C", p.dtype, (*lead, p.M, p.N))
     b = IRBuilder()
     with contextlib.ExitStack() as loops:
         bz = loops.enter_context(b.loop("bz", p.batch, S.ForKind.BLOCK_Z)) if p.batched else None
@@ -234,9 +244,9 @@ def schedule(w, config, target) -> S.Module:
 def _block(p: _Problem, t: _Tiling, globals_: tuple, bz, bx, tx) -> S.Stmt:
     """One block's work, wrapped in its shared-memory and fragment allocations."""
     A, B, C = globals_
-    As, Bs, Cs = _shared_buffers(t)
-    frags = (S.Buffer("a_frag", "float16", (t.fm,), S.Scope.WMMA_A),
-             S.Buffer("b_frag", "float16", (t.fn,), S.Scope.WMMA_B),
+    As, Bs, Cs = _shared_buffers(t, p.dtype)
+    frags = (S.Buffer("a_frag", p.dtype, (t.fm,), S.Scope.WMMA_A),
+             S.Buffer("b_frag", p.dtype, (t.fn,), S.Scope.WMMA_B),
              S.Buffer("acc", "float32", (t.fm * t.fn,), S.Scope.WMMA_ACC))
     a_op = _Operand(A, As, t.bm, t.bk, _limit(p.M, t.bm), _limit(p.K, t.bk), vector_width(p.K), bz)
     b_op = _Operand(B, Bs, t.bk, t.bn, _limit(p.K, t.bk), _limit(p.N, t.bn), vector_width(p.N), bz)
@@ -333,7 +343,7 @@ def _copy(b: IRBuilder, op: _Operand, stage, row0, col0, tx, threads: int, use_a
                     _move_chunk(b, op, stage, r, col, row0 + r, col0 + col, use_async)
                     otherwise()
                     with b.loop("e", op.vw, S.ForKind.UNROLLED) as e:
-                        b.store(op.smem, (stage, r, col + e), E.FloatImm(0.0, "float16"))
+                        b.store(op.smem, (stage, r, col + e), E.FloatImm(0.0, op.smem.dtype))
 
 
 def _move_chunk(b: IRBuilder, op: _Operand, stage, r, col, grow, gcol, use_async: bool) -> None:
@@ -372,5 +382,5 @@ def _epilogue(b: IRBuilder, p: _Problem, t: _Tiling, C, Cs, acc, bz, origin: tup
                 r, c = q * (WARP // FRAG) + lane // FRAG, lane % FRAG
                 grow, gcol = row0 + i * FRAG + r, col0 + j * FRAG + c
                 with _when(b, _all_below(((grow, _limit(p.M, t.bm)), (gcol, _limit(p.N, t.bn))))):
-                    b.store(C, _at(bz, grow, gcol), E.cast("float16", Cs[warp, r, c]))
+                    b.store(C, _at(bz, grow, gcol), E.cast(C.dtype, Cs[warp, r, c]))
             b.barrier()

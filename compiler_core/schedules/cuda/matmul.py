@@ -1,14 +1,15 @@
-"""CUDA template for matmul (and batch_matmul): float32 on the SIMT GEMM, float16 on tensor cores: the Hopper
-TMA + wgmma kernel where it applies (gemm_sm90.applies: matmul on sm_90a with K, N multiples of 8), else WMMA
-(batch_matmul always, for now)."""
+"""CUDA template for matmul (and batch_matmul): float32 on the SIMT GEMM, the half types (float16, bfloat16) on
+tensor cores: the Hopper TMA + wgmma kernel where it applies (gemm_sm90.applies: matmul on sm_90a with K, N
+multiples of 8), else WMMA (batch_matmul always, for now)."""
 from __future__ import annotations
 
 from compiler_core.ir import stmt as S
+from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default
 
 
 def _tensor_core_template(w, target, config: dict | None = None):
-    """The float16 template of `w` on `target` (imported when used: each float16 path is its own module). A config
+    """The half-type template of `w` on `target` (imported when used: each tensor-core path is its own module). A config
     with exactly WMMA's knobs stays on WMMA where the Hopper template is offered: heads tuned, stored and pinned
     before the Hopper template existed keep building."""
     from compiler_core.schedules.cuda import gemm_sm90, gemm_wmma
@@ -39,26 +40,26 @@ def problem(w) -> gemm_simt.Gemm:
 
 
 def space(w, target):
-    if w.dtype == "float16":
+    if w.dtype in HALF_TYPES:
         return _tensor_core_template(w, target).space(w, target)
     return gemm_simt.space(problem(w), target)
 
 
 def config_space(w, target, config: dict):
     """The space `config` belongs to (what lower() validates it against): the searched one, or WMMA's for a
-    float16 config stored before the Hopper template took over its device."""
-    if w.dtype == "float16":
+    half-type config stored before the Hopper template took over its device."""
+    if w.dtype in HALF_TYPES:
         return _tensor_core_template(w, target, config).space(w, target)
     return space(w, target)
 
 
 def schedule(w, config, target) -> S.Module:
-    if w.dtype == "float16":
+    if w.dtype in HALF_TYPES:
         return _tensor_core_template(w, target, config).schedule(w, config, target)
     return gemm_simt.schedule(problem(w), config, target)
 
 
 def default_config(w, target) -> dict:
-    if w.dtype == "float16":
+    if w.dtype in HALF_TYPES:
         return _tensor_core_template(w, target).default_config(w, target)
     return gemm_simt_default.default_config(problem(w), target)

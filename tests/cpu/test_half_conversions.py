@@ -1,0 +1,116 @@
+"""The C conversions of the half storage types, bit for bit against ml_dtypes / numpy: bfloat16's round to nearest
+even (ties both ways, NaN, infinities, overflow, subnormals) in the scalar and vector helpers the codegen emits,
+and float16's vector conversion."""
+from __future__ import annotations
+
+import ctypes
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from compiler_core.codegen import c_half
+from compiler_core.codegen.c import CCodegen
+from compiler_core.runtime.c_runtime import compile_shared_library
+
+LANES = 8
+HARNESS = """
+typedef float tf_float32x8 __attribute__((vector_size(32), aligned(4)));
+typedef unsigned short tf_bfloat16x8 __attribute__((vector_size(16), aligned(2)));
+typedef _Float16 tf_float16x8 __attribute__((vector_size(16), aligned(2)));
+{helpers}
+void narrow(const float* x, unsigned short* y, long n) {{ for (long i = 0; i < n; ++i) y[i] = tf_f32_to_bf16(x[i]); }}
+void widen(const unsigned short* x, float* y, long n) {{ for (long i = 0; i < n; ++i) y[i] = tf_bf16_to_f32(x[i]); }}
+void narrow_x8(const float* x, unsigned short* y, long n) {{
+  for (long i = 0; i < n; i += 8) *(tf_bfloat16x8*)&y[i] = {narrow8};
+}}
+void widen_x8(const unsigned short* x, float* y, long n) {{
+  for (long i = 0; i < n; i += 8) *(tf_float32x8*)&y[i] = {widen8};
+}}
+void f16_narrow_x8(const float* x, _Float16* y, long n) {{
+  for (long i = 0; i < n; i += 8) *(tf_float16x8*)&y[i] = {f16_narrow8};
+}}
+void f16_widen_x8(const _Float16* x, float* y, long n) {{
+  for (long i = 0; i < n; i += 8) *(tf_float32x8*)&y[i] = {f16_widen8};
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def lib():
+    vector_type = CCodegen().vector_type
+    source = HARNESS.format(
+        helpers="\n".join(c_half.helpers({1, LANES}, vector_type)),
+        narrow8=c_half.cast("float32", "bfloat16", LANES, "*(const tf_float32x8*)&x[i]", "tf_bfloat16x8"),
+        widen8=c_half.cast("bfloat16", "float32", LANES, "*(const tf_bfloat16x8*)&x[i]", "tf_float32x8"),
+        f16_narrow8=c_half.cast("float32", "float16", LANES, "*(const tf_float32x8*)&x[i]", "tf_float16x8"),
+        f16_widen8=c_half.cast("float16", "float32", LANES, "*(const tf_float16x8*)&x[i]", "tf_float32x8"))
+    return ctypes.CDLL(str(compile_shared_library(source)))
+
+
+def _float32_patterns() -> np.ndarray:
+    """Bit patterns where rounding to bfloat16 is decided: ties (low half 0x8000) below odd and even upper
+    halves, one bit either side of them, NaNs (quiet, signalling, negative), infinities, float32's largest (which
+    rounds to inf), subnormals and zeros, then random patterns; a multiple of 8 long."""
+    upper = np.arange(0, 1 << 16, 37, dtype=np.uint32) << 16
+    low = np.array([0x0000, 0x7FFF, 0x8000, 0x8001, 0xFFFF], dtype=np.uint32)
+    ties = (upper[:, None] | low[None, :]).ravel()
+    special = np.array([0x7FC00000, 0x7F800001, 0xFFC00001, 0x7FBFFFFF, 0x7F800000, 0xFF800000, 0x7F7FFFFF,
+                        0x7F7F8000, 0x7F7F7FFF, 0xFF7FFFFF, 0x00000001, 0x00008000, 0x00018000, 0x007FFFFF,
+                        0x80000001, 0x00000000, 0x80000000, 0x3F808000, 0x3F818000], dtype=np.uint32)
+    rand = np.random.default_rng(0).integers(0, 1 << 32, 100_000, dtype=np.uint64).astype(np.uint32)
+    bits = np.concatenate([ties, special, rand])
+    return bits[: bits.size - bits.size % LANES]
+
+
+def _call(fn, x: np.ndarray, out_dtype) -> np.ndarray:
+    y = np.empty(x.size, out_dtype)
+    fn(ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(y.ctypes.data), ctypes.c_long(x.size))
+    return y
+
+
+def _same_bits_or_both_nan(got_bits: np.ndarray, want_bits: np.ndarray, as_float) -> None:
+    got, want = as_float(got_bits), as_float(want_bits)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    mismatch = np.flatnonzero((got_bits != want_bits) & ~nan)
+    assert mismatch.size == 0, f"{mismatch.size} differ, first input index {mismatch[:5]}"
+
+
+@pytest.mark.parametrize("name", ["narrow", "narrow_x8"])
+def test_float32_to_bfloat16_rounds_to_nearest_even_like_ml_dtypes(lib, name):
+    bits = _float32_patterns()
+    x = bits.view(np.float32)
+    got = _call(getattr(lib, name), x, np.uint16)
+    with np.errstate(all="ignore"):
+        want = x.astype(ml_dtypes.bfloat16).view(np.uint16)
+    _same_bits_or_both_nan(got, want, lambda b: b.view(ml_dtypes.bfloat16).astype(np.float32))
+
+
+def test_ties_go_to_even_and_nan_stays_quiet(lib):
+    x = np.array([0x3F808000, 0x3F818000, 0x7F7FFFFF, 0x7F800001], dtype=np.uint32).view(np.float32)
+    got = _call(lib.narrow, x, np.uint16)
+    # 1 + 2^-8 (a tie) -> 1; 1 + 3 * 2^-8 -> 1 + 2^-6 (even); float32's max -> inf; a signalling NaN -> quiet NaN
+    assert [hex(v) for v in got[:3]] == ["0x3f80", "0x3f82", "0x7f80"]
+    assert got[3] & 0x7FC0 == 0x7FC0
+
+
+@pytest.mark.parametrize("name", ["widen", "widen_x8"])
+def test_bfloat16_to_float32_is_exact_for_every_pattern(lib, name):
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    got = _call(getattr(lib, name), bits, np.float32)
+    want = bits.view(ml_dtypes.bfloat16).astype(np.float32)
+    _same_bits_or_both_nan(got.view(np.uint32), want.view(np.uint32), lambda b: b.view(np.float32))
+
+
+def test_float16_vectors_convert_by_value_not_by_bits(lib):
+    bits = _float32_patterns()
+    x = bits.view(np.float32)
+    got = _call(lib.f16_narrow_x8, x, np.float16)
+    with np.errstate(all="ignore"):
+        want = x.astype(np.float16)
+    _same_bits_or_both_nan(got.view(np.uint16), want.view(np.uint16), lambda b: b.view(np.float16))
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    back = _call(lib.f16_widen_x8, every, np.float32)
+    _same_bits_or_both_nan(back.view(np.uint32), every.astype(np.float32).view(np.uint32),
+                           lambda b: b.view(np.float32))
