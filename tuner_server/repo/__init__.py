@@ -26,8 +26,8 @@ from tuner_server.repo.cost_models import (
     put_features,
     save_cost_model,
 )
-from tuner_server.repo.errors import Conflict, ImportFormatError, InvalidRequest, NotFound, RepoError
 from tuner_server.repo.curves import JobCurve, job_curve
+from tuner_server.repo.errors import Conflict, ImportFormatError, InvalidRequest, NotFound, RepoError
 from tuner_server.repo.exchange import export_jsonl, import_jsonl
 from tuner_server.repo.jobs import (
     cancel_job,
@@ -62,14 +62,14 @@ from tuner_server.repo.trials import get_trial, list_trials, transfer_trials
 from tuner_server.repo.workloads import find_workload, get_or_create_workload
 
 __all__ = [
-    "Conflict", "DeviceSummary", "ImportCounts", "ImportFormatError", "InvalidRequest", "JobLimits", "JobProgress",
-    "JobCurve", "JobSpec", "LeasedTask", "NotFound", "Page", "RecordOutcome", "Registration", "RepoError", "Requeued",
-    "ScheduleKeySummary", "TrainingRow", "TrialReport", "VersionDiff", "authenticate_agent", "authenticate_token", "cancel_job",
-    "class_training_trials", "count_class_trials", "create_job", "create_token", "enqueue_configs", "ensure_device",
-    "export_jsonl", "find_workload", "finish_job", "get_agent", "get_features", "get_job", "get_or_create_workload",
-    "get_trial", "heartbeat", "import_jsonl", "job_curve", "job_progress", "job_state_counts", "latest_cost_model", "lease_tasks", "leases_by_agent",
-    "list_agents", "list_cost_models", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents",
-    "open_jobs", "put_features",
+    "Conflict", "DeviceSummary", "ImportCounts", "ImportFormatError", "InvalidRequest", "JobCurve", "JobLimits",
+    "JobProgress", "JobSpec", "LeasedTask", "NotFound", "Page", "RecordOutcome", "Registration", "RepoError",
+    "Requeued", "ScheduleKeySummary", "TrainingRow", "TrialReport", "VersionDiff", "authenticate_agent",
+    "authenticate_token", "cancel_job", "class_training_trials", "count_class_trials", "create_job", "create_token",
+    "enqueue_configs", "ensure_device", "export_jsonl", "find_workload", "finish_job", "get_agent", "get_features",
+    "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_curve", "job_progress",
+    "job_state_counts", "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents", "list_cost_models",
+    "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "open_jobs", "put_features",
     "record_result", "register_agent", "register_token", "requeue_expired", "return_leases", "revoke_token",
     "save_cost_model", "schedules", "transfer_trials",
 ]
