@@ -1,0 +1,29 @@
+// The farm: every agent with its device class, state, the task it holds and its last heartbeat; the classes.
+import { api } from "./api.js";
+import { ago, h, shortId, table } from "./dom.js";
+
+function leaseCell(leases) {
+  if (!leases.length) return "idle";
+  return leases.map((l) => h("div", {}, `${l.kind.toLowerCase()} for job `,
+                             h("a", { href: `#/job/${encodeURIComponent(l.job_id)}` }, shortId(l.job_id)),
+                             ` (${l.workload})`));
+}
+
+export async function farmPage(ctx) {
+  const [agents, devices] = await Promise.all([api("/v1/agents?limit=1000"), api("/v1/devices?limit=1000")]);
+  const agentRows = agents.items.map((a) => h("tr", { dataset: { agentName: a.name, status: a.status } },
+    h("td", {}, a.name), h("td", {}, a.device_class), h("td", { class: `state ${a.status}` }, a.status),
+    h("td", { class: "task" }, leaseCell(a.leases)),
+    h("td", { title: a.last_heartbeat }, ago(a.last_heartbeat))));
+  const deviceRows = devices.items.map((d) => h("tr", { dataset: { deviceClass: d.device_class } },
+    h("td", {}, d.device_class), h("td", {}, d.kind), h("td", { class: `state ${d.status}` }, d.status),
+    h("td", {}, d.active_agents), h("td", {}, d.fingerprint.model ?? d.fingerprint.name ?? "")));
+  ctx.view.replaceChildren(
+    h("h1", {}, "Farm"),
+    h("h2", {}, `Agents (${agents.total})`),
+    agents.total ? table("agents", ["Agent", "Device class", "State", "Current task", "Last heartbeat"], agentRows)
+      : h("p", {}, "No agent has registered yet."),
+    h("h2", {}, `Device classes (${devices.total})`),
+    table("devices", ["Device class", "Kind", "State", "Active agents", "Model"], deviceRows));
+  ctx.poll = 2000;
+}
