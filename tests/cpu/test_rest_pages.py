@@ -1,5 +1,5 @@
 """The pages the tuner serves besides the API: /docs and /redoc with their assets from the installed packages (no
-CDN), and the dashboard's files with their security headers. Browser-level checks: tests/farm/test_dashboard_browser.py."""
+CDN), and the dashboard's files with their security headers. In a browser: tests/farm/test_dashboard_browser.py."""
 from __future__ import annotations
 
 import re
