@@ -25,7 +25,8 @@ from tuner_server.settings import Settings
 DESCRIPTION = """A kernel-autotuning farm. Submit a job (op, params, device, trial budget); agents measure the
 configs the search proposes; the fastest verified schedule of each (workload, device class) is kept under version
 control. Every endpoint except /health, /docs, /redoc and the dashboard's page (/dashboard, which asks for a token
-and sends it) needs `Authorization: Bearer <token>`: scope `read` for GETs, `admin` for writes. Errors are JSON `{"error": "...", "detail": ...}`."""
+and sends it) needs `Authorization: Bearer <token>`: scope `read` for GETs, `admin` for writes. Errors are JSON
+`{"error": "...", "detail": ...}`."""
 # Requests holding a database session at once: below SQLAlchemy's default pool (5 + 10 overflow) and AnyIO's 40
 # worker threads, so a request holding a connection always finds a worker for its next step (see deps.get_db).
 MAX_DB_REQUESTS = 10
