@@ -34,6 +34,9 @@ def test_docs_pages_load_every_asset_from_this_server(client, path, asset):
     assert f"/docs-assets/{asset}" in urls
     assert urls and all(u.startswith("/") and not u.startswith("//") for u in urls), urls
     assert "fonts.googleapis" not in page.text and "cdn.jsdelivr" not in page.text
+    # what the assets themselves would fetch (ReDoc's logo from cdn.redoc.ly) the browser must refuse
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "img-src 'self' data:;" in csp and "connect-src 'self'" in csp
     for url in urls:
         fetched = client.get(url)
         assert fetched.status_code == 200 and len(fetched.content) > 1000, url

@@ -54,3 +54,9 @@ export function shortId(id) {
 export function config(cfg) {
   return Object.entries(cfg ?? {}).map(([k, v]) => `${k}=${v}`).join(" ");
 }
+
+// Replace an element's content; arrays among the children are flattened (replaceChildren would print them).
+export function render(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}

@@ -1,6 +1,6 @@
 // The farm: every agent with its device class, state, the task it holds and its last heartbeat; the classes.
 import { api } from "./api.js";
-import { ago, h, shortId, table } from "./dom.js";
+import { ago, h, render, shortId, table } from "./dom.js";
 
 function leaseCell(leases) {
   if (!leases.length) return "idle";
@@ -18,7 +18,7 @@ export async function farmPage(ctx) {
   const deviceRows = devices.items.map((d) => h("tr", { dataset: { deviceClass: d.device_class } },
     h("td", {}, d.device_class), h("td", {}, d.kind), h("td", { class: `state ${d.status}` }, d.status),
     h("td", {}, d.active_agents), h("td", {}, d.fingerprint.model ?? d.fingerprint.name ?? "")));
-  ctx.view.replaceChildren(
+  render(ctx.view, 
     h("h1", {}, "Farm"),
     h("h2", {}, `Agents (${agents.total})`),
     agents.total ? table("agents", ["Agent", "Device class", "State", "Current task", "Last heartbeat"], agentRows)

@@ -1,7 +1,7 @@
 // Jobs: the list with live progress, and one job with its tuning curve. Admins may cancel open jobs.
 import { api, session } from "./api.js";
 import { curveSvg } from "./curve.js";
-import { ago, h, rate, seconds, shortId, table, when } from "./dom.js";
+import { ago, h, rate, render, seconds, shortId, table, when } from "./dom.js";
 
 const OPEN = new Set(["queued", "running"]);
 
@@ -39,7 +39,7 @@ export async function jobsPage(ctx) {
     h("td", { class: `state ${j.state}` }, j.state), h("td", {}, progressBar(j)),
     h("td", {}, rate(j.progress?.best?.gflops, "GFLOP/s")), h("td", { title: j.created_at }, ago(j.created_at)),
     h("td", {}, cancelButton(ctx, j))));
-  ctx.view.replaceChildren(h("h1", {}, "Jobs"),
+  render(ctx.view, h("h1", {}, "Jobs"),
     list.total ? table("jobs", ["Job", "Workload", "Device", "State", "Progress", "Best", "Created", ""], rows)
       : h("p", {}, "No job yet: submit one with `tunefarm tune` or POST /v1/jobs."),
     list.total > list.items.length ? h("p", {}, `the newest ${list.items.length} of ${list.total}`) : null);
@@ -70,7 +70,7 @@ export async function jobPage(ctx) {
     h("span", { class: "key failed" }, "✕ failed"), h("span", { class: "key best" }, "— best so far"),
     h("span", { class: "key default" }, "- - untuned default"),
     h("span", { class: "key reference" }, `··· ${curve.reference ?? "reference"}`));
-  ctx.view.replaceChildren(
+  render(ctx.view, 
     h("h1", {}, `Job ${shortId(job.id)} `, h("span", { id: "job-state", class: `state ${job.state}` }, job.state),
       " ", cancelButton(ctx, job)),
     facts([["workload", job.workload], ["device", job.device_class ?? job.device_selector],

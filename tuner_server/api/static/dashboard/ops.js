@@ -1,7 +1,7 @@
 // The ops a job may tune, their params, and each target's knobs (shown for one example workload: choices
 // depend on the sizes).
 import { api } from "./api.js";
-import { h, table } from "./dom.js";
+import { h, render, table } from "./dom.js";
 
 function paramRange(p) {
   if (p.choices) return p.choices.join(", ");
@@ -28,6 +28,6 @@ export async function opsPage(ctx) {
     Object.entries(op.spaces).map(([kind, space]) => spaceSection(kind, space))));
   const strategies = Object.entries(ops.strategies).map(([name, st]) => h("li", {}, h("b", {}, name), " ",
     st.doc ?? ""));
-  ctx.view.replaceChildren(h("h1", {}, "Ops and their spaces"), sections, h("h2", {}, "Search strategies"),
+  render(ctx.view, h("h1", {}, "Ops and their spaces"), sections, h("h2", {}, "Search strategies"),
                            h("ul", {}, strategies));
 }

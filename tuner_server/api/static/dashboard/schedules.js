@@ -1,7 +1,7 @@
 // Best schedules: every key with its head, and one key's version history with a diff between two versions;
 // admins may pin a version, unpin, or roll back to an earlier one (each appends a version).
 import { api, keyQuery, session } from "./api.js";
-import { ago, config, h, rate, seconds, shortId, table, when } from "./dom.js";
+import { ago, config, h, rate, render, seconds, shortId, table, when } from "./dom.js";
 
 let opsCatalogue = null; // param kinds per op: a key's params come back typed (ints stay ints) in pin/rollback
 
@@ -18,7 +18,7 @@ export async function schedulesPage(ctx) {
     h("td", {}, h("a", { href: `#/history?${keyQuery(k.op, k.params, k.device_class)}` }, k.workload)),
     h("td", {}, k.device_class), h("td", {}, `v${k.head_version}`), h("td", {}, k.pinned ? "pinned" : ""),
     h("td", { title: k.updated_at }, ago(k.updated_at))));
-  ctx.view.replaceChildren(h("h1", {}, "Best schedules"),
+  render(ctx.view, h("h1", {}, "Best schedules"),
     keys.total ? table("keys", ["Workload", "Device class", "Head", "", "Changed"], rows)
       : h("p", {}, "No schedule yet: the first verified trial of a job makes one."));
 }
@@ -31,7 +31,8 @@ function adminButtons(ctx, key, v, newest) {
     v.version !== newest.version || !newest.pinned
       ? h("button", { type: "button", class: "pin", dataset: { version: v.version },
                       onclick: () => act("/v1/best/pin", { version: v.version }, `pin v${v.version}`) }, "Pin") : null,
-    v.version !== newest.version
+    // a pinned key refuses rollbacks (409): unpin first
+    v.version !== newest.version && !newest.pinned
       ? h("button", { type: "button", class: "rollback", dataset: { version: v.version },
                       onclick: () => act("/v1/best/rollback", { to_version: v.version }, `roll back to v${v.version}`) },
           "Roll back here") : null];
@@ -42,7 +43,7 @@ async function showDiff(ctx, qs, v1, v2, into) {
   const rows = Object.entries(d.changed).map(([knob, [a, b]]) => h("tr", {}, h("td", {}, knob),
     h("td", {}, String(a)), h("td", {}, String(b))));
   const ratio = d.median_ratio === null ? "–" : `${d.median_ratio.toFixed(3)}× the time`;
-  into.replaceChildren(h("p", {}, `v${v2} against v${v1}: ${ratio}`),
+  render(into, h("p", {}, `v${v2} against v${v1}: ${ratio}`),
     rows.length ? table("diff-knobs", ["Knob", `v${v1}`, `v${v2}`], rows) : h("p", {}, "same config"));
 }
 
@@ -54,7 +55,7 @@ export async function historyPage(ctx) {
   const page = await api(`/v1/best/history?${qs}&limit=1000`);
   const versions = page.items; // newest first
   if (!versions.length) {
-    ctx.view.replaceChildren(h("h1", {}, "History"), h("p", {}, "No version of this key."));
+    render(ctx.view, h("h1", {}, "History"), h("p", {}, "No version of this key."));
     return;
   }
   const newest = versions[0];
@@ -75,7 +76,7 @@ export async function historyPage(ctx) {
   const unpin = session.admin && newest.pinned
     ? h("button", { type: "button", id: "unpin", onclick: () => ctx.act(() => api("/v1/best/pin",
       { method: "POST", body: { ...key, version: null, message: "unpinned from the dashboard" } })) }, "Unpin") : null;
-  ctx.view.replaceChildren(
+  render(ctx.view, 
     h("h1", {}, newest.workload), h("p", {}, `on ${device} · head v${newest.version}`,
       newest.pinned ? " · pinned (jobs do not move it)" : "", " ", unpin),
     table("versions", ["Version", "Reason", "Median", "Throughput", "Config", "By", "Message", "Made", ""], rows),
