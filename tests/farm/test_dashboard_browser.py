@@ -12,6 +12,8 @@ Screenshots go to the test's tmp dir, and to $TUNEFARM_SCREENSHOTS when set (doc
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.farm.browser_support import (
@@ -127,6 +129,8 @@ def test_dashboard_follows_a_live_job_and_docs_stay_offline(farm, browser, tmp_p
 
     # the key's history: versions, a diff, then pin and rollback from the page
     _go(browser, f"{page}#/schedules", "#keys a", "the schedule key")
+    time.sleep(2.5)  # a refresh of the job page left behind (it polls every 2 s) must not draw over this one
+    assert _css(browser, "#keys a") and not _css(browser, "#curve")
     _css(browser, "#keys a")[0].click()
     _wait(browser, "version 1", lambda d: _css(d, '#versions tr[data-version="1"]'))
     versions = len(_css(browser, "#versions tbody tr"))

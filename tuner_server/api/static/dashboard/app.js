@@ -79,7 +79,11 @@ async function show() {
     $("view").replaceChildren(document.createTextNode(`No page ${name}.`));
     return;
   }
-  const ctx = { page, args, query, view: $("view"), alive: true, poll: 0, timer: null };
+  // each page draws into its own element: a fetch still in flight for the page left behind then draws into an
+  // element no longer shown, never over this one
+  const view = document.createElement("div");
+  $("view").replaceChildren(view);
+  const ctx = { page, args, query, view, alive: true, poll: 0, timer: null };
   // an admin action: run it, then redraw the page at once (errors show in the status line)
   ctx.act = async (call) => {
     try {

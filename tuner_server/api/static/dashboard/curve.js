@@ -13,16 +13,19 @@ function s(tag, attrs = {}, ...children) {
   return el;
 }
 
-// 1-2-5 steps between lo and hi (log scale): enough ticks to read, few enough not to crowd.
+// 1-2-5 steps between lo and hi (log scale); every integer step when the range is too narrow for two of those.
 function logTicks(lo, hi) {
-  const ticks = [];
-  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
-    for (const m of [1, 2, 5]) {
-      const v = m * 10 ** e;
-      if (v >= lo && v <= hi) ticks.push(v);
+  for (const steps of [[1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]]) {
+    const ticks = [];
+    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+      for (const m of steps) {
+        const v = m * 10 ** e;
+        if (v >= lo && v <= hi) ticks.push(v);
+      }
     }
+    if (ticks.length >= 2) return ticks;
   }
-  return ticks.length >= 2 ? ticks : [lo, hi];
+  return [Math.sqrt(lo * hi)];
 }
 
 function bestSoFar(points) {
@@ -57,7 +60,7 @@ export function curveSvg(curve) {
     return svg;
   }
   const lo = Math.min(...values) / 1.25, hi = Math.max(...values) * 1.25;
-  const n = Math.max(pts.length, curve.trial_budget, 2);
+  const n = Math.max(pts.length, 2); // the trials so far: the budget is on the progress bar
   const x = (i) => M.left + ((i - 1) / (n - 1)) * (W - M.left - M.right);
   const top = M.top + FAIL_BAND;
   const y = (v) => top + (1 - (Math.log(v) - Math.log(lo)) / (Math.log(hi) - Math.log(lo))) * (H - top - M.bottom);

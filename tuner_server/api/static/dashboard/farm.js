@@ -2,11 +2,18 @@
 import { api } from "./api.js";
 import { ago, h, render, shortId, table } from "./dom.js";
 
+// Leases grouped by job and kind: an agent leases a batch of tasks at a time.
 function leaseCell(leases) {
   if (!leases.length) return "idle";
-  return leases.map((l) => h("div", {}, `${l.kind.toLowerCase()} for job `,
-                             h("a", { href: `#/job/${encodeURIComponent(l.job_id)}` }, shortId(l.job_id)),
-                             ` (${l.workload})`));
+  const groups = new Map();
+  for (const l of leases) {
+    const key = `${l.job_id} ${l.kind}`;
+    if (!groups.has(key)) groups.set(key, { ...l, count: 0 });
+    groups.get(key).count += 1;
+  }
+  return [...groups.values()].map((g) => h("div", {},
+    `${g.count} ${g.kind.toLowerCase()} task${g.count > 1 ? "s" : ""} of job `,
+    h("a", { href: `#/job/${encodeURIComponent(g.job_id)}` }, shortId(g.job_id)), ` (${g.workload})`));
 }
 
 export async function farmPage(ctx) {
