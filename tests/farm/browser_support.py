@@ -11,8 +11,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -80,8 +78,3 @@ class Screenshots:
             shutil.copy(path, self.copy_to / path.name)
         return path
 
-
-def skip_without_browser() -> None:
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
