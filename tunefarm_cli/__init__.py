@@ -90,6 +90,7 @@ def _up(data_dir: Path) -> int:
     with farm:
         print(f"tunefarm up: REST {farm.url}  gRPC 127.0.0.1:{farm.grpc_port}  agents: {', '.join(farm.devices)}")
         print(f"admin token: {farm.admin_token}  (also in {data_dir}/farm.json; other commands find it there)")
+        print(f"dashboard: {farm.url}/dashboard (sign in with the token)  API docs: {farm.url}/docs")
         try:
             while not stop.wait(1.0):
                 pass

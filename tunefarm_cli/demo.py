@@ -16,7 +16,8 @@ def run_demo(op: str, params: str, trials: int, strategy: str, seed: int, data_d
     w = cc.make_workload(op, parse_params(params))
     console.print(f"[bold]tunefarm demo[/]: starting the embedded farm in {data_dir} (tuner + one CPU agent, SQLite)")
     with EmbeddedFarm(data_dir, devices=["cpu"]) as farm, TunefarmClient(farm.url, farm.admin_token) as client:
-        console.print(f"REST {farm.url} (docs at {farm.url}/docs), gRPC 127.0.0.1:{farm.grpc_port}")
+        console.print(f"REST {farm.url} (docs at {farm.url}/docs, dashboard at {farm.url}/dashboard), "
+                      f"gRPC 127.0.0.1:{farm.grpc_port}")
         job = client.create_job(op, w.param_dict, "cpu", trials, strategy=strategy, seed=seed)
         job = follow_job(client, job.id, stall_s=300)  # see .tunefarm/*.log if it stalls
         if job.state != "done":

@@ -1,7 +1,8 @@
 """create_app(settings, session_factory, driver) -> FastAPI: the tuner's REST API (OpenAPI at /docs).
 
 Routes live in `routes/` (one module per resource) and call repository functions; `deps.py` gives them a session
-per request and checks bearer tokens; `errors.py` turns every failure into {"error", "detail"}.
+per request and checks bearer tokens; `errors.py` turns every failure into {"error", "detail"}. `docs.py` serves
+/docs and /redoc and `dashboard.py` the dashboard, both from files in the installed packages (no CDN).
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from prometheus_client import CollectorRegistry, Histogram
 from sqlalchemy.orm import Session, sessionmaker
 
 from tuner_server import metrics
+from tuner_server.api.dashboard import install_dashboard
+from tuner_server.api.docs import install_docs
 from tuner_server.api.errors import install_error_handlers
 from tuner_server.api.middleware import BodySizeLimit, RequestTimer
 from tuner_server.api.routes import ROUTERS
@@ -21,8 +24,9 @@ from tuner_server.settings import Settings
 
 DESCRIPTION = """A kernel-autotuning farm. Submit a job (op, params, device, trial budget); agents measure the
 configs the search proposes; the fastest verified schedule of each (workload, device class) is kept under version
-control. Every endpoint except /health and /docs needs `Authorization: Bearer <token>`: scope `read` for GETs,
-`admin` for writes. Errors are JSON `{"error": "...", "detail": ...}`."""
+control. Every endpoint except /health, /docs, /redoc and the dashboard's page (/dashboard, which asks for a token
+and sends it) needs `Authorization: Bearer <token>`: scope `read` for GETs, `admin` for writes. Errors are JSON
+`{"error": "...", "detail": ...}`."""
 # Requests holding a database session at once: below SQLAlchemy's default pool (5 + 10 overflow) and AnyIO's 40
 # worker threads, so a request holding a connection always finds a worker for its next step (see deps.get_db).
 MAX_DB_REQUESTS = 10
@@ -54,7 +58,7 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session], drive
     `registry`: what GET /metrics shows; default tuner_server.metrics.REGISTRY, the process-wide registry the
     driver and gRPC count on (tests may pass their own). `max_db_requests`: requests holding a session at once
     (keep it below the engine's pool size plus overflow, see deps.get_db)."""
-    app = FastAPI(title="tunefarm", version="0.1.0", description=DESCRIPTION)
+    app = FastAPI(title="tunefarm", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.session_factory = session_factory
     app.state.driver = driver
@@ -63,6 +67,8 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session], drive
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    install_docs(app)
+    install_dashboard(app)
     app.add_middleware(RequestTimer, observe=request_latency_observer(app.state.metrics_registry))
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app

@@ -59,6 +59,25 @@ class AgentPublic(BaseModel):
     last_heartbeat: datetime
 
 
+class LeasePublic(BaseModel):
+    """A task an agent holds now."""
+
+    task_id: str
+    job_id: str
+    kind: str = Field(description="MEASURE (one config) or COMPARE (a candidate against the head)")
+    workload: str
+    lease_deadline: datetime | None
+
+
+class AgentLeasesPublic(AgentPublic):
+    device_class: str
+    leases: list[LeasePublic] = Field(description="the tasks it holds now, oldest lease first")
+
+
+class WhoAmI(BaseModel):
+    scope: str = Field(description="'read' or 'admin'")
+
+
 class DevicePublic(BaseModel):
     device_class: str
     kind: str
@@ -131,6 +150,34 @@ class TrialPublic(Throughput):
     noisy: bool | None = Field(None, description="the CI stayed wider than target_rel_ci or contention was high")
     threads: int | None = None
     cpus: str | None = Field(None, description="the cores the agent measured on")
+
+
+class CurvePoint(Throughput):
+    """One trial on a job's tuning curve."""
+
+    trial_id: str
+    created_at: datetime
+    status: str
+    median_s: float | None
+    ci_low_s: float | None
+    ci_high_s: float | None
+    config: dict[str, Any]
+
+
+class CurvePublic(BaseModel):
+    """A job's trials in the order they were measured, with the lines to compare them with."""
+
+    job_id: str
+    workload: str
+    state: str
+    phase: str
+    trial_budget: int
+    points: list[CurvePoint] = Field(description="oldest first, at most `limit`")
+    total: int = Field(description="the job's trials, however many points were returned")
+    limit: int
+    default: CurvePoint | None = Field(description="the untuned default config's trial, once measured")
+    reference: str | None = Field(description="the library timed beside the head (numpy, torch)")
+    reference_median_s: float | None = Field(description="its median in the newest head-to-head comparison")
 
 
 class JobProgressPublic(BaseModel):
@@ -265,6 +312,18 @@ class DiffPublic(BaseModel):
     to_version: int
     changed: dict[str, tuple[Any, Any]] = Field(description="knob -> [value in from_version, value in to_version]")
     median_ratio: float | None = Field(description="to_version median / from_version median (< 1: faster)")
+
+
+class ScheduleKeyPublic(BaseModel):
+    """A (workload, device class) with a best-schedule history, and its head now."""
+
+    workload: str
+    op: str
+    params: dict[str, Any]
+    device_class: str
+    head_version: int
+    pinned: bool
+    updated_at: datetime
 
 
 class ScheduleKey(BaseModel):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import compiler_core as cc
 from tuner_server.api import schemas as s
-from tuner_server.db.models import Agent, Comparison, Job, ScheduleVersion, Trial, Workload
-from tuner_server.repo import DeviceSummary, JobProgress, VersionDiff
+from tuner_server.db.models import Agent, Comparison, Job, ScheduleVersion, Task, Trial, Workload
+from tuner_server.repo import DeviceSummary, JobCurve, JobProgress, ScheduleKeySummary, VersionDiff
 from tuner_server.repo.comparisons import JobResult, Paired
 
 
@@ -104,3 +104,30 @@ def device_public(d: DeviceSummary, agents: list[Agent]) -> s.DevicePublic:
                           status="online" if d.active_agents else "offline", active_agents=d.active_agents,
                           agents=[agent_public(a) for a in agents], fingerprint=d.fingerprint,
                           first_seen=d.first_seen)
+
+
+def agent_leases_public(a: Agent, leases: list[Task]) -> s.AgentLeasesPublic:
+    return s.AgentLeasesPublic(**agent_public(a).model_dump(), device_class=a.device_class,
+                               leases=[s.LeasePublic(task_id=t.id, job_id=t.job_id, kind=t.kind,
+                                                     workload=t.job.workload.key, lease_deadline=t.lease_deadline)
+                                       for t in leases])
+
+
+def curve_point(t: Trial, workload: Workload) -> s.CurvePoint:
+    return s.CurvePoint(trial_id=t.id, created_at=t.created_at, status=t.status, median_s=t.median_s,
+                        ci_low_s=t.ci_low_s, ci_high_s=t.ci_high_s, config=t.config,
+                        **throughput(workload, t.median_s))
+
+
+def curve_public(job: Job, curve: JobCurve, limit: int) -> s.CurvePublic:
+    w = job.workload
+    return s.CurvePublic(job_id=job.id, workload=w.key, state=job.state, phase=job.phase,
+                         trial_budget=job.trial_budget, points=[curve_point(t, w) for t in curve.trials],
+                         total=curve.total, limit=limit,
+                         default=curve_point(curve.default, w) if curve.default is not None else None,
+                         reference=curve.reference_name, reference_median_s=curve.reference_s)
+
+
+def schedule_key_public(k: ScheduleKeySummary) -> s.ScheduleKeyPublic:
+    return s.ScheduleKeyPublic(workload=k.workload_key, op=k.op, params=k.params, device_class=k.device_class,
+                               head_version=k.head_version, pinned=k.pinned, updated_at=k.updated_at)

@@ -11,6 +11,7 @@ from tuner_server.repo.agents import (
     ensure_device,
     get_agent,
     heartbeat,
+    leases_by_agent,
     list_agents,
     list_devices,
     mark_lost_agents,
@@ -25,6 +26,7 @@ from tuner_server.repo.cost_models import (
     put_features,
     save_cost_model,
 )
+from tuner_server.repo.curves import JobCurve, job_curve
 from tuner_server.repo.errors import Conflict, ImportFormatError, InvalidRequest, NotFound, RepoError
 from tuner_server.repo.exchange import export_jsonl, import_jsonl
 from tuner_server.repo.jobs import (
@@ -48,6 +50,7 @@ from tuner_server.repo.records import (
     RecordOutcome,
     Registration,
     Requeued,
+    ScheduleKeySummary,
     TrainingRow,
     TrialReport,
     VersionDiff,
@@ -59,14 +62,14 @@ from tuner_server.repo.trials import get_trial, list_trials, transfer_trials
 from tuner_server.repo.workloads import find_workload, get_or_create_workload
 
 __all__ = [
-    "Conflict", "DeviceSummary", "ImportCounts", "ImportFormatError", "InvalidRequest", "JobLimits", "JobProgress",
-    "JobSpec", "LeasedTask", "NotFound", "Page", "RecordOutcome", "Registration", "RepoError", "Requeued",
-    "TrainingRow", "TrialReport", "VersionDiff", "authenticate_agent", "authenticate_token", "cancel_job",
-    "class_training_trials", "count_class_trials", "create_job", "create_token", "enqueue_configs", "ensure_device",
-    "export_jsonl", "find_workload", "finish_job", "get_agent", "get_features", "get_job", "get_or_create_workload",
-    "get_trial", "heartbeat", "import_jsonl", "job_progress", "job_state_counts", "latest_cost_model", "lease_tasks",
-    "list_agents", "list_cost_models", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents",
-    "open_jobs", "put_features",
+    "Conflict", "DeviceSummary", "ImportCounts", "ImportFormatError", "InvalidRequest", "JobCurve", "JobLimits",
+    "JobProgress", "JobSpec", "LeasedTask", "NotFound", "Page", "RecordOutcome", "Registration", "RepoError",
+    "Requeued", "ScheduleKeySummary", "TrainingRow", "TrialReport", "VersionDiff", "authenticate_agent",
+    "authenticate_token", "cancel_job", "class_training_trials", "count_class_trials", "create_job", "create_token",
+    "enqueue_configs", "ensure_device", "export_jsonl", "find_workload", "finish_job", "get_agent", "get_features",
+    "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_curve", "job_progress",
+    "job_state_counts", "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents", "list_cost_models",
+    "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "open_jobs", "put_features",
     "record_result", "register_agent", "register_token", "requeue_expired", "return_leases", "revoke_token",
     "save_cost_model", "schedules", "transfer_trials",
 ]

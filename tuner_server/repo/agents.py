@@ -106,6 +106,18 @@ def list_agents(*, session: Session, status: str | None = None) -> list[Agent]:
     return list(session.scalars(query.where(Agent.status == status) if status else query).all())
 
 
+def leases_by_agent(agent_ids: Sequence[str], *, session: Session) -> dict[str, list[Task]]:
+    """The tasks each agent holds now (state 'leased'), oldest lease first: what it is working on."""
+    held: dict[str, list[Task]] = {agent_id: [] for agent_id in agent_ids}
+    if not held:
+        return held
+    rows = session.scalars(select(Task).where(Task.state == "leased", Task.agent_id.in_(list(held)))
+                           .order_by(Task.lease_deadline, Task.id)).all()
+    for task in rows:
+        held[task.agent_id].append(task)
+    return held
+
+
 def list_devices(*, session: Session) -> list[DeviceSummary]:
     active = dict(session.execute(select(Agent.device_class, func.count()).where(Agent.status == "active")
                                   .group_by(Agent.device_class)).all())

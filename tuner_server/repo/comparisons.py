@@ -168,13 +168,14 @@ def final_candidates(job: Job, *, session: Session) -> list[Trial]:
         if len(picked) >= top:
             break
         picked.setdefault(trial.config_key, trial)
-    default = _default_trial(job, rows, session)
+    default = default_trial(job, rows, session)
     if default is not None:
         picked.setdefault(default.config_key, default)
     return list(picked.values())
 
 
-def _default_trial(job: Job, rows: list[Trial], session: Session) -> Trial | None:
+def default_trial(job: Job, rows: list[Trial], session: Session) -> Trial | None:
+    """The trial among `rows` that measured the untuned default config of the job's class (None if none did)."""
     try:
         target = target_for_class(job.device_class, session=session)
         key = cc.config_key(cc.default_config(cc.parse_key(job.workload.key), target))
@@ -245,7 +246,7 @@ def job_result(job: Job, *, session: Session) -> JobResult | None:
     head_samples = last.candidate_samples if won else last.baseline_samples
     vs_reference = paired(last.reference_samples, head_samples) if last.reference_samples else None
     # the default may be the head itself (then never a candidate: final_step compares the others against it)
-    default = _default_trial(job, [session.get(Trial, head_id), *(session.get(Trial, c.candidate_trial_id)
+    default = default_trial(job, [session.get(Trial, head_id), *(session.get(Trial, c.candidate_trial_id)
                                                                    for c in finals)], session)
     vs_default = None
     if default is not None and default.id == head_id:

@@ -140,6 +140,19 @@ class DeviceSummary:
 
 
 @dataclass(frozen=True)
+class ScheduleKeySummary:
+    """One (workload, device class) with a best-schedule history: where its head is now."""
+
+    workload_key: str
+    op: str
+    params: dict[str, Any]
+    device_class: str
+    head_version: int
+    pinned: bool
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
 class ImportCounts:
     workloads: int = 0  # created
     devices: int = 0  # created

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from tuner_server.db.models import ScheduleHead, ScheduleVersion, Trial, Workload
 from tuner_server.db.types import utcnow
 from tuner_server.repo.errors import Conflict, NotFound
-from tuner_server.repo.records import Page, VersionDiff
+from tuner_server.repo.records import Page, ScheduleKeySummary, VersionDiff
 from tuner_server.repo.workloads import canonical_workload
 
 
@@ -88,6 +88,23 @@ def history(workload_key: str, device_class: str, *, session: Session, limit: in
     rows = session.scalars(select(ScheduleVersion).where(*where).order_by(ScheduleVersion.version.desc())
                            .limit(limit).offset(offset)).all()
     return Page(list(rows), total, limit, offset)
+
+
+def list_keys(*, session: Session, op: str | None = None, device_class: str | None = None, limit: int = 50,
+              offset: int = 0) -> Page[ScheduleKeySummary]:
+    """Every key that has a head, most recently changed first; `op` and `device_class` filter."""
+    where = [ScheduleHead.head_version.is_not(None)]
+    if op is not None:
+        where.append(Workload.op == op)
+    if device_class is not None:
+        where.append(ScheduleHead.device_class == device_class)
+    joined = select(ScheduleHead, Workload).join(Workload, Workload.id == ScheduleHead.workload_id).where(*where)
+    total = session.scalar(select(func.count()).select_from(joined.subquery())) or 0
+    rows = session.execute(joined.order_by(ScheduleHead.updated_at.desc(), Workload.key, ScheduleHead.device_class)
+                           .limit(limit).offset(offset)).all()
+    items = [ScheduleKeySummary(w.key, w.op, dict(w.params), h.device_class, h.head_version, h.pinned, h.updated_at)
+             for h, w in rows]
+    return Page(items, total, limit, offset)
 
 
 def diff(workload_key: str, device_class: str, from_version: int, to_version: int, *,

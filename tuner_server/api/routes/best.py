@@ -23,7 +23,7 @@ from tuner_server.api.inputs import (
     workload_from_query,
     workload_of,
 )
-from tuner_server.api.views import best_public, diff_public, version_public
+from tuner_server.api.views import best_public, diff_public, schedule_key_public, version_public
 from tuner_server.db.models import ScheduleVersion
 from tuner_server.repo import NotFound, schedules
 
@@ -85,6 +85,16 @@ def get_best(request: Request, session: SessionDep, _: ReadAccess, op: Op, devic
         target = None  # a class known only from imports: the schedule is served, its target is not known here
     head = chosen if version is None and as_of is None else schedules.head(workload.key, device, session=session)
     return best_public(chosen, head, target, _source(workload, chosen, target) if include_source else None)
+
+
+@router.get("/keys", response_model=s.Page[s.ScheduleKeyPublic], responses=ERRORS)
+def list_keys(session: SessionDep, _: ReadAccess, op: Annotated[str | None, Query(max_length=64)] = None,
+              device: Annotated[str | None, Query(max_length=128)] = None, limit: Limit = 50,
+              offset: Offset = 0) -> s.Page[s.ScheduleKeyPublic]:
+    """Every (workload, device class) with a head, most recently changed first; `op` and `device` filter."""
+    page = schedules.list_keys(session=session, op=op, device_class=device, limit=limit, offset=offset)
+    return s.Page[s.ScheduleKeyPublic](items=[schedule_key_public(k) for k in page.items], total=page.total,
+                                       limit=limit, offset=offset)
 
 
 @router.get("/history", response_model=s.Page[s.VersionPublic], responses=ERRORS)

@@ -1,7 +1,9 @@
 """Jobs: submit (admin), list, inspect with progress, list trials, cancel (admin)."""
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 
 from tuner_server import repo
 from tuner_server.api import schemas as s
@@ -17,12 +19,13 @@ from tuner_server.api.deps import (
 )
 from tuner_server.api.errors import ApiError
 from tuner_server.api.inputs import require_device, workload_of
-from tuner_server.api.views import comparison_public, job_public, trial_public
+from tuner_server.api.views import comparison_public, curve_public, job_public, trial_public
 from tuner_server.db.models import JOB_STATES, TRIAL_STATUSES
 from tuner_server.repo import JobLimits, JobSpec, comparisons
 from tuner_server.search import STRATEGIES, check_options, describe_strategies
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+MAX_CURVE_POINTS = 10_000  # a point is ~300 bytes: a 3 MB answer at most
 ERRORS = {code: {"model": s.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422)}
 
 
@@ -98,6 +101,15 @@ def list_job_trials(job_id: str, session: SessionDep, _: ReadAccess, status: str
     page = repo.list_trials(session=session, job_id=job.id, status=status, limit=limit, offset=offset)
     return s.Page[s.TrialPublic](items=[trial_public(t, job.workload) for t in page.items], total=page.total,
                                  limit=limit, offset=offset)
+
+
+@router.get("/{job_id}/curve", response_model=s.CurvePublic, responses=ERRORS)
+def get_job_curve(job_id: str, session: SessionDep, _: ReadAccess,
+                  limit: Annotated[int, Query(ge=1, le=MAX_CURVE_POINTS)] = MAX_CURVE_POINTS) -> s.CurvePublic:
+    """The tuning curve: every trial oldest first (time, status, median, GFLOP/s), the untuned default's trial
+    and the reference library's median from the newest head-to-head comparison."""
+    job = repo.get_job(job_id, session=session)
+    return curve_public(job, repo.job_curve(job, session=session, limit=limit), limit)
 
 
 @router.delete("/{job_id}", response_model=s.JobPublic, responses=ERRORS)
