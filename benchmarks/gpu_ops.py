@@ -23,6 +23,7 @@ from compiler_core.build import build_module  # noqa: E402
 from compiler_core.codegen import generate_source  # noqa: E402
 from compiler_core.errors import BuildError, ResourceError  # noqa: E402
 from compiler_core.runtime.nvcc_check import nvcc_compile  # noqa: E402
+from device_agent.baselines import torch_op  # noqa: E402 - the reference the agent times
 
 CASES = {
     "matmul_fp32": ("matmul", dict(M=4096, N=4096, K=4096, dtype="float32")),
@@ -56,25 +57,6 @@ def cuda_time(fn, min_ms: float = 30.0, rounds: int = 5) -> float:
     return statistics.median(samples)
 
 
-def torch_reference(name: str, tensors: list):
-    import torch
-    import torch.nn.functional as F
-
-    if name.startswith("matmul"):
-        a, b, c = tensors
-        return lambda: torch.mm(a, b, out=c)
-    if name == "softmax":
-        x, y = tensors
-        return lambda: torch.softmax(x, dim=-1)
-    if name == "layernorm":
-        x, g, b, y = tensors
-        return lambda: F.layer_norm(x, (x.shape[-1],), g, b, 1e-5)
-    if name == "conv2d":
-        x, w, y = tensors
-        return lambda: F.conv2d(x, w, padding=1)
-    raise KeyError(name)
-
-
 def compile_all(workload, configs, target, arch):
     def one(config):
         try:
@@ -105,7 +87,7 @@ def run_case(name: str, trials: int, seed: int, arch: str) -> dict:
     specs = cc.get_op(op).tensor_specs(w)
     dev = [torch.from_numpy(a).cuda() for a in inputs]
     dev += [torch.zeros(s.shape, dtype=getattr(torch, s.dtype), device="cuda") for s in specs[len(inputs):]]
-    ref_fn = torch_reference(name, dev)
+    ref_fn = torch_op(w, torch, dev[:len(inputs)])
     timings, errors = [], 0
     for config, module, cubin, _err in built:
         if module is None:

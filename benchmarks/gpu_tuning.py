@@ -30,6 +30,7 @@ import compiler_core as cc  # noqa: E402
 from benchmarks.gpu_ops import compile_all  # noqa: E402 - the same parallel nvcc build of sampled configs
 from compiler_core.build import build_module  # noqa: E402
 from compiler_core.workload import parse_params  # noqa: E402
+from device_agent.baselines import to_torch, torch_op  # noqa: E402 - the reference the agent times
 
 FINALISTS = 4
 # max |ours - torch fp32| / max |torch fp32| per output dtype: half outputs round to ~1e-3; float32 accumulation
@@ -76,10 +77,12 @@ class Tensors:
         self.w, self.torch = w, torch
         specs = cc.get_op(w.op).tensor_specs(w)
         inputs = cc.random_inputs(w, 0)
-        self.inputs = [_to_device(torch, a) for a in inputs]
+        self.inputs = [to_torch(torch, a).cuda() for a in inputs]
         self.outputs = [torch.empty(s.shape, dtype=_torch_dtype(torch, s.dtype), device="cuda")
                         for s in specs[len(inputs):]]
-        self.reference = _torch_op(w, torch, self.inputs)
+        self.reference = torch_op(w, torch, self.inputs)
+        if self.reference is None:
+            raise SystemExit(f"no PyTorch reference for {w.op}")
         self.expected = [t.float() for t in _as_list(self.reference())]
 
     def launcher(self, kernel):
@@ -101,13 +104,6 @@ class Tensors:
         return worst
 
 
-def _to_device(torch, a):
-    """numpy -> CUDA tensor; bfloat16 (ml_dtypes, which torch.from_numpy does not know) travels as its bits."""
-    if str(a.dtype) == "bfloat16":
-        return torch.from_numpy(a.view("uint16")).cuda().view(torch.bfloat16)
-    return torch.from_numpy(a).cuda()
-
-
 def _torch_dtype(torch, dtype) -> object:
     return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
             "int32": torch.int32}[str(dtype)]
@@ -115,21 +111,6 @@ def _torch_dtype(torch, dtype) -> object:
 
 def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
-
-
-def _torch_op(w: cc.Workload, torch, x: list):
-    import torch.nn.functional as F
-
-    if w.op in ("matmul", "batch_matmul"):
-        out = torch.matmul(x[0], x[1])
-        return lambda: torch.matmul(x[0], x[1], out=out)  # into one buffer, as our kernels write theirs
-    if w.op == "conv2d":
-        return lambda: F.conv2d(x[0], x[1], stride=w["stride"], padding=w["pad"])
-    if w.op == "softmax":
-        return lambda: torch.softmax(x[0].float(), dim=-1).to(x[0].dtype)
-    if w.op == "layernorm":
-        return lambda: F.layer_norm(x[0], (x[0].shape[-1],), x[1], x[2], float(w["eps"]))
-    raise SystemExit(f"no PyTorch reference for {w.op} in this benchmark")
 
 
 def sweep_configs(w, target, n: int, seed: int) -> list[dict]:

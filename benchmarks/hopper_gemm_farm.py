@@ -20,14 +20,12 @@ import json
 import os
 import random
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import compiler_core as cc  # noqa: E402
-from compiler_core.backends import backend  # noqa: E402
+from benchmarks.gpu_ops import compile_all  # noqa: E402 - the same parallel nvcc build of sampled configs
 from compiler_core.build import build_module  # noqa: E402
-from compiler_core.codegen import generate_source  # noqa: E402
 from compiler_core.errors import BuildError  # noqa: E402
 
 DEFAULT_SHAPES = ("4096x4096x4096", "8192x8192x8192", "1024x1024x1024", "2048x2048x2048", "4096x4096x1000",
@@ -44,20 +42,6 @@ def configs_for(w, target, knobs: list[dict], sample: int) -> list[dict]:
         return [cc.get_space(w, target).validate(k) for k in knobs]
     configs = [cc.default_config(w, target)] + cc.get_space(w, target).sample(random.Random(w.key), sample)
     return list({cc.config_key(c): c for c in configs}.values())
-
-
-def compile_all(w, target, configs: list[dict]) -> list:
-    """(config, module, cubin or the build error's first line) per config, nvcc in parallel."""
-    modules = [cc.lower(w, c, target) for c in configs]
-
-    def one(module):
-        try:
-            return backend("cuda").compile(generate_source(module, target), target)
-        except BuildError as exc:
-            return str(exc).splitlines()[0]
-
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        return list(zip(configs, modules, pool.map(one, modules), strict=True))
 
 
 def measure(w, target, config, module, cubin, torch, do_bench, args) -> dict:
@@ -126,11 +110,12 @@ def main(argv=None) -> int:
         m, n, k = (int(v) for v in shape.lower().split("x"))
         w = cc.make_workload("matmul", dict(M=m, N=n, K=k, dtype="float16"))
         log(f"{w.key}: building")
-        for config, module, cubin in compile_all(w, target, configs_for(w, target, knobs, args.sample)):
+        for config, module, cubin, err in compile_all(w, configs_for(w, target, knobs, args.sample), target,
+                                                      target.arch):
             row = {"shape": shape, "config": config}
             try:
-                if isinstance(cubin, str):
-                    raise BuildError(cubin)
+                if module is None:
+                    raise BuildError(err.splitlines()[0])
                 row.update(measure(w, target, config, module, cubin, torch, do_bench, args))
                 log(f"  {short(config)}: {row['tflops']:.0f} TFLOP/s vs torch {row['torch_tflops']:.0f} "
                     f"({row['ratio']:.2f}x) {'ok' if row['correct'] else 'WRONG'}")

@@ -92,7 +92,9 @@ def cpu_baseline(w: cc.Workload, inputs: list[np.ndarray]) -> Baseline | None:
 
 
 # ---- CUDA: PyTorch ---------------------------------------------------------------------------------------------
-def _torch_op(w: cc.Workload, torch, xs: list):
+def torch_op(w: cc.Workload, torch, xs: list):
+    """PyTorch's version of `w` on the tensors `xs` (inputs in op order) as a zero-argument callable; None for an op
+    without one. The agent times it beside the head; the GPU benchmarks time the same reference."""
     F = torch.nn.functional
     if w.op in ("matmul", "batch_matmul"):
         return lambda: torch.matmul(xs[0], xs[1])
@@ -110,7 +112,7 @@ def _torch_op(w: cc.Workload, torch, xs: list):
     return None
 
 
-def _to_torch(torch, a: np.ndarray):
+def to_torch(torch, a: np.ndarray):
     """A host tensor of the array; bfloat16 (ml_dtypes', which torch.from_numpy does not know) moves as its raw
     16 bits and is reinterpreted as torch.bfloat16: the same values, no conversion."""
     a = np.ascontiguousarray(a)
@@ -150,8 +152,8 @@ def cuda_baseline(w: cc.Workload, inputs: list[np.ndarray], index: int = 0) -> B
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.cuda.set_device(index)  # the stream's device: torch's default would be cuda:0 on every agent
-    xs = [_to_torch(torch, a).cuda(index) for a in inputs]
-    op = _torch_op(w, torch, xs)
+    xs = [to_torch(torch, a).cuda(index) for a in inputs]
+    op = torch_op(w, torch, xs)
     if op is None:
         return None
     torch.cuda.synchronize()

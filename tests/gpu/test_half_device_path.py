@@ -75,11 +75,11 @@ def test_cuda_bench_verifies_half_kernels_on_device_and_host(tmp_path, op, param
                                         ("layernorm", dict(rows=8, cols=100))])
 def test_torch_reference_runs_on_bfloat16_inputs(drv, op, params):
     torch = pytest.importorskip("torch")
-    from device_agent.baselines import _to_torch, cuda_baseline
+    from device_agent.baselines import cuda_baseline, to_torch
 
     w = cc.make_workload(op, dict(params, dtype="bfloat16"))
     inputs = cc.random_inputs(w, 0)
-    x = _to_torch(torch, inputs[0])
+    x = to_torch(torch, inputs[0])
     assert x.dtype == torch.bfloat16
     assert np.array_equal(x.view(torch.int16).numpy().view(np.uint16), inputs[0].view(np.uint16))
     baseline = cuda_baseline(w, inputs)
