@@ -433,7 +433,7 @@ class _Kernel:
         table = self.tables.get(side.is_a)
         if table is None:
             offset, shifts = gat.k_parts(gk)
-            self._load_at(side, i, offset + base, all_of(k_ok, gat.inside(starts, shifts[:len(gat.limits)])))
+            self._load_at(side, i, offset + base, all_of(k_ok, gat.inside(starts, shifts)))
             return
         with self.let("ent", table[gk - self.k_begin]) as entry:
             offset, shifts = gat.unpack(entry)

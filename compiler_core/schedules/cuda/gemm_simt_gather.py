@@ -83,8 +83,8 @@ class Gather:
 
     def inside(self, starts: tuple, shifts: tuple):
         """The zero-padding test from the x part's starts and the k part's shifts (None: always inside)."""
-        conds = []
-        for start, shift, limit in zip(starts, shifts, self.limits, strict=True):
+        conds, d = [], len(self.limits)
+        for start, shift, limit in zip(starts[:d], shifts[:d], self.limits, strict=True):
             at = start + shift
             conds += [0 <= at, at < limit]
         return all_of(*conds)
