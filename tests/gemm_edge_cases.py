@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 
 import compiler_core as cc
+from compiler_core.schedules.cuda.gemm_simt_gather import GATHERS
 
 
 def _w(op, **params):
@@ -40,7 +41,8 @@ ODD_CONVS = [
 ]
 ODD_WORKLOADS = ODD_MATMULS + ODD_BATCHED + ODD_CONVS
 
-PATH_CONFIGS = [  # each is used where the workload's space holds it (with vec=1 where 128-bit is not allowed)
+PATH_CONFIGS = [  # each is used where the workload's space holds it (with vec=1 where 128-bit is not allowed);
+    # implicit GEMMs (conv2d) take the gather modes in turn
     _cfg(128, 128, 8, 8, 8),  # the fast tile: double buffered, 8x8 per thread
     _cfg(64, 128, 16, 8, 8, pad=0, db=0, unroll=4, split=2),  # single stage (peeled first step), split-K
     _cfg(64, 64, 32, 4, 4, vec=1, unroll=8, split=4),  # scalar loads, 4 splits, last one shorter
@@ -54,7 +56,9 @@ def configs_for(w, target, samples: int = 3, seed: int = 0) -> list[dict]:
     """The default, the path configs the space holds, then `samples` seeded random valid configs; no repeats."""
     space = cc.get_space(w, target)
     out = [cc.default_config(w, target)]
-    for c in PATH_CONFIGS:
+    gathers = GATHERS if "gather" in space.names else (None,)
+    for n, c in enumerate(PATH_CONFIGS):
+        c = c if gathers[0] is None else dict(c, gather=gathers[n % len(gathers)])  # every mode on some path
         for candidate in (c, dict(c, vec=1)):
             if space.is_valid(candidate):
                 out.append(candidate)

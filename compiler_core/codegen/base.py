@@ -6,7 +6,8 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.expr import lanes_of, scalar_of
 
 BINARY_SYMBOLS = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "/", "%": "%", "<": "<", "<=": "<=",
-                  "==": "==", "!=": "!=", "&&": "&&", "||": "||"}
+                  "==": "==", "!=": "!=", "&&": "&&", "||": "||",
+                  ">>": ">>", "&": "&"}
 
 
 class CodegenBase:

@@ -63,6 +63,8 @@ _FOLD = {
     "!=": lambda x, y: int(x != y),
     "&&": lambda x, y: int(bool(x) and bool(y)),
     "||": lambda x, y: int(bool(x) or bool(y)),
+    ">>": lambda x, y: x >> y,
+    "&": lambda x, y: x & y,
 }
 COMPARISONS = ("<", "<=", "==", "!=", "&&", "||")
 
@@ -243,6 +245,16 @@ def min_(a, b) -> Expr:
 
 def max_(a, b) -> Expr:
     return binop("max", a, b)
+
+
+def shift_right(a, bits: int) -> Expr:
+    """Arithmetic shift right of an integer (bit fields of a packed table entry)."""
+    return a if bits == 0 else binop(">>", a, bits)
+
+
+def bit_and(a, mask: int) -> Expr:
+    """Bitwise AND of an integer with a mask (`&` on Exprs is the logical AND)."""
+    return binop("&", a, mask)
 
 
 def call(name: str, *args, dtype: str = "float32") -> Expr:

@@ -25,34 +25,54 @@ extern "C" __global__ void __launch_bounds__(256) conv2d_simt(const float* __res
               {
                 float __align__(16) b_ld[2];
                 acc[0] = 0.0f;
-                #pragma unroll
-                for (int a_ld_i = 0; a_ld_i < 2; ++a_ld_i) {
-                  a_ld[a_ld_i] = (((((a_ld_i * 256) + tid) % 32) < 27) ? in_Wt[(((((m0_2 + (((a_ld_i * 256) + tid) / 32))) < (4) ? ((m0_2 + (((a_ld_i * 256) + tid) / 32))) : (4)) * 27) + (((a_ld_i * 256) + tid) % 32))] : 0.0f);
-                }
-                #pragma unroll
-                for (int b_ld_i = 0; b_ld_i < 2; ++b_ld_i) {
-                  b_ld[b_ld_i] = ((((((b_ld_i * 256) + tid) / 16) < 27) && ((((0 <= ((((((((n0_3 + (((b_ld_i * 256) + tid) % 16))) < (59) ? ((n0_3 + (((b_ld_i * 256) + tid) % 16))) : (59)) / 6) % 5) * 2) + (((((b_ld_i * 256) + tid) / 16) / 3) % 3)) - 1)) && (((((((((n0_3 + (((b_ld_i * 256) + tid) % 16))) < (59) ? ((n0_3 + (((b_ld_i * 256) + tid) % 16))) : (59)) / 6) % 5) * 2) + (((((b_ld_i * 256) + tid) / 16) / 3) % 3)) - 1) < 9)) && (0 <= (((((((n0_3 + (((b_ld_i * 256) + tid) % 16))) < (59) ? ((n0_3 + (((b_ld_i * 256) + tid) % 16))) : (59)) % 6) * 2) + ((((b_ld_i * 256) + tid) / 16) % 3)) - 1))) && ((((((((n0_3 + (((b_ld_i * 256) + tid) % 16))) < (59) ? ((n0_3 + (((b_ld_i * 256) + tid) % 16))) : (59)) % 6) * 2) + ((((b_ld_i * 256) + tid) / 16) % 3)) - 1) < 11))) ? in_X[((((((((((n0_3 + (((b_ld_i * 256) + tid) % 16))) < (59) ? ((n0_3 + (((b_ld_i * 256) + tid) % 16))) : (59)) / 30) * 3) + ((((b_ld_i * 256) + tid) / 16) / 9)) * 9) + ((((((((n0_3 + (((b_ld_i * 256) + tid) % 16))) < (59) ? ((n0_3 + (((b_ld_i * 256) + tid) % 16))) : (59)) / 6) % 5) * 2) + (((((b_ld_i * 256) + tid) / 16) / 3) % 3)) - 1)) * 11) + (((((((n0_3 + (((b_ld_i * 256) + tid) % 16))) < (59) ? ((n0_3 + (((b_ld_i * 256) + tid) % 16))) : (59)) % 6) * 2) + ((((b_ld_i * 256) + tid) / 16) % 3)) - 1))] : 0.0f);
-                }
-                #pragma unroll
-                for (int a_ld_i = 0; a_ld_i < 2; ++a_ld_i) {
-                  As[(((((a_ld_i * 256) + tid) % 32) * 20) + (((a_ld_i * 256) + tid) / 32))] = a_ld[a_ld_i];
-                }
-                #pragma unroll
-                for (int b_ld_i = 0; b_ld_i < 2; ++b_ld_i) {
-                  Bs[(((((b_ld_i * 256) + tid) / 16) * 20) + (((b_ld_i * 256) + tid) % 16))] = b_ld[b_ld_i];
-                }
-                __syncthreads();
-                for (int ko = 0; ko < 4; ++ko) {
-                  #pragma unroll
-                  for (int ki = 0; ki < 8; ++ki) {
-                    a_frag[0] = As[((((ko * 8) + ki) * 20) + ty_4)];
-                    b_frag[0] = Bs[((((ko * 8) + ki) * 20) + tx_5)];
-                    acc[0] = (acc[0] + (a_frag[0] * b_frag[0]));
+                {
+                  __shared__ __align__(16) int b_tab[32];
+                  if ((tid < 32)) {
+                    b_tab[tid] = ((tid < 27) ? ((((((((tid / 9) * 9) + ((tid / 3) % 3)) * 11) + (tid % 3)) * 16) + (((tid / 3) % 3) * 4)) + (tid % 3)) : 0);
                   }
-                }
-                __syncthreads();
-                if ((((m0_2 + ty_4) < 5) && ((n0_3 + tx_5) < 60))) {
-                  out_Y[((((((n0_3 + tx_5) / 30) * 5) + (m0_2 + ty_4)) * 30) + ((n0_3 + tx_5) % 30))] = acc[0];
+                  __syncthreads();
+                  {
+                    int __align__(16) b_xb[1];
+                    {
+                      int __align__(16) b_xs0[1];
+                      {
+                        int __align__(16) b_xs1[1];
+                        b_xb[0] = ((((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) / 30) * 27) + (((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) / 6) % 5) * 2) - 1)) * 11) + ((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) % 6) * 2) - 1));
+                        b_xs0[0] = (((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) / 6) % 5) * 2) - 1);
+                        b_xs1[0] = ((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) % 6) * 2) - 1);
+                        #pragma unroll
+                        for (int a_ld_i = 0; a_ld_i < 2; ++a_ld_i) {
+                          a_ld[a_ld_i] = (((((a_ld_i * 256) + tid) % 32) < 27) ? in_Wt[(((((m0_2 + (((a_ld_i * 256) + tid) / 32))) < (4) ? ((m0_2 + (((a_ld_i * 256) + tid) / 32))) : (4)) * 27) + (((a_ld_i * 256) + tid) % 32))] : 0.0f);
+                        }
+                        #pragma unroll
+                        for (int b_ld_i = 0; b_ld_i < 2; ++b_ld_i) {
+                          const int ent_6 = b_tab[(((b_ld_i * 256) + tid) / 16)];
+                          b_ld[b_ld_i] = ((((((b_ld_i * 256) + tid) / 16) < 27) && ((((0 <= (b_xs0[0] + ((ent_6 >> 2) & 3))) && ((b_xs0[0] + ((ent_6 >> 2) & 3)) < 9)) && (0 <= (b_xs1[0] + (ent_6 & 3)))) && ((b_xs1[0] + (ent_6 & 3)) < 11))) ? in_X[((ent_6 >> 4) + b_xb[0])] : 0.0f);
+                        }
+                        #pragma unroll
+                        for (int a_ld_i = 0; a_ld_i < 2; ++a_ld_i) {
+                          As[(((((a_ld_i * 256) + tid) % 32) * 20) + (((a_ld_i * 256) + tid) / 32))] = a_ld[a_ld_i];
+                        }
+                        #pragma unroll
+                        for (int b_ld_i = 0; b_ld_i < 2; ++b_ld_i) {
+                          Bs[(((((b_ld_i * 256) + tid) / 16) * 20) + (((b_ld_i * 256) + tid) % 16))] = b_ld[b_ld_i];
+                        }
+                        __syncthreads();
+                        for (int ko = 0; ko < 4; ++ko) {
+                          #pragma unroll
+                          for (int ki = 0; ki < 8; ++ki) {
+                            a_frag[0] = As[((((ko * 8) + ki) * 20) + ty_4)];
+                            b_frag[0] = Bs[((((ko * 8) + ki) * 20) + tx_5)];
+                            acc[0] = (acc[0] + (a_frag[0] * b_frag[0]));
+                          }
+                        }
+                        __syncthreads();
+                        if ((((m0_2 + ty_4) < 5) && ((n0_3 + tx_5) < 60))) {
+                          out_Y[((((((n0_3 + tx_5) / 30) * 5) + (m0_2 + ty_4)) * 30) + ((n0_3 + tx_5) % 30))] = acc[0];
+                        }
+                      }
+                    }
+                  }
                 }
               }
             }

@@ -73,9 +73,16 @@ def _checks(node, origin: str) -> list:
 
 
 def _k_checks(node, K: int) -> list:
-    """k bounds checks: `k < K` on an index that reads no tile origin."""
+    """k bounds checks: `k < K` on an index that reads no tile origin (the gather table's fill, which bounds
+    its entries by K, is not a load's check)."""
+    fill = {id(b) for st in _nodes(node, S.Store) if st.buffer.name.endswith("_tab") for b in _nodes(st, E.BinOp)}
+    fill |= {id(b) for i in _nodes(node, S.IfThenElse) if _stores_table(i.then) for b in _nodes(i.cond, E.BinOp)}
     return [b for b in _nodes(node, E.BinOp) if b.op == "<" and isinstance(b.b, E.IntImm) and b.b.value == K
-            and not _mentions(b.a, "m0") and not _mentions(b.a, "n0")]
+            and not _mentions(b.a, "m0") and not _mentions(b.a, "n0") and id(b) not in fill]
+
+
+def _stores_table(node) -> bool:
+    return any(st.buffer.name.endswith("_tab") for st in _nodes(node, S.Store))
 
 
 def _clamps(node) -> list:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from compiler_core.ir import stmt as S
 from compiler_core.ops.conv2d import out_size
-from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default
+from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default, gemm_simt_gather
 
 LANES = gemm_simt.LANES
 
@@ -39,15 +39,33 @@ def problem(w) -> gemm_simt.Gemm:
         _, _, h, x = window(kk, j)
         return (0 <= h) & (h < H) & (0 <= x) & (x < W)
 
+    def k_parts(kk):
+        """X offset of (c, r, s) from the window's top-left corner, and (r, s) for the padding test."""
+        c, r, s = kk // RS, kk // S_ % R, kk % S_
+        return (c * H + r) * W + s, (r, s)
+
+    def j_parts(b, j):
+        """X offset of the window's top-left corner (may lie in the padding), and that corner's (row, column)."""
+        img, p, q = j // PQ, j // Q % P, j % Q
+        h0, x0 = p * stride - pad, q * stride - pad
+        return (img * (C * H) + h0) * W + x0, (h0, x0)
+
+    padded = (H, W) if pad else ()
+    gather = gemm_simt_gather.Gather(k_parts, j_parts, padded, (R, S_) if pad else (), C * H * W)
     pointwise = R == 1 and S_ == 1 and stride == 1 and pad == 0  # im2col is X itself, contiguous along j
     a = gemm_simt.Operand(Wt, lambda b, m, kk: m * CRS + kk, "k", CRS % LANES == 0)
-    bop = gemm_simt.Operand(X, x_index, "mn", pointwise and PQ % LANES == 0, x_inside if pad else None)
+    bop = gemm_simt.Operand(X, x_index, "mn", pointwise and PQ % LANES == 0, x_inside if pad else None, gather)
     out = gemm_simt.Output(Y, lambda b, m, j: (j // PQ * K + m) * PQ + j % PQ, N * K * PQ, PQ % LANES == 0)
     return gemm_simt.Gemm("conv2d", 1, K, N * PQ, CRS, a, bop, out, (X, Wt))
 
 
 def space(w, target):
     return gemm_simt.space(problem(w), target)
+
+
+def config_space(w, target, config):
+    """Configs from before the gather knob still lower (as gather = "div"): see gemm_simt.config_space."""
+    return gemm_simt.config_space(problem(w), target, config)
 
 
 def schedule(w, config, target) -> S.Module:

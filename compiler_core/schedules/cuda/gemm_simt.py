@@ -33,12 +33,15 @@ blockIdx alone, so all threads of a block take the same path.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
+from compiler_core.schedules.cuda import gemm_simt_gather as gather
 from compiler_core.schedules.cuda.gemm_simt_edges import Checks, KTiles, all_of, guarded, k_tiles, split_blocks
 from compiler_core.space import Constraint, Knob, Space
 
@@ -73,13 +76,16 @@ class Operand:
     consecutive elements are adjacent ("k", or "mn" for m of A / n of B); with `vec_ok`, the four
     elements from a contiguous coordinate that is a multiple of 4 are adjacent, 16-byte aligned and
     all in or all out of range, and `index` is affine in that coordinate. `guard(b, row, col)`, if
-    given, is an extra condition whose failure reads as zero (conv2d zero padding).
+    given, is an extra condition whose failure reads as zero (conv2d zero padding). `gather`, if given,
+    splits `index` and `guard` into a part of k and a part of the row/column (gemm_simt_gather): the space
+    then has a `gather` knob.
     """
     buffer: S.Buffer
     index: Callable
     contig: str
     vec_ok: bool = False
     guard: Callable | None = None
+    gather: gather.Gather | None = None
 
 
 @dataclass(frozen=True)
@@ -132,14 +138,24 @@ class Tiling:
     threads: int
     k_tiles: int
     tiles_per_split: int
+    gather: str = "div"
+    gathered: tuple = ()  # is_a of each operand with a Gather (True: A), where the gather knob is not "div"
+    table_length: int = 0  # int32 entries of each gathered operand's k table (gather = "table")
+    hoisted_words: int = 0  # registers holding the gathered operands' per-thread parts
 
     @classmethod
     def of(cls, g: Gemm, c: dict) -> Tiling:
         k_tiles = _ceil(g.K, c["BK"])
-        return cls(c["BM"], c["BN"], c["BK"], c["TM"], c["TN"], c["pad"],
+        mode, tiles_per_split = c.get("gather", "div"), _ceil(k_tiles, c["split_k"])
+        tl = cls(c["BM"], c["BN"], c["BK"], c["TM"], c["TN"], c["pad"],
                    c["vec"] if g.a.vec_ok else 1, c["vec"] if g.b.vec_ok else 1,
                    2 if c["double_buffer"] else 1, c["unroll_k"], c["split_k"],
-                   (c["BM"] // c["TM"]) * (c["BN"] // c["TN"]), k_tiles, _ceil(k_tiles, c["split_k"]))
+                   (c["BM"] // c["TM"]) * (c["BN"] // c["TN"]), k_tiles, tiles_per_split, mode,
+                   () if mode == "div" else tuple(op is g.a for op in (g.a, g.b) if op.gather is not None),
+                   gather.table_length(c["BK"], tiles_per_split) if mode == "table" else 0)
+        words = sum(gather.hoisted_words(op.gather, tl.slots(op is g.a, op.contig))
+                    for op in (g.a, g.b) if op.gather is not None and mode != "div")
+        return dataclasses.replace(tl, hoisted_words=words)
 
     @property
     def loads_a(self) -> int:
@@ -151,7 +167,15 @@ class Tiling:
 
     @property
     def shared_bytes(self) -> int:
-        return 4 * self.stages * self.BK * (self.BM + self.pad + self.BN + self.pad)
+        tables = 4 * len(self.gathered) * self.table_length
+        return 4 * self.stages * self.BK * (self.BM + self.pad + self.BN + self.pad) + tables
+
+    def slots(self, is_a: bool, contig: str) -> int:
+        """Distinct rows (A) or columns (B) among one thread's loads of an operand: 1 where every load of the
+        thread reads the same one (contiguous along m/n and a thread count that is a multiple of the loads
+        across the tile's width), else one per load."""
+        extent, vec, loads = (self.BM, self.vec_a, self.loads_a) if is_a else (self.BN, self.vec_b, self.loads_b)
+        return 1 if loads == 1 or (contig == "mn" and self.threads % (extent // vec) == 0) else loads
 
     @property
     def loads(self) -> int:
@@ -162,10 +186,17 @@ class Tiling:
     def registers(self) -> int:
         staging = self.loads_a * self.vec_a + self.loads_b * self.vec_b
         return (BASE_REGISTERS + self.TM * self.TN + self.TM + self.TN + staging
-                + REGISTERS_PER_LOAD * self.loads)
+                + REGISTERS_PER_LOAD * self.loads + self.hoisted_words)
 
 
-def space(g: Gemm, target) -> Space:
+def config_space(g: Gemm, target, config: dict) -> Space:
+    """The space a config belongs to: one without a `gather` key is of the family before the knob (it lowers
+    as gather = "div", the code it always built), so heads stored or pinned before it keep building."""
+    return space(g, target, gather_knob=not isinstance(config, dict) or "gather" in config)
+
+
+def space(g: Gemm, target, gather_knob: bool = True) -> Space:
+    """`gather_knob=False`: the space without the gather knob even where an operand has a Gather."""
     def t(c):
         return Tiling.of(g, c)
 
@@ -173,10 +204,11 @@ def space(g: Gemm, target) -> Space:
         tl = t(c)
         return tl.registers <= min(target.max_registers_per_thread, target.register_file // tl.threads)
 
-    return Space(knobs=KNOBS, constraints=(
+    gathers = [op.gather for op in (g.a, g.b) if op.gather is not None] if gather_knob else []
+    return Space(knobs=KNOBS + ((gather.KNOB,) if gathers else ()), constraints=(
         Constraint("threads per block (BM/TM)*(BN/TN) must be 32 .. the target's limit",
                    lambda c: 32 <= t(c).threads <= target.max_threads_per_block),
-        Constraint("shared tiles (x2 with double_buffer) must fit the target's shared memory",
+        Constraint("shared tiles (x2 with double_buffer) and gather tables must fit the target's shared memory",
                    lambda c: t(c).shared_bytes <= target.max_shared_bytes),
         Constraint("estimated registers per thread must fit (255, and a whole block in the register file)",
                    fits_registers),
@@ -195,6 +227,8 @@ def space(g: Gemm, target) -> Space:
                                                    and c["split_k"] * g.batch <= MAX_GRID_Z)),
         Constraint("double_buffer needs at least two k tiles per split",
                    lambda c: not c["double_buffer"] or t(c).tiles_per_split >= 2),
+        *((Constraint("gather=table needs each table entry (k offset and shifts) to fit in 31 bits",
+                      lambda c: c["gather"] != "table" or all(x.table_fits for x in gathers)),) if gathers else ()),
     ))
 
 
@@ -257,20 +291,61 @@ class _Kernel:
             self.sb = _Side(g.b, False, tl.BN, tl.vec_b, tl.loads_b, self.n0, g.N, b_ld, Bs)
             with ib.loop("i", tl.TM * tl.TN, S.ForKind.UNROLLED) as i:
                 ib.store(acc, i, 0.0)
-            kt = k_tiles(g.K, tl.BK, tl.split, tl.tiles_per_split, self.split)
-            blocks = split_blocks(g.M, g.N, tl.BM, tl.BN, self.m0, self.n0)
-            if blocks.only is not None:
-                self._path(kt, blocks.only)
-                return
-            with ib.if_else(blocks.interior, blocks.interior_share) as edge:  # block-uniform: reads blockIdx only
-                self._path(kt, Checks())
-                edge()
-                self._path(kt, blocks.edge)
+            with self._gather_tables():
+                self._paths()
+
+    def _paths(self) -> None:
+        g, tl, ib = self.g, self.tl, self.ib
+        kt = k_tiles(g.K, tl.BK, tl.split, tl.tiles_per_split, self.split)
+        blocks = split_blocks(g.M, g.N, tl.BM, tl.BN, self.m0, self.n0)
+        if blocks.only is not None:
+            self._path(kt, blocks.only)
+            return
+        with ib.if_else(blocks.interior, blocks.interior_share) as edge:  # block-uniform: reads blockIdx only
+            self._path(kt, Checks())
+            edge()
+            self._path(kt, blocks.edge)
+
+    def _gathered_sides(self) -> list:
+        return [side for side in (self.sa, self.sb) if side.is_a in self.tl.gathered]
+
+    @contextlib.contextmanager
+    def _gather_tables(self):
+        """gather = "table": each gathered operand's k table of the block's split range, filled at kernel start."""
+        self.tables, self.k_begin = {}, self.split * (self.tl.tiles_per_split * self.tl.BK)
+        with contextlib.ExitStack() as stack:
+            if self.tl.gather == "table":
+                for side in self._gathered_sides():
+                    name = f"{side.regs.name[0]}_tab"
+                    table = stack.enter_context(self.ib.allocate(name, "int32", (self.tl.table_length,),
+                                                                 S.Scope.SHARED))
+                    gather.fill_table(self.ib, side.op.gather, table, self.k_begin, self.g.K,
+                                      self.tl.split * self.tl.table_length > self.g.K, self.tid, self.tl.threads)
+                    self.tables[side.is_a] = table
+            yield
 
     def _path(self, kt: KTiles, checks: Checks) -> None:
-        """The whole tile (k loop and epilogue), checking the bounds `checks` names."""
-        self._main_loop(kt, checks)
-        self._epilogue(checks)
+        """The whole tile (k loop and epilogue), checking the bounds `checks` names; gathered operands' per-thread
+        address parts are computed first, once."""
+        self.hoisted = {}
+        with contextlib.ExitStack() as stack:
+            for side in self._gathered_sides():
+                x_of_slot = functools.partial(self._slot_x, side, checks)
+                slots = self.tl.slots(side.is_a, side.op.contig)
+                self.hoisted[side.is_a] = stack.enter_context(
+                    gather.hoist(self.ib, side.op.gather, side.regs.name[0], slots, self.batch, x_of_slot))
+            self._main_loop(kt, checks)
+            self._epilogue(checks)
+
+    def _slot_x(self, side: _Side, checks: Checks, slot):
+        """The (clamped) row or column that this thread's load `slot` reads."""
+        _, x = self._tile_coords(side, slot * self.tl.threads + self.tid)
+        return self._clamp(side, side.origin + x, checks)
+
+    def _clamp(self, side: _Side, gx, checks: Checks):
+        if checks.m if side.is_a else checks.n:
+            return E.min_(gx, side.limit - (side.vec if side.op.contig == "mn" else 1))  # keeps 128-bit alignment
+        return gx
 
     def _main_loop(self, kt: KTiles, checks: Checks) -> None:
         """Position 0 checks k where it may be the partial tile; every later position is a full tile."""
@@ -327,14 +402,17 @@ class _Kernel:
         """Rows (A) or columns (B) past the edge are clamped onto the last one in range, not zero-filled: they
         feed only rows or columns of C that are never stored, and the load needs no condition. k past K feeds
         every element of C, so it is zero-filled."""
-        g, ib = self.g, self.ib
-        if checks.m if side.is_a else checks.n:
-            gx = E.min_(gx, side.limit - (side.vec if side.op.contig == "mn" else 1))  # keeps 128-bit alignment
-        row, col = side.element(gx, gk)
+        k_ok = gk < self.g.K if checks.k else None
+        if side.is_a in self.hoisted:
+            self._load_gathered(side, i, gk, k_ok)
+            return
+        row, col = side.element(self._clamp(side, gx, checks), gk)
         guard = side.op.guard(self.batch, row, col) if side.op.guard else None
-        valid = all_of(gk < g.K if checks.k else None, guard)
-        index = side.op.index(self.batch, row, col)
-        src, v = side.op.buffer, side.vec
+        self._load_at(side, i, side.op.index(self.batch, row, col), all_of(k_ok, guard))
+
+    def _load_at(self, side: _Side, i, index, valid) -> None:
+        """Load i of the side from `index`, zero where `valid` (None: always) fails."""
+        ib, src, v = self.ib, side.op.buffer, side.vec
         if v == 1:
             ib.store(side.regs, i, src[index] if valid is None else E.select(valid, src[index], 0.0))
             return
@@ -346,6 +424,20 @@ class _Kernel:
             otherwise()
             with ib.loop("e", v, S.ForKind.UNROLLED) as e:
                 ib.store(side.regs, i * v + e, 0.0)
+
+    def _load_gathered(self, side: _Side, i, gk, k_ok) -> None:
+        """Load i from the hoisted x part and the k part (the table entry, read once, or divisions). k past K
+        (in the partial tile) reads a table entry of 0; `k_ok` zero-fills the load."""
+        gat = side.op.gather
+        base, starts = self.hoisted[side.is_a].parts(i)
+        table = self.tables.get(side.is_a)
+        if table is None:
+            offset, shifts = gat.k_parts(gk)
+            self._load_at(side, i, offset + base, all_of(k_ok, gat.inside(starts, shifts)))
+            return
+        with self.let("ent", table[gk - self.k_begin]) as entry:
+            offset, shifts = gat.unpack(entry)
+            self._load_at(side, i, offset + base, all_of(k_ok, gat.inside(starts, shifts)))
 
     def _vector_load(self, side: _Side, i, index) -> None:
         with self.ib.loop("e", side.vec, S.ForKind.VECTORIZED) as e:  # one 128-bit load

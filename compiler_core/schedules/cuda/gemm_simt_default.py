@@ -31,6 +31,7 @@ PREFERRED_TILES = (
     (16, 16, 1, 1),
 )
 MODEL_MARGIN = 0.97  # a later candidate replaces the chosen one only where the model finds it >3% faster
+GATHER_PREFERENCE = ("table", "hoist", "div")  # fewest integer instructions per gathered load first
 UNROLL = 8  # k steps unrolled: deeper k tiles keep the hot loop's code size of the measured 128x128x8 tile
 
 
@@ -50,10 +51,13 @@ def default_config(g: Gemm, target) -> dict:
 
 
 def _first_valid(sp: Space, base: dict) -> dict | None:
-    for vec, db in ((4, 1), (1, 1), (4, 0), (1, 0)):
-        c = dict(base, vec=vec, double_buffer=db)
-        if sp.is_valid(c):
-            return c
+    """128-bit loads and double buffering where valid; for implicit GEMMs (a `gather` knob), the k table where
+    it fits, else the hoisted per-thread part (gemm_simt_gather)."""
+    for gather in GATHER_PREFERENCE if "gather" in sp.names else (None,):
+        for vec, db in ((4, 1), (1, 1), (4, 0), (1, 0)):
+            c = dict(base, vec=vec, double_buffer=db, **({} if gather is None else {"gather": gather}))
+            if sp.is_valid(c):
+                return c
     return None
 
 

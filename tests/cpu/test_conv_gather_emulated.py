@@ -1,0 +1,54 @@
+"""conv2d kernels with each implicit-GEMM gather (div, hoist, table) run on the CPU through the CUDA emulator
+(tests/cpu/cuda_emulation.py: a thread per CUDA thread, real barriers, ASan/UBSan) and match the numpy
+reference on stride 2, pad 0-3, pointwise, 5x5 and 7x7 filters, odd C, partial k tiles and split-K. Planted
+mutations (each split's table filled from k = 0; the padding test dropped from the table's entries) must fail,
+so the check can fail."""
+from __future__ import annotations
+
+import pytest
+
+import compiler_core as cc
+from compiler_core.ir import expr as E
+from compiler_core.schedules.cuda import gemm_simt_gather
+from tests.conv_gather_cases import SHAPES, configs
+from tests.cpu.cuda_emulation import build_and_run, compiler_available
+
+pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
+SM90 = cc.cuda_target("sm_90")
+
+
+def _verdicts(w, cfgs) -> list:
+    inputs = cc.random_inputs(w, seed=5)
+    expected = cc.expect(w, inputs)
+    results = build_and_run([cc.lower(w, c, SM90) for c in cfgs], SM90, inputs)
+    return [r if isinstance(r, str) else cc.verify(w, r, expected) for r in results]
+
+
+@pytest.mark.parametrize("w", SHAPES, ids=lambda w: w.key)
+def test_every_gather_is_exact_when_emulated(w):
+    cfgs = configs(w, SM90)
+    assert {c["gather"] for c in cfgs} == set(gemm_simt_gather.GATHERS) or w["R"] == 1
+    failures = [(c, v if isinstance(v, str) else v.message) for c, v in zip(cfgs, _verdicts(w, cfgs), strict=True)
+                if isinstance(v, str) or not v.ok]
+    assert not failures, f"{len(failures)} of {len(cfgs)} configs fail: {failures}"
+
+
+PADDED = SHAPES[0]  # stride 2, pad 1, C*R*S = 27: a partial k tile
+SPLIT = dict(BM=16, BN=32, BK=8, TM=1, TN=2, pad=0, vec=1, double_buffer=1, unroll_k=1, split_k=2, gather="table")
+
+
+def test_a_table_filled_from_the_wrong_k_fails(monkeypatch):
+    real = gemm_simt_gather.fill_table
+
+    def from_zero(ib, g, table, k_begin, *args):
+        return real(ib, g, table, E.IntImm(0), *args)
+
+    monkeypatch.setattr(gemm_simt_gather, "fill_table", from_zero)
+    (verdict,) = _verdicts(PADDED, [SPLIT])
+    assert isinstance(verdict, str) or not verdict.ok
+
+
+def test_a_table_without_the_padding_test_fails(monkeypatch):
+    monkeypatch.setattr(gemm_simt_gather.Gather, "inside", lambda self, starts, shifts: None)
+    (verdict,) = _verdicts(PADDED, [dict(SPLIT, split_k=1)])
+    assert isinstance(verdict, str) or not verdict.ok

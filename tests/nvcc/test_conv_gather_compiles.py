@@ -1,0 +1,32 @@
+"""conv2d with each implicit-GEMM gather compiles with nvcc (no GPU) for sm_80 and sm_90a on the shapes of
+tests/conv_gather_cases; the default of the 14x14x256 3x3 layer (gather=table) and its hoist/div variants keep
+everything in registers (ptxas -v: no stack frame, no spills) with room for the blocks the model assumes."""
+from __future__ import annotations
+
+import pytest
+
+import compiler_core as cc
+from compiler_core.codegen import generate_source
+from tests.conv_gather_cases import SHAPES, configs
+from tests.nvcc.compile_together import compile_together, registers_without_spills
+
+pytestmark = pytest.mark.nvcc
+ARCHS = ("sm_80", "sm_90a")
+LAYER = cc.make_workload("conv2d", dict(N=32, C=256, H=14, W=14, K=256, R=3, S=3, stride=1, pad=1))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_gather_compiles(arch):
+    target = cc.cuda_target(arch)
+    cases = [(w, c) for w in SHAPES for c in configs(w, target)]
+    compile_together(cases, [cc.lower(w, c, target) for w, c in cases], target)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("gather", ["table", "hoist", "div"])
+def test_the_layer_default_does_not_spill(arch, gather):
+    target = cc.cuda_target(arch, sm_count=132)
+    config = dict(cc.default_config(LAYER, target), gather=gather)
+    module = cc.lower(LAYER, config, target)
+    registers = registers_without_spills(generate_source(module, target), arch)
+    assert registers <= min(255, 65536 // (2 * module.kernels[0].block[0]))
