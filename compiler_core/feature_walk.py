@@ -35,7 +35,8 @@ _SCALAR_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": op
                "%": operator.mod, "min": min, "max": max, "<": operator.lt, "<=": operator.le, "==": operator.eq,
                "!=": operator.ne, "&&": lambda a, b: bool(a) and bool(b), "||": lambda a, b: bool(a) or bool(b),
                ">>": operator.rshift, "&": operator.and_}
-_REGISTER_SCOPES = {S.Scope.LOCAL: 0, S.Scope.WMMA_A: 8, S.Scope.WMMA_B: 8, S.Scope.WMMA_ACC: 8}
+_REGISTER_SCOPES = {S.Scope.LOCAL: 0, S.Scope.WMMA_A: 8, S.Scope.WMMA_B: 8, S.Scope.WMMA_B_COL: 8,
+                    S.Scope.WMMA_ACC: 8}
 _THREAD_AXES = (S.ForKind.THREAD_X, S.ForKind.THREAD_Y, S.ForKind.THREAD_Z)
 _DTYPES: dict[str, tuple[bool, int, int]] = {}
 

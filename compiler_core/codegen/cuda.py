@@ -17,6 +17,7 @@ _DYN_ALIGN = 1024  # the most any buffer asks for (TMA's 128-byte swizzle patter
 _FRAGMENT = {  # {t}: the fragment's element type (the buffer's dtype)
     S.Scope.WMMA_A: f"{_WMMA}::fragment<{_WMMA}::matrix_a, 16, 16, 16, {{t}}, {_WMMA}::row_major>",
     S.Scope.WMMA_B: f"{_WMMA}::fragment<{_WMMA}::matrix_b, 16, 16, 16, {{t}}, {_WMMA}::row_major>",
+    S.Scope.WMMA_B_COL: f"{_WMMA}::fragment<{_WMMA}::matrix_b, 16, 16, 16, {{t}}, {_WMMA}::col_major>",
     S.Scope.WMMA_ACC: f"{_WMMA}::fragment<{_WMMA}::accumulator, 16, 16, 16, {{t}}>",
 }
 # half <-> float32 conversions by (source, destination): round to nearest even when narrowing

@@ -31,7 +31,8 @@ class Scope(enum.Enum):
     SHARED_DYN = "shared.dyn"  # carved from the launch's dynamic shared memory (up to the opt-in limit)
     LOCAL = "local"  # registers / stack
     WMMA_A = "wmma.matrix_a"
-    WMMA_B = "wmma.matrix_b"
+    WMMA_B = "wmma.matrix_b"  # loaded from a row-major (k rows) tile
+    WMMA_B_COL = "wmma.matrix_b.col_major"  # loaded from a column-major (k contiguous) tile
     WMMA_ACC = "wmma.accumulator"
 
 
@@ -165,15 +166,19 @@ class PrimFunc:
 
 @dataclass(eq=False)
 class Module:
-    """Kernels run in order over `args` (inputs then outputs) plus zero-initialised `workspaces`."""
+    """Kernels run in order over `args` (inputs then outputs) plus `workspaces`, zeroed before each run unless
+    `overwrites_workspaces` (the kernels write every workspace element before reading it: a layout copy, where
+    a memset would only cost time)."""
     name: str
     kernels: tuple
     args: tuple
     workspaces: tuple = ()
     num_inputs: int = 0
+    overwrites_workspaces: bool = False
 
     def with_kernels(self, kernels) -> Module:
-        return Module(self.name, tuple(kernels), self.args, self.workspaces, self.num_inputs)
+        return Module(self.name, tuple(kernels), self.args, self.workspaces, self.num_inputs,
+                      self.overwrites_workspaces)
 
     def map_funcs(self, fn) -> Module:
         """`fn` over the PrimFuncs; kernels a template rendered itself (ir.opaque.OpaqueKernel) pass unchanged."""

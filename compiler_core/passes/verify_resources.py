@@ -20,7 +20,8 @@ def register_estimate(func: S.PrimFunc) -> int:
             words[0] += -(-node.buffer.nbytes // 4)
         elif isinstance(node, S.Allocate) and node.buffer.scope is S.Scope.WMMA_ACC:
             words[0] += 8 * node.buffer.physical_elems
-        elif isinstance(node, S.Allocate) and node.buffer.scope in (S.Scope.WMMA_A, S.Scope.WMMA_B):
+        elif isinstance(node, S.Allocate) and node.buffer.scope in (S.Scope.WMMA_A, S.Scope.WMMA_B,
+                                                                             S.Scope.WMMA_B_COL):
             words[0] += 8 * node.buffer.physical_elems
 
     walk(func.body, visit)

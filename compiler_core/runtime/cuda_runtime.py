@@ -131,9 +131,11 @@ class CudaModule:
             launch(args, stream)
 
     def launch_device(self, args: list, workspaces: list, stream=None) -> None:
-        """Args in op order, then the module's workspaces (device addresses); workspaces are zeroed first."""
+        """Args in op order, then the module's workspaces (device addresses); workspaces are zeroed first unless the
+        module overwrites them."""
         drv = driver()
-        for w, ptr in zip(self.module.workspaces, workspaces, strict=True):
+        zeroed = () if self.module.overwrites_workspaces else self.module.workspaces
+        for w, ptr in zip(zeroed, workspaces, strict=False):
             drv.memset_d8_async(int(ptr), 0, w.nbytes, stream) if stream else drv.memset_d8(int(ptr), 0, w.nbytes)
         pointers = dict(zip(self.module.args, args, strict=True))
         pointers.update(zip(self.module.workspaces, workspaces, strict=True))

@@ -60,7 +60,8 @@ def test_k_part_plus_j_part_is_the_im2col_address(w):
         inside = 0 <= h < H and 0 <= x < W
         assert (g.inside(starts, shifts) is None) == (not w["pad"])
         if w["pad"]:
-            assert all(lo <= st + sh < hi for st, sh, lo, hi in zip(starts, shifts, (0, 0), (H, W))) == inside
+            bounds = zip(starts, shifts, (0, 0), (H, W), strict=True)
+            assert all(lo <= st + sh < hi for st, sh, lo, hi in bounds) == inside
         if inside:
             assert offset + base == ((img * C + c) * H + h) * W + x
         else:

@@ -1,5 +1,7 @@
-"""CUDA template for conv2d (NCHW, KCRS) as an implicit GEMM on the SIMT GEMM template, float32 math for every
-dtype (half inputs are widened as they are loaded, and the output narrowed as it is stored, element by element).
+"""CUDA template for conv2d (NCHW, KCRS) as an implicit GEMM: float32 on the SIMT GEMM template, float16 and
+bfloat16 on tensor cores (the WMMA template with a gathered B, gemm_wmma_implicit) where the target has them for
+the dtype, else on the SIMT template with float32 math (half inputs widened as they are loaded, the output
+narrowed as it is stored).
 
 Y[n, k, p, q] = sum_{c,r,s} Wt[k, c, r, s] * X[n, c, p*stride + r - pad, q*stride + s - pad], i.e.
 C[m, j] = A[m, kk] @ B[kk, j] with m = k (output channel), kk = (c, r, s), j = (n, p, q):
@@ -10,10 +12,14 @@ an image (128-bit stores when P*Q % 4 == 0).
 from __future__ import annotations
 
 from compiler_core.ir import stmt as S
+from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.ops.conv2d import out_size
-from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default, gemm_simt_gather
+from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default, gemm_simt_gather, gemm_wmma, transpose
+from compiler_core.schedules.cuda.gemm_wmma_implicit import Implicit, KMajorB
 
 LANES = gemm_simt.LANES
+CHUNK = 8  # halves per 16-byte copy: C a multiple of it takes the NHWC path on tensor cores
+LAYOUT_TRANSPOSE = {"tile": 32, "block_rows": 8, "pad": 1}  # the transpose template's default
 
 
 def problem(w) -> gemm_simt.Gemm:
@@ -59,18 +65,81 @@ def problem(w) -> gemm_simt.Gemm:
     return gemm_simt.Gemm("conv2d", 1, K, N * PQ, CRS, a, bop, out, (X, Wt))
 
 
+def tensor_core_problem(w) -> gemm_wmma.Problem:
+    """The implicit GEMM for the WMMA template: on NHWC copies where 16-byte chunks of C exist, else gathered."""
+    return _nhwc_problem(w) if w["C"] % CHUNK == 0 else _gathered_problem(w)
+
+
+def _gathered_problem(w) -> gemm_wmma.Problem:
+    """A the filter, B the im2col of X gathered element by element through the SIMT template's split."""
+    g = problem(w)
+    imp = Implicit(g.a.buffer, g.b.buffer, g.b.gather, g.out.buffer, lambda m, j: g.out.index(0, m, j), g.inputs)
+    return gemm_wmma.Problem(1, g.M, g.N, g.K, False, w.dtype, imp)
+
+
+def _nhwc_problem(w) -> gemm_wmma.Problem:
+    """Two transposes first (X to NHWC, the filter to KRSC, into workspaces), then kk = (r, s, c): A's rows and the
+    im2col's columns are contiguous runs of C, copied in 16-byte chunks (zeros in the padding)."""
+    N, C, H, W, K, R, S_ = (w[x] for x in "NCHWKRS")
+    stride, pad = w["stride"], w["pad"]
+    P, Q = out_size(w)
+    PQ = P * Q
+    X = S.Buffer("in_X", w.dtype, (N, C, H, W))
+    Wt = S.Buffer("in_Wt", w.dtype, (K, C, R, S_))
+    Y = S.Buffer("out_Y", w.dtype, (N, K, P, Q))
+    Xt = S.Buffer("ws_X_nhwc", w.dtype, (N * H * W * C,))
+    Wr = S.Buffer("ws_Wt_krsc", w.dtype, (K * R * S_ * C,))
+
+    def window(j, kk):
+        """(image, input row, input column, channel) that im2col element (kk, j) reads."""
+        rs, c = kk // C, kk % C
+        img, p, q = j // PQ, j // Q % P, j % Q
+        return img, p * stride - pad + rs // S_, q * stride - pad + rs % S_, c
+
+    def index(j, kk):
+        img, h, x, c = window(j, kk)
+        return ((img * H + h) * W + x) * C + c
+
+    def inside(j, kk):
+        _, h, x, _ = window(j, kk)
+        return (0 <= h) & (h < H) & (0 <= x) & (x < W)
+
+    prologue = (transpose.transpose_func("conv2d_x_nhwc", X, Xt, (N, C, H * W), LAYOUT_TRANSPOSE),
+                transpose.transpose_func("conv2d_w_krsc", Wt, Wr, (K, C, R * S_), LAYOUT_TRANSPOSE))
+    kmajor = KMajorB(index, inside if pad else None, gemm_wmma.vector_width(C))
+    imp = Implicit(Wr, Xt, None, Y, lambda m, j: (j // PQ * K + m) * PQ + j % PQ, (X, Wt), kmajor, prologue,
+                   (Xt, Wr))
+    return gemm_wmma.Problem(1, K, N * PQ, R * S_ * C, False, w.dtype, imp)
+
+
+def _on_tensor_cores(w, target, config=None) -> bool:
+    """Half types where the target has tensor cores for them; a config of the SIMT template (a head stored before
+    the tensor-core path existed) keeps building there."""
+    if w.dtype not in HALF_TYPES or not target.has_tensor_cores(gemm_wmma.TENSOR_CORES[w.dtype]):
+        return False
+    return not (isinstance(config, dict) and "BM" in config)
+
+
 def space(w, target):
+    if _on_tensor_cores(w, target):
+        return gemm_wmma.problem_space(tensor_core_problem(w), target)
     return gemm_simt.space(problem(w), target)
 
 
 def config_space(w, target, config):
     """Configs from before the gather knob still lower (as gather = "div"): see gemm_simt.config_space."""
+    if _on_tensor_cores(w, target, config):
+        return gemm_wmma.problem_space(tensor_core_problem(w), target)
     return gemm_simt.config_space(problem(w), target, config)
 
 
 def schedule(w, config, target) -> S.Module:
+    if _on_tensor_cores(w, target, config):
+        return gemm_wmma.problem_schedule(w.op, tensor_core_problem(w), config)
     return gemm_simt.schedule(problem(w), config, target)
 
 
 def default_config(w, target) -> dict:
+    if _on_tensor_cores(w, target):
+        return gemm_wmma.problem_default(tensor_core_problem(w), target)
     return gemm_simt_default.default_config(problem(w), target)

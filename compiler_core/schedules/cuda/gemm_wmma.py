@@ -20,6 +20,7 @@ code all threads run the same number of times (loop trip counts are workload con
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler_core.errors import WorkloadError
@@ -27,6 +28,8 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.passes.verify_resources import BASE_REGISTERS
+from compiler_core.schedules.cuda import gemm_simt_gather
+from compiler_core.schedules.cuda import gemm_wmma_implicit as implicit_b
 from compiler_core.space import Constraint, Knob, Space
 
 FRAG = 16  # WMMA m16n16k16
@@ -40,27 +43,28 @@ BLOCK_K_CHOICES = (16, 32, 64)
 
 
 @dataclass(frozen=True)
-class _Problem:
+class Problem:
     batch: int
     M: int
     N: int
     K: int
     batched: bool
     dtype: str  # of A, B and C: float16 | bfloat16
+    implicit: implicit_b.Implicit | None = None  # conv2d: B gathered element by element (gemm_wmma_implicit)
 
 
 # the tensor-core family each input type needs (Target.tensor_cores)
 TENSOR_CORES = {"float16": "wmma_f16", "bfloat16": "mma_bf16"}
 
 
-def _problem(w) -> _Problem:
+def _problem(w) -> Problem:
     if w.dtype not in TENSOR_CORES:
         raise WorkloadError(f"gemm_wmma handles {' and '.join(TENSOR_CORES)} only, got {w.key}")
     if w.op == "batch_matmul":
-        return _Problem(w["batch"], w["M"], w["N"], w["K"], True, w.dtype)
+        return Problem(w["batch"], w["M"], w["N"], w["K"], True, w.dtype)
     if w.op == "matmul":
-        return _Problem(1, w["M"], w["N"], w["K"], False, w.dtype)
-    raise WorkloadError(f"gemm_wmma handles matmul and batch_matmul, not {w.op!r}")
+        return Problem(1, w["M"], w["N"], w["K"], False, w.dtype)
+    raise WorkloadError(f"gemm_wmma handles matmul and batch_matmul (conv2d through its own problem), not {w.op!r}")
 
 
 @dataclass(frozen=True)
@@ -102,17 +106,34 @@ class _Tiling:
         return BASE_REGISTERS + FRAGMENT_WORDS * (self.fm + self.fn + self.fm * self.fn)
 
 
-def _shared_buffers(t: _Tiling, dtype: str = "float16") -> tuple:
-    """The A and B tile rings (of the inputs' 2-byte type: the sizes are the same for either) and the per-warp
-    float32 staging tiles of the epilogue."""
+def _shared_buffers(t: _Tiling, dtype: str = "float16", b_kmajor: bool = False) -> tuple:
+    """The A and B tile rings (of the inputs' 2-byte type: the sizes are the same for either; B j-major where its
+    source is k-contiguous) and the per-warp float32 staging tiles of the epilogue."""
     a = S.Buffer("As", dtype, (t.stages, t.bm, t.bk), S.Scope.SHARED, t.pad, SMEM_ALIGN)
-    b = S.Buffer("Bs", dtype, (t.stages, t.bk, t.bn), S.Scope.SHARED, t.pad, SMEM_ALIGN)
+    b_shape = (t.stages, t.bn, t.bk) if b_kmajor else (t.stages, t.bk, t.bn)
+    b = S.Buffer("Bs", dtype, b_shape, S.Scope.SHARED, t.pad, SMEM_ALIGN)
     c = S.Buffer("Cs", "float32", (t.warps, FRAG, FRAG), S.Scope.SHARED, 0, SMEM_ALIGN)
     return a, b, c
 
 
-def shared_bytes(config: dict) -> int:
-    return sum(buf.nbytes for buf in _shared_buffers(_Tiling.of(config)))
+def shared_bytes(config: dict, p: Problem | None = None) -> int:
+    """Static shared memory: the rings, the staging tiles and an implicit B's kk table."""
+    gathered = p is not None and _gathered(p)
+    table = implicit_b.table_bytes(config, p.K) if gathered else 0
+    return sum(buf.nbytes for buf in _shared_buffers(_Tiling.of(config), b_kmajor=_kmajor(p))) + table
+
+
+def _gathered(p: Problem | None) -> bool:
+    return p is not None and p.implicit is not None and p.implicit.gather is not None
+
+
+def _kmajor(p: Problem | None) -> bool:
+    return p is not None and p.implicit is not None and p.implicit.kmajor is not None
+
+
+def registers(config: dict, p: Problem) -> int:
+    t = _Tiling.of(config)
+    return t.registers + (implicit_b.extra_registers(p.implicit, config, t.threads) if _gathered(p) else 0)
 
 
 def vector_width(n: int) -> int:
@@ -127,7 +148,10 @@ def _covering(choices: tuple, extent: int) -> int:
 
 # ---- space ---------------------------------------------------------------------------------------
 def space(w, target) -> Space:
-    p = _problem(w)
+    return problem_space(_problem(w), target)
+
+
+def problem_space(p: Problem, target) -> Space:
     family = TENSOR_CORES[p.dtype]
     if not target.has_tensor_cores(family):
         raise WorkloadError(f"gemm_wmma needs {p.dtype} WMMA tensor cores ({family}, "
@@ -137,6 +161,7 @@ def space(w, target) -> Space:
     def tiles(c: dict) -> tuple:
         return -(-p.M // c["block_m"]), -(-p.N // c["block_n"])
 
+    gathered = _gathered(p)
     return Space(
         knobs=(
             Knob("block_m", TILE_CHOICES, "rows of C per block"),
@@ -147,6 +172,7 @@ def space(w, target) -> Space:
             Knob("pad", (0, 8), "halves added to each shared row against bank conflicts"),
             Knob("stages", (1, 2, 3, 4), "shared buffers in flight: 1 = register-staged loads, >= 2 = cp.async ring"),
             Knob("group_m", (1, 8), "tile rows per raster group (L2 reuse of B)"),
+            *((gemm_simt_gather.KNOB,) if gathered else ()),
         ),
         constraints=(
             Constraint("block_m must be a multiple of 16*warps_m and block_n of 16*warps_n",
@@ -154,37 +180,46 @@ def space(w, target) -> Space:
                        and c["block_n"] % (FRAG * c["warps_n"]) == 0),
             Constraint("32*warps_m*warps_n threads must not exceed the target's limit",
                        lambda c: _Tiling.of(c).threads <= target.max_threads_per_block),
-            Constraint("fragments per warp must fit the register estimate",
-                       lambda c: _Tiling.of(c).registers <= target.max_registers_per_thread),
+            Constraint("fragments per warp (and staged B elements) must fit the register estimate",
+                       lambda c: registers(c, p) <= target.max_registers_per_thread),
             Constraint(f"registers per block (estimate x threads) must fit the {target.register_file}-register file",
-                       lambda c: _Tiling.of(c).registers * _Tiling.of(c).threads <= target.register_file),
+                       lambda c: registers(c, p) * _Tiling.of(c).threads <= target.register_file),
             Constraint("stages >= 2 (cp.async) needs sm_80 or newer",
                        lambda c: c["stages"] == 1 or target.sm >= 80),
-            Constraint("static shared memory (A/B rings + staging) must fit the target's limit",
-                       lambda c: shared_bytes(c) <= target.max_shared_bytes),
+            Constraint("static shared memory (A/B rings + staging + kk table) must fit the target's limit",
+                       lambda c: shared_bytes(c, p) <= target.max_shared_bytes),
             Constraint("no tile larger than the smallest choice covering its dimension",
                        lambda c: c["block_m"] <= _covering(TILE_CHOICES, p.M)
                        and c["block_n"] <= _covering(TILE_CHOICES, p.N)
                        and c["block_k"] <= _covering(BLOCK_K_CHOICES, p.K)),
             Constraint("group_m > 1 only where there are several tile rows and columns",
                        lambda c: c["group_m"] == 1 or min(tiles(c)) > 1),
+            *(implicit_b.constraints(p.implicit, lambda c: _Tiling.of(c).threads) if gathered else ()),
         ),
     )
 
 
 def default_config(w, target) -> dict:
-    """128x128x32 tiles over 2x2 warps, padded, double-buffered: clipped to small shapes."""
-    p = _problem(w)
+    return problem_default(_problem(w), target)
+
+
+def problem_default(p: Problem, target) -> dict:
+    """128x128x32 tiles over 2x2 warps, padded, double-buffered (an implicit B from its kk table): clipped to small
+    shapes."""
     bm, bn = min(128, _covering(TILE_CHOICES, p.M)), min(128, _covering(TILE_CHOICES, p.N))
     config = {
         "block_m": bm, "block_n": bn, "block_k": min(32, _covering(BLOCK_K_CHOICES, p.K)),
-        "warps_m": min(2, bm // FRAG), "warps_n": min(2, bn // FRAG), "pad": 8,
+        # a gathered B stages its elements in registers: 8 warps keep fragments + staging clear of spills
+        "warps_m": min(2, bm // FRAG), "warps_n": min(4 if _gathered(p) else 2, bn // FRAG), "pad": 8,
         "stages": 2 if target.sm >= 80 else 1, "group_m": 8,
     }
-    s = space(w, target)
-    if not s.is_valid(config):
-        config["group_m"] = 1
-    return config if s.is_valid(config) else next(iter(s))
+    s = problem_space(p, target)
+    # an implicit B reads its kk table where it fits beside the rings (else its hoisted j parts only)
+    for gather, group in ((g, gm) for g in (("table", "hoist") if _gathered(p) else (None,)) for gm in (8, 1)):
+        candidate = dict(config, group_m=group, **({"gather": gather} if gather else {}))
+        if s.is_valid(candidate):
+            return candidate
+    return next(iter(s))
 
 
 # ---- schedule ------------------------------------------------------------------------------------
@@ -199,13 +234,17 @@ class _Operand:
     col_limit: int | None
     vw: int  # halves per chunk
     batch: E.Expr | None  # blockIdx.z for batch_matmul
+    flat: Callable | None = None  # (r, c) -> flat index, for a source whose shape is not (rows, cols) (conv2d's)
+    guard: Callable | None = None  # (r, c) -> whether the chunk holds data (else zeros: conv2d's padding)
 
     def at(self, r, c) -> tuple:
-        return _at(self.batch, r, c)
+        return (self.flat(r, c),) if self.flat is not None else _at(self.batch, r, c)
 
     def in_range(self, r, c):
         """The guard of a chunk starting at global (r, c), or None where every chunk is in range."""
-        return _all_below(((r, self.row_limit), (c, self.col_limit)))
+        limits = _all_below(((r, self.row_limit), (c, self.col_limit)))
+        extra = self.guard(r, c) if self.guard is not None else None
+        return limits if extra is None else extra if limits is None else limits & extra
 
 
 def _at(batch, r, c) -> tuple:
@@ -225,31 +264,49 @@ def _when(b: IRBuilder, cond):
 
 
 def schedule(w, config, target) -> S.Module:
-    p, t = _problem(w), _Tiling.of(config)
+    return problem_schedule(w.op, _problem(w), config)
+
+
+def problem_schedule(name: str, p: Problem, config: dict) -> S.Module:
+    t = _Tiling.of(config)
     lead = (p.batch,) if p.batched else ()
-    A = S.Buffer("in_A", p.dtype, (*lead, p.M, p.K))
-    B = S.Buffer("in_B", p.dtype, (*lead, p.K, p.N))
-    C = S.Buffer("out_C", p.dtype, (*lead, p.M, p.N))
+    if p.implicit is None:
+        A = S.Buffer("in_A", p.dtype, (*lead, p.M, p.K))
+        B = S.Buffer("in_B", p.dtype, (*lead, p.K, p.N))
+        C = S.Buffer("out_C", p.dtype, (*lead, p.M, p.N))
+        args = (A, B, C)
+    else:
+        A, B, C = p.implicit.a, p.implicit.b, p.implicit.out
+        args = (*p.implicit.inputs, C)
     b = IRBuilder()
     with contextlib.ExitStack() as loops:
         bz = loops.enter_context(b.loop("bz", p.batch, S.ForKind.BLOCK_Z)) if p.batched else None
         tiles = E.ceil_div(p.M, t.bm) * E.ceil_div(p.N, t.bn)
         bx = loops.enter_context(b.loop("bx", tiles, S.ForKind.BLOCK_X))
         tx = loops.enter_context(b.loop("tx", t.threads, S.ForKind.THREAD_X))
-        b.emit(_block(p, t, (A, B, C), bz, bx, tx))
-    func = S.PrimFunc(f"{w.op}_wmma", (A, B, C), b.get())
-    return S.Module(w.op, (func,), (A, B, C), (), 2)
+        b.emit(_block(p, t, config, (A, B, C), bz, bx, tx))
+    imp = p.implicit
+    workspaces, prologue = (imp.workspaces, imp.prologue) if imp is not None else ((), ())
+    func = S.PrimFunc(f"{name}_wmma", args + workspaces, b.get())
+    # the prologue's layout copies write every workspace element before the GEMM reads it
+    return S.Module(name, (*prologue, func), args, workspaces, len(args) - 1, overwrites_workspaces=bool(prologue))
 
 
-def _block(p: _Problem, t: _Tiling, globals_: tuple, bz, bx, tx) -> S.Stmt:
+def _block(p: Problem, t: _Tiling, config: dict, globals_: tuple, bz, bx, tx) -> S.Stmt:
     """One block's work, wrapped in its shared-memory and fragment allocations."""
     A, B, C = globals_
-    As, Bs, Cs = _shared_buffers(t, p.dtype)
+    kmajor = p.implicit.kmajor if p.implicit is not None else None
+    As, Bs, Cs = _shared_buffers(t, p.dtype, kmajor is not None)
     frags = (S.Buffer("a_frag", p.dtype, (t.fm,), S.Scope.WMMA_A),
-             S.Buffer("b_frag", p.dtype, (t.fn,), S.Scope.WMMA_B),
+             S.Buffer("b_frag", p.dtype, (t.fn,), S.Scope.WMMA_B if kmajor is None else S.Scope.WMMA_B_COL),
              S.Buffer("acc", "float32", (t.fm * t.fn,), S.Scope.WMMA_ACC))
-    a_op = _Operand(A, As, t.bm, t.bk, _limit(p.M, t.bm), _limit(p.K, t.bk), vector_width(p.K), bz)
-    b_op = _Operand(B, Bs, t.bk, t.bn, _limit(p.K, t.bk), _limit(p.N, t.bn), vector_width(p.N), bz)
+    flat_a = (lambda r, c: r * p.K + c) if p.implicit is not None else None
+    a_op = _Operand(A, As, t.bm, t.bk, _limit(p.M, t.bm), _limit(p.K, t.bk), vector_width(p.K), bz, flat_a)
+    if kmajor is None:
+        b_op = _Operand(B, Bs, t.bk, t.bn, _limit(p.K, t.bk), _limit(p.N, t.bn), vector_width(p.N), bz)
+    else:  # rows j, columns k, like A
+        b_op = _Operand(B, Bs, t.bn, t.bk, _limit(p.N, t.bn), _limit(p.K, t.bk), kmajor.vw, None, kmajor.index,
+                        kmajor.guard)
     b = IRBuilder()
     with contextlib.ExitStack() as lets:
         def let(name, value):
@@ -259,18 +316,39 @@ def _block(p: _Problem, t: _Tiling, globals_: tuple, bz, bx, tx) -> S.Stmt:
         m0, n0, warp = let("m0", tm * t.bm), let("n0", tn * t.bn), let("warp", tx // WARP)
         wrow, wcol = let("wrow", (warp // t.wn) * (t.fm * FRAG)), let("wcol", (warp % t.wn) * (t.fn * FRAG))
 
+        gathered = None if not _gathered(p) else implicit_b.GatheredB(b, p.implicit, Bs, config, t.threads, p.K,
+                                                                        p.N, tx, n0)
+
         def load(kt, stage, use_async: bool) -> None:
             _copy(b, a_op, stage, m0, kt * t.bk, tx, t.threads, use_async)
-            _copy(b, b_op, stage, kt * t.bk, n0, tx, t.threads, use_async)
+            if kmajor is not None:
+                _copy(b, b_op, stage, n0, kt * t.bk, tx, t.threads, use_async)
+            elif gathered is None:
+                _copy(b, b_op, stage, kt * t.bk, n0, tx, t.threads, use_async)
+            else:
+                gathered.direct(kt, stage)
+
+        def prefetch(kt, stage) -> None:
+            """The ring's refill inside the k loop; an implicit B only reaches its staging registers here."""
+            if gathered is None:
+                load(kt, stage, use_async=True)
+                return
+            _copy(b, a_op, stage, m0, kt * t.bk, tx, t.threads, True)
+            gathered.fetch(kt)
 
         def mma(stage) -> None:
-            _mma_step(b, t, As, Bs, frags, stage, wrow, wcol)
+            _mma_step(b, t, As, Bs, frags, stage, wrow, wcol, kmajor is not None)
 
         with b.loop("f", t.fm * t.fn, S.ForKind.UNROLLED) as f:
             b.evaluate(E.call("wmma_fill", frags[2][f], E.FloatImm(0.0)))
-        main_loop = _main_loop_sync if t.stages == 1 else _main_loop_async
-        main_loop(b, t.stages, E.ceil_div(p.K, t.bk), load, mma)
-        _epilogue(b, p, t, C, Cs, frags[2], bz, (m0 + wrow, n0 + wcol), warp, tx % WARP)
+        k_steps = E.ceil_div(p.K, t.bk)
+        with gathered.setup(staged=t.stages > 1) if gathered else contextlib.nullcontext():
+            if t.stages == 1:
+                _main_loop_sync(b, k_steps, load, mma)
+            else:
+                _main_loop_async(b, t.stages, k_steps, (load, prefetch), mma, gathered.put if gathered else None)
+        store_at = _at if p.implicit is None else (lambda _, r, c: (p.implicit.out_index(r, c),))
+        _epilogue(b, p, t, (C, store_at), Cs, frags[2], bz, (m0 + wrow, n0 + wcol), warp, tx % WARP)
     body = b.get()
     for buf in reversed((As, Bs, Cs, *frags)):
         body = S.Allocate(buf, body)
@@ -295,7 +373,7 @@ def _raster(let, bx, group: int, m_tiles: int, n_tiles: int) -> tuple:
     return let("tm", first + (bx % width) % rows), let("tn", (bx % width) // rows)
 
 
-def _main_loop_sync(b: IRBuilder, stages: int, k_steps: int, load, mma) -> None:
+def _main_loop_sync(b: IRBuilder, k_steps: int, load, mma) -> None:
     """stages = 1: copy through registers, barrier, compute, barrier (before the next copy overwrites)."""
     with b.loop("kt", k_steps) as kt:
         load(kt, 0, use_async=False)
@@ -304,9 +382,12 @@ def _main_loop_sync(b: IRBuilder, stages: int, k_steps: int, load, mma) -> None:
         b.barrier()
 
 
-def _main_loop_async(b: IRBuilder, stages: int, k_steps: int, load, mma) -> None:
+def _main_loop_async(b: IRBuilder, stages: int, k_steps: int, loads: tuple, mma, put=None) -> None:
     """A ring of `stages` buffers filled by cp.async, one commit group per K step (empty ones included),
-    so that at step kt `wait_prior(stages - 2)` means: this thread's copies of step kt have landed."""
+    so that at step kt `wait_prior(stages - 2)` means: this thread's copies of step kt have landed.
+    `loads` = (fill of a step before the loop, refill inside it). `put(stage)`, if given, stores what the refill
+    staged in registers after the step's math: into the buffer the barrier freed, published by the next one."""
+    load, prefetch = loads
     ahead = stages - 1
     for s in range(ahead):
         if s < k_steps:
@@ -318,9 +399,12 @@ def _main_loop_async(b: IRBuilder, stages: int, k_steps: int, load, mma) -> None
         # which the prefetch below refills: (kt + ahead) % stages == (kt - 1) % stages.
         b.barrier()
         with b.if_(kt + ahead < k_steps):
-            load(kt + ahead, (kt + ahead) % stages, use_async=True)
+            prefetch(kt + ahead, (kt + ahead) % stages)
         b.evaluate(E.call("cp_async_commit"))
         mma(kt % stages)
+        if put is not None:
+            with b.if_(kt + ahead < k_steps):
+                put((kt + ahead) % stages)
 
 
 def _copy(b: IRBuilder, op: _Operand, stage, row0, col0, tx, threads: int, use_async: bool) -> None:
@@ -355,25 +439,29 @@ def _move_chunk(b: IRBuilder, op: _Operand, stage, r, col, grow, gcol, use_async
         b.store(op.smem, (stage, r, col + e), op.src[op.at(grow, gcol + e)])
 
 
-def _mma_step(b: IRBuilder, t: _Tiling, As, Bs, frags: tuple, stage, wrow, wcol) -> None:
-    """The warp's fragment tile += A tile x B tile of one shared buffer, 16 deep at a time."""
+def _mma_step(b: IRBuilder, t: _Tiling, As, Bs, frags: tuple, stage, wrow, wcol, b_kmajor: bool) -> None:
+    """The warp's fragment tile += A tile x B tile of one shared buffer, 16 deep at a time (B's tile j-major, read
+    by column-major fragments, where `b_kmajor`)."""
     a, bf, acc = frags
     with b.loop("kk", t.bk // FRAG, S.ForKind.UNROLLED) as kk:
         with b.loop("i", t.fm, S.ForKind.UNROLLED) as i:
             b.evaluate(E.call("wmma_load", a[i], _address(As, (stage, wrow + i * FRAG, kk * FRAG)), t.bk + t.pad))
         with b.loop("j", t.fn, S.ForKind.UNROLLED) as j:
-            b.evaluate(E.call("wmma_load", bf[j], _address(Bs, (stage, kk * FRAG, wcol + j * FRAG)), t.bn + t.pad))
+            if b_kmajor:
+                b.evaluate(E.call("wmma_load", bf[j], _address(Bs, (stage, wcol + j * FRAG, kk * FRAG)), t.bk + t.pad))
+            else:
+                b.evaluate(E.call("wmma_load", bf[j], _address(Bs, (stage, kk * FRAG, wcol + j * FRAG)), t.bn + t.pad))
         with b.loop("i", t.fm, S.ForKind.UNROLLED) as i:
             with b.loop("j", t.fn, S.ForKind.UNROLLED) as j:
                 f = i * t.fn + j
                 b.evaluate(E.call("wmma_mma", acc[f], a[i], bf[j], acc[f]))
 
 
-def _epilogue(b: IRBuilder, p: _Problem, t: _Tiling, C, Cs, acc, bz, origin: tuple, warp, lane) -> None:
+def _epilogue(b: IRBuilder, p: Problem, t: _Tiling, out: tuple, Cs, acc, bz, origin: tuple, warp, lane) -> None:
     """Fragment by fragment: store it to the warp's float32 staging tile, then each lane converts and
     writes 8 of its 256 elements (two 16-wide rows per step: 32-byte runs of C). Barriers are block-wide
     (there is no warp barrier intrinsic), so all warps walk the same fragment count."""
-    row0, col0 = origin
+    (C, store_at), (row0, col0) = out, origin
     with b.loop("i", t.fm, S.ForKind.UNROLLED) as i:
         with b.loop("j", t.fn, S.ForKind.UNROLLED) as j:
             b.evaluate(E.call("wmma_store", _address(Cs, (warp, 0, 0)), acc[i * t.fn + j], FRAG))
@@ -382,5 +470,5 @@ def _epilogue(b: IRBuilder, p: _Problem, t: _Tiling, C, Cs, acc, bz, origin: tup
                 r, c = q * (WARP // FRAG) + lane // FRAG, lane % FRAG
                 grow, gcol = row0 + i * FRAG + r, col0 + j * FRAG + c
                 with _when(b, _all_below(((grow, _limit(p.M, t.bm)), (gcol, _limit(p.N, t.bn))))):
-                    b.store(C, _at(bz, grow, gcol), E.cast(C.dtype, Cs[warp, r, c]))
+                    b.store(C, store_at(bz, grow, gcol), E.cast(C.dtype, Cs[warp, r, c]))
             b.barrier()

@@ -7,6 +7,8 @@ banks. The grid is one-dimensional over all tiles, so neither dimension meets th
 """
 from __future__ import annotations
 
+import contextlib
+
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
@@ -39,26 +41,38 @@ def default_config(w, target) -> dict:
 
 def schedule(w, config, target) -> S.Module:
     rows, cols, dt = w["rows"], w["cols"], w.dtype
-    T, P = config["tile"], config["block_rows"]
     X = S.Buffer("in_X", dt, (rows * cols,))
     Y = S.Buffer("out_Y", dt, (cols * rows,))
+    func = transpose_func("transpose_cuda", X, Y, (1, rows, cols), config)
+    return S.Module("transpose", (func,), (X, Y), (), 1)
+
+
+def transpose_func(name: str, X: S.Buffer, Y: S.Buffer, shape: tuple, config: dict) -> S.PrimFunc:
+    """Y[b, cols, rows] = X[b, rows, cols] for `shape` = (batch, rows, cols), both buffers flat: the kernel of this
+    template, and the layout change other templates run before their main kernel (conv2d's NCHW -> NHWC)."""
+    batch, rows, cols = shape
+    T, P = config["tile"], config["block_rows"]
     col_tiles = E.ceil_div(cols, T)
+    tiles = col_tiles * E.ceil_div(rows, T)
     b = IRBuilder()
-    with b.loop("bx", col_tiles * E.ceil_div(rows, T), S.ForKind.BLOCK_X) as bx, \
+    with b.loop("bx", batch * tiles, S.ForKind.BLOCK_X) as bx, \
             b.loop("ty", P, S.ForKind.THREAD_Y) as ty, \
             b.loop("tx", T, S.ForKind.THREAD_X) as tx, \
-            b.allocate("tile", dt, (T, T), S.Scope.SHARED, pad=config["pad"]) as tile, \
-            b.let("r0", (bx // col_tiles) * T) as r0, \
-            b.let("c0", (bx % col_tiles) * T) as c0:
+            b.allocate("tile", X.dtype, (T, T), S.Scope.SHARED, pad=config["pad"]) as tile, \
+            contextlib.ExitStack() as lets:
+        # one matrix: the tile index is bx (a batch adds each matrix's offset)
+        base = lets.enter_context(b.let("base", (bx // tiles) * (rows * cols))) if batch > 1 else 0
+        r0 = lets.enter_context(b.let("r0", ((bx % tiles if batch > 1 else bx) // col_tiles) * T))
+        c0 = lets.enter_context(b.let("c0", (bx % col_tiles) * T))
         with b.loop("p", T // P, S.ForKind.UNROLLED) as p:  # read: tile[i][j] = X[r0 + i, c0 + j]
             i, j = ty + p * P, tx
-            _guarded_store(b, T, [(r0 + i, rows), (c0 + j, cols)], tile, (i, j), X[(r0 + i) * cols + c0 + j])
+            _guarded_store(b, T, [(r0 + i, rows), (c0 + j, cols)], tile, (i, j),
+                           X[base + (r0 + i) * cols + c0 + j])
         b.barrier()
         with b.loop("q", T // P, S.ForKind.UNROLLED) as q:  # write: Y[c0 + i, r0 + j] = tile[j][i]
             i, j = ty + q * P, tx
-            _guarded_store(b, T, [(c0 + i, cols), (r0 + j, rows)], Y, (c0 + i) * rows + r0 + j, tile[j, i])
-    func = S.PrimFunc("transpose_cuda", (X, Y), b.get())
-    return S.Module("transpose", (func,), (X, Y), (), 1)
+            _guarded_store(b, T, [(c0 + i, cols), (r0 + j, rows)], Y, base + (c0 + i) * rows + r0 + j, tile[j, i])
+    return S.PrimFunc(name, (X, Y), b.get())
 
 
 def _guarded_store(b: IRBuilder, T: int, bounds: list, buf: S.Buffer, index, value: E.Expr) -> None:
