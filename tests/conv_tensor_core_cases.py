@@ -42,8 +42,12 @@ CONFIGS = [
 
 def configs(w, target) -> list[dict]:
     """The listed configs that are valid for `w` (small shapes cap the tiles; the NHWC path has no gather knob),
-    plus the default."""
-    space = cc.get_space(w, target)
+    plus the default: WMMA's, also on Hopper (where conv2d_sm90 takes the searched space, WMMA configs still build:
+    heads stored before it, and C not a multiple of 8)."""
+    from compiler_core.schedules.cuda import conv2d, gemm_wmma
+
+    problem = conv2d.tensor_core_problem(w)
+    space = gemm_wmma.problem_space(problem, target)
     knobs = set(space.names)
     listed = [{k: v for k, v in c.items() if k in knobs} for c in CONFIGS]
-    return [cc.default_config(w, target)] + [c for c in listed if space.is_valid(c)]
+    return [gemm_wmma.problem_default(problem, target)] + [c for c in listed if space.is_valid(c)]

@@ -140,6 +140,20 @@ __device__ __forceinline__ void tf_tma_load_3d(void* dst, const tf_tensor_map* m
 }
 """
 
+_TMA_IM2COL = r"""
+// TMA im2col (4-D NHWC map): `pixels per column` consecutive output pixels, starting at the window origin
+// (w, h) of image n, times the map's channels from channel c, each pixel shifted by the filter tap (off_w, off_h):
+// one row of channels per pixel at `dst`, zeros outside the tensor.
+__device__ __forceinline__ void tf_tma_load_im2col_4d(void* dst, const tf_tensor_map* map, uint64_t* bar,
+                                                      int32_t c, int32_t w, int32_t h, int32_t n,
+                                                      uint16_t off_w, uint16_t off_h) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};"
+               :: "r"(tf_smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(tf_smem_u32(bar)),
+                  "r"(c), "r"(w), "r"(h), "r"(n), "h"(off_w), "h"(off_h) : "memory");
+}
+"""
+
 _FENCE_PROXY = r"""
 // Orders this thread's generic-proxy shared-memory writes (st.shared, stmatrix) before later async-proxy
 // accesses (TMA store, wgmma operand reads) of the same bytes; a barrier must still publish them to other threads.
@@ -236,13 +250,15 @@ PIECES = {
     "base": _BASE,
     "mbarrier": _MBARRIER,
     "tma": _TMA,
+    "tma_im2col": _TMA_IM2COL,
     "fence_proxy": _FENCE_PROXY,
     "wgmma_sync": _WGMMA_SYNC,
     "descriptor": _DESCRIPTOR,
     "setmaxnreg": _SETMAXNREG,
     "cluster": _CLUSTER,
 }
-_NEEDS = {"mbarrier": ("base",), "tma": ("base",), "fence_proxy": (), "wgmma_sync": (), "descriptor": ("base",),
+_NEEDS = {"mbarrier": ("base",), "tma": ("base",), "tma_im2col": ("tma", "base"), "fence_proxy": (), "wgmma_sync": (),
+          "descriptor": ("base",),
           "setmaxnreg": (), "base": (), "cluster": ("base",)}
 
 

@@ -28,8 +28,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from compiler_core.codegen import sm90_conv
 from compiler_core.codegen.cuda_sm90 import SWIZZLE_ATOM_BYTES, Wgmma
 from compiler_core.codegen.cuda_sm90 import prelude_blocks as sm90_prelude_blocks
+from compiler_core.codegen.sm90_conv import ConvGeometry
 from compiler_core.errors import ConfigError
 
 ELEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
@@ -113,9 +115,11 @@ def smem_layout(cfg: HopperGemmConfig, ab: str) -> SmemLayout:
     return SmemLayout(a_stage, b_stage, epi_pitch, a, b, epi, bars, total, total + SWIZZLE_ATOM_BYTES)
 
 
-def check(cfg: HopperGemmConfig, ab: str = "float16") -> None:
+def check(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None = None) -> None:
     """Raises ConfigError naming the first rule the knobs break."""
     rules = (
+        (conv is None or (cfg.b_kmajor and cfg.cluster == 1),
+         "conv2d reads B (im2col rows of channels) K-major, without a cluster: b_kmajor=True, cluster=1"),
         (ab in ("float16", "bfloat16"), f"inputs must be float16 or bfloat16, got {ab!r}"),
         (cfg.out in ("same", *ELEM_BYTES), f"out must be same|float16|bfloat16|float32, got {cfg.out!r}"),
         (cfg.bk == 64, "bk must be 64: one 128-byte swizzled row of 16-bit elements per stage"),
@@ -137,11 +141,11 @@ def check(cfg: HopperGemmConfig, ab: str = "float16") -> None:
         raise ConfigError(f"needs {need} bytes of shared memory, over the {MAX_DYNAMIC_SMEM}-byte limit")
 
 
-def kernel_name(cfg: HopperGemmConfig, ab: str) -> str:
+def kernel_name(cfg: HopperGemmConfig, ab: str, conv: ConvGeometry | None = None) -> str:
     out = cfg.out_dtype(ab)
     short = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
-    return (f"tf_sm90_gemm_{short[ab]}_{short[out]}_{cfg.bm}x{cfg.bn}x{cfg.bk}_s{cfg.stages}_c{cfg.consumers}"
-            f"_g{cfg.group_m}{'_bk' if cfg.b_kmajor else ''}{'_cl2' if cfg.cluster == 2 else ''}")
+    return (f"tf_sm90_{'conv' if conv else 'gemm'}_{short[ab]}_{short[out]}_{cfg.bm}x{cfg.bn}x{cfg.bk}_s{cfg.stages}"
+            f"_c{cfg.consumers}_g{cfg.group_m}{'_bk' if cfg.b_kmajor else ''}{'_cl2' if cfg.cluster == 2 else ''}")
 
 
 def wgmma_variant(cfg: HopperGemmConfig, ab: str) -> Wgmma:
@@ -160,20 +164,31 @@ def a_descriptor_fields() -> tuple[int, int, int]:
     return 16, SWIZZLE_ATOM_BYTES, 32
 
 
-def render(cfg: HopperGemmConfig, ab: str = "float16") -> str:
-    """The complete CUDA source of the kernel `kernel_name(cfg, ab)`."""
-    return _drop_blank_lines("\n".join(prelude_blocks(cfg, ab)) + "\n" + render_kernel(cfg, ab))
+def render(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None = None) -> str:
+    """The complete CUDA source of the kernel `kernel_name(cfg, ab, conv)`."""
+    return _drop_blank_lines("\n".join(prelude_blocks(cfg, ab, conv)) + "\n" + render_kernel(cfg, ab, conv))
 
 
-def prelude_blocks(cfg: HopperGemmConfig, ab: str = "float16") -> tuple:
+def prelude_blocks(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None = None) -> tuple:
     """The sm90 prelude the kernel needs (cuda_sm90.prelude_blocks): what a module emits once before its kernels."""
     pieces = ["mbarrier", "tma", "wgmma_sync", "descriptor", "setmaxnreg"] + (["cluster"] if cfg.cluster > 1 else [])
-    return sm90_prelude_blocks(pieces, [wgmma_variant(cfg, ab)])
+    return sm90_prelude_blocks(pieces + (["tma_im2col"] if conv else []), [wgmma_variant(cfg, ab)])
 
 
-def render_kernel(cfg: HopperGemmConfig, ab: str = "float16") -> str:
+def _operand_slots(cfg: HopperGemmConfig, conv: ConvGeometry | None) -> dict:
+    """The text that differs between a GEMM and an implicit-GEMM conv2d (codegen/sm90_conv.py)."""
+    if conv is not None:
+        return dict(k_blocks=sm90_conv.K_BLOCKS, tile_setup=sm90_conv.TILE_SETUP, loads=sm90_conv.LOADS,
+                    store=sm90_conv.STORE, helpers=sm90_conv.HELPERS, vec_ok=sm90_conv.VEC_OK)
+    multicast = ("tf_tma_load_2d_multicast(b + j * B_BOX_BYTES, tm_b, bar, (1u << CLUSTER) - 1, t.n0 + 64 * j, "
+                 "kb * BK);" if cfg.cluster > 1 else "")
+    return dict(k_blocks="(K + BK - 1) / BK", tile_setup="", loads=_GEMM_LOADS.replace("{multicast}", multicast),
+                store=_GEMM_STORE, helpers="", vec_ok="N % VEC == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0")
+
+
+def render_kernel(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None = None) -> str:
     """The kernel without its prelude: knob constants, device functions and the extern "C" entry."""
-    check(cfg, ab)
+    check(cfg, ab, conv)
     lay = smem_layout(cfg, ab)
     w = wgmma_variant(cfg, ab)
     a_lbo, a_sbo, a_kstep = a_descriptor_fields()
@@ -187,10 +202,10 @@ def render_kernel(cfg: HopperGemmConfig, ab: str = "float16") -> str:
         b_box=cfg.bk * ROW_BYTES, epi_pitch=lay.epi_pitch, smem_a=lay.a, smem_b=lay.b, smem_epi=lay.epi,
         smem_bars=lay.bars, smem_total=lay.total, a_lbo=a_lbo, a_sbo=a_sbo, a_kstep=a_kstep, b_lbo=b_lbo,
         b_sbo=b_sbo, b_kstep=b_kstep, b_kmajor="true" if cfg.b_kmajor else "false")
+    if conv is not None:
+        consts += sm90_conv.constants(conv, 16 // ELEM_BYTES[out])
     pair = _PAIR_STORE[out]
-    body = _BODY.format(wgmma=w.name, name=kernel_name(cfg, ab), pair=pair,
-                        multicast="tf_tma_load_2d_multicast(b + j * B_BOX_BYTES, tm_b, bar, (1u << CLUSTER) - 1, "
-                                  "t.n0 + 64 * j, kb * BK);" if cfg.cluster > 1 else "",
+    body = _BODY.format(wgmma=w.name, name=kernel_name(cfg, ab, conv), pair=pair, **_operand_slots(cfg, conv),
                         release="for (uint32_t r = 0; r < CLUSTER; ++r) tf_mbar_arrive_cluster(empty_stage, r);"
                         if cfg.cluster > 1 else "tf_mbar_arrive(empty_stage);",
                         start_sync="tf_cluster_sync();  // the peers' barriers exist before any multicast or remote "
@@ -210,6 +225,29 @@ def _drop_blank_lines(text: str) -> str:
     """Lines left holding only indentation by empty knob-dependent slots go; empty lines stay."""
     return "\n".join(line for line in text.splitlines() if line.strip() or not line) + "\n"
 
+
+# The GEMM's producer loads per K block: A's box, then B's (K-major box, or 64-column N-major boxes, multicast).
+_GEMM_LOADS = """tf_tma_load_2d(a, tm_a, bar, kb * BK, t.m0);  // coordinates innermost first: (k, m)
+      if (B_KMAJOR) {
+        tf_tma_load_2d(b, tm_b, bar, kb * BK, t.n0);  // B^T is N x K: (k, n)
+      } else {
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j) {
+          if (CLUSTER == 1) {
+            tf_tma_load_2d(b + j * B_BOX_BYTES, tm_b, bar, t.n0 + 64 * j, kb * BK);
+          } else if (j % CLUSTER == int(sc.rank)) {  // each CTA loads every CLUSTER-th box, for all of them
+            {multicast}
+          }
+        }
+      }"""
+
+# The GEMM's global write of one lane's 16 staged bytes: C row-major, a vector where whole and aligned.
+_GEMM_STORE = """out_t* dst = c + static_cast<size_t>(row) * N + col;
+          if (vec_ok && col + VEC <= N) {
+            *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+          } else {
+            for (int e = 0; e < VEC && col + e < N; ++e) dst[e] = reinterpret_cast<const out_t*>(src)[e];
+          }"""
 
 _PAIR_STORE = {
     "float16": "*reinterpret_cast<__half2*>(p) = __floats2half2_rn(x, y);",
@@ -270,7 +308,7 @@ __device__ __forceinline__ Schedule make_schedule(int M, int N, int K) {{
   Schedule s;
   s.m_tiles = (M + BM * CLUSTER - 1) / (BM * CLUSTER);
   s.n_tiles = (N + BN - 1) / BN;
-  s.k_blocks = (K + BK - 1) / BK;
+  s.k_blocks = {k_blocks};
   s.first = blockIdx.x / CLUSTER;
   s.step = gridDim.x / CLUSTER;
   s.rank = {rank_expr};
@@ -299,6 +337,7 @@ __device__ __forceinline__ void run_producer(const tf_tensor_map* tm_a, const tf
   Ring ring;
   for (int tile = sc.first; tile < sc.m_tiles * sc.n_tiles; tile += sc.step) {{
     const TileOrigin t = tile_origin(tile, sc);
+    {tile_setup}
     for (int kb = 0; kb < sc.k_blocks; ++kb) {{
       // Wait until every consumer (of every CTA of the cluster) released this stage; on the first pass the
       // parity (phase ^ 1) = 1 of a fresh barrier counts as complete, so the ring fills without waiting.
@@ -307,26 +346,14 @@ __device__ __forceinline__ void run_producer(const tf_tensor_map* tm_a, const tf
       tf_mbar_arrive_expect_tx(bar, STAGE_TX_BYTES);
       unsigned char* a = smem + SMEM_A + ring.stage * A_STAGE_BYTES;
       unsigned char* b = smem + SMEM_B + ring.stage * B_STAGE_BYTES;
-      tf_tma_load_2d(a, tm_a, bar, kb * BK, t.m0);  // coordinates innermost first: (k, m)
-      if (B_KMAJOR) {{
-        tf_tma_load_2d(b, tm_b, bar, kb * BK, t.n0);  // B^T is N x K: (k, n)
-      }} else {{
-#pragma unroll
-        for (int j = 0; j < BN / 64; ++j) {{
-          if (CLUSTER == 1) {{
-            tf_tma_load_2d(b + j * B_BOX_BYTES, tm_b, bar, t.n0 + 64 * j, kb * BK);
-          }} else if (j % CLUSTER == int(sc.rank)) {{  // each CTA loads every CLUSTER-th box, for all of them
-            {multicast}
-          }}
-        }}
-      }}
+      {loads}
       ring.advance();
     }}
   }}
 }}
 
 // ---- epilogue: accumulators -> this warp's staging rows -> C with 16-byte stores -----------------------------
-__device__ __forceinline__ void store_pair(unsigned char* p, float x, float y) {{
+{helpers}__device__ __forceinline__ void store_pair(unsigned char* p, float x, float y) {{
   {pair}
 }}
 
@@ -355,12 +382,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[SLICES][ACC], unsigned c
         const int row = row0 + r, col = n0 + chunk * EPI_COLS + seg * VEC;
         const unsigned char* src = stage + r * EPI_PITCH + seg * 16;
         if (row < M && col < N) {{
-          out_t* dst = c + static_cast<size_t>(row) * N + col;
-          if (vec_ok && col + VEC <= N) {{
-            *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-          }} else {{
-            for (int e = 0; e < VEC && col + e < N; ++e) dst[e] = reinterpret_cast<const out_t*>(src)[e];
-          }}
+          {store}
         }}
       }}
       __syncwarp();  // the next chunk overwrites the staging rows
@@ -380,7 +402,7 @@ __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64
   const Schedule sc = make_schedule(M, N, K);
   const int warp = (threadIdx.x % 128) / 32;
   const bool leader = threadIdx.x % 128 == 0;  // arrives on empty[] for the warpgroup
-  const bool vec_ok = N % VEC == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0;
+  const bool vec_ok = {vec_ok};
   unsigned char* staging = smem + SMEM_EPI + (cw * 4 + warp) * 16 * EPI_PITCH;
   // Descriptors of stage 0, k step 0 of this warpgroup's rows; the rest differ only in the start address, so
   // adding (byte offset >> 4) to the low field moves them (shared addresses stay below 2^18: no carry out).

@@ -27,11 +27,14 @@ class ScalarParam:
 class TensorMapParam:
     """A TMA tensor map (a 128-byte CUtensorMap passed as `const __grid_constant__`) over `buffer` seen as a
     row-major (rows, cols) matrix whose rows lie `cols` elements apart, loaded in `box` = (rows, cols) tiles into
-    shared memory with `swizzle`. The runtime encodes it from the buffer's device address at launch."""
+    shared memory with `swizzle`; or, where `spec` is given, the map it describes (a runtime.tensor_map.TiledMap of
+    any rank, or an Im2colMap: conv2d's windows). The runtime encodes it from the buffer's device address at
+    launch (tensor_map.spec_of)."""
     buffer: Buffer
-    shape: tuple[int, int]
-    box: tuple[int, int]
+    shape: tuple[int, int] = ()
+    box: tuple[int, int] = ()
     swizzle: str = "128B"
+    spec: object = None
 
     @property
     def row_bytes(self) -> int:

@@ -54,7 +54,7 @@ MAX_PORTABLE_CLUSTER = 8  # CTAs per cluster any sm_90 device launches without o
 
 
 def _verify_opaque(f: OpaqueKernel, target) -> None:
-    from compiler_core.runtime.tensor_map import TensorMapError, row_major  # TMA's rules live beside the encoder
+    from compiler_core.runtime.tensor_map import TensorMapError, spec_of  # TMA's rules live beside the encoder
 
     threads = f.block[0] * f.block[1] * f.block[2]
     if threads > target.max_threads_per_block:
@@ -73,7 +73,7 @@ def _verify_opaque(f: OpaqueKernel, target) -> None:
         raise ResourceError(f"{f.name}: ~{registers} registers per thread > {target.max_registers_per_thread}")
     for tm in f.tensor_maps:
         try:
-            row_major(tm.buffer.dtype, tm.shape, *tm.box, swizzle=tm.swizzle)
+            spec_of(tm)
         except TensorMapError as exc:
             raise ResourceError(f"{f.name}: the tensor map of {tm.buffer.name} breaks TMA's rules: {exc}") from None
     f.attrs["registers_estimate"] = registers

@@ -26,8 +26,7 @@ class OpaqueLaunch:
         try:
             params = cubin_params.kernel_params(cubin, kernel.name)
             self.offsets = tensor_map.check_param_layout(kernel.param_kinds, params)
-            self.specs = {p: tensor_map.row_major(p.buffer.dtype, p.shape, *p.box, swizzle=p.swizzle)
-                          for p in kernel.tensor_maps}
+            self.specs = {p: tensor_map.spec_of(p) for p in kernel.tensor_maps}
         except tensor_map.TensorMapError as exc:
             raise BuildError(f"{kernel.name}: {exc}") from None
         self.size = cubin_params.param_space_bytes(params)

@@ -1,5 +1,5 @@
-"""Host-side TMA tensor maps: `cuTensorMapEncodeTiled` through ctypes on libcuda.so.1, and how a map reaches a
-kernel (by value, as a `const __grid_constant__` parameter).
+"""Host-side TMA tensor maps: `cuTensorMapEncodeTiled` and `cuTensorMapEncodeIm2col` through ctypes on libcuda.so.1,
+and how a map reaches a kernel (by value, as a `const __grid_constant__` parameter).
 
 A map describes a tiled view of a global tensor: dims innermost first, byte strides of the outer dims, the box
 (tile) a TMA load copies, the shared-memory swizzle, the L2 promotion and what out-of-bounds elements read as
@@ -118,6 +118,95 @@ def row_major(dtype: str, shape: tuple[int, ...], box_rows: int, box_cols: int, 
     return spec
 
 
+@dataclass(frozen=True)
+class Im2colMap:
+    """What cuTensorMapEncodeIm2col takes, minus the address: an NHWC tensor (dims innermost first: C, W, H, N) read
+    as convolution windows. One load copies `pixels` consecutive output pixels (walking W, then H, then N, wrapping at
+    the bounding box) times `channels` channels into rows of `channels` elements; the load's im2col offsets (the
+    filter tap) shift every pixel. The bounding box of window corners is [lower, (W, H) + upper) per spatial dim
+    (innermost first), walked in steps of `element_strides` (the convolution's stride); outside the tensor TMA
+    reads zeros."""
+    dtype: str
+    dims: tuple[int, ...]  # (C, W, H, N)
+    strides: tuple[int, ...]  # bytes between consecutive W, H, N indices
+    lower: tuple[int, ...]  # (w, h): -pad
+    upper: tuple[int, ...]  # (w, h): pad - (filter extent - 1)
+    channels: int
+    pixels: int
+    element_strides: tuple[int, ...] = (1, 1, 1, 1)  # (ignored for C, stride_w, stride_h, 1)
+    swizzle: str = "128B"
+    l2_promotion: str = "256B"
+    oob_fill: str = "zero"
+
+    @property
+    def elem_bytes(self) -> int:
+        return DTYPES[self.dtype][1]
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes one load lands in shared memory (and counts as complete_tx), padding and zero fill included."""
+        return self.pixels * self.channels * self.elem_bytes
+
+    def check(self, address: int | None = None) -> None:
+        """Raises TensorMapError for anything the driver documents as invalid for im2col maps (interleave NONE)."""
+        rank = len(self.dims)
+        _require(self.dtype in DTYPES, f"dtype {self.dtype!r} is not one of {sorted(DTYPES)}")
+        _require(rank in (3, 4, 5), f"im2col maps take rank 3, 4 or 5, got {rank}")
+        _require(len(self.strides) == rank - 1, f"{rank} dims need {rank - 1} strides, got {len(self.strides)}")
+        spatial = rank - 2
+        _require(len(self.lower) == spatial and len(self.upper) == spatial,
+                 f"rank {rank} needs {spatial} lower and upper corner offsets, got {self.lower} and {self.upper}")
+        _require(len(self.element_strides) == rank, f"{rank} dims need {rank} element strides")
+        if address is not None:
+            _require(address % 16 == 0, f"the global address must be 16-byte aligned, got {address:#x}")
+        for i, d in enumerate(self.dims):
+            _require(1 <= d <= 1 << 32, f"dims[{i}] = {d} must be in 1..2^32")
+        row = self.dims[0] * self.elem_bytes
+        for i, s in enumerate(self.strides):
+            _require(s % 16 == 0, f"strides[{i}] = {s} bytes must be a multiple of 16 (C * element bytes for NHWC)")
+            _require(s >= row, f"strides[{i}] = {s} bytes is shorter than the {row} bytes it must step over")
+            row = s * self.dims[i + 1]
+        bound = CORNER_RANGE[rank]
+        for name, corner in (("lower", self.lower), ("upper", self.upper)):
+            _require(all(-bound <= c < bound for c in corner),
+                     f"{name} corner {corner} must lie in [{-bound}, {bound - 1}] for rank {rank}")
+        for i, (d, lo, hi) in enumerate(zip(self.dims[1:-1], self.lower, self.upper, strict=True)):
+            _require(d + hi - lo > 0, f"the bounding box is empty along spatial dim {i}: {d} + {hi} - ({lo}) <= 0")
+        _require(all(1 <= e <= 8 for e in self.element_strides),
+                 f"element strides must be 1..8, got {self.element_strides}")
+        _require(1 <= self.channels <= 256, f"channels per pixel must be 1..256, got {self.channels}")
+        _require(1 <= self.pixels <= 1024, f"pixels per column must be 1..1024, got {self.pixels}")
+        inner = self.channels * self.elem_bytes
+        _require(inner % 16 == 0, f"a pixel's channels ({inner} bytes) must be a multiple of 16 bytes")
+        span = SWIZZLE[self.swizzle][1]
+        _require(span is None or inner <= span, f"swizzle {self.swizzle} needs a pixel's channels <= {span} bytes, "
+                                                f"got {inner}")
+
+
+CORNER_RANGE = {3: 1 << 15, 4: 1 << 7, 5: 1 << 4}  # |corner| bound per rank: 16 bits shared by the spatial dims
+
+
+def nhwc_im2col(dtype: str, nhwc: tuple[int, int, int, int], filter_hw: tuple[int, int], stride: int, pad: int,
+                channels: int, pixels: int, **options) -> Im2colMap:
+    """The map of an NHWC tensor read as a stride/pad convolution with an R x S filter: corners -pad and
+    pad - (extent - 1) per spatial dim, so the box's corners are exactly the output pixels' window origins."""
+    N, H, W, C = nhwc
+    R, S_ = filter_hw
+    esize = DTYPES[dtype][1] if dtype in DTYPES else 0
+    spec = Im2colMap(dtype, (C, W, H, N), (C * esize, C * esize * W, C * esize * W * H), (-pad, -pad),
+                     (pad - (S_ - 1), pad - (R - 1)), channels, pixels, (1, stride, stride, 1), **options)
+    spec.check()
+    return spec
+
+
+def spec_of(param) -> TiledMap | Im2colMap:
+    """The map an ir.opaque.TensorMapParam describes: its own spec, or its row-major (rows, cols) matrix."""
+    if param.spec is not None:
+        param.spec.check()
+        return param.spec
+    return row_major(param.buffer.dtype, param.shape, *param.box, swizzle=param.swizzle)
+
+
 # ---- the driver call -------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1)
 def load_libcuda() -> ctypes.CDLL:
@@ -135,6 +224,13 @@ def load_libcuda() -> ctypes.CDLL:
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p, u64p, u64p, u32p, u32p,
                    ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
     fn.restype = ctypes.c_int
+    im2col = getattr(lib, "cuTensorMapEncodeIm2col", None)
+    if im2col is not None:
+        i32p = ctypes.POINTER(ctypes.c_int)
+        im2col.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p, u64p, u64p, i32p, i32p,
+                           ctypes.c_uint32, ctypes.c_uint32, u32p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                           ctypes.c_int]
+        im2col.restype = ctypes.c_int
     lib.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
     lib.cuGetErrorString.restype = ctypes.c_int
     return lib
@@ -147,7 +243,7 @@ def _error_text(lib, code: int) -> str:
     return str(code)
 
 
-def encode(spec: TiledMap, address: int, lib: ctypes.CDLL | None = None) -> bytes:
+def encode(spec: TiledMap | Im2colMap, address: int, lib: ctypes.CDLL | None = None) -> bytes:
     """The 128-byte CUtensorMap for `spec` over global memory at `address`. The driver wants a current context
     (pycuda's or PyTorch's primary context) and a 64-byte aligned output buffer."""
     spec.check(address)
@@ -157,13 +253,24 @@ def encode(spec: TiledMap, address: int, lib: ctypes.CDLL | None = None) -> byte
     out = (ctypes.addressof(raw) + MAP_ALIGN - 1) // MAP_ALIGN * MAP_ALIGN
     dims = (ctypes.c_uint64 * rank)(*spec.dims)
     strides = (ctypes.c_uint64 * max(1, rank - 1))(*spec.strides)
-    box = (ctypes.c_uint32 * rank)(*spec.box)
-    elem_strides = (ctypes.c_uint32 * rank)(*([1] * rank))
-    code = lib.cuTensorMapEncodeTiled(ctypes.c_void_p(out), DTYPES[spec.dtype][0], rank, ctypes.c_void_p(address),
-                                      dims, strides, box, elem_strides, INTERLEAVE_NONE, SWIZZLE[spec.swizzle][0],
-                                      L2_PROMOTION[spec.l2_promotion], OOB_FILL[spec.oob_fill])
+    tail = (INTERLEAVE_NONE, SWIZZLE[spec.swizzle][0], L2_PROMOTION[spec.l2_promotion], OOB_FILL[spec.oob_fill])
+    if isinstance(spec, Im2colMap):
+        fn = getattr(lib, "cuTensorMapEncodeIm2col", None)
+        if fn is None:
+            raise BuildError("libcuda.so.1 has no cuTensorMapEncodeIm2col: the driver predates CUDA 12")
+        corners = [(ctypes.c_int * len(c))(*c) for c in (spec.lower, spec.upper)]
+        steps = (ctypes.c_uint32 * rank)(*spec.element_strides)
+        code = fn(ctypes.c_void_p(out), DTYPES[spec.dtype][0], rank, ctypes.c_void_p(address), dims, strides,
+                  *corners, spec.channels, spec.pixels, steps, *tail)
+        name = "cuTensorMapEncodeIm2col"
+    else:
+        box = (ctypes.c_uint32 * rank)(*spec.box)
+        elem_strides = (ctypes.c_uint32 * rank)(*([1] * rank))
+        code = lib.cuTensorMapEncodeTiled(ctypes.c_void_p(out), DTYPES[spec.dtype][0], rank,
+                                          ctypes.c_void_p(address), dims, strides, box, elem_strides, *tail)
+        name = "cuTensorMapEncodeTiled"
     if code != 0:
-        raise TensorMapError(f"cuTensorMapEncodeTiled failed with {_error_text(lib, code)} for {spec}")
+        raise TensorMapError(f"{name} failed with {_error_text(lib, code)} for {spec}")
     return ctypes.string_at(out, MAP_BYTES)
 
 

@@ -1,7 +1,7 @@
-"""CUDA template for conv2d (NCHW, KCRS) as an implicit GEMM: float32 on the SIMT GEMM template, float16 and
-bfloat16 on tensor cores (the WMMA template with a gathered B, gemm_wmma_implicit) where the target has them for
-the dtype, else on the SIMT template with float32 math (half inputs widened as they are loaded, the output
-narrowed as it is stored).
+"""CUDA template for conv2d (NCHW, KCRS) as an implicit GEMM: float32 on the SIMT GEMM template; float16 and
+bfloat16 on Hopper's TMA im2col + wgmma kernel where it applies (conv2d_sm90.applies), else on tensor cores through
+the WMMA template (NHWC copies or a gathered B, gemm_wmma_implicit) where the target has them for the dtype, else
+on the SIMT template with float32 math (half inputs widened as they are loaded, the output narrowed as stored).
 
 Y[n, k, p, q] = sum_{c,r,s} Wt[k, c, r, s] * X[n, c, p*stride + r - pad, q*stride + s - pad], i.e.
 C[m, j] = A[m, kk] @ B[kk, j] with m = k (output channel), kk = (c, r, s), j = (n, p, q):
@@ -14,7 +14,14 @@ from __future__ import annotations
 from compiler_core.ir import stmt as S
 from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.ops.conv2d import out_size
-from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default, gemm_simt_gather, gemm_wmma, transpose
+from compiler_core.schedules.cuda import (
+    conv2d_sm90,
+    gemm_simt,
+    gemm_simt_default,
+    gemm_simt_gather,
+    gemm_wmma,
+    transpose,
+)
 from compiler_core.schedules.cuda.gemm_wmma_implicit import Implicit, KMajorB
 
 LANES = gemm_simt.LANES
@@ -77,18 +84,29 @@ def _gathered_problem(w) -> gemm_wmma.Problem:
     return gemm_wmma.Problem(1, g.M, g.N, g.K, False, w.dtype, imp)
 
 
-def _nhwc_problem(w) -> gemm_wmma.Problem:
-    """Two transposes first (X to NHWC, the filter to KRSC, into workspaces), then kk = (r, s, c): A's rows and the
-    im2col's columns are contiguous runs of C, copied in 16-byte chunks (zeros in the padding)."""
+def nhwc_copies(w) -> tuple:
+    """(X, Wt, Y, X_nhwc, Wt_krsc, prologue): the op's buffers, two workspaces and the two transposes that fill
+    them (X to NHWC, the filter to KRSC): the layouts the tensor-core paths read contiguous runs of C from."""
     N, C, H, W, K, R, S_ = (w[x] for x in "NCHWKRS")
-    stride, pad = w["stride"], w["pad"]
     P, Q = out_size(w)
-    PQ = P * Q
     X = S.Buffer("in_X", w.dtype, (N, C, H, W))
     Wt = S.Buffer("in_Wt", w.dtype, (K, C, R, S_))
     Y = S.Buffer("out_Y", w.dtype, (N, K, P, Q))
     Xt = S.Buffer("ws_X_nhwc", w.dtype, (N * H * W * C,))
     Wr = S.Buffer("ws_Wt_krsc", w.dtype, (K * R * S_ * C,))
+    prologue = (transpose.transpose_func("conv2d_x_nhwc", X, Xt, (N, C, H * W), LAYOUT_TRANSPOSE),
+                transpose.transpose_func("conv2d_w_krsc", Wt, Wr, (K, C, R * S_), LAYOUT_TRANSPOSE))
+    return X, Wt, Y, Xt, Wr, prologue
+
+
+def _nhwc_problem(w) -> gemm_wmma.Problem:
+    """The NHWC copies first (nhwc_copies), then kk = (r, s, c): A's rows and the im2col's columns are contiguous
+    runs of C, copied in 16-byte chunks (zeros in the padding)."""
+    N, C, H, W, K, R, S_ = (w[x] for x in "NCHWKRS")
+    stride, pad = w["stride"], w["pad"]
+    P, Q = out_size(w)
+    PQ = P * Q
+    X, Wt, Y, Xt, Wr, prologue = nhwc_copies(w)
 
     def window(j, kk):
         """(image, input row, input column, channel) that im2col element (kk, j) reads."""
@@ -104,42 +122,58 @@ def _nhwc_problem(w) -> gemm_wmma.Problem:
         _, h, x, _ = window(j, kk)
         return (0 <= h) & (h < H) & (0 <= x) & (x < W)
 
-    prologue = (transpose.transpose_func("conv2d_x_nhwc", X, Xt, (N, C, H * W), LAYOUT_TRANSPOSE),
-                transpose.transpose_func("conv2d_w_krsc", Wt, Wr, (K, C, R * S_), LAYOUT_TRANSPOSE))
     kmajor = KMajorB(index, inside if pad else None, gemm_wmma.vector_width(C))
     imp = Implicit(Wr, Xt, None, Y, lambda m, j: (j // PQ * K + m) * PQ + j % PQ, (X, Wt), kmajor, prologue,
                    (Xt, Wr))
     return gemm_wmma.Problem(1, K, N * PQ, R * S_ * C, False, w.dtype, imp)
 
 
-def _on_tensor_cores(w, target, config=None) -> bool:
-    """Half types where the target has tensor cores for them; a config of the SIMT template (a head stored before
-    the tensor-core path existed) keeps building there."""
+def _path(w, target, config=None) -> str:
+    """Which template builds `w`: "sm90" (Hopper TMA im2col + wgmma, conv2d_sm90.applies), "wmma" (half types where
+    the target has tensor cores for them) or "simt". A config keeps the template whose knobs it has, so heads stored
+    before a newer path took over their device keep building."""
+    if isinstance(config, dict) and "BM" in config:
+        return "simt"
     if w.dtype not in HALF_TYPES or not target.has_tensor_cores(gemm_wmma.TENSOR_CORES[w.dtype]):
-        return False
-    return not (isinstance(config, dict) and "BM" in config)
+        return "simt"
+    if conv2d_sm90.applies(w, target) and not (isinstance(config, dict) and "block_m" in config):
+        return "sm90"
+    return "wmma"
 
 
 def space(w, target):
-    if _on_tensor_cores(w, target):
+    path = _path(w, target)
+    if path == "sm90":
+        return conv2d_sm90.space(w, target)
+    if path == "wmma":
         return gemm_wmma.problem_space(tensor_core_problem(w), target)
     return gemm_simt.space(problem(w), target)
 
 
 def config_space(w, target, config):
-    """Configs from before the gather knob still lower (as gather = "div"): see gemm_simt.config_space."""
-    if _on_tensor_cores(w, target, config):
+    """The space `config` belongs to (see _path); SIMT configs from before the gather knob still lower (as
+    gather = "div"): see gemm_simt.config_space."""
+    path = _path(w, target, config)
+    if path == "sm90":
+        return conv2d_sm90.space(w, target)
+    if path == "wmma":
         return gemm_wmma.problem_space(tensor_core_problem(w), target)
     return gemm_simt.config_space(problem(w), target, config)
 
 
 def schedule(w, config, target) -> S.Module:
-    if _on_tensor_cores(w, target, config):
+    path = _path(w, target, config)
+    if path == "sm90":
+        return conv2d_sm90.schedule(w, config, target, nhwc_copies(w))
+    if path == "wmma":
         return gemm_wmma.problem_schedule(w.op, tensor_core_problem(w), config)
     return gemm_simt.schedule(problem(w), config, target)
 
 
 def default_config(w, target) -> dict:
-    if _on_tensor_cores(w, target):
+    path = _path(w, target)
+    if path == "sm90":
+        return conv2d_sm90.default_config(w, target)
+    if path == "wmma":
         return gemm_wmma.problem_default(tensor_core_problem(w), target)
     return gemm_simt_default.default_config(problem(w), target)

@@ -1,0 +1,158 @@
+"""CUDA template for float16 and bfloat16 conv2d on Hopper (sm_90a): NHWC copies of X and of the filter (two transpose
+kernels into workspaces), then the TMA + wgmma kernel of codegen/sm90_gemm.py in its implicit-GEMM mode
+(codegen/sm90_conv.py): A is the KRSC filter through a 3-D tiled map, B the im2col of the NHWC copy through a TMA
+im2col map, so every window, its padding and the tails of C, K and the pixels come from TMA's zero fill, and C goes
+to Y in NCHW with runs of up to 16 bytes.
+
+Where it applies (`applies`): a wgmma target, half inputs, C a multiple of 8 (NHWC rows of 16-byte multiples: TMA's
+stride rule), and a geometry TMA's im2col map can describe (corner offsets within [-128, 127], strides up to 8).
+Elsewhere half conv2d stays on WMMA (conv2d.py), which is exact for any shape. The knobs are the GEMM's without
+the cluster (the im2col box is not multicast): tiles over (output channels, output pixels), stages, consumer
+warpgroups, persistent raster.
+"""
+from __future__ import annotations
+
+from compiler_core.codegen import sm90_gemm
+from compiler_core.codegen.sm90_conv import BK, ConvGeometry
+from compiler_core.codegen.sm90_gemm import HopperGemmConfig
+from compiler_core.errors import ConfigError, WorkloadError
+from compiler_core.ir import stmt as S
+from compiler_core.ir.expr import HALF_TYPES
+from compiler_core.ir.opaque import OpaqueKernel, ScalarParam, TensorMapParam
+from compiler_core.ops.conv2d import out_size
+from compiler_core.runtime.tensor_map import CORNER_RANGE, TiledMap, nhwc_im2col
+from compiler_core.schedules.cuda import gemm_sm90
+from compiler_core.space import Constraint, Knob, Space
+from compiler_core.target import NOMINAL_SM_COUNT
+
+TILE_M = (64, 128, 256)  # output channels per CTA: whole m64 slices
+TILE_N = (64, 128, 192, 256)  # output pixels per CTA: the wgmma N (im2col boxes hold up to 256 pixels)
+CHANNEL_ALIGN = 8  # C * 2 bytes must be a multiple of 16 (the NHWC rows TMA steps over)
+MAX_STRIDE = 8  # TMA's element strides
+LARGE = dict(bm=128, bn=256, stages=4, consumers=2)
+SMALL = dict(bm=64, bn=128, stages=6, consumers=1)
+
+
+def applies(w, target) -> bool:
+    """Whether conv2d dispatches `w` here (see the module docstring)."""
+    if w.op != "conv2d" or w.dtype not in HALF_TYPES or not target.has_tensor_cores("wgmma"):
+        return False
+    bound = CORNER_RANGE[4]
+    corners = (-w["pad"], w["pad"] - (w["R"] - 1), w["pad"] - (w["S"] - 1))
+    return (w["C"] % CHANNEL_ALIGN == 0 and w["stride"] <= MAX_STRIDE
+            and all(-bound <= c < bound for c in corners))
+
+
+def geometry(w) -> ConvGeometry:
+    P, Q = out_size(w)
+    return ConvGeometry(w["C"], w["R"], w["S"], P, Q, w["stride"], w["pad"])
+
+
+def gemm_shape(w) -> tuple[int, int, int]:
+    """(M, N, K) of the implicit GEMM: output channels, output pixels, taps x channel blocks x 64."""
+    g = geometry(w)
+    return w["K"], w["N"] * g.P * g.Q, g.k_blocks * BK
+
+
+def hopper_config(config: dict) -> HopperGemmConfig:
+    return HopperGemmConfig(bm=config["bm"], bn=config["bn"], stages=config["stages"], consumers=config["consumers"],
+                            persistent=config["persistent"], group_m=config["group_m"], cluster=1, b_kmajor=True)
+
+
+def _kernel_ok(w, config: dict) -> bool:
+    try:
+        sm90_gemm.check(hopper_config(config), "float16", geometry(w))
+    except ConfigError:
+        return False
+    return True
+
+
+def _covering(choices: tuple, extent: int) -> int:
+    return min((c for c in choices if c >= extent), default=max(choices))
+
+
+def _tiles(w, config: dict) -> tuple[int, int]:
+    M, N, _ = gemm_shape(w)
+    return -(-M // config["bm"]), -(-N // config["bn"])
+
+
+# ---- space ---------------------------------------------------------------------------------------
+def space(w, target) -> Space:
+    if not applies(w, target):
+        raise WorkloadError(f"conv2d_sm90 takes float16 or bfloat16 conv2d with C a multiple of {CHANNEL_ALIGN}, "
+                            f"stride <= {MAX_STRIDE} and pad, R, S within TMA's im2col corners on a wgmma target; "
+                            f"got {w.key} on {target.arch}")
+    M, N, _ = gemm_shape(w)
+    return Space(
+        knobs=(
+            Knob("bm", TILE_M, "output channels per CTA, split over the consumer warpgroups in m64 slices"),
+            Knob("bn", TILE_N, "output pixels per CTA: the wgmma N and the im2col box's pixels"),
+            Knob("stages", (2, 3, 4, 5, 6, 7, 8), "shared-memory ring stages (filter and im2col boxes in flight)"),
+            Knob("consumers", (1, 2), "consumer warpgroups issuing wgmma (one more warpgroup produces)"),
+            Knob("persistent", (False, True), "at most one CTA per SM, striding over the tiles; else one per tile"),
+            Knob("group_m", (1, 4, 8, 16), "tile rows (output-channel blocks) per raster group (L2 reuse)"),
+        ),
+        constraints=(
+            Constraint("the kernel's rules (sm90_gemm.check): whole m64 slices per consumer, at most 128 fp32 "
+                       "accumulators per thread, shared memory within sm_90's opt-in limit",
+                       lambda c: _kernel_ok(w, c)),
+            Constraint(f"the ring, staging and barriers must fit the target's {target.shared_limit}-byte opt-in "
+                       "shared memory",
+                       lambda c: not _kernel_ok(w, c) or _smem(c) <= target.shared_limit),
+            Constraint("no tile larger than the smallest choice covering its dimension",
+                       lambda c: c["bm"] <= _covering(TILE_M, M) and c["bn"] <= _covering(TILE_N, N)),
+            Constraint("group_m > 1 only where there are several tile rows and columns",
+                       lambda c: c["group_m"] == 1 or min(_tiles(w, c)) > 1),
+        ),
+    )
+
+
+def _smem(config: dict) -> int:
+    return sm90_gemm.smem_layout(hopper_config(config), "float16").dynamic
+
+
+def default_config(w, target) -> dict:
+    """gemm_sm90's rule: the large tile where its tiles fill every SM at least once, else the small one; persistent,
+    grouped raster; clipped to small shapes."""
+    M, N, _ = gemm_shape(w)
+    sms = target.sm_count or NOMINAL_SM_COUNT
+    large = _tiles(w, LARGE)
+    config = dict(LARGE if large[0] * large[1] >= sms else SMALL, persistent=True, group_m=8)
+    config["bm"], config["bn"] = min(config["bm"], _covering(TILE_M, M)), min(config["bn"], _covering(TILE_N, N))
+    if config["bm"] < 64 * config["consumers"]:
+        config["consumers"] = 1
+    s = space(w, target)
+    if not s.is_valid(config):
+        config["group_m"] = 1
+    return config if s.is_valid(config) else next(iter(s))
+
+
+# ---- schedule ------------------------------------------------------------------------------------
+def schedule(w, config, target, nhwc) -> S.Module:
+    """`nhwc` = (X, Wt, Y, X_nhwc, Wt_krsc, prologue): the op's buffers, the workspaces and the transposes that fill
+    them (conv2d.nhwc_copies)."""
+    cfg, g = hopper_config(config), geometry(w)
+    X, Wt, Y, Xt, Wr, prologue = nhwc
+    M, N, K = gemm_shape(w)
+    esize = S.dtype_bytes(w.dtype)
+    C, RS = w["C"], w["R"] * w["S"]
+    filter_map = TiledMap(w.dtype, (C, RS, M), (C * esize, RS * C * esize), (BK, 1, cfg.bm))
+    im2col_map = nhwc_im2col(w.dtype, (w["N"], w["H"], w["W"], C), (w["R"], w["S"]), w["stride"], w["pad"], BK,
+                             cfg.bn)
+    params = (TensorMapParam(Wr, spec=filter_map), TensorMapParam(Xt, spec=im2col_map), Y,
+              ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
+    kernel = OpaqueKernel(
+        name=sm90_gemm.kernel_name(cfg, w.dtype, g),
+        source=sm90_gemm.render_kernel(cfg, w.dtype, g),
+        prelude=sm90_gemm.prelude_blocks(cfg, w.dtype, g),
+        params=params,
+        block=(cfg.threads, 1, 1),
+        dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, w.dtype).dynamic,
+        units=-(-M // cfg.bm) * -(-N // cfg.bn),
+        persistent=cfg.persistent,
+        sm_count=target.sm_count,
+        requires=("wgmma",),
+        profile=gemm_sm90.profile(M, N, K, cfg),
+    )
+    # the prologue's layout copies write every workspace element before the kernel reads it: no memset
+    return S.Module(w.op, (*prologue, kernel), (X, Wt, Y), (Xt, Wr), 2, overwrites_workspaces=True)

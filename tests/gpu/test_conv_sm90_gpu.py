@@ -1,0 +1,40 @@
+"""Half-precision conv2d through Hopper's TMA im2col + wgmma kernel runs exactly on an sm_90 GPU through cc.build:
+tests/conv_sm90_cases' shapes and configs in float16 and bfloat16 against the float64 numpy reference, outputs
+poisoned with NaN first. Marked gpu: skipped without CUDA; skipped on GPUs without wgmma."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import compiler_core as cc
+from compiler_core.dtypes import numpy_dtype
+from tests.conv_sm90_cases import LAYERS, SHAPES, configs
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def target():
+    from compiler_core.runtime.cuda_runtime import device_target
+
+    t = device_target(0)
+    if not t.has_tensor_cores("wgmma"):
+        pytest.skip(f"{t.arch} has no wgmma")
+    return t
+
+
+@pytest.mark.parametrize("w", SHAPES + LAYERS, ids=lambda w: w.key)
+def test_hopper_conv_matches_the_reference_on_gpu(w, target):
+    inputs = cc.random_inputs(w, seed=7)
+    expected = cc.expect(w, inputs)
+    specs = cc.get_op(w.op).tensor_specs(w)[len(inputs):]
+    failures = []
+    for config in configs(w, target):
+        assert "bm" in config, "half conv2d with C % 8 == 0 should take the Hopper template"
+        kernel = cc.build(w, config, target)
+        outs = [np.full(s.shape, np.nan, dtype=numpy_dtype(s.dtype)) for s in specs]
+        kernel(*inputs, *outs)
+        result = cc.verify(w, outs, expected)
+        if not result.ok:
+            failures.append((config, result.message))
+    assert not failures
