@@ -108,7 +108,8 @@ def test_the_corners_walk_exactly_the_output_pixels():
         spec = nhwc_im2col("float16", (p["N"], p["H"], p["W"], p["C"]), (p["R"], p["S"]), p["stride"], p["pad"], 64,
                            64)
         P, Q = out_size(cc.make_workload("conv2d", dict(p, dtype="float32")))
-        for extent, lo, hi, out in ((p["W"], spec.lower[0], spec.upper[0], Q), (p["H"], spec.lower[1], spec.upper[1], P)):
+        dims = ((p["W"], spec.lower[0], spec.upper[0], Q), (p["H"], spec.lower[1], spec.upper[1], P))
+        for extent, lo, hi, out in dims:
             assert len(range(lo, extent + hi, p["stride"])) == out
 
 
