@@ -44,13 +44,27 @@ TILES = [  # paths: double buffered, single stage, split-K (last split shorter),
 
 
 def configs(w, target, gathers=GATHERS) -> list[dict]:
-    """Every tile of TILES the workload's space holds (vec=1 where 128-bit is not allowed), in each gather mode,
-    plus the default."""
+    """Every tile of TILES the workload's space holds (vec=1 where 128-bit is not allowed), in each gather mode
+    of the implicit form, plus the default (the explicit im2col copy on most shapes: see explicit_configs)."""
     space, out = cc.get_space(w, target), [cc.default_config(w, target)]
+    form = {"im2col": "implicit"} if "im2col" in space.names else {}
     for tile in TILES:
         for g in gathers:
-            for c in (dict(tile, gather=g), dict(tile, gather=g, vec=1)):
+            for c in (dict(tile, gather=g, **form), dict(tile, gather=g, vec=1, **form)):
                 if space.is_valid(c):
                     out.append(c)
                     break
+    return list({cc.config_key(c): c for c in out}.values())
+
+
+def explicit_configs(w, target) -> list[dict]:
+    """The tiles of TILES with the explicit im2col copy (conv2d_im2col: split_k 1, no gather) that the space
+    holds."""
+    space, out = cc.get_space(w, target), []
+    for tile in TILES:
+        for c in (dict(tile, split_k=1, gather="div", im2col="explicit"),
+                  dict(tile, split_k=1, gather="div", im2col="explicit", vec=1)):
+            if space.is_valid(c):
+                out.append(c)
+                break
     return list({cc.config_key(c): c for c in out}.values())

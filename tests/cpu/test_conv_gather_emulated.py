@@ -10,7 +10,7 @@ import pytest
 import compiler_core as cc
 from compiler_core.ir import expr as E
 from compiler_core.schedules.cuda import gemm_simt_gather
-from tests.conv_gather_cases import SHAPES, configs
+from tests.conv_gather_cases import SHAPES, configs, explicit_configs
 from tests.cpu.cuda_emulation import build_and_run, compiler_available
 
 pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
@@ -51,4 +51,26 @@ def test_a_table_filled_from_the_wrong_k_fails(monkeypatch):
 def test_a_table_without_the_padding_test_fails(monkeypatch):
     monkeypatch.setattr(gemm_simt_gather.Gather, "inside", lambda self, starts, shifts: None)
     (verdict,) = _verdicts(PADDED, [dict(SPLIT, split_k=1)])
+    assert isinstance(verdict, str) or not verdict.ok
+
+
+@pytest.mark.parametrize("w", SHAPES, ids=lambda w: w.key)
+def test_the_explicit_im2col_copy_is_exact_when_emulated(w):
+    """conv2d_im2col: the copy kernel then a plain GEMM over the workspace (no memset: the copy writes it all)."""
+    cfgs = explicit_configs(w, SM90)
+    assert cfgs, "the shape should hold some explicit config"
+    failures = [(c, v if isinstance(v, str) else v.message) for c, v in zip(cfgs, _verdicts(w, cfgs), strict=True)
+                if isinstance(v, str) or not v.ok]
+    assert not failures, f"{len(failures)} of {len(cfgs)} configs fail: {failures}"
+
+
+def test_a_copy_that_skips_the_padding_test_fails(monkeypatch):
+    """The copy's guard is what zeroes the padding: without it the check must fail (an out-of-range read that
+    ASan reports, or wrong values)."""
+    from compiler_core.ir import expr as E_
+
+    real = E_.select
+    monkeypatch.setattr(E_, "select", lambda cond, t, f: t if getattr(f, "value", None) == 0.0 else real(cond, t, f))
+    (c,) = explicit_configs(PADDED, SM90)[:1]
+    (verdict,) = _verdicts(PADDED, [c])
     assert isinstance(verdict, str) or not verdict.ok

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import compiler_core as cc
-from tests.conv_gather_cases import SHAPES, configs
+from tests.conv_gather_cases import SHAPES, configs, explicit_configs
 
 pytestmark = pytest.mark.gpu
 LAYER = cc.make_workload("conv2d", dict(N=32, C=256, H=14, W=14, K=256, R=3, S=3, stride=1, pad=1))
@@ -38,6 +38,12 @@ def _failures(w, target, cfgs) -> list:
 def test_every_gather_matches_the_reference_on_gpu(w):
     target = _target()
     assert not _failures(w, target, configs(w, target))
+
+
+@pytest.mark.parametrize("w", SHAPES, ids=lambda w: w.key)
+def test_the_explicit_im2col_copy_matches_the_reference_on_gpu(w):
+    target = _target()
+    assert not _failures(w, target, explicit_configs(w, target))
 
 
 @pytest.mark.parametrize("gather", ["table", "hoist", "div"])

@@ -7,6 +7,7 @@ import pytest
 
 import compiler_core as cc
 from compiler_core.codegen import generate_source
+from compiler_core.schedules.cuda import conv2d, gemm_simt_default
 from tests.conv_gather_cases import SHAPES, configs
 from tests.nvcc.compile_together import compile_together, registers_without_spills
 
@@ -25,8 +26,20 @@ def test_every_gather_compiles(arch):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("gather", ["table", "hoist", "div"])
 def test_the_layer_default_does_not_spill(arch, gather):
+    """The implicit form's default (the layer's own default copies im2col explicitly: checked below)."""
     target = cc.cuda_target(arch, sm_count=132)
-    config = dict(cc.default_config(LAYER, target), gather=gather)
+    config = dict(gemm_simt_default.default_config(conv2d.problem(LAYER), target), gather=gather, im2col="implicit")
     module = cc.lower(LAYER, config, target)
     registers = registers_without_spills(generate_source(module, target), arch)
     assert registers <= min(255, 65536 // (2 * module.kernels[0].block[0]))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_the_explicit_im2col_default_does_not_spill(arch):
+    target = cc.cuda_target(arch, sm_count=132)
+    config = cc.default_config(LAYER, target)
+    assert config["im2col"] == "explicit"
+    module = cc.lower(LAYER, config, target)
+    assert [k.name for k in module.kernels] == ["conv2d_im2col", "conv2d_simt"]
+    registers = registers_without_spills(generate_source(module, target), arch)
+    assert registers <= min(255, 65536 // (2 * module.kernels[1].block[0]))

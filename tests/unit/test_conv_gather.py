@@ -82,8 +82,9 @@ def test_table_costs_shared_memory_and_counts_against_the_limit():
     assert split.table_length == 2304 // 4  # each split's table covers its own k tiles
     tiny = dataclasses.replace(SM90, max_shared_bytes=div.shared_bytes + 4 * 2304 - 4)
     space = cc.get_space(BIG, tiny)
-    assert space.is_valid(dict(FAST, gather="div")) and space.is_valid(dict(FAST, gather="hoist"))
-    assert not space.is_valid(dict(FAST, gather="table"))
+    implicit = dict(FAST, im2col="implicit")
+    assert space.is_valid(dict(implicit, gather="div")) and space.is_valid(dict(implicit, gather="hoist"))
+    assert not space.is_valid(dict(implicit, gather="table"))
 
 
 def test_entries_that_do_not_fit_31_bits_rule_the_table_out():
@@ -100,9 +101,23 @@ def test_entries_that_do_not_fit_31_bits_rule_the_table_out():
 def test_matmul_has_no_gather_knob_and_old_conv_configs_still_lower():
     mm = cc.make_workload("matmul", dict(M=256, N=256, K=256))
     assert "gather" not in cc.get_space(mm, SM90).names
-    assert "gather" in cc.get_space(BIG, SM90).names
-    old = cc.generate(BIG, FAST, SM90)  # a config stored before the knob: the division gather
+    assert {"gather", "im2col"} <= set(cc.get_space(BIG, SM90).names)
+    old = cc.generate(BIG, FAST, SM90)  # a config stored before the knobs: the implicit form, the division gather
     assert old == cc.generate(BIG, dict(FAST, gather="div"), SM90) and "_tab" not in old
+    assert old == cc.generate(BIG, dict(FAST, gather="div", im2col="implicit"), SM90)
+    explicit = cc.generate(BIG, dict(FAST, gather="div", im2col="explicit", split_k=1), SM90)
+    assert "conv2d_im2col" in explicit and "conv2d_im2col" not in old
+
+
+def test_the_explicit_copy_is_offered_only_where_its_workspace_fits():
+    huge = cc.make_workload("conv2d", dict(N=64, C=512, H=56, W=56, K=64, R=3, S=3, stride=1, pad=1))
+    assert "im2col" not in cc.get_space(huge, SM90).names  # 4.6e9 bytes of im2col
+    assert cc.default_config(BIG, SM90)["im2col"] == "explicit"
+    pointwise = cc.make_workload("conv2d", dict(N=2, C=16, H=14, W=14, K=32, R=1, S=1))
+    assert cc.default_config(pointwise, SM90)["im2col"] == "implicit"  # B is X itself
+    space = cc.get_space(BIG, SM90)
+    assert not space.is_valid(dict(FAST, gather="div", im2col="explicit", split_k=2))
+    assert not space.is_valid(dict(FAST, gather="table", im2col="explicit", split_k=1))
 
 
 def _divisions_in_k_loop_loads(w, config) -> int:
@@ -127,5 +142,9 @@ def test_table_mode_leaves_no_division_in_the_k_loop_gather():
     assert _divisions_in_k_loop_loads(BIG, dict(FAST, gather="table")) == 0
 
 
-def test_the_default_conv_takes_the_table():
-    assert cc.default_config(BIG, cc.cuda_target("sm_90a", sm_count=132))["gather"] == "table"
+def test_the_implicit_default_takes_the_table():
+    """The default itself copies im2col explicitly on this layer; the implicit form's own default reads the table."""
+    from compiler_core.schedules.cuda import gemm_simt_default
+
+    h100 = cc.cuda_target("sm_90a", sm_count=132)
+    assert gemm_simt_default.default_config(conv2d.problem(BIG), h100)["gather"] == "table"

@@ -15,6 +15,7 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.ops.conv2d import out_size
 from compiler_core.schedules.cuda import (
+    conv2d_im2col,
     conv2d_sm90,
     gemm_simt,
     gemm_simt_default,
@@ -23,6 +24,7 @@ from compiler_core.schedules.cuda import (
     transpose,
 )
 from compiler_core.schedules.cuda.gemm_wmma_implicit import Implicit, KMajorB
+from compiler_core.space import Constraint, Space
 
 LANES = gemm_simt.LANES
 CHUNK = 8  # halves per 16-byte copy: C a multiple of it takes the NHWC path on tensor cores
@@ -147,18 +149,41 @@ def space(w, target):
         return conv2d_sm90.space(w, target)
     if path == "wmma":
         return gemm_wmma.problem_space(tensor_core_problem(w), target)
-    return gemm_simt.space(problem(w), target)
+    return _simt_space(w, target)
 
 
 def config_space(w, target, config):
-    """The space `config` belongs to (see _path); SIMT configs from before the gather knob still lower (as
-    gather = "div"): see gemm_simt.config_space."""
+    """The space `config` belongs to (see _path). SIMT configs without the im2col knob are of the implicit family
+    before it, and those without the gather knob lower as gather = "div" (gemm_simt.config_space)."""
     path = _path(w, target, config)
     if path == "sm90":
         return conv2d_sm90.space(w, target)
     if path == "wmma":
         return gemm_wmma.problem_space(tensor_core_problem(w), target)
-    return gemm_simt.config_space(problem(w), target, config)
+    if isinstance(config, dict) and "im2col" not in config:
+        return gemm_simt.config_space(problem(w), target, config)
+    return _simt_space(w, target)
+
+
+def _simt_space(w, target) -> Space:
+    """The SIMT GEMM's space over the implicit B, plus the im2col knob where the explicit form's workspace fits
+    (conv2d_im2col): a config is checked against the GEMM problem its im2col value names."""
+    implicit = gemm_simt.space(problem(w), target)
+    if not conv2d_im2col.fits(w):
+        return implicit
+    explicit = gemm_simt.space(conv2d_im2col.problem(w)[0], target)
+
+    def valid(c: dict) -> bool:
+        rest = {k: v for k, v in c.items() if k != "im2col"}
+        if c["im2col"] == "implicit":
+            return implicit.is_valid(rest)
+        return explicit.is_valid({k: v for k, v in rest.items() if k != "gather"})
+
+    return Space(knobs=(*implicit.knobs, conv2d_im2col.KNOB), constraints=(
+        Constraint("explicit im2col runs one GEMM over the copy: split_k = 1, and gather = div (nothing is gathered)",
+                   lambda c: c["im2col"] == "implicit" or (c["split_k"] == 1 and c.get("gather", "div") == "div")),
+        Constraint("the SIMT GEMM's rules (gemm_simt.space) for the form of B that im2col names", valid),
+    ))
 
 
 def schedule(w, config, target) -> S.Module:
@@ -167,7 +192,10 @@ def schedule(w, config, target) -> S.Module:
         return conv2d_sm90.schedule(w, config, target, nhwc_copies(w))
     if path == "wmma":
         return gemm_wmma.problem_schedule(w.op, tensor_core_problem(w), config)
-    return gemm_simt.schedule(problem(w), config, target)
+    gemm_config = {k: v for k, v in config.items() if k != "im2col"}
+    if config.get("im2col") == "explicit":
+        return conv2d_im2col.schedule(w, {k: v for k, v in gemm_config.items() if k != "gather"}, target)
+    return gemm_simt.schedule(problem(w), gemm_config, target)
 
 
 def default_config(w, target) -> dict:
@@ -176,4 +204,20 @@ def default_config(w, target) -> dict:
         return conv2d_sm90.default_config(w, target)
     if path == "wmma":
         return gemm_wmma.problem_default(tensor_core_problem(w), target)
-    return gemm_simt_default.default_config(problem(w), target)
+    implicit = gemm_simt_default.default_config(problem(w), target)
+    if not conv2d_im2col.fits(w):
+        return implicit
+    return _simt_default(w, target, implicit)
+
+
+def _simt_default(w, target, implicit: dict) -> dict:
+    """The explicit copy where B is a real gather (the copy's one pass buys plain 128-bit loads for the whole k
+    loop); a pointwise layer's B is X itself, contiguous, so it stays implicit."""
+    pointwise = w["R"] == 1 and w["S"] == 1 and w["stride"] == 1 and w["pad"] == 0
+    s = _simt_space(w, target)
+    if not pointwise:
+        explicit = dict(gemm_simt_default.default_config(conv2d_im2col.problem(w)[0], target), split_k=1,
+                        gather="div", im2col="explicit")
+        if s.is_valid(explicit):
+            return explicit
+    return dict(implicit, im2col="implicit")
