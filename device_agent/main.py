@@ -285,7 +285,8 @@ def settings_from_args(args: argparse.Namespace, environ=None) -> AgentSettings:
                          tls_ca_file=_tls_ca(args, environ),
                          tls_server_name=args.tls_server_name or environ.get("TUNEFARM_GRPC_TLS_SERVER_NAME") or None,
                          lease_batch=lease_batch, shutdown_grace_s=args.grace,
-                         health_port=_health_port(args, environ), cpus=parse_cpus(args.cpus) if args.cpus else frozenset(),
+                         health_port=_health_port(args, environ),
+                         cpus=parse_cpus(args.cpus) if args.cpus else frozenset(),
                          lock_dir=args.lock_dir, cache_dir=cache_dir, cache_bytes=cache_bytes(args.cache_gib))
 
 
