@@ -75,8 +75,8 @@ def _blocking_dirs(paths: list[Path]) -> dict[Path, str]:
     return blocked
 
 
-def _bind(source: Path, target: Path) -> str:
-    return f"mount --bind {shlex.quote(str(source))} {shlex.quote(str(target))}"
+def _bind(source: Path, target: Path, how: str = "--bind") -> str:
+    return f"mount {how} {shlex.quote(str(source))} {shlex.quote(str(target))}"
 
 
 class ImageUser:
@@ -98,7 +98,7 @@ class ImageUser:
                 (shadow / child).mkdir(parents=True)
                 for d in (shadow.parent, shadow):
                     d.chmod(0o711)
-                self._mounts += [_bind(directory / child, shadow / child), _bind(shadow, directory)]
+                self._mounts += [_bind(directory / child, shadow / child), _bind(shadow, directory, "--rbind")]
 
     def usable(self) -> bool:
         return not self.as_root or (shutil.which("setpriv") is not None and shutil.which("unshare") is not None)
