@@ -122,6 +122,13 @@ def test_compose_file_is_valid(tmp_path):
     assert all("TUNEFARM_GRPC_TLS_CA_FILE" in s["environment"] for n, s in services.items() if "agent" in n)
 
 
+def test_gpu_agents_file_without_other_gpus_adds_nothing(tmp_path):
+    out = tmp_path / "gpus.yml"
+    done = subprocess.run([sys.executable, str(REPO / "docker" / "gpu_agents.py"), "--gpus", "0", "-o", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and out.read_text().rstrip().endswith("services: {}"), done.stderr
+
+
 def test_images_are_pinned_non_root_and_split_by_role():
     for name in ("tuner.Dockerfile", "agent-cpu.Dockerfile", "agent-gpu.Dockerfile"):
         spec = dockerfile_spec(name)
