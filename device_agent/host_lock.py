@@ -46,7 +46,7 @@ class HostLock:
         self.waited_s = 0.0  # how long the last acquire waited for another holder
 
     def acquire(self, timeout_s: float) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = _open_shared(self.path)
         start = time.monotonic()
         while True:
             try:
@@ -68,6 +68,25 @@ class HostLock:
 
     def hold(self, timeout_s: float) -> _Held:
         return _Held(self, timeout_s)
+
+
+def _open_shared(path: Path) -> int:
+    """A descriptor to flock `path`, whoever made the file: agents of one host may run as different users (root on
+    the host, uid 10001 in the images). flock needs only read access, and opening an existing file without O_CREAT
+    passes the kernel's protected_regular check in sticky directories such as /tmp; a new file is made readable by
+    all."""
+    for _ in range(3):
+        try:
+            return os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            pass
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue  # another agent made it meanwhile: open theirs
+        os.fchmod(fd, 0o644)  # whatever the umask
+        return fd
+    return os.open(path, os.O_RDONLY)
 
 
 class _Held:

@@ -40,6 +40,7 @@ class AgentShell:
                  inbox: queue.SimpleQueue) -> None:
         self.settings, self.device, self.client, self.runner, self.inbox = settings, device, client, runner, inbox
         self.state = AgentState(settings.state_config())
+        self.health: HealthEndpoint | None = None  # SERVING from the first registration on
 
     def loop(self) -> int:
         pending: deque = deque([ev.Tick(time.time()), ev.Started()])
@@ -81,6 +82,8 @@ class AgentShell:
             log.warning("register failed: %s", f)
             return ev.RegisterFailed(str(f), fatal=f.kind in ("refused", "session"))
         log.info("registered as %s (device class %s)", reg.agent_id, reg.device_class)
+        if self.health is not None:
+            self.health.set(True)
         return ev.Registered(reg.agent_id, reg.session_token, reg.lease_s, reg.heartbeat_s, reg.device_class)
 
     def _do_Lease(self, instruction: ev.Lease):
@@ -163,18 +166,20 @@ def run_agent(settings: AgentSettings) -> int:
     pool = BuildPool(cc.Target.from_dict(device["target"]), settings.max_parallel_builds, settings.plugins,
                      cache_dir=settings.cache_dir, on_ready=lambda task_id: inbox.put(ev.TaskReady(task_id)))
     runner = TaskRunner(sandbox, pool, _on_result(inbox))
-    client = AgentClient(settings.server, settings.tls_ca_file, settings.call_timeout_s)
+    client = AgentClient(settings.server, settings.tls_ca_file, settings.call_timeout_s, settings.tls_server_name)
     health = None
     try:
         if settings.health_port is not None:
-            health = HealthEndpoint(settings.health_port).start()
-            log.info("health service on port %d", health.port)
+            health = HealthEndpoint(settings.health_port).start(serving=False)
+            log.info("health service on port %d (SERVING once registered)", health.port)
         sandbox.wait_ready()
-        log.info("agent %s on %s (%s)%s, %d builder(s), server %s", settings.agent_name, settings.device,
+        log.info("agent %s on %s (%s)%s, %d builder(s), server %s%s", settings.agent_name, settings.device,
                  device["model"], f" cores {format_cpus(cores)}" if cores else "", settings.max_parallel_builds,
-                 settings.server)
-        return AgentShell(settings, device, client, runner, inbox).loop()
-    except WorkerStartError as exc:
+                 settings.server, " (TLS)" if settings.tls_ca_file else "")
+        shell = AgentShell(settings, device, client, runner, inbox)
+        shell.health = health
+        return shell.loop()
+    except (WorkerStartError, OSError) as exc:
         log.error("%s", exc)
         return 2
     finally:
@@ -201,9 +206,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lease-batch", type=int, default=None,
                    help="tasks held at once (default: twice --builds, at least 4): what the builders work ahead on")
     p.add_argument("--grace", type=float, default=20.0, help="seconds to finish work on SIGTERM (default 20)")
-    p.add_argument("--tls-ca", default=None, help="CA certificate file: connect with TLS")
+    p.add_argument("--tls-ca", default=None,
+                   help="CA certificate file: connect with TLS (default: $TUNEFARM_GRPC_TLS_CA_FILE; unset: plaintext)")
+    p.add_argument("--tls-server-name", default=None,
+                   help="the name the tuner's certificate carries, when not the host of --server "
+                        "(default: $TUNEFARM_GRPC_TLS_SERVER_NAME)")
     p.add_argument("--health-port", type=int, default=None,
-                   help="serve the standard grpc.health.v1 service on this port (0: any free port)")
+                   help="serve the standard grpc.health.v1 service on this port, SERVING once registered (0: any "
+                        "free port; default: $TUNEFARM_HEALTH_PORT; unset: off); probe: python -m device_agent.health")
     p.add_argument("--cpus", default=None, metavar="LIST",
                    help="CPU agents: the cores to measure on, e.g. '0-3' (default: every core this process may use); "
                         "kernels run with one thread per core")
@@ -226,12 +236,42 @@ def cache_bytes(gib: float | None) -> int:
     return min(16 << 30, physical // 4)
 
 
+class SettingsError(ValueError):
+    """A setting that cannot work (an unreadable file, a bad number): one line for the user."""
+
+
+def _read_file(path: str, what: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as exc:
+        raise SettingsError(f"cannot read the {what} {path}: {exc.strerror}") from None
+
+
+def _tls_ca(args: argparse.Namespace, environ) -> str | None:
+    ca_file = args.tls_ca or environ.get("TUNEFARM_GRPC_TLS_CA_FILE") or None
+    if ca_file and "BEGIN CERTIFICATE" not in _read_file(ca_file, "TLS CA certificate file"):
+        raise SettingsError(f"the TLS CA certificate file {ca_file} holds no PEM certificate")
+    return ca_file
+
+
+def _health_port(args: argparse.Namespace, environ) -> int | None:
+    if args.health_port is not None:
+        return args.health_port
+    value = environ.get("TUNEFARM_HEALTH_PORT", "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) > 65535:
+        raise SettingsError(f"TUNEFARM_HEALTH_PORT={value!r} is not a port number")
+    return int(value)
+
+
 def settings_from_args(args: argparse.Namespace, environ=None) -> AgentSettings:
+    """AgentSettings from the flags, with TUNEFARM_* variables as defaults; raises SettingsError (one line)."""
     environ = os.environ if environ is None else environ
     token = args.token
     if token is None and args.token_file:
-        with open(args.token_file) as f:
-            token = f.read().strip()
+        token = _read_file(args.token_file, "enrolment token file").strip()
     if token is None:
         token = environ.get("TUNEFARM_AGENT_TOKEN", "")
     cache_dir = args.cache_dir or str(Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
@@ -242,8 +282,11 @@ def settings_from_args(args: argparse.Namespace, environ=None) -> AgentSettings:
     lease_batch = max(1, args.lease_batch if args.lease_batch is not None else max(4, 2 * builds))
     return AgentSettings(server=args.server, device=args.device, token=token, name=args.name,
                          max_parallel_builds=builds, plugins=tuple(args.plugin),
-                         tls_ca_file=args.tls_ca, lease_batch=lease_batch, shutdown_grace_s=args.grace,
-                         health_port=args.health_port, cpus=parse_cpus(args.cpus) if args.cpus else frozenset(),
+                         tls_ca_file=_tls_ca(args, environ),
+                         tls_server_name=args.tls_server_name or environ.get("TUNEFARM_GRPC_TLS_SERVER_NAME") or None,
+                         lease_batch=lease_batch, shutdown_grace_s=args.grace,
+                         health_port=_health_port(args, environ),
+                         cpus=parse_cpus(args.cpus) if args.cpus else frozenset(),
                          lock_dir=args.lock_dir, cache_dir=cache_dir, cache_bytes=cache_bytes(args.cache_gib))
 
 
@@ -254,8 +297,9 @@ def main(argv=None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         settings = settings_from_args(args)
-    except (CpuSetError, FingerprintError) as exc:
-        parser.error(str(exc))
+    except (CpuSetError, FingerprintError, SettingsError) as exc:  # bad settings: one line, no usage text
+        print(f"tunefarm agent: {exc}", file=sys.stderr)
+        return 2
     return run_agent(settings)
 
 

@@ -81,18 +81,23 @@ def registration_from_proto(m: pb.RegisterResponse) -> Registration:
 
 # ---- the client ----------------------------------------------------------------------------------------
 
-def open_channel(address: str, ca_file: str | None = None) -> grpc.Channel:
+def open_channel(address: str, ca_file: str | None = None, server_name: str | None = None) -> grpc.Channel:
+    """Plaintext, or TLS verified against `ca_file` (the certificate must name `server_name`, default the host of
+    `address`)."""
     options = [("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
     if ca_file:
+        if server_name:
+            options.append(("grpc.ssl_target_name_override", server_name))
         credentials = grpc.ssl_channel_credentials(root_certificates=Path(ca_file).read_bytes())
         return grpc.secure_channel(address, credentials, options=options)
     return grpc.insecure_channel(address, options=options)
 
 
 class AgentClient:
-    def __init__(self, address: str, ca_file: str | None = None, call_timeout_s: float = 10.0) -> None:
-        self._channel = open_channel(address, ca_file)
+    def __init__(self, address: str, ca_file: str | None = None, call_timeout_s: float = 10.0,
+                 server_name: str | None = None) -> None:
+        self._channel = open_channel(address, ca_file, server_name)
         self._stub = pb_grpc.AgentServiceStub(self._channel)
         self.timeout_s = call_timeout_s
         self.agent_id = ""

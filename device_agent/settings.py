@@ -17,6 +17,7 @@ class AgentSettings:
     max_parallel_builds: int = 2
     plugins: tuple[str, ...] = ()  # modules imported by the worker and builders (custom ops)
     tls_ca_file: str | None = None  # a CA bundle: use TLS; None: plaintext
+    tls_server_name: str | None = None  # the name the server's certificate must carry (default: the server's host)
     lease_batch: int = 4
     shutdown_grace_s: float = 20.0
     call_timeout_s: float = 10.0

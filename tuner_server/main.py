@@ -74,6 +74,7 @@ class TunerRuntime:
         self.engine = self.sessions = self.driver = self.grpc = None
         self.class_models = self.feature_pool = None
         self.rest = self._rest_thread = None
+        self.metrics_server = None
         self.grpc_port: int | None = None
         self.rest_port: int | None = None
 
@@ -94,7 +95,12 @@ class TunerRuntime:
         self.grpc = build_grpc_server(settings, self.sessions, self.driver)
         self.grpc.start()
         self.grpc_port = self.grpc.bound_port
-        log.info("gRPC listening on %s:%d", settings.grpc_host, self.grpc_port)
+        log.info("gRPC listening on %s:%d (%s)", settings.grpc_host, self.grpc_port,
+                 "TLS" if settings.grpc_tls_cert_file else "plaintext")
+        if settings.metrics_port is not None:
+            self.metrics_server = metrics.serve(settings.metrics_host, settings.metrics_port)
+            log.info("metrics (no token) on http://%s:%d/metrics", settings.metrics_host,
+                     self.metrics_server.server_port)
         app = _rest_app(settings, self.sessions, self.driver)
         if app is not None:
             self._start_rest(app)
@@ -127,6 +133,9 @@ class TunerRuntime:
             stop_grpc_server(self.grpc, STOP_GRACE_S)
         if self._rest_thread is not None:
             self._rest_thread.join(STOP_GRACE_S + 5)
+        if self.metrics_server is not None:
+            self.metrics_server.shutdown()
+            self.metrics_server.server_close()
         if self.driver is not None:
             self.driver.stop()
         if self.class_models is not None:
@@ -160,6 +169,16 @@ def serve(settings: Settings, stop: threading.Event | None = None) -> int:
             signal.signal(sig, handler)
 
 
+def settings_errors(exc: ValidationError) -> str:
+    """A pydantic ValidationError on one line: 'field: message; ...' (a validator's own message as it is)."""
+    parts = []
+    for error in exc.errors():
+        message = str(error.get("ctx", {}).get("error") or error["msg"]).removeprefix("Value error, ")
+        field = ".".join(str(x) for x in error["loc"])
+        parts.append(f"TUNEFARM_{field.upper()}: {message}" if field else message)
+    return "; ".join(parts)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="tunefarm server", description="run the tuner: REST API, gRPC for agents "
                                      "and the job driver, over one database (settings: TUNEFARM_* variables)")
@@ -190,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:
-        print(f"tunefarm server: bad settings:\n{exc}", file=sys.stderr)
+        print(f"tunefarm server: bad settings: {settings_errors(exc)}", file=sys.stderr)
         return 2
     try:
         return serve(settings)

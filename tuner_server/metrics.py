@@ -10,7 +10,15 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    start_http_server,
+)
 
 from tuner_server.db.models import JOB_STATES
 
@@ -59,6 +67,16 @@ def observe_grpc(method: str) -> Iterator[dict]:
         yield outcome
     finally:
         GRPC_LATENCY.labels(method=method, code=outcome["code"]).observe(time.perf_counter() - start)
+
+
+def serve(host: str, port: int):
+    """An unauthenticated listener of its own (TUNEFARM_METRICS_PORT) serving REGISTRY at /metrics, for Prometheus
+    scrapes that carry no bearer token; returns the running server (`server_port`, `shutdown()`)."""
+    try:
+        server, _thread = start_http_server(port, addr=host, registry=REGISTRY)
+    except OSError as exc:
+        raise OSError(f"cannot listen for metrics on {host}:{port}: {exc.strerror}") from None
+    return server
 
 
 def render() -> tuple[bytes, str]:

@@ -21,8 +21,12 @@ class Settings(BaseSettings):
     rest_port: int = Field(8080, ge=0, le=65535)
     grpc_host: str = "127.0.0.1"
     grpc_port: int = Field(50051, ge=0, le=65535)
-    grpc_tls_cert_file: Path | None = Field(None, description="PEM certificate; with the key, gRPC serves TLS")
+    grpc_tls_cert_file: Path | None = Field(None, description="PEM certificate (chain); with the key, gRPC serves "
+                                                              "TLS only")
     grpc_tls_key_file: Path | None = Field(None, description="PEM private key of grpc_tls_cert_file")
+    metrics_host: str = Field("127.0.0.1", description="address of the unauthenticated metrics listener")
+    metrics_port: int | None = Field(None, ge=0, le=65535, description="serve GET /metrics without a token on this "
+                                     "port (for Prometheus scrapes); unset: off (REST /metrics needs a read token)")
 
     enrolment_token: SecretStr | None = Field(None, description="agents present it to Register; CLI creates one")
     admin_token: SecretStr | None = Field(None, description="REST admin bearer token; CLI creates one when absent")
@@ -61,7 +65,24 @@ class Settings(BaseSettings):
             if url.password is None:
                 password = _read_secret(self.database_password_file)
                 self.database_url = url.set(password=password).render_as_string(hide_password=False)
+        _check_tls_files(self.grpc_tls_cert_file, self.grpc_tls_key_file)
         return self
+
+
+def _check_tls_files(cert: Path | None, key: Path | None) -> None:
+    """Both or neither, each a readable PEM file: a bad TLS setting stops the start with one clear line."""
+    if (cert is None) != (key is None):
+        raise ValueError("gRPC TLS needs both TUNEFARM_GRPC_TLS_CERT_FILE and TUNEFARM_GRPC_TLS_KEY_FILE")
+    for name, path, marker in (("TUNEFARM_GRPC_TLS_CERT_FILE", cert, "CERTIFICATE-----"),
+                               ("TUNEFARM_GRPC_TLS_KEY_FILE", key, "PRIVATE KEY-----")):
+        if path is None:
+            continue
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError as exc:
+            raise ValueError(f"{name}: cannot read {path}: {exc.strerror}") from None
+        if f"BEGIN {marker}" not in text and not (marker.startswith("PRIVATE") and marker in text):
+            raise ValueError(f"{name}: {path} is not a PEM {marker.rstrip('-').lower()}")
 
 
 def _read_secret(path: Path) -> str:

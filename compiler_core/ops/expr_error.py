@@ -94,8 +94,6 @@ def _function(name: str, args):
 
 def _value_and_slope(name: str, x, e):
     """f(x) and a bound on |f'| over [x - e, x + e]."""
-    from scipy.special import erf
-
     if name == "exp":
         return np.exp(x), np.exp(x + e)
     if name == "log":
@@ -104,7 +102,7 @@ def _value_and_slope(name: str, x, e):
         return np.sqrt(x), np.where(x - e > 0, 0.5 / np.sqrt(np.maximum(x - e, 0)), np.inf)
     if name == "tanh":
         return np.tanh(x), np.ones_like(x)  # |tanh'| <= 1
-    return erf(x), np.full_like(x, 2 / math.sqrt(math.pi))  # erf: |erf'| <= 2/sqrt(pi)
+    return P.erf(x), np.full_like(x, 2 / math.sqrt(math.pi))  # erf: |erf'| <= 2/sqrt(pi)
 
 
 def _rounded_by(value, error, units: int):

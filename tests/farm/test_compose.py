@@ -1,31 +1,42 @@
 """The docker deployment, checked without a container engine.
 
 (a) `docker-compose config -q` (Debian's docker-compose 1.29) accepts docker/docker-compose.yml, with and without
-    the gpu profile, from a temp copy that has the secret files its README asks for (nothing is written into the
-    repository); a copy with a misspelt key is refused, so the check is not vacuous.
+    the gpu profile, with the TLS override and with a docker/gpu_agents.py file for four GPUs, from a temp copy that
+    has the secret files its README asks for (nothing is written into the repository); a copy with a misspelt key is
+    refused, so the check is not vacuous. The generated GPU agents are the compose file's gpu-agent but for their
+    name and GPU. Every service has a healthcheck and a restart policy; images are pinned and run as a user; the
+    roles of pyproject.toml add up to its dependencies.
 (b) The compose file's own entry points and environment, run as local processes against the throwaway PostgreSQL:
-    the tuner's environment and the images' CMDs (docker/*.Dockerfile) are read from the files, so this test breaks
-    when they drift. What is changed to run outside containers, and only that: service addresses (db:5432,
-    tuner:50051) point at loopback ports, /run/secrets/* at temp files, the tuner listens on loopback free ports
-    instead of 0.0.0.0:8080/50051. As in the compose file, PostgreSQL has a `tunefarm` role whose password is the
+    the images' ENV, USER, WORKDIR, CMD (docker/*.Dockerfile) and the services' environment and healthchecks are
+    read from the files, so this test breaks when they drift. Each process runs as a non-root user (image_support:
+    `nobody` when the tests run as root) from an unwritable stand-in for /app, and an agent cannot import what its
+    image does not install (the web stack, tuner_server), nor the tuner device_agent. What is changed to run
+    outside containers, and only that: service addresses (db:5432, tuner:50051) point at loopback ports,
+    /run/secrets/* at temp files the user can read, volumes at directories the user owns (the lock directory is
+    shared like /tmp), the tuner listens on loopback free ports instead of 0.0.0.0:8080/50051/9090, each agent's
+    health port is a free one. As in the compose file, PostgreSQL has a `tunefarm` role whose password is the
     db_password secret, and the cluster is made to require that password (scram-sha-256) for the role, so
-    TUNEFARM_DATABASE_PASSWORD_FILE is really used. The tuner's compose healthcheck command is run too; then a small
-    job completes on the compose's number of CPU agents, each with its own hostname as in its container (see
-    own_hostnames), and every process exits 0 on SIGTERM.
+    TUNEFARM_DATABASE_PASSWORD_FILE is really used. Every service's compose healthcheck passes (run as the user); the
+    metrics port answers without a token; a small job completes on the compose's number of CPU agents, each with
+    its own hostname as in its container (see own_hostnames), and every process exits 0 on SIGTERM.
 """
 from __future__ import annotations
 
-import json
 import os
+import re
 import secrets
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
+from packaging.requirements import Requirement
 from psycopg import sql
 from sqlalchemy.engine import make_url
 
@@ -39,8 +50,10 @@ from tests.farm.farm_support import (
     wait_until,
     write_secret,
 )
+from tests.farm.image_support import ImageUser, dockerfile_spec, role_blocker, role_modules_missing
 
 COMPOSE = REPO / "docker" / "docker-compose.yml"
+TLS_COMPOSE = REPO / "docker" / "docker-compose.tls.yml"
 SECRETS_IN_CONTAINER = "/run/secrets/"
 
 
@@ -52,31 +65,88 @@ def compose_cli() -> str:
 
 
 def compose_copy(tmp_path: Path, text: str | None = None) -> Path:
-    """docker/docker-compose.yml copied under tmp_path, with the secret files docker/README.md has users create."""
+    """docker/docker-compose*.yml copied under tmp_path, with the secret files docker/README.md has users create."""
     target = tmp_path / "docker" / "docker-compose.yml"
     target.parent.mkdir(parents=True)
     target.write_text(COMPOSE.read_text() if text is None else text)
+    shutil.copy(TLS_COMPOSE, target.parent)
     for name in ("db_password", "enrolment_token", "admin_token"):
         write_secret(target.parent / "secrets" / f"{name}.txt", secrets.token_urlsafe(24))
+    for name in ("cert", "key", "ca"):  # docker-compose config only needs them to exist
+        write_secret(target.parent / "secrets" / f"grpc_tls_{name}.pem", "placeholder")
     return target
 
 
-def compose_config(cli: str, compose_file: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([cli, "-f", str(compose_file), *extra, "config", "-q"], capture_output=True, text=True,
-                          timeout=60, cwd=compose_file.parent.parent)
+def compose_config(cli: str, compose_file: Path, *extra: str, quiet: bool = True) -> subprocess.CompletedProcess:
+    files = [arg for name in extra if name.endswith(".yml") for arg in ("-f", str(compose_file.parent / name))]
+    options = [arg for arg in extra if not arg.endswith(".yml")]
+    return subprocess.run([cli, "-f", str(compose_file), *files, *options, "config", *(["-q"] if quiet else [])],
+                          capture_output=True, text=True, timeout=60, cwd=compose_file.parent.parent)
 
 
 def test_compose_file_is_valid(tmp_path):
     cli = compose_cli()
     copy = compose_copy(tmp_path / "good")
-    for profile in ((), ("--profile", "gpu")):
-        done = compose_config(cli, copy, *profile)
-        assert done.returncode == 0, (profile, done.stderr)
+    subprocess.run([sys.executable, str(REPO / "docker" / "gpu_agents.py"), "--gpus", "0,1,2,3", "--tls", "-o",
+                    str(copy.parent / "docker-compose.gpus.yml")], check=True, capture_output=True, timeout=60)
+    for extra in ((), ("--profile", "gpu"), ("docker-compose.tls.yml",),
+                  ("docker-compose.gpus.yml", "docker-compose.tls.yml", "--profile", "gpu")):
+        done = compose_config(cli, copy, *extra)
+        assert done.returncode == 0, (extra, done.stderr)
     text = COMPOSE.read_text()
     assert "    healthcheck:" in text
     broken = compose_copy(tmp_path / "broken", text.replace("    healthcheck:", "    helthcheck:", 1))
     done = compose_config(cli, broken)
     assert done.returncode != 0 and "helthcheck" in done.stdout + done.stderr
+
+    yaml = pytest.importorskip("yaml", reason="PyYAML is not installed: cannot read the merged compose file")
+    merged = compose_config(cli, copy, "docker-compose.gpus.yml", "docker-compose.tls.yml", "--profile", "gpu",
+                            quiet=False)
+    services = yaml.safe_load(merged.stdout)["services"]
+    assert set(services) == {"db", "tuner", "cpu-agent", "gpu-agent", "gpu-agent-1", "gpu-agent-2", "gpu-agent-3"}
+    for name, service in services.items():
+        assert service.get("restart") == "unless-stopped" and service["healthcheck"]["test"], name
+        assert re.search(r":\d+\.\d+", service["image"]), f"{name}: image {service['image']} is not pinned"
+    base = services["gpu-agent"]
+    assert base["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"] == ["0"]
+    for index in (1, 2, 3):  # one agent per GPU: the base service but for its GPU (and its image, built once)
+        generated = dict(services[f"gpu-agent-{index}"])
+        devices = generated["deploy"]["resources"]["reservations"]["devices"]
+        assert [d["device_ids"] for d in devices] == [[str(index)]]
+        assert {k: v for k, v in generated.items() if k not in ("deploy", "build")} == \
+            {k: v for k, v in base.items() if k not in ("deploy", "build")}
+        assert generated["deploy"] == {**base["deploy"], "resources": {"reservations": {"devices": [
+            {**base["deploy"]["resources"]["reservations"]["devices"][0], "device_ids": [str(index)]}]}}}
+    tls = {"TUNEFARM_GRPC_TLS_CERT_FILE", "TUNEFARM_GRPC_TLS_KEY_FILE"}
+    assert tls <= services["tuner"]["environment"].keys()
+    assert all("TUNEFARM_GRPC_TLS_CA_FILE" in s["environment"] for n, s in services.items() if "agent" in n)
+
+
+def test_gpu_agents_file_without_other_gpus_adds_nothing(tmp_path):
+    out = tmp_path / "gpus.yml"
+    done = subprocess.run([sys.executable, str(REPO / "docker" / "gpu_agents.py"), "--gpus", "0", "-o", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and out.read_text().rstrip().endswith("services: {}"), done.stderr
+
+
+def test_images_are_pinned_non_root_and_split_by_role():
+    for name in ("tuner.Dockerfile", "agent-cpu.Dockerfile", "agent-gpu.Dockerfile"):
+        spec = dockerfile_spec(name)
+        assert re.search(r":\d+\.\d+\.\d+", spec.base) or "@sha256:" in spec.base, f"{name}: {spec.base} floats"
+        assert spec.user not in ("", "root", "0") and spec.healthcheck, name
+        text = (REPO / "docker" / name).read_text()
+        assert "--no-deps ." in text and "role_requirements.py" in text, name
+        if name.startswith("agent"):
+            assert "COPY tuner_server" not in text and "TUNEFARM_HEALTH_PORT" in spec.env, name
+    tuner = dockerfile_spec("tuner.Dockerfile")
+    assert f"VOLUME {tuner.env['TUNEFARM_DATA_DIR']}" in (REPO / "docker" / "tuner.Dockerfile").read_text()
+    ignore = (REPO / ".dockerignore").read_text().splitlines()
+    assert ignore[ignore.index("**") if "**" in ignore else 0] == "**" and "!docker/secrets" not in ignore
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    roles = project["optional-dependencies"]
+    assert set(roles["agent"]) | set(roles["tuner"]) == set(project["dependencies"])
+    assert not {"fastapi", "uvicorn", "sqlalchemy", "lightgbm"} & {Requirement(r).name for r in roles["agent"]}
+    assert not any(Requirement(r).name == "scipy" for r in project["dependencies"])
 
 
 def own_hostnames() -> bool:
@@ -84,13 +154,6 @@ def own_hostnames() -> bool:
     unshare). The agents' default name is HOST/DEVICE and the tuner retires an agent when another registers
     under its name, so replicas sharing one hostname would keep replacing each other; without this, one runs."""
     return os.geteuid() == 0 and shutil.which("unshare") is not None
-
-
-def dockerfile_cmd(name: str) -> list[str]:
-    """The exec-form CMD of docker/<name> (the last CMD line, as Docker takes it)."""
-    lines = [line for line in (REPO / "docker" / name).read_text().splitlines() if line.startswith("CMD ")]
-    assert lines, f"docker/{name} has no CMD"
-    return json.loads(lines[-1][4:])
 
 
 def load_compose() -> dict:
@@ -116,65 +179,119 @@ def compose_role(cluster, db_service: dict, password: str) -> str:
     return database
 
 
+@pytest.fixture
+def image_root():
+    """A directory every user can enter (pytest's tmp_path is private to root when the tests run as root)."""
+    root = Path(tempfile.mkdtemp(prefix="tunefarm-compose-"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def healthy(user: ImageUser, check: list[str], env: dict[str, str]) -> bool:
+    """A compose healthcheck (["CMD", ...]) run as the image's user, as Docker runs it in the container."""
+    assert check[0] == "CMD"
+    return subprocess.run(user.command(check[1:]), env=env, capture_output=True, timeout=30).returncode == 0
+
+
 @pytest.mark.postgres
-def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, tmp_path):
+def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, image_root):
     spec = load_compose()
     services = spec["services"]
-    root = tmp_path / "compose"
-    secret_files = {name: write_secret(root / "secrets" / name, secrets.token_urlsafe(24))
-                    for name in spec["secrets"]}
+    root = image_root
+    user = ImageUser(root)
+    if not user.usable():
+        pytest.skip("running as root without setpriv/unshare: cannot run the entry points as a non-root user")
+    secret_files = {name: user.own(write_secret(root / "secrets" / name, secrets.token_urlsafe(24)))
+                    for name in spec["secrets"]}  # secrets the image's user can read
+    user.own(root / "secrets")
     compose_role(pg_cluster, services["db"], secret_files["db_password"].read_text().strip())
-    rest_port, grpc_port = free_port(), free_port()
+    rest_port, grpc_port, metrics_port = free_port(), free_port(), free_port()
     addresses = {"db:5432": f"127.0.0.1:{pg_cluster.port}", "tuner:50051": f"127.0.0.1:{grpc_port}"}
+    volumes = {"tunerdata": user.own(root / "volumes" / "tunerdata"),
+               "/tmp": user.own(root / "volumes" / "host-tmp", 0o1777)}  # shared like the host's /tmp
 
-    def localize(value: str) -> str:
+    def mounts(service: dict) -> dict[str, str]:
+        """Container path -> the local directory standing in for its volume."""
+        return {target: str(volumes[source]) for source, _, target in (v.partition(":") for v in
+                                                                       service.get("volumes", ()))}
+
+    def localize(value: str, service: dict, ports: dict[str, str] | None = None) -> str:
         for address, local in addresses.items():
             value = value.replace(f"@{address}/", f"@{local}/").replace(address, local)
+        for target, local in mounts(service).items():
+            value = value.replace(target, local)
+        for port, local in (ports or {}).items():
+            value = re.sub(rf"(?<![\d.]){port}(?!\d)", local, value)
         return value.replace(SECRETS_IN_CONTAINER, f"{root / 'secrets'}/")
 
     bin_dir = root / "bin"  # `tunefarm` as `pip install .` makes it in the images
     bin_dir.mkdir()
     (bin_dir / "tunefarm").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m tunefarm_cli \"$@\"\n")
     (bin_dir / "tunefarm").chmod(0o755)
+    (bin_dir / "python").symlink_to(sys.executable)
 
-    tuner_env = {k: localize(str(v)) for k, v in services["tuner"]["environment"].items()}
+    def environment(image: str, service: dict, blocked: set[str], ports: dict[str, str]) -> dict[str, str]:
+        """The image's ENV under the service's environment, localized; PATH finds our `tunefarm` and `python`;
+        what the image does not install cannot be imported; HOME is the user's own (the image's user has one)."""
+        image_spec = dockerfile_spec(image)
+        assert image_spec.user == "tunefarm" and image_spec.workdir == "/app"
+        env = {k: localize(str(v), service, ports) for k, v in
+               {**{k: v for k, v in image_spec.env.items() if k != "PATH"}, **service["environment"]}.items()}
+        home = user.own(root / "home" / image.split(".")[0])
+        blocker = role_blocker(root / "blockers" / image.split(".")[0], blocked)
+        env = base_env({**env, "PATH": f"{bin_dir}:{base_env()['PATH']}", "HOME": str(home)})
+        env["PYTHONPATH"] = f"{blocker}:{env['PYTHONPATH']}"
+        return env
+
+    tuner = services["tuner"]
+    tuner_ports = {"8080": str(rest_port), "50051": str(grpc_port), "9090": str(metrics_port)}
+    tuner_env = environment("tuner.Dockerfile", tuner, {"device_agent"}, tuner_ports)
     assert {"TUNEFARM_DATABASE_URL", "TUNEFARM_DATABASE_PASSWORD_FILE", "TUNEFARM_ENROLMENT_TOKEN_FILE",
-            "TUNEFARM_ADMIN_TOKEN_FILE"} <= tuner_env.keys()
+            "TUNEFARM_ADMIN_TOKEN_FILE", "TUNEFARM_DATA_DIR"} <= tuner_env.keys()
     assert make_url(tuner_env["TUNEFARM_DATABASE_URL"]).password is None, "the password comes from its file"
-    tuner_env.update(TUNEFARM_REST_HOST="127.0.0.1", TUNEFARM_GRPC_HOST="127.0.0.1",
-                     TUNEFARM_REST_PORT=str(rest_port), TUNEFARM_GRPC_PORT=str(grpc_port),
-                     TUNEFARM_DATA_DIR=str(root / "data"))
-    path = {"PATH": f"{bin_dir}:{base_env()['PATH']}"}
-    tuner_cmd = dockerfile_cmd("tuner.Dockerfile")
+    assert tuner_env["TUNEFARM_DATA_DIR"] == str(volumes["tunerdata"]), "the tuner writes to its volume"
+    tuner_env.update(TUNEFARM_REST_HOST="127.0.0.1", TUNEFARM_GRPC_HOST="127.0.0.1", TUNEFARM_METRICS_HOST="127.0.0.1",
+                     TUNEFARM_REST_PORT=str(rest_port), TUNEFARM_GRPC_PORT=str(grpc_port))
+    tuner_cmd = dockerfile_spec("tuner.Dockerfile").cmd
     assert tuner_cmd[0] == "tunefarm"
-    server = process_tracker.spawn("tuner", tuner_cmd, base_env({**tuner_env, **path}), root / "tuner.log")
+    server = process_tracker.spawn("tuner", user.command(tuner_cmd), tuner_env, root / "tuner.log")
 
     # Farm's helpers (health, clients, waits) pointed at these processes: it starts nothing itself here.
-    farm = Farm(tmp_path / "view", tuner_env["TUNEFARM_DATABASE_URL"], process_tracker, env={})
+    farm = Farm(root / "view", tuner_env["TUNEFARM_DATABASE_URL"], process_tracker, env={})
     farm.server, farm.rest_port, farm.admin_token = server, rest_port, secret_files["admin_token"].read_text().strip()
     farm.wait_healthy()
-    check = [localize(part).replace(":8080/", f":{rest_port}/") for part in services["tuner"]["healthcheck"]["test"]]
-    assert check[0] == "CMD"
-    assert subprocess.run([sys.executable if a == "python" else a for a in check[1:]], timeout=30).returncode == 0
+    assert healthy(user, [localize(a, tuner, tuner_ports) for a in tuner["healthcheck"]["test"]], tuner_env)
+    scrape = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10)  # no token
+    assert scrape.status_code == 200 and "tunefarm_jobs" in scrape.text
 
     agent = services["cpu-agent"]
-    agent_cmd = [localize(part) for part in dockerfile_cmd("agent-cpu.Dockerfile")]
-    agent_env = {k: localize(str(v)) for k, v in agent["environment"].items()}
-    assert agent_env["TUNEFARM_LOCK_DIR"] in {v.split(":")[1] for v in agent["volumes"]}, "a host-wide lock dir"
-    agent_env["TUNEFARM_LOCK_DIR"] = str(root / "locks")  # the host directory the containers would share
-    assert agent_cmd[:2] == ["sh", "-c"] and "--token-file" in agent_cmd[2] and "--device cpu" in agent_cmd[2]
-    replicas = agent["deploy"]["replicas"]
-    for i in range(replicas if own_hostnames() else 1):
-        name = f"cpu-agent-{i}"
-        cmd = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', name, *agent_cmd] if own_hostnames() \
-            else agent_cmd
-        farm.agents.append(process_tracker.spawn(name, cmd, base_env({**agent_env, **path}), root / f"{name}.log"))
+    agent_spec = dockerfile_spec("agent-cpu.Dockerfile")
+    assert agent_spec.cmd[:2] == ["sh", "-c"] and "--token-file" in agent_spec.cmd[2] and "--device cpu" in \
+        agent_spec.cmd[2]
+    assert agent["environment"]["TUNEFARM_LOCK_DIR"] in mounts(agent), "a host-wide lock dir"
+    blocked = role_modules_missing("agent") | {"tuner_server", "tunefarm_client"}
+    assert {"fastapi", "sqlalchemy", "uvicorn"} <= blocked
+    checks = []
+    for i in range(agent["deploy"]["replicas"] if own_hostnames() else 1):
+        name, ports = f"cpu-agent-{i}", {"8081": str(free_port())}
+        env = environment("agent-cpu.Dockerfile", agent, blocked, ports)
+        cmd = [localize(part, agent, ports) for part in agent_spec.cmd]
+        hostname = name if own_hostnames() else None
+        farm.agents.append(process_tracker.spawn(name, user.command(cmd, hostname), env, root / f"{name}.log"))
+        checks.append(([localize(a, agent, ports) for a in agent["healthcheck"]["test"]], env))
     wait_until(lambda: len(farm.active_agent_names()) == len(farm.agents), "the compose agents", 60,
                on_poll=process_tracker.snapshot, diagnostics=farm.logs)
+    for check, env in checks:
+        wait_until(lambda c=check, e=env: healthy(user, c, e), "the agents' healthchecks", 30, 0.5,
+                   diagnostics=farm.logs)
     with farm.client() as c:
         job = c.create_job("matmul", MATMUL, "cpu", 4, seed=5, measure=FAST_MEASURE)
         done = farm.wait_job(job.id)
         assert done.state == "done" and c.job(job.id).progress.verified == 4, farm.logs()
         assert c.health().database == "ok"
+    written = [*volumes["/tmp"].iterdir(), *volumes["tunerdata"].rglob("*")]
+    assert any(p.name.startswith("tunefarm-measure-") for p in written), "the agents' locks are in the shared dir"
+    assert {p.stat().st_uid for p in written} == {user.uid}, "everything was written by the image's user"
     process_tracker.stop(farm.agents + [server])
     assert [p.popen.returncode for p in farm.agents + [server]] == [0] * (len(farm.agents) + 1), farm.logs()
