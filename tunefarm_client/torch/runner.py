@@ -8,6 +8,7 @@ unless the module overwrites them.
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import torch
@@ -33,7 +34,10 @@ def _describe(t) -> str:
 
 
 class TorchKernel:
-    """Checks torch tensors against a kernel's tensor specs and launches the kernel on them."""
+    """Checks torch tensors against a kernel's tensor specs and launches the kernel on them.
+
+    Checks run on every call, so they have a fast path (one pass of plain comparisons against precomputed specs)
+    and, only when it fails, a diagnosis that names the first wrong tensor and what was expected of it."""
 
     def __init__(self, kernel: cc.Kernel) -> None:
         if kernel.target.kind not in DEVICE_TYPES:
@@ -43,7 +47,10 @@ class TorchKernel:
         self.input_specs, self.output_specs = list(kernel.specs[:n]), list(kernel.specs[n:])
         self.device_type = DEVICE_TYPES[kernel.target.kind]
         self.dtypes = [torch_dtype(s.dtype) for s in kernel.specs]
-        self.aligns = [b.align for b in self.module.args]
+        aligns = [b.align for b in self.module.args]
+        # per tensor (inputs then outputs): (shape, dtype, alignment, bytes)
+        self._expect = [(torch.Size(s.shape), d, a, math.prod(s.shape) * d.itemsize)
+                        for s, d, a in zip(kernel.specs, self.dtypes, aligns, strict=True)]
         self.overwrites_workspaces = getattr(self.module, "overwrites_workspaces", False)
         self._stream_modules: dict[int, object] = {}  # CUDA device index -> StreamModule
         self._lock = threading.Lock()
@@ -55,18 +62,46 @@ class TorchKernel:
     def _fail(self, message: str) -> None:
         raise ValueError(f"{self.key} ({self.kernel.target.arch} kernel): {message}")
 
-    def check(self, tensors, specs, dtypes, role: str, device=None, memory: bool = True) -> torch.device:
-        """Raises ValueError naming the first tensor of the wrong kind, shape, dtype, device or layout; returns
-        the tensors' device. `memory=False` (fake tensors at trace time) leaves out the data pointer checks."""
+    def _fits(self, tensors, expect, device, memory: bool) -> bool:
+        """The fast path: every tensor as expected, on `device`, contiguous (and aligned, with `memory`)."""
+        if len(tensors) != len(expect):
+            return False
+        try:
+            for t, (shape, dtype, align, _) in zip(tensors, expect, strict=True):
+                if (t.shape != shape or t.dtype != dtype or t.device != device or not t.is_contiguous()
+                        or (memory and t.data_ptr() % align)):
+                    return False
+        except AttributeError:  # not a tensor
+            return False
+        return True
+
+    def check_inputs(self, inputs, memory: bool = True) -> torch.device:
+        """Raises ValueError naming the first input of the wrong kind, shape, dtype, device or layout; returns the
+        inputs' device. `memory=False` (fake tensors at trace time) leaves out the data pointer checks."""
+        expect = self._expect[:len(self.input_specs)]
+        device = getattr(inputs[0], "device", None) if inputs else None
+        if device is not None and (device.type == self.device_type or (not memory and device.type == "meta")) \
+                and self._fits(inputs, expect, device, memory):
+            return device
+        return self._diagnose(inputs, self.input_specs, expect, "input", None, memory)
+
+    def check_outputs(self, outputs, device: torch.device, inputs=(), memory: bool = True) -> None:
+        """As check_inputs, on `device`; with `memory`, no output may overlap an input or another output."""
+        expect = self._expect[len(self.input_specs):]
+        if not self._fits(outputs, expect, device, memory):
+            self._diagnose(outputs, self.output_specs, expect, "output", device, memory)
+        if memory:
+            self._check_overlaps(inputs, outputs)
+
+    def _diagnose(self, tensors, specs, expect, role: str, device, memory: bool) -> torch.device:
         if len(tensors) != len(specs):
-            names = ", ".join(s.name for s in specs)
-            self._fail(f"takes {len(specs)} {role} tensors ({names}), got {len(tensors)}")
-        for t, spec, dtype in zip(tensors, specs, dtypes, strict=True):
+            self._fail(f"takes {len(specs)} {role} tensors ({', '.join(s.name for s in specs)}), got {len(tensors)}")
+        for t, spec, (shape, dtype, align, _) in zip(tensors, specs, expect, strict=True):
             want = f"{spec.shape} {spec.dtype} on {self.device_type}"
             if not isinstance(t, torch.Tensor):
                 self._fail(f"{role} {spec.name}: expected a torch.Tensor {want}, got {_describe(t)}")
             on_device = t.device.type == self.device_type or (not memory and t.device.type == "meta")
-            if tuple(t.shape) != tuple(spec.shape) or t.dtype != dtype or not on_device:
+            if t.shape != shape or t.dtype != dtype or not on_device:
                 self._fail(f"{role} {spec.name}: expected {want}, got {_describe(t)}")
             if device is None:
                 device = t.device
@@ -75,42 +110,29 @@ class TorchKernel:
             if not t.is_contiguous():
                 self._fail(f"{role} {spec.name} must be contiguous (row-major), got strides {t.stride()}: "
                            "pass .contiguous()")
-        if memory:
-            self._check_alignment(tensors, specs, role)
-        return device
-
-    def _check_alignment(self, tensors, specs, role: str) -> None:
-        offset = 0 if role == "input" else len(self.input_specs)
-        for i, (t, spec) in enumerate(zip(tensors, specs, strict=True)):
-            align = self.aligns[offset + i]
-            if t.numel() and t.data_ptr() % align:
+            if memory and t.data_ptr() % align:
                 self._fail(f"{role} {spec.name} starts at an address that is not {align}-byte aligned (a view at "
                            "an offset?): the kernel's vector accesses need it; pass .clone()")
+        return device
 
-    def check_inputs(self, inputs, memory: bool = True) -> torch.device:
-        return self.check(inputs, self.input_specs, self.dtypes[:len(self.input_specs)], "input", memory=memory)
-
-    def check_outputs(self, outputs, device: torch.device, inputs=(), memory: bool = True) -> None:
-        """As check_inputs, and (with `memory`) no output may overlap an input or another output."""
-        self.check(outputs, self.output_specs, self.dtypes[len(self.input_specs):], "output", device, memory)
-        if not memory:
-            return
+    def _check_overlaps(self, inputs, outputs) -> None:
+        tensors = (*inputs, *outputs)
+        spans = [(t.data_ptr(), t.data_ptr() + e[3]) for t, e in zip(tensors, self._expect, strict=True)]
         names = [s.name for s in (*self.input_specs, *self.output_specs)]
-        spans = [(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size(), name)
-                 for t, name in zip((*inputs, *outputs), names, strict=True)]
-        for i, (start, end, name) in enumerate(spans[len(inputs):], len(inputs)):
-            for other_start, other_end, other in spans[:i]:
-                if start < other_end and other_start < end:
-                    self._fail(f"output {name} overlaps {other}: outputs must not share memory with other tensors")
+        for i in range(len(inputs), len(tensors)):
+            for j in range(i):
+                if spans[i][0] < spans[j][1] and spans[j][0] < spans[i][1]:
+                    self._fail(f"output {names[i]} overlaps {names[j]}: outputs must not share memory with other "
+                               "tensors")
 
     def empty_outputs(self, device: torch.device) -> list[torch.Tensor]:
-        return [torch.empty(s.shape, dtype=d, device=device)
-                for s, d in zip(self.output_specs, self.dtypes[len(self.input_specs):], strict=True)]
+        return [torch.empty(shape, dtype=dtype, device=device)
+                for shape, dtype, _, _ in self._expect[len(self.input_specs):]]
 
     def launch(self, tensors, device: torch.device) -> None:
         """Runs the kernel on checked tensors (inputs then outputs), in place."""
         pointers = [t.data_ptr() for t in tensors]
-        if self.device_type == "cpu":
+        if device.type == "cpu":
             self.kernel.call_pointers(pointers)
             return
         index = device.index if device.index is not None else torch.cuda.current_device()
