@@ -105,6 +105,13 @@ def test_bad_inputs_raise_clear_errors(matmul, softmax):
         torch.compile(lambda t: softmax(t), fullgraph=True)(torch.randn(64, 99))
 
 
+def test_backward_says_there_is_no_derivative(softmax):
+    x = torch.randn(64, 100, requires_grad=True)
+    y = softmax(x)
+    with pytest.raises(RuntimeError, match="has no derivative: tuned kernels are forward-only"):
+        y.sum().backward()
+
+
 def test_op_names_are_unique_legal_and_reused(matmul, tmp_path_factory):
     again = custom_op(_kernel("matmul", MATMUL, tmp_path_factory))
     assert again is matmul

@@ -122,6 +122,13 @@ def _register(name: str, runner: TorchKernel) -> KernelOp:
         for key in ("CPU", "CUDA"):  # the runner names a wrong device type; other backends: the dispatcher says
             lib.impl(op, impl, key)
         torch.library.register_fake(f"{NAMESPACE}::{op}", fake_impl, lib=lib)
+    qualname = f"{NAMESPACE}::{name}"
+
+    def no_backward(ctx, *grads):
+        raise RuntimeError(f"{qualname} ({runner.key}) has no derivative: tuned kernels are forward-only; run it "
+                           "on tensors that need no grad (torch.no_grad(), or .detach() the inputs)")
+
+    torch.library.register_autograd(qualname, no_backward, lib=lib)
     ops = getattr(torch.ops, NAMESPACE)
     return KernelOp(name, runner, getattr(ops, name).default, getattr(ops, f"{name}_out").default)
 
