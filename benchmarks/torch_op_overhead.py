@@ -76,15 +76,16 @@ def time_rounds(fns: dict, device: torch.device, rounds: int, min_s: float) -> d
     """Seconds per call, median over rounds; each round times every variant once, in turn."""
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     counts = {}
-    for name, fn in fns.items():  # warm up and size each loop to about min_s
-        fn()
+    for name, fn in fns.items():  # warm up, then size each variant's loop to about min_s
+        for _ in range(5):
+            fn()
         sync()
         n, start = 0, time.perf_counter()
-        while time.perf_counter() - start < min_s / 4 or n < 3:
+        while time.perf_counter() - start < min_s / 2:
             fn()
             n += 1
         sync()
-        counts[name] = max(3, int(n * min_s / max(time.perf_counter() - start, 1e-9) / 4))
+        counts[name] = max(5, round(n * min_s / max(time.perf_counter() - start, 1e-9)))
     samples = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
@@ -133,29 +134,33 @@ def run_case(op: str, params: dict, device: torch.device, rounds: int, min_s: fl
 
 
 def print_table(results: list[dict]) -> None:
-    print(f"{'workload':<46} {'variant':<14} {'median us':>11} {'vs direct us':>13} {'torch/this':>11}")
+    print(f"{'workload':<46} {'variant':<14} {'median us':>11} {'[min, max] of rounds':>22} {'vs direct us':>13} "
+          f"{'torch/this':>11}")
     for r in results:
         torch_s = r["times"]["torch"]["median_s"]
         for name, t in r["times"].items():
             ratio = "" if name == "torch" else f"{torch_s / t['median_s']:.2f}x"
-            print(f"{r['workload']:<46} {name:<14} {t['median_s'] * 1e6:>11.2f} {t['overhead_us']:>+13.2f} "
-                  f"{ratio:>11}")
+            spread = f"[{t['min_s'] * 1e6:.1f}, {t['max_s'] * 1e6:.1f}]" if "min_s" in t else ""
+            print(f"{r['workload']:<46} {name:<14} {t['median_s'] * 1e6:>11.2f} {spread:>22} "
+                  f"{t['overhead_us']:>+13.2f} {ratio:>11}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--min-s", type=float, default=0.05, help="seconds per variant per round (about)")
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--min-s", type=float, default=0.02, help="seconds per variant per round (about)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args()
     device = torch.device("cuda", torch.cuda.current_device()) if args.device == "cuda" else torch.device("cpu")
+    load_before = os.getloadavg()
     results = [run_case(op, params, device, args.rounds, args.min_s) for op, params in CASES[args.device]]
     print_table(results)
     if args.out:
         meta = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor()
                 or platform.machine(), "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-                "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "loadavg_after": os.getloadavg()}
+                "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "loadavg_before": load_before,
+                "loadavg_after": os.getloadavg()}
         with open(args.out, "w") as f:
             json.dump({"meta": meta, "results": results}, f, indent=1)
 
