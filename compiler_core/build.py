@@ -67,6 +67,14 @@ class Kernel:
     def __call__(self, *arrays: np.ndarray) -> None:
         self._impl.run_host(self._check(arrays))
 
+    def call_pointers(self, pointers: list[int]) -> None:
+        """C only: run on raw host addresses (args in op order, each C-contiguous, of its spec's shape and dtype),
+        unchecked: what callers holding other frameworks' tensors use (tunefarm_client.torch checks first)."""
+        if not hasattr(self._impl, "call"):
+            raise ValueError(f"call_pointers() is for kernels on host memory; {self.target.kind} kernels launch "
+                             "through launch_device")
+        self._impl.call(pointers)
+
     def launch_device(self, args: list, workspaces: list, stream=None) -> None:
         """CUDA only: launch on device addresses (args in op order, then the module's workspaces).
 
