@@ -87,19 +87,24 @@ def print_paired_ratios(result) -> None:
         console.print("[yellow]the last comparison was noisy (contention or a wide interval): treat with care[/]")
 
 
+def _interrupted(client: TunefarmClient, job_id: str, args, command: str) -> int:
+    """Ctrl-C while a job is followed: detach (the job keeps running), or cancel it with --cancel-on-interrupt."""
+    if getattr(args, "cancel_on_interrupt", False):
+        job = client.cancel_job(job_id)
+        warn(f"tunefarm {command}: cancelled job {job_id} ({job.progress.completed if job.progress else 0} "
+             "measured trials stay)")
+    else:
+        warn(f"tunefarm {command}: detached from job {job_id}; it keeps running on the farm. Follow it: "
+             f"`tunefarm follow {job_id}`; cancel it: `tunefarm cancel {job_id}`")
+    return INTERRUPTED
+
+
 def _follow_and_report(client: TunefarmClient, job_id: str, args, command: str) -> int:
     """Follow to the end and print the outcome; Ctrl-C detaches (or cancels, with --cancel-on-interrupt)."""
     try:
         job = follow_job(client, job_id, watch=StallWatch(client, args.stall_warning))
     except KeyboardInterrupt:
-        if getattr(args, "cancel_on_interrupt", False):
-            job = client.cancel_job(job_id)
-            warn(f"tunefarm {command}: cancelled job {job_id} ({job.progress.completed if job.progress else 0} "
-                 "measured trials stay)")
-        else:
-            warn(f"tunefarm {command}: detached from job {job_id}; it keeps running on the farm. Follow it: "
-                 f"`tunefarm follow {job_id}`; cancel it: `tunefarm cancel {job_id}`")
-        return INTERRUPTED
+        return _interrupted(client, job_id, args, command)
     if job.state != "done":
         console.print(f"[red]job {job.id} {job.state}[/]{': ' + job.error if job.error else ''}")
         return 1
@@ -124,7 +129,10 @@ def cmd_tune(client: TunefarmClient, args) -> int:
     device = _tune_device(client, args.device)
     job = client.create_job(args.op, parse_params(args.params), device, args.trials, strategy=args.strategy,
                             seed=args.seed, priority=args.priority)
-    console.print(f"job {job.id}: {job.workload} on {device}, {job.trial_budget} trials, {job.strategy}")
+    try:
+        console.print(f"job {job.id}: {job.workload} on {device}, {job.trial_budget} trials, {job.strategy}")
+    except KeyboardInterrupt:
+        return _interrupted(client, job.id, args, "tune")
     if args.no_wait:
         console.print(f"follow it: `tunefarm follow {job.id}`")
         return 0

@@ -110,7 +110,8 @@ def _exchange_commands(sub) -> None:
     imp = _command(sub, "import", "import another farm's JSON lines export")
     imp.add_argument("input", help="a file written by `tunefarm export`")
     tokens = _command(sub, "tokens", "REST tokens (admin): create, list, revoke")
-    actions = tokens.add_subparsers(dest="action", required=True, metavar="create|list|revoke")
+    actions = tokens.add_subparsers(dest="action", required=True, metavar="create|list|revoke",
+                                    help="what to do with tokens")
     create = _command(actions, "create", "a new token; its plaintext is printed this once")
     create.add_argument("name", help="what the token is for, e.g. ci-reader")
     create.add_argument("--scope", choices=("read", "admin"), default="read", help="read: GETs; admin: also writes")
@@ -127,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--token", default=None, help="bearer token (default: $TUNEFARM_TOKEN, else the up farm's)")
     parser.add_argument("--data-dir", type=Path, default=None, help="the embedded farm's directory (default: "
                         "$TUNEFARM_DATA_DIR, else the nearest .tunefarm here or in a parent, else ./.tunefarm)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="`tunefarm COMMAND --help` shows its options")
     sub.add_parser("server", help="run the tuner server (see `tunefarm server --help`)", add_help=False)
     sub.add_parser("agent", help="run a device agent (see `tunefarm agent --help`)", add_help=False)
     for add in (_farm_commands, _job_commands, _schedule_commands, _exchange_commands):

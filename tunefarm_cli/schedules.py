@@ -17,8 +17,9 @@ def _key(client: TunefarmClient, args) -> tuple[str, dict, str]:
 def cmd_best(client: TunefarmClient, args) -> int:
     best = client.best(*_key(client, args), version=args.version, as_of=args.as_of, include_source=args.source)
     rate = f"{best.gflops:.1f} GFLOP/s" if best.gflops else f"{best.gbps or 0:.1f} GB/s"
+    pinned = " \\[pinned]" if best.head_pinned else ""  # escaped: rich would read [pinned] as markup
     console.print(f"{best.workload} on {best.device_class}: version {best.version} ({best.reason}), "
-                  f"{(best.median_s or 0) * 1e3:.4f} ms, {rate}{' [pinned]' if best.head_pinned else ''}")
+                  f"{(best.median_s or 0) * 1e3:.4f} ms, {rate}{pinned}")
     console.print_json(json.dumps(best.config))
     if args.source and best.source:
         print(best.source)
