@@ -169,3 +169,18 @@ def test_cpu_is_ambiguous_with_two_cpu_classes_online(farm):
     finally:
         agent.terminate()
         agent.wait(30)
+
+
+def test_loaded_kernel_refuses_a_missing_input(farm, tmp_path):
+    """load_best takes --device's 'cpu' too; run(A) without B names B instead of zero-filling it."""
+    import numpy as np
+
+    from tunefarm_client import load_best
+
+    kernel = load_best(farm.client, "matmul", {"M": 32, "N": 32, "K": 32}, "cpu", cache_dir=tmp_path)
+    assert kernel.schedule.device_class == farm.device_class
+    a, b = (np.ones((32, 32), np.float32) for _ in range(2))
+    with pytest.raises(ValueError, match=r"matmul run\(\) takes its 2 inputs \(A, B\), got 1; missing: B"):
+        kernel.run(a)
+    (c,) = kernel.run(a, b)
+    assert np.allclose(c, 32.0)
