@@ -19,8 +19,23 @@ DEVICE_HELP = "'cpu', 'cuda' (this farm's class of that kind) or an exact device
 JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
 
 
+def _global_options(p: argparse.ArgumentParser, default=None) -> None:
+    p.add_argument("--server", default=default, help="REST URL (default: $TUNEFARM_URL, else the running "
+                   "`tunefarm up` farm of the data directory)")
+    p.add_argument("--token", default=default, help="bearer token (default: $TUNEFARM_TOKEN, else the up farm's)")
+    p.add_argument("--data-dir", type=Path, default=default, help="the embedded farm's directory (default: "
+                   "$TUNEFARM_DATA_DIR, else the nearest .tunefarm here or in a parent, else ./.tunefarm)")
+
+
+# The global options are also accepted after the command (`tunefarm tune --server URL ...`); there they leave the
+# value given before the command (or its default) alone unless given.
+AFTER_COMMAND = argparse.ArgumentParser(add_help=False)
+_global_options(AFTER_COMMAND, default=argparse.SUPPRESS)
+
+
 def _command(sub, name: str, help_text: str, **kw) -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=help_text, description=help_text, formatter_class=FORMATTER, **kw)
+    return sub.add_parser(name, help=help_text, description=help_text, formatter_class=FORMATTER,
+                          parents=[AFTER_COMMAND], **kw)
 
 
 def _workload_args(p: argparse.ArgumentParser) -> None:
@@ -123,11 +138,7 @@ def _exchange_commands(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tunefarm", description="tunefarm: a kernel-autotuning farm",
                                      formatter_class=FORMATTER)
-    parser.add_argument("--server", default=None, help="REST URL (default: $TUNEFARM_URL, else the running "
-                        "`tunefarm up` farm of the data directory)")
-    parser.add_argument("--token", default=None, help="bearer token (default: $TUNEFARM_TOKEN, else the up farm's)")
-    parser.add_argument("--data-dir", type=Path, default=None, help="the embedded farm's directory (default: "
-                        "$TUNEFARM_DATA_DIR, else the nearest .tunefarm here or in a parent, else ./.tunefarm)")
+    _global_options(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 help="`tunefarm COMMAND --help` shows its options")
     sub.add_parser("server", help="run the tuner server (see `tunefarm server --help`)", add_help=False)
