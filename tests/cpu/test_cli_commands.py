@@ -80,19 +80,21 @@ def test_ops_and_devices(farm):
 
 
 def test_best_history_pin_diff_rollback_with_device_cpu(farm):
+    n = farm.client.best("matmul", {"M": 32, "N": 32, "K": 32}, farm.device_class).version  # the job made 1..n
     best = ok(run(farm, "best", *KEY, "--device", "cpu", "--source"))
-    assert f"device cpu -> {farm.device_class}" in best and "version 1" in best and "void" in best
-    assert "1 versions" in ok(run(farm, "history", *KEY, "--device", "cpu"))
+    assert f"device cpu -> {farm.device_class}" in best and f"version {n}" in best and "void" in best
+    assert f"{n} versions" in ok(run(farm, "history", *KEY, "--device", "cpu"))
     pinned = ok(run(farm, "pin", *KEY, "--device", "cpu", "--version", "1", "-m", "keep"))
-    assert "now version 2 (pin, pinned)" in pinned
+    assert f"now version {n + 1} (pin, pinned)" in pinned
     assert "[pinned]" in ok(run(farm, "best", *KEY, "--device", farm.device_class))
-    assert "now version 3 (pin)" in ok(run(farm, "pin", *KEY, "--device", "cpu", "--unpin"))
-    assert "now version 4 (rollback)" in ok(run(farm, "rollback", *KEY, "--device", "cpu", "--to-version", "1"))
-    diff = ok(run(farm, "diff", *KEY, "--device", "cpu", "1", "4"))
-    assert "v1 -> v4" in diff and "same config" in diff
+    assert f"now version {n + 2} (pin)" in ok(run(farm, "pin", *KEY, "--device", "cpu", "--unpin"))
+    rolled = ok(run(farm, "rollback", *KEY, "--device", "cpu", "--to-version", "1"))
+    assert f"now version {n + 3} (rollback)" in rolled
+    diff = ok(run(farm, "diff", *KEY, "--device", "cpu", "1", str(n + 3)))
+    assert f"v1 -> v{n + 3}" in diff and "same config" in diff
     history = ok(run(farm, "history", *KEY, "--device", "cpu"))
-    assert "4 versions" in history and "rollback" in history
-    one_line_error(run(farm, "diff", *KEY, "--device", "cpu", "1", "9"), "diff", "404", "no version 9")
+    assert f"{n + 3} versions" in history and "rollback" in history
+    one_line_error(run(farm, "diff", *KEY, "--device", "cpu", "1", "99"), "diff", "404", "no version 99")
     needs_one = run(farm, "pin", *KEY, "--device", "cpu")  # --version or --unpin: argparse's usage error (exit 2)
     assert needs_one.returncode == 2 and "Traceback" not in needs_one.stderr
 
@@ -152,8 +154,24 @@ def test_export_then_import_round_trips(farm, tmp_path):
     assert "already here" in ok(run(farm, "import", str(path)))
 
 
+def test_loaded_kernel_refuses_a_missing_input(farm, tmp_path):
+    """load_best takes --device's 'cpu' too; run(A) without B names B instead of zero-filling it."""
+    import numpy as np
+
+    from tunefarm_client import load_best
+
+    kernel = load_best(farm.client, "matmul", {"M": 32, "N": 32, "K": 32}, "cpu", cache_dir=tmp_path)
+    assert kernel.schedule.device_class == farm.device_class
+    a, b = (np.ones((32, 32), np.float32) for _ in range(2))
+    with pytest.raises(ValueError, match=r"matmul run\(\) takes its 2 inputs \(A, B\), got 1; missing: B"):
+        kernel.run(a)
+    (c,) = kernel.run(a, b)
+    assert np.allclose(c, 32.0)
+
+
 def test_cpu_is_ambiguous_with_two_cpu_classes_online(farm):
-    """A second CPU agent on one core registers another class (…-1c): --device cpu then names both."""
+    """A second CPU agent on one core registers another class (…-1c): --device cpu then names both. Last in this
+    module: the stopped agent's class stays online until the server declares it lost."""
     agent = subprocess.Popen([sys.executable, "-m", "device_agent.main", "--server", f"127.0.0.1:{farm.grpc_port}",
                               "--device", "cpu", "--cpus", "0", "--token-file", str(farm.data_dir / "enrolment_token"),
                               "--log-level", "WARNING"], env=cli_env(farm.cwd), stdout=subprocess.DEVNULL,
@@ -170,17 +188,3 @@ def test_cpu_is_ambiguous_with_two_cpu_classes_online(farm):
         agent.terminate()
         agent.wait(30)
 
-
-def test_loaded_kernel_refuses_a_missing_input(farm, tmp_path):
-    """load_best takes --device's 'cpu' too; run(A) without B names B instead of zero-filling it."""
-    import numpy as np
-
-    from tunefarm_client import load_best
-
-    kernel = load_best(farm.client, "matmul", {"M": 32, "N": 32, "K": 32}, "cpu", cache_dir=tmp_path)
-    assert kernel.schedule.device_class == farm.device_class
-    a, b = (np.ones((32, 32), np.float32) for _ in range(2))
-    with pytest.raises(ValueError, match=r"matmul run\(\) takes its 2 inputs \(A, B\), got 1; missing: B"):
-        kernel.run(a)
-    (c,) = kernel.run(a, b)
-    assert np.allclose(c, 32.0)
