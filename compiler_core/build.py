@@ -85,8 +85,15 @@ class Kernel:
         self._impl.launch_device(args, workspaces, stream)
 
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
-        """Allocates outputs, runs, returns them."""
-        outs = [np.zeros(s.shape, dtype=numpy_dtype(s.dtype)) for s in self.specs[len(inputs):]]
+        """Takes every input (ValueError naming the missing ones: never zero-filled), allocates the outputs, runs,
+        returns them."""
+        n_inputs = len(get_op(self.workload.op).input_specs(self.workload))
+        if len(inputs) != n_inputs:
+            names = [s.name for s in self.specs[:n_inputs]]
+            missing = f"; missing: {', '.join(names[len(inputs):])}" if len(inputs) < n_inputs else ""
+            raise ValueError(f"{self.workload.op} run() takes its {n_inputs} inputs ({', '.join(names)}), got "
+                             f"{len(inputs)}{missing} (outputs are allocated and returned)")
+        outs = [np.zeros(s.shape, dtype=numpy_dtype(s.dtype)) for s in self.specs[n_inputs:]]
         self(*inputs, *outs)
         return outs
 

@@ -191,6 +191,16 @@ def run_agent(settings: AgentSettings) -> int:
             signal.signal(sig, handler)
 
 
+def watch_parent(pid: int, poll_s: float = 1.0) -> None:
+    """--parent-pid: send this process SIGTERM (its graceful stop) once `pid` is no longer its parent."""
+    def watch() -> None:
+        while os.getppid() == pid:
+            time.sleep(poll_s)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tunefarm agent", description="Measure candidate kernels for a tuner server.")
     p.add_argument("--server", required=True, help="tuner gRPC address, HOST:PORT")
@@ -225,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-gib", type=float, default=None,
                    help="memory for the inputs and references of recent workloads (default: a quarter of RAM, at "
                         "most 16); several jobs interleave their trials, so keep all their workloads")
+    p.add_argument("--parent-pid", type=int, default=None, metavar="PID",
+                    help="stop (as on SIGTERM) once PID is no longer this process's parent (tunefarm up sets it)")
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -300,6 +312,8 @@ def main(argv=None) -> int:
     except (CpuSetError, FingerprintError, SettingsError) as exc:  # bad settings: one line, no usage text
         print(f"tunefarm agent: {exc}", file=sys.stderr)
         return 2
+    if args.parent_pid is not None:
+        watch_parent(args.parent_pid)
     return run_agent(settings)
 
 

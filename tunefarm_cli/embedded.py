@@ -1,6 +1,7 @@
 """The embedded farm (`tunefarm up`): a tuner process on SQLite plus one agent process per local device."""
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import json
 import os
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import httpx
 
-FARM_FILE = "farm.json"
-LOCK_FILE = "farm.lock"
+from tunefarm_cli.farm_dir import FARM_FILE, LOCK_FILE
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 START_TIMEOUT_S = 60.0
 TUNER_NICENESS = 10
 
@@ -41,6 +43,21 @@ def lock_data_dir(data_dir: Path) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
     return fd
+
+
+def die_with_parent(parent_pid: int, niceness: int = 0) -> None:
+    """preexec_fn of the farm's children: SIGTERM when the farm's process dies (Linux PR_SET_PDEATHSIG, so even a
+    kill -9 of `tunefarm up` stops them; each child also watches its parent through --parent-pid, the fallback
+    where prctl does not exist)."""
+    if niceness:
+        os.nice(niceness)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -107,23 +124,25 @@ class EmbeddedFarm:
                    TUNEFARM_GRPC_PORT=str(self.grpc_port), TUNEFARM_ADMIN_TOKEN=creds["admin_token"],
                    TUNEFARM_ENROLMENT_TOKEN=creds["enrolment_token"])
         # The tuner shares this host's cores with the agents' measurements: its refits and featurizing yield to them.
-        self._spawn([sys.executable, "-m", "tuner_server", "--log-level", self.log_level], env, "tuner",
-                     niceness=TUNER_NICENESS)
+        self._spawn([sys.executable, "-m", "tuner_server", "--log-level", self.log_level,
+                     "--parent-pid", str(os.getpid())], env, "tuner", niceness=TUNER_NICENESS)
         self._wait_healthy()
         token_file = self.data_dir / "enrolment_token"
         token_file.write_text(creds["enrolment_token"])
         token_file.chmod(0o600)
         for device in self.devices:
             self._spawn([sys.executable, "-m", "device_agent.main", "--server", f"127.0.0.1:{self.grpc_port}",
-                         "--device", device, "--token-file", str(token_file), "--log-level", self.log_level],
+                         "--device", device, "--token-file", str(token_file), "--log-level", self.log_level,
+                         "--parent-pid", str(os.getpid())],
                         env, f"agent-{device.replace(':', '')}")
         (self.data_dir / FARM_FILE).write_text(json.dumps({"url": self.url, "token": self.admin_token}))
         return self
 
     def _spawn(self, cmd: list[str], env: dict, name: str, niceness: int = 0) -> None:
         log = open(self.data_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child for its lifetime
+        parent = os.getpid()
         self.processes.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                               preexec_fn=(lambda: os.nice(niceness)) if niceness else None))
+                                               preexec_fn=lambda: die_with_parent(parent, niceness)))
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -159,8 +178,3 @@ class EmbeddedFarm:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-def read_farm_file(data_dir: Path) -> dict | None:
-    path = data_dir / FARM_FILE
-    return json.loads(path.read_text()) if path.exists() else None

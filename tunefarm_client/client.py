@@ -23,12 +23,15 @@ from tuner_server.api.schemas import (
     JobPublic,
     OpsPage,
     Page,
+    TokenCreated,
+    TokenPublic,
     TrialPublic,
     VersionPublic,
 )
 
 M = TypeVar("M", bound=BaseModel)
 FINAL_JOB_STATES = ("done", "failed", "cancelled")
+DEVICE_KINDS = ("cpu", "cuda")
 
 
 class TunefarmError(Exception):
@@ -113,6 +116,24 @@ class TunefarmClient:
     def devices(self, *, kind: str | None = None, limit: int = 100, offset: int = 0) -> Page[DevicePublic]:
         return self._get(Page[DevicePublic], "/v1/devices", {"kind": kind, "limit": limit, "offset": offset})
 
+    def resolve_device(self, device: str) -> str:
+        """An exact device class as is; 'cpu' or 'cuda' -> this farm's class of that kind: the only one, else the
+        only one with an agent online. TunefarmError (listing the classes) when there is none or several."""
+        if device not in DEVICE_KINDS:
+            return device
+        classes = self.devices(kind=device, limit=1000).items
+        online = [d.device_class for d in classes if d.status == "online"]
+        if len(classes) == 1:
+            return classes[0].device_class
+        if len(online) == 1:
+            return online[0]
+        if not classes:
+            raise TunefarmError(f"no {device} device class on this farm yet: no {device} agent has registered "
+                                f"(start one, or give an exact class)")
+        listing = ", ".join(f"{d.device_class} ({d.status})" for d in classes)
+        raise TunefarmError(f"device {device!r} is ambiguous on this farm: {len(classes)} {device} classes, "
+                            f"{len(online)} online: {listing}; give one of them")
+
     def metrics(self) -> str:
         return self._request("GET", "/metrics").text
 
@@ -183,6 +204,17 @@ class TunefarmClient:
         """Pin `version`, or unpin with None."""
         body = {"op": op, "params": dict(params), "device": device, "version": version, "message": message}
         return self._send(VersionPublic, "POST", "/v1/best/pin", body)
+
+    # ---- tokens (admin) ------------------------------------------------------------------------------------------
+    def tokens(self) -> list[TokenPublic]:
+        return [TokenPublic.model_validate(t) for t in self._request("GET", "/v1/tokens").json()]
+
+    def create_token(self, name: str, scope: str = "read") -> TokenCreated:
+        """A new token; `.token` is its plaintext, returned this once."""
+        return self._send(TokenCreated, "POST", "/v1/tokens", {"name": name, "scope": scope})
+
+    def revoke_token(self, token_id: str) -> TokenPublic:
+        return self._send(TokenPublic, "DELETE", f"/v1/tokens/{token_id}")
 
     # ---- exchange ------------------------------------------------------------------------------------------------
     def export(self, *, op: str | None = None, workload: str | None = None,

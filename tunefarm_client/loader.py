@@ -38,6 +38,7 @@ class LoadedKernel:
         self.kernel(*arrays)
 
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
+        """Every input of the op (ValueError naming a missing one), in op order; returns the outputs."""
         return self.kernel.run(*inputs)
 
     @property
@@ -84,13 +85,14 @@ def tuned_target(best: BestPublic) -> cc.Target:
 
 def load_best(client: TunefarmClient, op: str, params: dict[str, Any], device: str, target: cc.Target | None = None,
               *, allow_version_mismatch: bool = False, version: int | None = None, cache_dir=None) -> LoadedKernel:
-    """The head schedule (or `version`) of (op, params) on device class `device`, compiled here.
+    """The head schedule (or `version`) of (op, params) on device class `device` ('cpu'/'cuda': the farm's class
+    of that kind, see TunefarmClient.resolve_device), compiled here.
 
     `target`: build for this target instead of the one the schedule was tuned for (no machine check then).
     Raises TunefarmError when the server has no such schedule, LoadError (CodegenVersionMismatch) when it
     cannot or should not be built here.
     """
-    best = client.best(op, params, device, version=version)
+    best = client.best(op, params, client.resolve_device(device), version=version)
     check_codegen_version(best, allow_version_mismatch)
     chosen = target if target is not None else tuned_target(best)
     workload = cc.parse_key(best.workload)

@@ -11,10 +11,12 @@ import argparse
 import importlib
 import inspect
 import logging
+import os
 import secrets
 import signal
 import sys
 import threading
+import time
 
 from pydantic import SecretStr, ValidationError
 
@@ -179,6 +181,16 @@ def settings_errors(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def watch_parent(pid: int, poll_s: float = 1.0) -> None:
+    """--parent-pid: send this process SIGTERM (its graceful stop) once `pid` is no longer its parent."""
+    def watch() -> None:
+        while os.getppid() == pid:
+            time.sleep(poll_s)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="tunefarm server", description="run the tuner: REST API, gRPC for agents "
                                      "and the job driver, over one database (settings: TUNEFARM_* variables)")
@@ -191,6 +203,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                         help="import MODULE before serving (registers custom ops, as the agents' --plugin); "
                         "repeatable")
+    parser.add_argument("--parent-pid", type=int, default=None, metavar="PID",
+                        help="stop (as on SIGTERM) once PID is no longer this process's parent (tunefarm up sets it)")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return parser.parse_args(argv)
 
@@ -204,8 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import stops the start
             print(f"tunefarm server: cannot load plugin {module!r}: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 2
+    if args.parent_pid is not None:
+        watch_parent(args.parent_pid)
     overrides = {name: value for name, value in vars(args).items()
-                 if name not in ("log_level", "plugin") and value is not None}
+                 if name not in ("log_level", "plugin", "parent_pid") and value is not None}
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:

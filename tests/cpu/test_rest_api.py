@@ -38,7 +38,7 @@ def test_health_and_docs_need_no_token(farm):
     for path in ("/v1/ops", "/v1/devices", "/v1/jobs", "/v1/jobs/{job_id}", "/v1/jobs/{job_id}/trials",
                  "/v1/jobs/{job_id}/comparisons", "/v1/best",
                  "/v1/best/history", "/v1/best/diff", "/v1/best/rollback", "/v1/best/pin", "/v1/export",
-                 "/v1/import", "/metrics"):
+                 "/v1/import", "/v1/tokens", "/v1/tokens/{token_id}", "/metrics"):
         assert path in paths
 
 

@@ -5,7 +5,7 @@ Only pydantic here (no ORM, no FastAPI), so the Python client validates response
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
@@ -340,6 +340,26 @@ class RollbackRequest(ScheduleKey):
 
 class PinRequest(ScheduleKey):
     version: int | None = Field(ge=1, description="the version to pin, or null to unpin")
+
+
+class TokenCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=128, description="what the token is for, e.g. 'ci-reader'")
+    scope: Literal["read", "admin"] = Field("read", description="'read' for GETs, 'admin' also for writes")
+
+
+class TokenPublic(BaseModel):
+    """A token's record; the plaintext is never stored (only its SHA-256) and so never shown again."""
+
+    id: str
+    name: str
+    scope: str
+    created_at: datetime
+    revoked: bool
+
+
+class TokenCreated(TokenPublic):
+    token: str = Field(description="the plaintext, shown this once: keep it")
 
 
 class ImportResult(BaseModel):

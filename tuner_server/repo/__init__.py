@@ -57,7 +57,14 @@ from tuner_server.repo.records import (
 )
 from tuner_server.repo.results import record_result
 from tuner_server.repo.tasks import enqueue_configs, lease_tasks, requeue_expired, return_leases
-from tuner_server.repo.tokens import authenticate_token, create_token, list_tokens, register_token, revoke_token
+from tuner_server.repo.tokens import (
+    authenticate_token,
+    create_token,
+    find_token,
+    list_tokens,
+    register_token,
+    revoke_token,
+)
 from tuner_server.repo.trials import get_trial, list_trials, transfer_trials
 from tuner_server.repo.workloads import find_workload, get_or_create_workload
 
@@ -66,7 +73,8 @@ __all__ = [
     "JobProgress", "JobSpec", "LeasedTask", "NotFound", "Page", "RecordOutcome", "Registration", "RepoError",
     "Requeued", "ScheduleKeySummary", "TrainingRow", "TrialReport", "VersionDiff", "authenticate_agent",
     "authenticate_token", "cancel_job", "class_training_trials", "count_class_trials", "create_job", "create_token",
-    "enqueue_configs", "ensure_device", "export_jsonl", "find_workload", "finish_job", "get_agent", "get_features",
+    "enqueue_configs", "ensure_device", "export_jsonl", "find_token", "find_workload", "finish_job", "get_agent",
+    "get_features",
     "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_curve", "job_progress",
     "job_state_counts", "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents", "list_cost_models",
     "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "open_jobs", "put_features",

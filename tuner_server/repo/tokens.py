@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from tuner_server.db.models import TOKEN_SCOPES, ApiToken
 from tuner_server.db.types import utcnow
-from tuner_server.repo.errors import InvalidRequest, NotFound
+from tuner_server.repo.errors import Conflict, InvalidRequest, NotFound
 
 TOKEN_PREFIX = "tf_"
 
@@ -65,12 +65,24 @@ def authenticate_token(plaintext: str, *, session: Session) -> str | None:
 
 
 def revoke_token(token_id: str, *, session: Session) -> ApiToken:
+    """Revoke (idempotent); Conflict for the last active admin token, which would lock every admin out."""
     row = session.get(ApiToken, token_id)
     if row is None:
-        raise NotFound(f"no token {token_id}")
+        raise NotFound(f"no token {token_id}: `GET /v1/tokens` lists them")
+    if row.revoked:
+        return row
+    admins = [t for t in list_tokens(session=session) if t.scope == "admin" and not t.revoked]
+    if row.scope == "admin" and len(admins) == 1:
+        raise Conflict(f"token {token_id} ({row.name!r}) is the last active admin token: create another admin "
+                       "token first")
     row.revoked = True
     session.flush()
     return row
+
+
+def find_token(plaintext: str, *, session: Session) -> ApiToken | None:
+    """The row of a plaintext token (revoked or not), None when it was never registered."""
+    return session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_secret(plaintext)))
 
 
 def list_tokens(*, session: Session) -> list[ApiToken]:

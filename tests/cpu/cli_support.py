@@ -1,0 +1,37 @@
+"""Running `tunefarm` as users do: a subprocess with this checkout importable, on a real farm on loopback."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MATMUL = "M=32,N=32,K=32"
+
+
+def cli_env(cwd: Path) -> dict[str, str]:
+    return {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd),
+            "COLUMNS": "200"}
+
+
+def tunefarm(*args: str, cwd: Path, data_dir: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    prefix = ["--data-dir", str(data_dir)] if data_dir is not None else []
+    return subprocess.run([sys.executable, "-m", "tunefarm_cli", *prefix, *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, env=cli_env(cwd))
+
+
+def start_tunefarm(*args: str, cwd: Path, data_dir: Path | None = None) -> subprocess.Popen:
+    prefix = ["--data-dir", str(data_dir)] if data_dir is not None else []
+    return subprocess.Popen([sys.executable, "-m", "tunefarm_cli", *prefix, *args], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(cwd))
+
+
+def one_line_error(out: subprocess.CompletedProcess, command: str, *needles: str) -> None:
+    """A user mistake: exit 1, one line on stderr naming the command, no traceback."""
+    err = out.stderr.strip()
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "Traceback" not in out.stderr and len(err.splitlines()) == 1, out.stderr
+    assert err.startswith(f"tunefarm {command}: "), err
+    for needle in needles:
+        assert needle in err, err
