@@ -58,12 +58,12 @@ def configs(w, target, gathers=GATHERS) -> list[dict]:
 
 
 def explicit_configs(w, target) -> list[dict]:
-    """The tiles of TILES with the explicit im2col copy (conv2d_im2col: split_k 1, no gather) that the space
-    holds."""
+    """The tiles of TILES with the explicit im2col copy (conv2d_im2col: no gather; split-K where the tile has it)
+    that the space holds."""
     space, out = cc.get_space(w, target), []
     for tile in TILES:
-        for c in (dict(tile, split_k=1, gather="div", im2col="explicit"),
-                  dict(tile, split_k=1, gather="div", im2col="explicit", vec=1)):
+        for c in (dict(tile, gather="div", im2col="explicit"), dict(tile, gather="div", im2col="explicit", vec=1),
+                  dict(tile, split_k=1, gather="div", im2col="explicit")):
             if space.is_valid(c):
                 out.append(c)
                 break

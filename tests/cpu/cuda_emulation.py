@@ -92,7 +92,8 @@ def _exact_size(buf: S.Buffer) -> int:
 
 def _runner(module: S.Module, tag: str) -> str:
     """run_<tag>(dir): allocates every tensor at its exact size, reads the inputs, poisons the outputs with NaN,
-    zeroes the workspaces, launches each kernel in order, writes the outputs."""
+    zeroes the workspaces (poisons them with NaN where the module says its kernels overwrite them: a workspace
+    element read before it is written then shows), launches each kernel in order, writes the outputs."""
     buffers = (*module.args, *module.workspaces)
     index = {b: i for i, b in enumerate(buffers)}
     out = [f"static void run_{tag}(const char* dir) {{", "  char path[4096];",
@@ -103,7 +104,7 @@ def _runner(module: S.Module, tag: str) -> str:
         if i < module.num_inputs:
             out.append(f'  snprintf(path, sizeof path, "%s/in{i}.bin", dir); tf_read(path, bufs[{i}], {n});')
         elif b in module.workspaces:
-            out.append(f"  memset(bufs[{i}], 0, {n} * 4);")
+            out.append(f"  memset(bufs[{i}], {0xFF if module.overwrites_workspaces else 0}, {n} * 4);")
         else:
             out.append(f"  for (size_t e = 0; e < {n}; ++e) bufs[{i}][e] = NAN;")
     for k in module.kernels:

@@ -180,8 +180,8 @@ def _simt_space(w, target) -> Space:
         return explicit.is_valid({k: v for k, v in rest.items() if k != "gather"})
 
     return Space(knobs=(*implicit.knobs, conv2d_im2col.KNOB), constraints=(
-        Constraint("explicit im2col runs one GEMM over the copy: split_k = 1, and gather = div (nothing is gathered)",
-                   lambda c: c["im2col"] == "implicit" or (c["split_k"] == 1 and c.get("gather", "div") == "div")),
+        Constraint("explicit im2col gathers nothing: gather = div",
+                   lambda c: c["im2col"] == "implicit" or c.get("gather", "div") == "div"),
         Constraint("the SIMT GEMM's rules (gemm_simt.space) for the form of B that im2col names", valid),
     ))
 
@@ -216,8 +216,8 @@ def _simt_default(w, target, implicit: dict) -> dict:
     pointwise = w["R"] == 1 and w["S"] == 1 and w["stride"] == 1 and w["pad"] == 0
     s = _simt_space(w, target)
     if not pointwise:
-        explicit = dict(gemm_simt_default.default_config(conv2d_im2col.problem(w)[0], target), split_k=1,
-                        gather="div", im2col="explicit")
+        explicit = dict(gemm_simt_default.default_config(conv2d_im2col.problem(w)[0], target), gather="div",
+                        im2col="explicit")
         if s.is_valid(explicit):
             return explicit
     return dict(implicit, im2col="implicit")

@@ -73,7 +73,8 @@ def schedule(w, config: dict, target) -> S.Module:
     g, cols = problem(w)
     X = S.Buffer("in_X", w.dtype, (w["N"], w["C"], w["H"], w["W"]))
     gemm = gemm_simt.schedule(g, config, target)
-    assert not gemm.workspaces, "explicit im2col runs the GEMM without split_k (its space says so)"
-    # the copy writes every element of the workspace before the GEMM reads it: no memset
-    return S.Module(w.op, (copy_func(w, X, cols), *gemm.kernels), (X, g.inputs[0], g.out.buffer), (cols,), 2,
-                    overwrites_workspaces=True)
+    # the copy writes every element of its workspace before the GEMM reads it, and split-K partials are written
+    # whole by every split (gemm_simt): nothing to zero
+    assert gemm.overwrites_workspaces or not gemm.workspaces
+    return S.Module(w.op, (copy_func(w, X, cols), *gemm.kernels), (X, g.inputs[0], g.out.buffer),
+                    (cols, *gemm.workspaces), 2, overwrites_workspaces=True)
