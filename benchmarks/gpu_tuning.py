@@ -113,9 +113,12 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
-def sweep_configs(w, target, n: int, seed: int) -> list[dict]:
+def sweep_configs(w, target, n: int, seed: int, listed: list | None = None) -> list[dict]:
+    """The default, then `listed` configs (those valid for `w`) or else n - 1 seeded samples of the space."""
     space = cc.get_space(w, target)
     default = cc.default_config(w, target)
+    if listed is not None:
+        return [default, *(c for c in listed if c != default and space.is_valid(c))]
     sampled = [c for c in space.sample(random.Random(seed), max(0, n - 1)) if c != default]
     return [default, *sampled[: n - 1]]
 
@@ -126,7 +129,8 @@ def run_case(w: cc.Workload, args, target, torch, do_bench) -> dict:
         log(f"{w.key}: farm job of {args.farm_trials} trials")
         row["farm"] = farm_job(w, args.farm_trials, args.seed)
     tensors = Tensors(w, torch)
-    configs = sweep_configs(w, target, args.sweep, args.seed)
+    listed = json.loads(Path(args.configs).read_text()) if args.configs else None
+    configs = sweep_configs(w, target, args.sweep, args.seed, listed)
     head = row.get("farm", {}).get("head")
     if head is not None and head not in configs:
         configs.append(head)
@@ -149,6 +153,7 @@ def run_case(w: cc.Workload, args, target, torch, do_bench) -> dict:
             log(f"  screened {i + 1}/{len(built)}")
     row["built"], row["screened"] = len([b for b in built if b[1] is not None]), len(screened)
     screened.sort(key=lambda s: s[0])
+    row["screen"] = [{"ms": ms, "config": config} for ms, config, _launch in screened]  # every screened time
     tol = TOLERANCE[cc.get_op(w.op).output_specs(w)[0].dtype]
     finalists, seen = [], set()
     for _ms, config, launch in screened:
@@ -180,6 +185,8 @@ def main(argv=None) -> int:
     p.add_argument("--sweep", type=int, default=200, help="configs of the sweep, the default included")
     p.add_argument("--farm-trials", type=int, default=128, help="trials of the farm job (0: no farm job)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--configs", help="a JSON list of configs to sweep instead of --sweep samples (invalid ones "
+                                     "for a case are skipped; the default is always timed)")
     p.add_argument("--out", help="write the rows as JSON here (rewritten after each case)")
     args = p.parse_args(argv)
     try:

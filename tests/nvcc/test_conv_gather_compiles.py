@@ -26,7 +26,7 @@ def test_every_gather_compiles(arch):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("gather", ["table", "hoist", "div"])
 def test_the_layer_default_does_not_spill(arch, gather):
-    """The implicit form's default (the layer's own default copies im2col explicitly: checked below)."""
+    """The implicit form's default in each gather mode (the explicit form: below)."""
     target = cc.cuda_target(arch, sm_count=132)
     config = dict(gemm_simt_default.default_config(conv2d.problem(LAYER), target), gather=gather, im2col="implicit")
     module = cc.lower(LAYER, config, target)
@@ -36,9 +36,12 @@ def test_the_layer_default_does_not_spill(arch, gather):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_the_explicit_im2col_default_does_not_spill(arch):
+    """The explicit form with the plain GEMM's default over the copy."""
+    from compiler_core.schedules.cuda import conv2d_im2col
+
     target = cc.cuda_target(arch, sm_count=132)
-    config = cc.default_config(LAYER, target)
-    assert config["im2col"] == "explicit"
+    gemm = gemm_simt_default.default_config(conv2d_im2col.problem(LAYER)[0], target)
+    config = dict(gemm, gather="div", im2col="explicit")
     module = cc.lower(LAYER, config, target)
     assert [k.name for k in module.kernels] == ["conv2d_im2col", "conv2d_simt"]
     registers = registers_without_spills(generate_source(module, target), arch)

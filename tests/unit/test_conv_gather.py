@@ -112,7 +112,7 @@ def test_matmul_has_no_gather_knob_and_old_conv_configs_still_lower():
 def test_the_explicit_copy_is_offered_only_where_its_workspace_fits():
     huge = cc.make_workload("conv2d", dict(N=64, C=512, H=56, W=56, K=64, R=3, S=3, stride=1, pad=1))
     assert "im2col" not in cc.get_space(huge, SM90).names  # 4.6e9 bytes of im2col
-    assert cc.default_config(BIG, SM90)["im2col"] == "explicit"
+    assert cc.default_config(BIG, SM90)["im2col"] == "implicit"  # the model ranks the gather + split-K first
     pointwise = cc.make_workload("conv2d", dict(N=2, C=16, H=14, W=14, K=32, R=1, S=1))
     assert cc.default_config(pointwise, SM90)["im2col"] == "implicit"  # B is X itself
     space = cc.get_space(BIG, SM90)
@@ -148,3 +148,12 @@ def test_the_implicit_default_takes_the_table():
 
     h100 = cc.cuda_target("sm_90a", sm_count=132)
     assert gemm_simt_default.default_config(conv2d.problem(BIG), h100)["gather"] == "table"
+
+
+def test_the_default_form_follows_the_model(monkeypatch):
+    """With the copy's traffic free and the gather's latency dear, the explicit form (a plain GEMM) ranks first."""
+    from compiler_core.schedules.cuda import gemm_simt_default
+
+    monkeypatch.setattr(gemm_simt_default, "DRAM_BYTES_S", 1e30)
+    monkeypatch.setattr(gemm_simt_default, "GATHER_WARPS_PER_SCHEDULER", 16)
+    assert cc.default_config(BIG, SM90)["im2col"] == "explicit"

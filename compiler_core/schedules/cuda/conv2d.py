@@ -211,13 +211,20 @@ def default_config(w, target) -> dict:
 
 
 def _simt_default(w, target, implicit: dict) -> dict:
-    """The explicit copy where B is a real gather (the copy's one pass buys plain 128-bit loads for the whole k
-    loop); a pointwise layer's B is X itself, contiguous, so it stays implicit."""
+    """The form the time model ranks faster (gemm_simt_default): the implicit GEMM with its gathered B, or the
+    explicit copy (a write and a read of the workspace at DRAM speed) plus a plain GEMM. A pointwise layer's B is
+    X itself, contiguous: it stays implicit."""
     pointwise = w["R"] == 1 and w["S"] == 1 and w["stride"] == 1 and w["pad"] == 0
     s = _simt_space(w, target)
-    if not pointwise:
-        explicit = dict(gemm_simt_default.default_config(conv2d_im2col.problem(w)[0], target), gather="div",
-                        im2col="explicit")
-        if s.is_valid(explicit):
-            return explicit
-    return dict(implicit, im2col="implicit")
+    choice = dict(implicit, im2col="implicit")
+    if pointwise:
+        return choice
+    g, cols = conv2d_im2col.problem(w)
+    explicit = dict(gemm_simt_default.default_config(g, target), gather="div", im2col="explicit")
+    copy_s = 2 * cols.nbytes / gemm_simt_default.DRAM_BYTES_S
+    explicit_s = copy_s + gemm_simt_default.estimate(g, {k: v for k, v in explicit.items() if k not in _FORM})
+    implicit_s = gemm_simt_default.estimate(problem(w), implicit)
+    return explicit if explicit_s < implicit_s and s.is_valid(explicit) else choice
+
+
+_FORM = ("im2col", "gather")

@@ -11,8 +11,8 @@ unrolled, 128-bit loads and double buffering where valid). The model's figures a
   finish faster than TILE_LATENCY_S, the round trip of the next tile's global loads plus the barrier: with
   few blocks on an SM and short k tiles the SM waits. So: rounds * k tiles * max(resident * tile, latency).
 - Memory: the inputs and the output cross DRAM at least once.
-- split_k: every split writes a partial C that the sum kernel reads back (plus the workspace memset the
-  runtime does), and a second launch.
+- split_k: every split writes a partial C that the sum kernel reads back, and a second launch (the partials
+  need no memset: each split writes its whole slice).
 
 It ranks configs; its seconds are not a prediction to report. Change the constants only against measurements
 (benchmarks/gpu_gemm_f32_shapes.py shows the default beside the best sampled config).
@@ -61,12 +61,18 @@ def _first_valid(sp: Space, base: dict) -> dict | None:
     return None
 
 
+def estimate(g: Gemm, config: dict) -> float:
+    """The model's seconds for `config` on `g` (a ranking figure, not a prediction to report)."""
+    return _estimate(g, Tiling.of(g, config))
+
+
 def _estimate(g: Gemm, tl: Tiling) -> float:
     return estimated_seconds(
         blocks=g.batch * _ceil(g.M, tl.BM) * _ceil(g.N, tl.BN) * tl.split, k_tiles=tl.tiles_per_split,
         BM=tl.BM, BN=tl.BN, BK=tl.BK, TM=tl.TM, TN=tl.TN, threads=tl.threads, registers=tl.registers,
         shared_bytes=tl.shared_bytes, split=tl.split, out_elems=g.out.size,
-        dram_bytes=4 * (g.batch * (g.M * g.K + g.K * g.N) + g.out.size))
+        dram_bytes=4 * (g.batch * (g.M * g.K + g.K * g.N) + g.out.size),
+        warps_per_scheduler=GATHER_WARPS_PER_SCHEDULER if g.a.gather or g.b.gather else 1)
 
 
 # ---- the time model ----------------------------------------------------------------------
@@ -74,8 +80,13 @@ SMS = 132
 FMA_PER_SM_S = 128 * 1.75e9  # 128 float32 lanes per SM at about 1.75 GHz under load
 DRAM_BYTES_S = 3.0e12
 TILE_LATENCY_S = 0.4e-6  # a k tile's load round trip (L2/DRAM) plus its barrier and shared-memory stores
-SPLIT_LAUNCH_S = 4e-6  # the sum kernel's launch and the workspace memset's
+SPLIT_LAUNCH_S = 3e-6  # the sum kernel's launch and its tail
 SCHEDULERS_PER_SM = 4  # warp schedulers, each with a quarter of the FMA lanes
+# An implicit GEMM's gathered loads are chains (table entry -> address -> load -> guard) whose latency one warp per
+# scheduler cannot cover: it takes two. Measured on an H100, conv2d 14x14x256 3x3 float32 (138 configs,
+# benchmarks/results/2026-11-25-h100-conv2d_f32_forms_grid.json): blocks of 2 warps ran 1.3x slower than the
+# one-warp model said, relative to blocks of 4-8 warps; plain GEMMs showed no such gap (their defaults stand).
+GATHER_WARPS_PER_SCHEDULER = 2
 THREADS_PER_SM = 2048
 REGISTERS_PER_SM = 65536
 SHARED_BYTES_PER_SM = 227 * 1024
@@ -97,18 +108,21 @@ def resident_blocks(threads: int, registers: int, shared_bytes: int) -> int:
 
 
 def estimated_seconds(*, blocks: int, k_tiles: int, BM: int, BN: int, BK: int, TM: int, TN: int, threads: int,
-                      registers: int, shared_bytes: int, split: int, dram_bytes: int, out_elems: int) -> float:
+                      registers: int, shared_bytes: int, split: int, dram_bytes: int, out_elems: int,
+                      warps_per_scheduler: int = 1) -> float:
     """`blocks`: the whole grid (tiles x batch x split); `k_tiles`: per block; `dram_bytes`: inputs and output
-    once; `out_elems`: elements of C (all batches)."""
+    once; `out_elems`: elements of C (all batches); `warps_per_scheduler`: resident warps a scheduler needs to
+    issue every cycle."""
     per_sm = -(-blocks // SMS)
     resident = min(per_sm, resident_blocks(threads, registers, shared_bytes))
     rounds = -(-per_sm // resident)
-    schedulers = min(1.0, resident * threads / 32 / SCHEDULERS_PER_SM)  # a warp issues on one scheduler only
+    # a warp issues on one scheduler only
+    schedulers = min(1.0, resident * threads / 32 / (SCHEDULERS_PER_SM * warps_per_scheduler))
     tile_s = BM * BN * BK / thread_tile_efficiency(TM, TN) / (FMA_PER_SM_S * schedulers)
     math = rounds * k_tiles * max(resident * tile_s, TILE_LATENCY_S)
     seconds = max(math, dram_bytes / DRAM_BYTES_S)
     if split > 1:
-        seconds += (3 * split + 1) * 4 * out_elems / DRAM_BYTES_S + SPLIT_LAUNCH_S
+        seconds += (2 * split + 1) * 4 * out_elems / DRAM_BYTES_S + SPLIT_LAUNCH_S
     return seconds
 
 
