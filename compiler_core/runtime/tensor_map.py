@@ -71,22 +71,11 @@ class TiledMap:
     def check(self, address: int | None = None) -> None:
         """Raises TensorMapError for anything the driver documents as invalid (interleave NONE)."""
         rank = len(self.dims)
-        _require(self.dtype in DTYPES, f"dtype {self.dtype!r} is not one of {sorted(DTYPES)}")
         _require(1 <= rank <= 5, f"rank must be 1..5, got {rank}")
-        _require(len(self.strides) == rank - 1, f"{rank} dims need {rank - 1} strides, got {len(self.strides)}")
+        _check_global(self.dtype, self.dims, self.strides, address)
         _require(len(self.box) == rank, f"{rank} dims need {rank} box sizes, got {len(self.box)}")
         _require(self.swizzle in SWIZZLE and self.l2_promotion in L2_PROMOTION and self.oob_fill in OOB_FILL,
                  f"unknown swizzle/l2_promotion/oob_fill: {self.swizzle!r}, {self.l2_promotion!r}, {self.oob_fill!r}")
-        if address is not None:
-            _require(address % 16 == 0, f"the global address must be 16-byte aligned, got {address:#x}")
-        for i, d in enumerate(self.dims):
-            _require(1 <= d <= 1 << 32, f"dims[{i}] = {d} must be in 1..2^32")
-        row = self.dims[0] * self.elem_bytes
-        for i, s in enumerate(self.strides):
-            _require(s % 16 == 0, f"strides[{i}] = {s} bytes must be a multiple of 16 (pad the leading dimension)")
-            _require(0 < s < 1 << 40, f"strides[{i}] = {s} must be below 2^40")
-            _require(s >= row, f"strides[{i}] = {s} bytes is shorter than the {row} bytes it must step over")
-            row = s * self.dims[i + 1]
         for i, b in enumerate(self.box):
             _require(1 <= b <= 256, f"box[{i}] = {b} must be in 1..256")
         inner = self.box[0] * self.elem_bytes
@@ -94,6 +83,23 @@ class TiledMap:
         span = SWIZZLE[self.swizzle][1]
         _require(span is None or inner <= span, f"swizzle {self.swizzle} needs the box's inner extent <= {span} "
                                                 f"bytes, got {inner}")
+
+
+def _check_global(dtype: str, dims: tuple, strides: tuple, address: int | None) -> None:
+    """The rules every map shares: its dtype, the tensor's dims and byte strides (each stepping over the last,
+    multiples of 16) and a 16-byte aligned address."""
+    _require(dtype in DTYPES, f"dtype {dtype!r} is not one of {sorted(DTYPES)}")
+    _require(len(strides) == len(dims) - 1, f"{len(dims)} dims need {len(dims) - 1} strides, got {len(strides)}")
+    if address is not None:
+        _require(address % 16 == 0, f"the global address must be 16-byte aligned, got {address:#x}")
+    for i, d in enumerate(dims):
+        _require(1 <= d <= 1 << 32, f"dims[{i}] = {d} must be in 1..2^32")
+    row = dims[0] * DTYPES[dtype][1]
+    for i, s in enumerate(strides):
+        _require(s % 16 == 0, f"strides[{i}] = {s} bytes must be a multiple of 16 (pad the leading dimension)")
+        _require(0 < s < 1 << 40, f"strides[{i}] = {s} must be below 2^40")
+        _require(s >= row, f"strides[{i}] = {s} bytes is shorter than the {row} bytes it must step over")
+        row = s * dims[i + 1]
 
 
 def _require(ok: bool, message: str) -> None:
@@ -150,22 +156,12 @@ class Im2colMap:
     def check(self, address: int | None = None) -> None:
         """Raises TensorMapError for anything the driver documents as invalid for im2col maps (interleave NONE)."""
         rank = len(self.dims)
-        _require(self.dtype in DTYPES, f"dtype {self.dtype!r} is not one of {sorted(DTYPES)}")
         _require(rank in (3, 4, 5), f"im2col maps take rank 3, 4 or 5, got {rank}")
-        _require(len(self.strides) == rank - 1, f"{rank} dims need {rank - 1} strides, got {len(self.strides)}")
+        _check_global(self.dtype, self.dims, self.strides, address)
         spatial = rank - 2
         _require(len(self.lower) == spatial and len(self.upper) == spatial,
                  f"rank {rank} needs {spatial} lower and upper corner offsets, got {self.lower} and {self.upper}")
         _require(len(self.element_strides) == rank, f"{rank} dims need {rank} element strides")
-        if address is not None:
-            _require(address % 16 == 0, f"the global address must be 16-byte aligned, got {address:#x}")
-        for i, d in enumerate(self.dims):
-            _require(1 <= d <= 1 << 32, f"dims[{i}] = {d} must be in 1..2^32")
-        row = self.dims[0] * self.elem_bytes
-        for i, s in enumerate(self.strides):
-            _require(s % 16 == 0, f"strides[{i}] = {s} bytes must be a multiple of 16 (C * element bytes for NHWC)")
-            _require(s >= row, f"strides[{i}] = {s} bytes is shorter than the {row} bytes it must step over")
-            row = s * self.dims[i + 1]
         bound = CORNER_RANGE[rank]
         for name, corner in (("lower", self.lower), ("upper", self.upper)):
             _require(all(-bound <= c < bound for c in corner),

@@ -3,11 +3,11 @@ tests/conv_gather_cases (every gather mode, split-K, partial k tiles) and the 14
 against the float64 numpy reference, output poisoned with NaN first. Marked gpu: skipped without CUDA."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import compiler_core as cc
 from tests.conv_gather_cases import SHAPES, configs, explicit_configs
+from tests.gpu.reference_runs import failures
 
 pytestmark = pytest.mark.gpu
 LAYER = cc.make_workload("conv2d", dict(N=32, C=256, H=14, W=14, K=256, R=3, S=3, stride=1, pad=1))
@@ -19,34 +19,19 @@ def _target():
     return cc.cuda_target(device_arch())
 
 
-def _failures(w, target, cfgs) -> list:
-    inputs = cc.random_inputs(w, seed=3)
-    expected = cc.expect(w, inputs)
-    specs = cc.get_op(w.op).tensor_specs(w)[len(inputs):]
-    failures = []
-    for config in cfgs:
-        kernel = cc.build(w, config, target)
-        outs = [np.full(s.shape, np.nan, dtype=s.dtype) for s in specs]
-        kernel(*inputs, *outs)
-        result = cc.verify(w, outs, expected)
-        if not result.ok:
-            failures.append((config, result.message))
-    return failures
-
-
 @pytest.mark.parametrize("w", SHAPES, ids=lambda w: w.key)
 def test_every_gather_matches_the_reference_on_gpu(w):
     target = _target()
-    assert not _failures(w, target, configs(w, target))
+    assert not failures(w, target, configs(w, target), 3)
 
 
 @pytest.mark.parametrize("w", SHAPES, ids=lambda w: w.key)
 def test_the_explicit_im2col_copy_matches_the_reference_on_gpu(w):
     target = _target()
-    assert not _failures(w, target, explicit_configs(w, target))
+    assert not failures(w, target, explicit_configs(w, target), 3)
 
 
 @pytest.mark.parametrize("gather", ["table", "hoist", "div"])
 def test_the_layer_matches_the_reference_on_gpu(gather):
     target = _target()
-    assert not _failures(LAYER, target, [dict(cc.default_config(LAYER, target), gather=gather)])
+    assert not failures(LAYER, target, [dict(cc.default_config(LAYER, target), gather=gather, im2col="implicit")], 3)

@@ -3,12 +3,10 @@ tests/conv_sm90_cases' shapes and configs in float16 and bfloat16 against the fl
 poisoned with NaN first. Marked gpu: skipped without CUDA; skipped on GPUs without wgmma."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import compiler_core as cc
-from compiler_core.dtypes import numpy_dtype
 from tests.conv_sm90_cases import LAYERS, SHAPES, configs
+from tests.gpu.reference_runs import failures
 
 pytestmark = pytest.mark.gpu
 
@@ -25,16 +23,6 @@ def target():
 
 @pytest.mark.parametrize("w", SHAPES + LAYERS, ids=lambda w: w.key)
 def test_hopper_conv_matches_the_reference_on_gpu(w, target):
-    inputs = cc.random_inputs(w, seed=7)
-    expected = cc.expect(w, inputs)
-    specs = cc.get_op(w.op).tensor_specs(w)[len(inputs):]
-    failures = []
-    for config in configs(w, target):
-        assert "bm" in config, "half conv2d with C % 8 == 0 should take the Hopper template"
-        kernel = cc.build(w, config, target)
-        outs = [np.full(s.shape, np.nan, dtype=numpy_dtype(s.dtype)) for s in specs]
-        kernel(*inputs, *outs)
-        result = cc.verify(w, outs, expected)
-        if not result.ok:
-            failures.append((config, result.message))
-    assert not failures
+    cfgs = configs(w, target)
+    assert all("bm" in c for c in cfgs), "half conv2d with C % 8 == 0 should take the Hopper template"
+    assert not failures(w, target, cfgs, 7)

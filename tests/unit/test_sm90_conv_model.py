@@ -19,16 +19,10 @@ from compiler_core.codegen.sm90_conv import BK
 from compiler_core.ops.conv2d import out_size
 from compiler_core.runtime.tensor_map import TensorMapError, nhwc_im2col
 from compiler_core.schedules.cuda import conv2d_sm90
+from tests.conv_sm90_cases import SHAPES_F
 
 H100 = cc.cuda_target("sm_90a", sm_count=132)
-SHAPES = [
-    dict(N=2, C=8, H=9, W=11, K=5, R=3, S=3, stride=2, pad=1),
-    dict(N=1, C=16, H=13, W=13, K=24, R=7, S=7, stride=2, pad=3),
-    dict(N=3, C=72, H=10, W=7, K=40, R=3, S=1, stride=1, pad=0),
-    dict(N=2, C=40, H=6, W=6, K=36, R=1, S=1, stride=1, pad=0),
-    dict(N=2, C=32, H=8, W=5, K=64, R=5, S=3, stride=1, pad=2),
-    dict(N=3, C=128, H=7, W=7, K=16, R=3, S=3, stride=3, pad=1),
-]
+SHAPES = SHAPES_F  # tests/conv_sm90_cases: the shapes the nvcc and gpu tiers run
 
 
 def tma_im2col(x_nhwc, spec, coords, offsets) -> np.ndarray:
