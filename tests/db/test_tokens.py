@@ -19,6 +19,9 @@ def test_create_authenticate_revoke(session):
     assert repo.authenticate_token(plaintext, session=session) == "admin"
     assert repo.authenticate_token(plaintext + "x", session=session) is None
     assert repo.authenticate_token("", session=session) is None
+    with pytest.raises(repo.Conflict, match="last active admin token"):
+        repo.revoke_token(row.id, session=session)  # the farm would be left without an admin
+    repo.create_token("ci-2", "admin", session=session)
     repo.revoke_token(row.id, session=session)
     assert repo.authenticate_token(plaintext, session=session) is None
     with pytest.raises(repo.NotFound):
