@@ -22,15 +22,12 @@ from compiler_core.ir.opaque import OpaqueKernel, ScalarParam, TensorMapParam
 from compiler_core.ops.conv2d import out_size
 from compiler_core.runtime.tensor_map import CORNER_RANGE, TiledMap, nhwc_im2col
 from compiler_core.schedules.cuda import gemm_sm90
-from compiler_core.space import Constraint, Knob, Space
-from compiler_core.target import NOMINAL_SM_COUNT
+from compiler_core.space import Knob, Space
 
 TILE_M = (64, 128, 256)  # output channels per CTA: whole m64 slices
 TILE_N = (64, 128, 192, 256)  # output pixels per CTA: the wgmma N (im2col boxes hold up to 256 pixels)
 CHANNEL_ALIGN = 8  # C * 2 bytes must be a multiple of 16 (the NHWC rows TMA steps over)
 MAX_STRIDE = 8  # TMA's element strides
-LARGE = dict(bm=128, bn=256, stages=4, consumers=2)
-SMALL = dict(bm=64, bn=128, stages=6, consumers=1)
 
 
 def applies(w, target) -> bool:
@@ -67,15 +64,6 @@ def _kernel_ok(w, config: dict) -> bool:
     return True
 
 
-def _covering(choices: tuple, extent: int) -> int:
-    return min((c for c in choices if c >= extent), default=max(choices))
-
-
-def _tiles(w, config: dict) -> tuple[int, int]:
-    M, N, _ = gemm_shape(w)
-    return -(-M // config["bm"]), -(-N // config["bn"])
-
-
 # ---- space ---------------------------------------------------------------------------------------
 def space(w, target) -> Space:
     if not applies(w, target):
@@ -87,23 +75,9 @@ def space(w, target) -> Space:
         knobs=(
             Knob("bm", TILE_M, "output channels per CTA, split over the consumer warpgroups in m64 slices"),
             Knob("bn", TILE_N, "output pixels per CTA: the wgmma N and the im2col box's pixels"),
-            Knob("stages", (2, 3, 4, 5, 6, 7, 8), "shared-memory ring stages (filter and im2col boxes in flight)"),
-            Knob("consumers", (1, 2), "consumer warpgroups issuing wgmma (one more warpgroup produces)"),
-            Knob("persistent", (False, True), "at most one CTA per SM, striding over the tiles; else one per tile"),
-            Knob("group_m", (1, 4, 8, 16), "tile rows (output-channel blocks) per raster group (L2 reuse)"),
+            *gemm_sm90.RING_KNOBS,
         ),
-        constraints=(
-            Constraint("the kernel's rules (sm90_gemm.check): whole m64 slices per consumer, at most 128 fp32 "
-                       "accumulators per thread, shared memory within sm_90's opt-in limit",
-                       lambda c: _kernel_ok(w, c)),
-            Constraint(f"the ring, staging and barriers must fit the target's {target.shared_limit}-byte opt-in "
-                       "shared memory",
-                       lambda c: not _kernel_ok(w, c) or _smem(c) <= target.shared_limit),
-            Constraint("no tile larger than the smallest choice covering its dimension",
-                       lambda c: c["bm"] <= _covering(TILE_M, M) and c["bn"] <= _covering(TILE_N, N)),
-            Constraint("group_m > 1 only where there are several tile rows and columns",
-                       lambda c: c["group_m"] == 1 or min(_tiles(w, c)) > 1),
-        ),
+        constraints=gemm_sm90.kernel_constraints(M, N, TILE_M, TILE_N, target, lambda c: _kernel_ok(w, c), _smem),
     )
 
 
@@ -112,19 +86,9 @@ def _smem(config: dict) -> int:
 
 
 def default_config(w, target) -> dict:
-    """gemm_sm90's rule: the large tile where its tiles fill every SM at least once, else the small one; persistent,
-    grouped raster; clipped to small shapes."""
+    """gemm_sm90's rule on the implicit GEMM's size."""
     M, N, _ = gemm_shape(w)
-    sms = target.sm_count or NOMINAL_SM_COUNT
-    large = _tiles(w, LARGE)
-    config = dict(LARGE if large[0] * large[1] >= sms else SMALL, persistent=True, group_m=8)
-    config["bm"], config["bn"] = min(config["bm"], _covering(TILE_M, M)), min(config["bn"], _covering(TILE_N, N))
-    if config["bm"] < 64 * config["consumers"]:
-        config["consumers"] = 1
-    s = space(w, target)
-    if not s.is_valid(config):
-        config["group_m"] = 1
-    return config if s.is_valid(config) else next(iter(s))
+    return gemm_sm90.size_rule_default(M, N, TILE_M, TILE_N, target, space(w, target))
 
 
 # ---- schedule ------------------------------------------------------------------------------------

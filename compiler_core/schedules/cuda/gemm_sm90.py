@@ -48,17 +48,42 @@ def _kernel_ok(config: dict) -> bool:
     return True
 
 
-def _covering(extent: int) -> int:
+def covering(choices: tuple, extent: int) -> int:
     """The smallest tile choice that covers `extent` (the largest if none does)."""
-    return min((c for c in TILE_CHOICES if c >= extent), default=max(TILE_CHOICES))
+    return min((c for c in choices if c >= extent), default=max(choices))
 
 
-def _tiles(w, config: dict) -> tuple[int, int]:
+def tiles(M: int, N: int, config: dict) -> tuple[int, int]:
     """(tile rows, tile columns) of CTA tiles."""
-    return -(-w["M"] // config["bm"]), -(-w["N"] // config["bn"])
+    return -(-M // config["bm"]), -(-N // config["bn"])
 
 
 # ---- space ---------------------------------------------------------------------------------------
+# The knobs and rules every space over this kernel has (matmul here, conv2d_sm90's implicit GEMM): a space adds its
+# tile knobs first and any knob of its own after.
+RING_KNOBS = (
+    Knob("stages", (2, 3, 4, 5, 6, 7, 8), "shared-memory ring stages of A and B boxes (TMA in flight)"),
+    Knob("consumers", (1, 2), "consumer warpgroups issuing wgmma (one more warpgroup produces)"),
+    Knob("persistent", (False, True), "at most one CTA per SM, striding over the tiles; else one per tile"),
+    Knob("group_m", (1, 4, 8, 16), "tile rows per raster group (L2 reuse)"),
+)
+
+
+def kernel_constraints(M: int, N: int, tile_m: tuple, tile_n: tuple, target, kernel_ok, smem) -> tuple:
+    """`kernel_ok(config)`: the kernel's rules (sm90_gemm.check) hold; `smem(config)`: its dynamic shared bytes."""
+    return (
+        Constraint("the kernel's rules (sm90_gemm.check): whole m64 slices per consumer, at most 128 fp32 "
+                   "accumulators per thread, shared memory within sm_90's opt-in limit", kernel_ok),
+        Constraint(f"the ring, staging and barriers must fit the target's {target.shared_limit}-byte opt-in "
+                   "shared memory",
+                   lambda c: not kernel_ok(c) or smem(c) <= target.shared_limit),
+        Constraint("no tile larger than the smallest choice covering its dimension",
+                   lambda c: c["bm"] <= covering(tile_m, M) and c["bn"] <= covering(tile_n, N)),
+        Constraint("group_m > 1 only where there are several tile rows and columns",
+                   lambda c: c["group_m"] == 1 or min(tiles(M, N, c)) > 1),
+    )
+
+
 def space(w, target) -> Space:
     if not applies(w, target):
         raise WorkloadError(f"gemm_sm90 takes float16 or bfloat16 matmul with K and N multiples of {TMA_ALIGN_ELEMS} "
@@ -67,22 +92,11 @@ def space(w, target) -> Space:
         knobs=(
             Knob("bm", TILE_CHOICES, "rows of C per CTA, split over the consumer warpgroups in m64 slices"),
             Knob("bn", TILE_CHOICES, "columns of C per CTA: the wgmma N"),
-            Knob("stages", (2, 3, 4, 5, 6, 7, 8), "shared-memory ring stages of A and B boxes (TMA in flight)"),
-            Knob("consumers", (1, 2), "consumer warpgroups issuing wgmma (one more warpgroup produces)"),
-            Knob("persistent", (False, True), "at most one CTA per SM, striding over the tiles; else one per tile"),
-            Knob("group_m", (1, 4, 8, 16), "tile rows per raster group (L2 reuse)"),
+            *RING_KNOBS,
             Knob("cluster", (1, 2), "CTAs per cluster along M, sharing each B box by TMA multicast"),
         ),
         constraints=(
-            Constraint("the kernel's rules (sm90_gemm.check): whole m64 slices per consumer, at most 128 fp32 "
-                       "accumulators per thread, shared memory within sm_90's opt-in limit", _kernel_ok),
-            Constraint(f"the ring, staging and barriers must fit the target's {target.shared_limit}-byte opt-in "
-                       "shared memory",
-                       lambda c: not _kernel_ok(c) or _smem(c) <= target.shared_limit),
-            Constraint("no tile larger than the smallest choice covering its dimension",
-                       lambda c: c["bm"] <= _covering(w["M"]) and c["bn"] <= _covering(w["N"])),
-            Constraint("group_m > 1 only where there are several tile rows and columns",
-                       lambda c: c["group_m"] == 1 or min(_tiles(w, c)) > 1),
+            *kernel_constraints(w["M"], w["N"], TILE_CHOICES, TILE_CHOICES, target, _kernel_ok, _smem),
             Constraint("cluster 2 only where M spans more than one tile (else the second CTA has no rows)",
                        lambda c: c["cluster"] == 1 or w["M"] > c["bm"]),
         ),
@@ -94,16 +108,19 @@ def _smem(config: dict) -> int:
 
 
 def default_config(w, target) -> dict:
+    return size_rule_default(w["M"], w["N"], TILE_CHOICES, TILE_CHOICES, target, space(w, target), cluster=1)
+
+
+def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: Space, **fixed) -> dict:
     """LARGE where its tiles alone fill every SM at least once; else the smaller SMALL tile (more, shorter tiles keep
-    the SMs busy): a rule on the problem size. Persistent, grouped raster, no cluster; clipped to small shapes."""
+    the SMs busy): a rule on the problem size. Persistent, grouped raster, plus `fixed`; clipped to small shapes."""
     sms = target.sm_count or NOMINAL_SM_COUNT
-    large_tiles = _tiles(w, LARGE)
+    large_tiles = tiles(M, N, LARGE)
     pick = LARGE if large_tiles[0] * large_tiles[1] >= sms else SMALL
-    config = dict(pick, persistent=True, group_m=8, cluster=1)
-    config["bm"], config["bn"] = min(config["bm"], _covering(w["M"])), min(config["bn"], _covering(w["N"]))
+    config = dict(pick, persistent=True, group_m=8, **fixed)
+    config["bm"], config["bn"] = min(config["bm"], covering(tile_m, M)), min(config["bn"], covering(tile_n, N))
     if config["bm"] < 64 * config["consumers"]:
         config["consumers"] = 1
-    s = space(w, target)
     if not s.is_valid(config):
         config["group_m"] = 1
     return config if s.is_valid(config) else next(iter(s))
@@ -144,26 +161,26 @@ def profile(M: int, N: int, K: int, cfg: HopperGemmConfig) -> KernelProfile:
     """The launch's work as the kernel does it: whole tiles and whole 64-deep K steps (TMA's zero fill and the
     tensor cores work on the padding too); A boxes per CTA, B boxes once per cluster (multicast)."""
     m_tiles, n_tiles, k_steps = -(-M // (cfg.bm * cfg.cluster)) * cfg.cluster, -(-N // cfg.bn), -(-K // cfg.bk)
-    tiles = m_tiles * n_tiles
+    cta_tiles = m_tiles * n_tiles
     k_padded = k_steps * cfg.bk
     a_bytes, b_bytes = cfg.bm * k_padded * 2, cfg.bn * k_padded * 2  # per CTA tile
     out_bytes = M * N * 2
     wgmma_per_tile = (cfg.bm // 64) * (k_padded // 16)
     return KernelProfile(
-        flops=2.0 * tiles * cfg.bm * cfg.bn * k_padded,
-        global_load_bytes=float(tiles * a_bytes + tiles // cfg.cluster * b_bytes),
+        flops=2.0 * cta_tiles * cfg.bm * cfg.bn * k_padded,
+        global_load_bytes=float(cta_tiles * a_bytes + cta_tiles // cfg.cluster * b_bytes),
         global_store_bytes=float(out_bytes),
         # boxes land in shared memory; each consumer warpgroup's wgmma reads its A rows and all of B; the epilogue
         # stages C through shared memory
-        shared_store_bytes=float(tiles * (a_bytes + b_bytes) + out_bytes),
-        shared_load_bytes=float(tiles * (a_bytes + cfg.consumers * b_bytes) + out_bytes),
-        mma=float(tiles * wgmma_per_tile),
-        global_accesses=float(tiles * k_steps * (1 + cfg.bn // sm90_gemm.B_BOX_COLS / cfg.cluster)
+        shared_store_bytes=float(cta_tiles * (a_bytes + b_bytes) + out_bytes),
+        shared_load_bytes=float(cta_tiles * (a_bytes + cfg.consumers * b_bytes) + out_bytes),
+        mma=float(cta_tiles * wgmma_per_tile),
+        global_accesses=float(cta_tiles * k_steps * (1 + cfg.bn // sm90_gemm.B_BOX_COLS / cfg.cluster)
                               + out_bytes / 16),
-        barriers=float(tiles * k_steps * cfg.threads),
+        barriers=float(cta_tiles * k_steps * cfg.threads),
         registers=min(255, cfg.accumulators + 2 * BASE_REGISTERS),
         tile=(cfg.bm, cfg.bn, cfg.bk),
-        tiles=tiles,
+        tiles=cta_tiles,
         k_steps=k_steps,
         stages=cfg.stages,
         raster_group=min(cfg.group_m, m_tiles // cfg.cluster),  # the kernel groups cluster rows
