@@ -215,16 +215,13 @@ def _simt_default(w, target, implicit: dict) -> dict:
     explicit copy (a write and a read of the workspace at DRAM speed) plus a plain GEMM. A pointwise layer's B is
     X itself, contiguous: it stays implicit."""
     pointwise = w["R"] == 1 and w["S"] == 1 and w["stride"] == 1 and w["pad"] == 0
-    s = _simt_space(w, target)
     choice = dict(implicit, im2col="implicit")
     if pointwise:
         return choice
     g, cols = conv2d_im2col.problem(w)
-    explicit = dict(gemm_simt_default.default_config(g, target), gather="div", im2col="explicit")
-    copy_s = 2 * cols.nbytes / gemm_simt_default.DRAM_BYTES_S
-    explicit_s = copy_s + gemm_simt_default.estimate(g, {k: v for k, v in explicit.items() if k not in _FORM})
-    implicit_s = gemm_simt_default.estimate(problem(w), implicit)
-    return explicit if explicit_s < implicit_s and s.is_valid(explicit) else choice
-
-
-_FORM = ("im2col", "gather")
+    gemm = gemm_simt_default.default_config(g, target)
+    explicit_s = 2 * cols.nbytes / gemm_simt_default.DRAM_BYTES_S + gemm_simt_default.estimate(g, gemm)
+    if explicit_s >= gemm_simt_default.estimate(problem(w), implicit):
+        return choice
+    explicit = dict(gemm, gather="div", im2col="explicit")
+    return explicit if _simt_space(w, target).is_valid(explicit) else choice
