@@ -40,7 +40,7 @@ def test_the_explicit_im2col_default_does_not_spill(arch):
     from compiler_core.schedules.cuda import conv2d_im2col
 
     target = cc.cuda_target(arch, sm_count=132)
-    gemm = gemm_simt_default.default_config(conv2d_im2col.problem(LAYER)[0], target)
+    gemm = gemm_simt_default.default_config(conv2d_im2col.problem(LAYER, conv2d.problem(LAYER))[0], target)
     config = dict(gemm, gather="div", im2col="explicit")
     module = cc.lower(LAYER, config, target)
     assert [k.name for k in module.kernels] == ["conv2d_im2col", "conv2d_simt"]

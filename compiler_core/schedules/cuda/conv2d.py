@@ -171,7 +171,7 @@ def _simt_space(w, target) -> Space:
     implicit = gemm_simt.space(problem(w), target)
     if not conv2d_im2col.fits(w):
         return implicit
-    explicit = gemm_simt.space(conv2d_im2col.problem(w)[0], target)
+    explicit = gemm_simt.space(conv2d_im2col.problem(w, problem(w))[0], target)
 
     def valid(c: dict) -> bool:
         rest = {k: v for k, v in c.items() if k != "im2col"}
@@ -194,7 +194,7 @@ def schedule(w, config, target) -> S.Module:
         return gemm_wmma.problem_schedule(w.op, tensor_core_problem(w), config)
     gemm_config = {k: v for k, v in config.items() if k != "im2col"}
     if config.get("im2col") == "explicit":
-        return conv2d_im2col.schedule(w, {k: v for k, v in gemm_config.items() if k != "gather"}, target)
+        return conv2d_im2col.schedule(w, problem(w), {k: v for k, v in gemm_config.items() if k != "gather"}, target)
     return gemm_simt.schedule(problem(w), gemm_config, target)
 
 
@@ -218,7 +218,7 @@ def _simt_default(w, target, implicit: dict) -> dict:
     choice = dict(implicit, im2col="implicit")
     if pointwise:
         return choice
-    g, cols = conv2d_im2col.problem(w)
+    g, cols = conv2d_im2col.problem(w, problem(w))
     gemm = gemm_simt_default.default_config(g, target)
     explicit_s = 2 * cols.nbytes / gemm_simt_default.DRAM_BYTES_S + gemm_simt_default.estimate(g, gemm)
     if explicit_s >= gemm_simt_default.estimate(problem(w), implicit):

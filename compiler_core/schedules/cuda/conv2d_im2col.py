@@ -9,6 +9,8 @@ conv2d.py), offered where the workspace stays under MAX_WORKSPACE_BYTES.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
@@ -28,20 +30,14 @@ def fits(w) -> bool:
     return w["C"] * w["R"] * w["S"] * w["N"] * P * Q * 4 <= MAX_WORKSPACE_BYTES
 
 
-def problem(w) -> tuple[gemm_simt.Gemm, S.Buffer]:
-    """(the GEMM over the workspace, the workspace): A the filter (row-major K x C*R*S, as KCRS is), B the im2col
-    matrix, C stored to Y in NCHW. The GEMM's inputs are (filter, workspace): the kernel's parameters."""
-    N, C, K = w["N"], w["C"], w["K"]
-    P, Q = out_size(w)
-    PQ, CRS, NPQ = P * Q, C * w["R"] * w["S"], N * P * Q
-    Wt = S.Buffer("in_Wt", w.dtype, (K, C, w["R"], w["S"]))
-    Y = S.Buffer("out_Y", w.dtype, (N, K, P, Q))
-    cols = S.Buffer("ws_im2col", "float32", (CRS * NPQ,))
-    lanes = gemm_simt.LANES
-    a = gemm_simt.Operand(Wt, lambda b, m, kk: m * CRS + kk, "k", CRS % lanes == 0)
-    bop = gemm_simt.Operand(cols, lambda b, kk, j: kk * NPQ + j, "mn", NPQ % lanes == 0)
-    out = gemm_simt.Output(Y, lambda b, m, j: (j // PQ * K + m) * PQ + j % PQ, N * K * PQ, PQ % lanes == 0)
-    return gemm_simt.Gemm("conv2d", 1, K, NPQ, CRS, a, bop, out, (Wt, cols)), cols
+def problem(w, implicit: gemm_simt.Gemm) -> tuple[gemm_simt.Gemm, S.Buffer]:
+    """(the GEMM over the workspace, the workspace): conv2d's implicit GEMM (`implicit`, conv2d.problem) with B
+    replaced by the im2col matrix, row-major C*R*S x N*P*Q; A (the filter) and C (Y in NCHW) stay. The GEMM's
+    inputs are (filter, workspace): the kernel's parameters."""
+    cols = S.Buffer("ws_im2col", "float32", (implicit.K * implicit.N,))
+    NPQ = implicit.N
+    b = gemm_simt.Operand(cols, lambda _, kk, j: kk * NPQ + j, "mn", NPQ % gemm_simt.LANES == 0)
+    return dataclasses.replace(implicit, b=b, inputs=(implicit.a.buffer, cols)), cols
 
 
 def copy_func(w, X: S.Buffer, cols: S.Buffer) -> S.PrimFunc:
@@ -68,10 +64,10 @@ def copy_func(w, X: S.Buffer, cols: S.Buffer) -> S.PrimFunc:
     return S.PrimFunc("conv2d_im2col", (X, cols), ib.get())
 
 
-def schedule(w, config: dict, target) -> S.Module:
+def schedule(w, implicit: gemm_simt.Gemm, config: dict, target) -> S.Module:
     """The copy kernel, then the GEMM's kernel(s); `config` holds the GEMM's knobs (im2col and gather dropped)."""
-    g, cols = problem(w)
-    X = S.Buffer("in_X", w.dtype, (w["N"], w["C"], w["H"], w["W"]))
+    g, cols = problem(w, implicit)
+    X = implicit.inputs[0]
     gemm = gemm_simt.schedule(g, config, target)
     # the copy writes every element of its workspace before the GEMM reads it, and split-K partials are written
     # whole by every split (gemm_simt): nothing to zero
