@@ -51,7 +51,6 @@ class TorchKernel:
         # per tensor (inputs then outputs): (shape, dtype, alignment, bytes)
         self._expect = [(torch.Size(s.shape), d, a, math.prod(s.shape) * d.itemsize)
                         for s, d, a in zip(kernel.specs, self.dtypes, aligns, strict=True)]
-        self.overwrites_workspaces = getattr(self.module, "overwrites_workspaces", False)
         self._stream_modules: dict[int, object] = {}  # CUDA device index -> StreamModule
         self._lock = threading.Lock()
 
@@ -137,7 +136,7 @@ class TorchKernel:
             return
         index = device.index if device.index is not None else torch.cuda.current_device()
         module = self._stream_modules.get(index) or self._load(index)
-        workspaces = [(torch.empty if self.overwrites_workspaces else torch.zeros)(
+        workspaces = [(torch.empty if self.module.overwrites_workspaces else torch.zeros)(
             max(w.nbytes, 1), dtype=torch.uint8, device=device) for w in self.module.workspaces]
         stream = torch.cuda.current_stream(device).cuda_stream
         module.launch(pointers + [w.data_ptr() for w in workspaces], stream)
