@@ -30,6 +30,13 @@ PARAMS = {"M": 512, "N": 512, "K": 512, "dtype": "float32"}
 FINGERPRINT = {"kind": "cpu", "model": "bench", "arch": "x86_64", "isa_flags": ["avx2"], "compute_units": 2}
 
 
+def fingerprint() -> dict:
+    """A CPU agent's fingerprint with the compiler target it registers (the class keys the head)."""
+    import compiler_core as cc
+
+    return {**FINGERPRINT, "target": cc.cpu_target(isa="avx2", cores=2).to_dict()}
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--concurrency", type=int, default=100, help="requests fired at once (and in flight at most)")
@@ -44,17 +51,17 @@ def seed(url: str) -> None:
     """Migrate and seed: a read token, a CPU agent, and one measured trial that became the head (version 1)."""
     import compiler_core as cc
     from tuner_server import repo
-    from tuner_server.api.inputs import target_for_class
     from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
+    from tuner_server.targets import target_for_class
 
     upgrade_to_head(url)
     engine = make_engine(url)
     workload = cc.make_workload("matmul", PARAMS)
     with session_scope(make_session_factory(engine)) as s:
         repo.register_token("bench", "read", TOKEN, session=s)
-        agent = repo.register_agent(FINGERPRINT, "bench-agent", cc.codegen_version(), session=s).agent
+        agent = repo.register_agent(fingerprint(), "bench-agent", cc.codegen_version(), session=s).agent
         job = repo.create_job(repo.JobSpec(workload.key, "cpu", 1), session=s)
-        repo.enqueue_configs(job.id, [cc.default_config(workload, target_for_class(DEVICE))], session=s)
+        repo.enqueue_configs(job.id, [cc.default_config(workload, target_for_class(DEVICE, session=s))], session=s)
         (task,) = repo.lease_tasks(agent.id, 1, session=s)
         report = repo.TrialReport(task.task_id, task.attempt, "OK", samples_s=(1e-3,) * 5, median_s=1e-3,
                                   ci_low_s=0.99e-3, ci_high_s=1.01e-3, codegen_version=cc.codegen_version())

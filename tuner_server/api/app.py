@@ -20,6 +20,7 @@ from tuner_server.api.docs import install_docs
 from tuner_server.api.errors import install_error_handlers
 from tuner_server.api.middleware import BodySizeLimit, RequestTimer
 from tuner_server.api.routes import ROUTERS
+from tuner_server.db import read_only_sessions
 from tuner_server.settings import Settings
 
 DESCRIPTION = """A kernel-autotuning farm. Submit a job (op, params, device, trial budget); agents measure the
@@ -61,6 +62,7 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session], drive
     app = FastAPI(title="tunefarm", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.session_factory = session_factory
+    app.state.read_session_factory = read_only_sessions(session_factory)
     app.state.driver = driver
     app.state.db_slots = asyncio.Semaphore(max_db_requests)
     app.state.metrics_registry = registry if registry is not None else metrics.REGISTRY

@@ -18,6 +18,8 @@ from tuner_server.api.errors import ApiError
 from tuner_server.db import session_scope
 from tuner_server.settings import Settings
 
+READ_METHODS = ("GET", "HEAD")  # routes of these methods never write (their sessions cannot)
+
 
 async def get_db(request: Request) -> AsyncIterator[Session]:
     """A session for the route: committed when it returns normally, rolled back on any error, closed before the
@@ -28,9 +30,14 @@ async def get_db(request: Request) -> AsyncIterator[Session]:
     every worker thread were waiting for a connection or that lock, the holder could never get the worker it needs
     next. So at most `app.state.db_slots` requests hold a session at a time (fewer than the pool's connections
     and the worker threads; the rest wait on the event loop, holding nothing), and auth ends its own
-    transaction at once. Write routes commit before they wake the driver."""
-    async with request.app.state.db_slots:
-        with session_scope(request.app.state.session_factory) as session:
+    transaction at once. Write routes commit before they wake the driver.
+
+    GET and HEAD requests get a read-only session (db/engine.py: on SQLite a deferred transaction that takes no
+    lock), so reads never queue behind each other, leasing or reporting."""
+    state = request.app.state
+    factory = state.read_session_factory if request.method in READ_METHODS else state.session_factory
+    async with state.db_slots:
+        with session_scope(factory) as session:
             yield session
 
 

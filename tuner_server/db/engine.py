@@ -1,4 +1,8 @@
-"""Engine and sessions. Repository functions flush but never commit: wrap each request in `session_scope`."""
+"""Engine and sessions. Repository functions flush but never commit: wrap each request in `session_scope`.
+
+Two kinds of session share one engine: `make_session_factory` (read-write; on SQLite every transaction takes the
+write lock at BEGIN) and `read_only_sessions` (transactions that only read, which take no lock at all).
+"""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -9,6 +13,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+READ_ONLY = "tunefarm_read_only"  # execution option of the engine behind read_only_sessions
 
 
 def normalize_url(url: str) -> str:
@@ -24,7 +29,8 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
     `BEGIN IMMEDIATE` makes every SQLite transaction take the write lock when it starts, so a
     read-then-write (leasing tasks, moving a head) is one serialised unit; PostgreSQL uses row locks
-    (`SELECT ... FOR UPDATE SKIP LOCKED`) instead.
+    (`SELECT ... FOR UPDATE SKIP LOCKED`) instead. Sessions from `read_only_sessions` begin with a plain (deferred)
+    `BEGIN` under `PRAGMA query_only`: a WAL snapshot that neither waits for the writer nor holds it up.
     """
     url = normalize_url(url)
     if make_url(url).get_backend_name() != "sqlite":
@@ -47,13 +53,29 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _sqlite_begin(conn):
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        read_only = bool(conn.get_execution_options().get(READ_ONLY))
+        info = conn.connection.info  # per DBAPI connection: the pragma is sent only when it changes
+        if info.get("query_only", False) != read_only:
+            conn.exec_driver_sql(f"PRAGMA query_only={'ON' if read_only else 'OFF'}")
+            info["query_only"] = read_only
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def read_only_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Sessions over `factory`'s engine (and pool) whose transactions only read: on SQLite a deferred `BEGIN` (no
+    write lock: readers never queue behind leasing or reporting) with `PRAGMA query_only`; on PostgreSQL `READ ONLY`
+    transactions. A write in one fails loudly instead of silently taking a lock."""
+    engine = factory.kw["bind"]
+    options = {READ_ONLY: True}
+    if engine.dialect.name == "postgresql":
+        options["postgresql_readonly"] = True
+    return sessionmaker(engine.execution_options(**options), expire_on_commit=False)
 
 
 @contextmanager

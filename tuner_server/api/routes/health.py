@@ -24,7 +24,7 @@ async def health(request: Request) -> Health | JSONResponse:
     """Takes one of the app's database slots like any request (see deps.get_db), so it also shows overload."""
     try:
         async with request.app.state.db_slots:
-            await run_in_threadpool(_ping, request.app.state.session_factory)
+            await run_in_threadpool(_ping, request.app.state.read_session_factory)
     except Exception as exc:  # any failure to reach the database is the answer, not a crash
         return error_response(503, f"database unreachable: {type(exc).__name__}: {exc}"[:500])
     return Health(status="ok", database="ok", codegen_version=cc.codegen_version())
