@@ -74,7 +74,8 @@ def _job_commands(sub) -> None:
     tune.add_argument("--trials", type=int, default=64, help="trial budget")
     tune.add_argument("--strategy", default="model", help="search strategy (`tunefarm ops` lists them)")
     tune.add_argument("--seed", type=int, default=None, help="search seed (default: random)")
-    tune.add_argument("--priority", type=int, default=0, help="higher runs first")
+    tune.add_argument("--priority", type=int, default=0,
+                      help="share of the agents against other jobs: +10 doubles it (default 0)")
     tune.add_argument("--no-wait", action="store_true", help="submit and return at once")
     tune.add_argument("--cancel-on-interrupt", action="store_true", help="Ctrl-C cancels the job instead of detaching")
     tune.add_argument("--stall-warning", type=float, default=10.0, metavar="SECONDS",

@@ -30,14 +30,14 @@ def _populate(session):
     """Two keys; one with improved + rollback + pin history, plus a failed trial."""
     ag = agent(session)
     job(session, budget=2)
-    job(session, budget=2, key=SOFTMAX, now=at(0.5))  # younger: leased after matmul's two configs
     measure(session, ag, [9e-3], now=at(1))
-    measure(session, ag, [4e-3], now=at(2))  # challenges the 9 ms head; softmax's tasks are queued ahead of it
-    measure(session, ag, [7e-3], now=at(3))  # softmax's first trial: its head
-    (t,) = repo.lease_tasks(ag.id, 1, session=session, now=at(4))
+    measure(session, ag, [4e-3], now=at(2))  # challenges the 9 ms head
+    assert compare(session, ag, 4 / 9, now=at(3)).promoted.version == 2
+    job(session, budget=2, key=SOFTMAX, now=at(3.5))
+    measure(session, ag, [7e-3], now=at(4))  # softmax's first trial: its head
+    (t,) = repo.lease_tasks(ag.id, 1, session=session, now=at(4.5))
     repo.record_result(ag.id, repo.TrialReport(t.task_id, t.attempt, "COMPILE_ERROR", error="nvcc: boom"),
-                       session=session, now=at(4))
-    assert compare(session, ag, 4 / 9, now=at(5)).promoted.version == 2
+                       session=session, now=at(4.5))
     schedules.rollback(MATMUL, CLASS, 1, session=session, author="alice", now=at(6))
 
 

@@ -43,7 +43,11 @@ def create_job(spec: JobSpec, *, session: Session, limits: JobLimits = DEFAULT_L
 
 
 def get_job(job_id: str, *, session: Session, lock: bool = False) -> Job:
-    job = session.get(Job, job_id, with_for_update=lock or None)
+    """The job; `lock`: for a change of its state, serialised with other lockers. On PostgreSQL the lock is FOR NO
+    KEY UPDATE, which does not wait for transactions that only insert rows referencing the job (a trial or a task
+    takes FOR KEY SHARE on its job): FOR UPDATE would queue the driver behind every report in flight, and every
+    later report behind the driver."""
+    job = session.get(Job, job_id, with_for_update={"key_share": True} if lock else None)
     if job is None:
         raise NotFound(f"no job {job_id}")
     return job

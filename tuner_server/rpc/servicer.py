@@ -19,6 +19,7 @@ import compiler_core as cc
 from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
 from tuner_server import metrics, repo
 from tuner_server.db import Agent, session_scope
+from tuner_server.fair_share import FairShare
 from tuner_server.rpc import convert
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
         self._settings = settings
         self._sessions = session_factory
         self._driver = driver
+        self._share = FairShare()  # which jobs leases draw from: this process's memory of earlier leases
 
     def _wake_driver(self) -> None:
         if self._driver is not None:
@@ -133,7 +135,8 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
         creds, wanted = convert.credentials(request), convert.max_tasks(request)
         with session_scope(self._sessions) as s:
             agent = self._agent(creds, s)
-            tasks = repo.lease_tasks(agent.id, wanted, session=s, lease_seconds=self._settings.lease_seconds)
+            tasks = repo.lease_tasks(agent.id, wanted, session=s, lease_seconds=self._settings.lease_seconds,
+                                     share=self._share)
             response = convert.lease_response(tasks, RETRY_AFTER_S)
         metrics.LEASES_GRANTED.inc(len(tasks))
         self._wake_driver()  # the queue shrank (or was empty): top it up
