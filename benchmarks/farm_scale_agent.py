@@ -37,8 +37,6 @@ from device_agent.rpc_client import AgentClient, RpcFailure  # noqa: E402
 from device_agent.settings import AgentSettings  # noqa: E402
 
 SAMPLES = 5
-CALLS = {"RegisterRequest": "Register", "HeartbeatRequest": "Heartbeat", "LeaseRequest": "LeaseTasks",
-         "ReportRequest": "ReportResults"}
 
 
 def seconds_of(config_json: str) -> float:
@@ -55,16 +53,15 @@ class TimedClient(AgentClient):
         self.latencies: dict[str, list[tuple[float, float]]] = defaultdict(list)
         self.failed_calls: list[tuple[float, str, str]] = []
 
-    def _call(self, method, request):
-        name = CALLS.get(type(request).__name__, type(request).__name__)
+    def _call(self, call: str, method, request):
         started, start = time.time(), time.monotonic()
         try:
-            return super()._call(method, request)
+            return super()._call(call, method, request)
         except RpcFailure as failure:
-            self.failed_calls.append((started, name, failure.code))
+            self.failed_calls.append((started, call, failure.code))
             raise
         finally:
-            self.latencies[name].append((started, time.monotonic() - start))
+            self.latencies[call].append((started, time.monotonic() - start))
 
 
 class SimulatedRunner:

@@ -46,6 +46,9 @@ AGENTS_LOST = Counter("tunefarm_agents_lost", "Agents marked lost after going si
 JOBS_FINISHED = Counter("tunefarm_jobs_finished", "Jobs the driver finished, by end state and reason",
                         ["state", "reason"], registry=REGISTRY)
 JOBS = Gauge("tunefarm_jobs", "Jobs by state (refreshed by every driver pass)", ["state"], registry=REGISTRY)
+RPC_CUT_SHORT = Counter(
+    "tunefarm_rpc_cut_short", "LeaseTasks/ReportResults answered with less (or nothing) to stay within the deadline, "
+    "by method and why (no time left on arrival | late | database wait)", ["method", "why"], registry=REGISTRY)
 DRIVER_TICK = Histogram("tunefarm_driver_tick_seconds", "Time of one job-driver pass", buckets=LATENCY_BUCKETS,
                         registry=REGISTRY)
 DRIVER_ERRORS = Counter("tunefarm_driver_errors", "Exceptions caught in a driver pass, by phase", ["phase"],

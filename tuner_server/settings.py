@@ -39,6 +39,9 @@ class Settings(BaseSettings):
 
     lease_seconds: int = Field(60, ge=1, description="a leased task returns to the queue after this")
     heartbeat_interval_s: float = Field(5.0, gt=0)
+    rpc_budget_s: float = Field(2.0, gt=0, le=60, description="LeaseTasks and ReportResults answer within this (or "
+                                "within 80 % of the agent's own deadline, if sooner): with fewer tasks or results "
+                                "rather than late; database waits are bounded by it too")
     agent_lost_after_s: float = Field(30.0, gt=0, description="an agent silent this long is marked lost")
     max_task_attempts: int = Field(3, ge=1, description="leases of one task that may expire before it is lost")
     allow_codegen_mismatch: bool = Field(False, description="accept agents whose compiler_core codegen_version differs "

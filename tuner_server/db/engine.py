@@ -10,10 +10,12 @@ from contextlib import contextmanager
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 READ_ONLY = "tunefarm_read_only"  # execution option of the engine behind read_only_sessions
+WAIT_LIMIT = "tunefarm_wait_limit_s"  # execution option set by bound_waits
 
 
 def normalize_url(url: str) -> str:
@@ -34,7 +36,15 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     """
     url = normalize_url(url)
     if make_url(url).get_backend_name() != "sqlite":
-        return create_engine(url, echo=echo, pool_pre_ping=True)
+        engine = create_engine(url, echo=echo, pool_pre_ping=True)
+
+        @event.listens_for(engine, "begin")
+        def _postgres_begin(conn):
+            limit = conn.get_execution_options().get(WAIT_LIMIT)
+            if limit is not None:  # a statement (lock waits included) of this transaction fails past the limit
+                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(limit * 1000))}")
+
+        return engine
     engine = create_engine(url, echo=echo)
     in_memory = make_url(url).database in (None, "", ":memory:")
 
@@ -53,11 +63,17 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _sqlite_begin(conn):
-        read_only = bool(conn.get_execution_options().get(READ_ONLY))
-        info = conn.connection.info  # per DBAPI connection: the pragma is sent only when it changes
+        options = conn.get_execution_options()
+        read_only = bool(options.get(READ_ONLY))
+        limit = options.get(WAIT_LIMIT)
+        busy_ms = SQLITE_BUSY_TIMEOUT_MS if limit is None else max(1, int(limit * 1000))
+        info = conn.connection.info  # per DBAPI connection: a pragma is sent only when its value changes
         if info.get("query_only", False) != read_only:
             conn.exec_driver_sql(f"PRAGMA query_only={'ON' if read_only else 'OFF'}")
             info["query_only"] = read_only
+        if info.get("busy_ms", SQLITE_BUSY_TIMEOUT_MS) != busy_ms:
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={busy_ms}")
+            info["busy_ms"] = busy_ms
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
@@ -65,6 +81,21 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def bound_waits(session: Session, seconds: float) -> None:
+    """Fail this session's transaction rather than wait more than `seconds` on the database: on SQLite for the write
+    lock (busy timeout), on PostgreSQL in any one statement (statement_timeout, lock waits included); the failure
+    is an OperationalError that `waited_too_long` recognises. Call it before the session's first statement."""
+    session.connection(execution_options={WAIT_LIMIT: seconds})
+
+
+def waited_too_long(exc: BaseException) -> bool:
+    """`exc` is the end of a wait that `bound_waits` cut short (not an outage)."""
+    if not isinstance(exc, OperationalError):
+        return False
+    code = getattr(exc.orig, "sqlstate", None)
+    return code == "57014" or (code is None and "database is locked" in str(exc.orig))  # query_canceled; SQLITE_BUSY
 
 
 def read_only_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
