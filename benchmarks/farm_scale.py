@@ -13,7 +13,7 @@ a `--window-s` window and prints:
 - DEADLINE_EXCEEDED (and any other failed call) the agents got in the window;
 - idle agents: agents that completed nothing in the window ("every agent gets work" means 0);
 - fairness: max/min tasks completed per job in the window (1.0 is a perfect share);
-- the tuner's CPU use in the window (of one core).
+- CPU used in the window, in cores: the tuner, the agents, PostgreSQL, and the whole (shared) machine.
 
 Nothing here asserts anything; the machine is shared and the numbers move from run to run.
 
@@ -119,8 +119,8 @@ def done_since(farm: Farm, since: datetime, until: datetime | None = None) -> tu
 class Run:
     """One tuner, its database and N TEST DOUBLE agents."""
 
-    def __init__(self, root: Path, url: str, n_agents: int, args: argparse.Namespace):
-        self.root, self.n_agents, self.args = root, n_agents, args
+    def __init__(self, root: Path, url: str, n_agents: int, args: argparse.Namespace, cluster=None):
+        self.root, self.n_agents, self.args, self.cluster = root, n_agents, args, cluster
         self.tracker = ProcessTracker()
         extra = dict(item.split("=", 1) for item in args.server_env)
         self.farm = Farm(root, url, self.tracker, env={"TUNEFARM_HEARTBEAT_INTERVAL_S": str(args.heartbeat_s),
@@ -160,6 +160,14 @@ class Run:
         return summaries
 
 
+def wait_for_exit(tracker: ProcessTracker, timeout_s: float = 15.0) -> list[str]:
+    """Processes still alive after `timeout_s` (the tuner's pool workers exit shortly after it)."""
+    deadline = time.monotonic() + timeout_s
+    while (left := tracker.leftovers()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return left
+
+
 def agent_figures(summaries: list[dict], t0: float, t1: float) -> dict:
     """Latency percentiles (ms) and failures of the calls the agents started in the window [t0, t1) (unix s)."""
     out: dict = {"failures": Counter()}
@@ -173,13 +181,39 @@ def agent_figures(summaries: list[dict], t0: float, t1: float) -> dict:
     return out
 
 
+def cpu_seconds(run: Run) -> dict[str, dict[tuple[int, float], float]]:
+    """CPU seconds so far per process ((pid, start time) -> seconds) of the tuner, the agents and this run's
+    PostgreSQL cluster (the postmaster and its backends), and the whole machine's busy time."""
+    def used(procs) -> dict[tuple[int, float], float]:
+        out = {}
+        for p in procs:
+            with suppress(psutil.Error):
+                out[(p.pid, p.create_time())] = sum(p.cpu_times()[:2])
+        return out
+
+    postgres = []
+    if run.cluster is not None:
+        with suppress(OSError, ValueError, psutil.Error):
+            postmaster = psutil.Process(int((run.cluster.data / "postmaster.pid").read_text().split()[0]))
+            postgres = [postmaster, *postmaster.children(recursive=True)]
+    machine = psutil.cpu_times()
+    return {"tuner": used([psutil.Process(run.farm.server.pid)]),
+            "agents": used(psutil.Process(a.pid) for a in run.agents if a.alive()),
+            "postgres": used(postgres), "machine": {(0, 0.0): machine.user + machine.system + machine.nice}}
+
+
+def cpu_cores(before: dict, after: dict, seconds: float) -> dict[str, float]:
+    """Cores used between two `cpu_seconds` snapshots (a process started between them counts from its start)."""
+    return {group: sum(t - before[group].get(key, 0.0) for key, t in after[group].items()) / seconds
+            for group in after}
+
+
 def measure(run: Run, jobs: list[str], label: str) -> dict:
     args, farm = run.args, run.farm
     with farm.client() as c:
         wait_until(lambda: all(c.job(j).state == "running" for j in jobs), "every job to start", 120, 1.0)
     time.sleep(args.warmup_s)
-    tuner = psutil.Process(farm.server.pid)
-    before, cpu0 = scrape(farm), sum(tuner.cpu_times()[:2])
+    before, cpu0 = scrape(farm), cpu_seconds(run)
     t0_wall, t0 = time.time(), datetime.now(UTC)
     deadline = time.monotonic() + args.window_s
     while (left := deadline - time.monotonic()) > 0:
@@ -190,7 +224,7 @@ def measure(run: Run, jobs: list[str], label: str) -> dict:
               f"({sum(per_job.values()) / elapsed:.1f}/s), {len(per_agent)}/{run.n_agents} agents with work, "
               f"load {os.getloadavg()[0]:.1f}", flush=True)
     t1_wall, t1 = time.time(), datetime.now(UTC)
-    cpu = (sum(tuner.cpu_times()[:2]) - cpu0) / (t1_wall - t0_wall)
+    cpu = cpu_cores(cpu0, cpu_seconds(run), t1_wall - t0_wall)
     after = scrape(farm)
     per_job, per_agent = done_since(farm, t0, t1)
     names = {}
@@ -200,7 +234,7 @@ def measure(run: Run, jobs: list[str], label: str) -> dict:
     shares = [per_job.get(j, 0) for j in jobs]
     return {"t0": t0_wall, "t1": t1_wall, "done": sum(shares), "rate": sum(shares) / (t1_wall - t0_wall),
             "per_job": shares, "fairness": max(shares) / min(shares) if min(shares) else math.inf,
-            "idle": sorted(set(run.names) - worked), "tuner_cpu": cpu,
+            "idle": sorted(set(run.names) - worked), "cpu": cpu,
             "server": {rpc: (bucket_percentile(histogram(before, rpc), histogram(after, rpc), 50),
                              bucket_percentile(histogram(before, rpc), histogram(after, rpc), 99)) for rpc in RPCS}}
 
@@ -210,7 +244,7 @@ def run_one(backend: str, n_agents: int, args: argparse.Namespace, cluster) -> d
     url = (f"sqlite:///{root / 'tunefarm.db'}" if backend == "sqlite"
            else create_database(cluster, f"scale_{n_agents}_{int(time.time())}"))
     label = f"{backend}, {n_agents} agents"
-    run, jobs, summaries = Run(root, url, n_agents, args), [], []
+    run, jobs, summaries = Run(root, url, n_agents, args, cluster), [], []
     print(f"{label}: starting the tuner and {n_agents} agents ({root})", flush=True)
     try:
         run.start()
@@ -218,7 +252,7 @@ def run_one(backend: str, n_agents: int, args: argparse.Namespace, cluster) -> d
         result = measure(run, jobs, label)
     finally:
         summaries = run.stop(jobs)
-        left = run.tracker.leftovers()
+        left = wait_for_exit(run.tracker)
         if left:
             print("  processes left behind:", *left, sep="\n    ")
     result.update(agent_figures(summaries, result["t0"], result["t1"]), backend=backend, agents=n_agents,
@@ -229,8 +263,10 @@ def run_one(backend: str, n_agents: int, args: argparse.Namespace, cluster) -> d
 
 def print_result(r: dict) -> None:
     fails = ", ".join(f"{k} x{v}" for k, v in sorted(r["failures"].items())) or "none"
-    print(f"  {r['backend']}, {r['agents']} agents: {r['rate']:.1f} tasks/s ({r['done']} in the window), tuner CPU "
-          f"{r['tuner_cpu'] * 100:.0f} % of a core")
+    cpu = r["cpu"]
+    print(f"  {r['backend']}, {r['agents']} agents: {r['rate']:.1f} tasks/s ({r['done']} in the window); CPU in cores: "
+          f"tuner {cpu['tuner']:.2f}, agents {cpu['agents']:.2f}, postgres {cpu['postgres']:.2f}, whole machine "
+          f"{cpu['machine']:.2f} of {os.cpu_count()}")
     for rpc in RPCS:
         p50, p99, n = r[rpc]
         s50, s99 = r["server"][rpc]
@@ -257,11 +293,12 @@ def main(argv=None) -> int:
         finally:
             if cluster is not None:
                 cluster.stop()
-    print("\nbackend    agents  tasks/s  Lease p50/p99 ms  Report p50/p99 ms  failed calls  idle  max/min  tuner CPU")
+    print("\nbackend    agents  tasks/s  Lease p50/p99 ms  Report p50/p99 ms  failed calls  idle  max/min  tuner CPU "
+          "(cores)")
     for r in results:
         print(f"{r['backend']:<10} {r['agents']:>6} {r['rate']:8.1f}  {r['LeaseTasks'][0]:7.1f}/{r['LeaseTasks'][1]:<8.1f}"
               f" {r['ReportResults'][0]:7.1f}/{r['ReportResults'][1]:<9.1f} {sum(r['failures'].values()):>12}"
-              f"  {len(r['idle']):>4}  {r['fairness']:7.2f}  {r['tuner_cpu'] * 100:8.0f} %")
+              f"  {len(r['idle']):>4}  {r['fairness']:7.2f}  {r['cpu']['tuner']:8.2f}")
     return 0
 
 

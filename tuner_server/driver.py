@@ -38,6 +38,10 @@ OBSERVE_SLACK = 32  # trials re-read behind the last one seen (one may commit af
 MAX_OPEN_JOBS = 10_000
 TRANSFER_STRATEGIES = ("model",)  # strategies that learn from trials of other workloads on the device class
 MAX_FRUITLESS_BATCHES = 4  # proposals that queue nothing (the job is full, or all were queued already)
+# Between passes, however often woken: a busy farm wakes the driver with every report, and back-to-back passes
+# took a third of the tuner's CPU at 32 agents (benchmarks/farm_scale.py) while QUEUED_PER_AGENT tasks queued per
+# agent last seconds.
+MIN_GAP_S = 0.5
 
 
 def derive_seed(job_id: str) -> int:
@@ -93,7 +97,7 @@ class _JobFailed(Exception):
 
 class JobDriver:
     def __init__(self, session_factory: sessionmaker[Session], settings, *, interval_s: float = 2.0,
-                 min_gap_s: float = 0.05, min_queued: int = MIN_QUEUED, queued_per_agent: int = QUEUED_PER_AGENT,
+                 min_gap_s: float = MIN_GAP_S, min_queued: int = MIN_QUEUED, queued_per_agent: int = QUEUED_PER_AGENT,
                  class_models=None, feature_pool=None):
         self._sessions, self._settings = session_factory, settings
         self.class_models, self.feature_pool = class_models, feature_pool

@@ -25,6 +25,7 @@ from tuner_server.repo.records import LeasedTask, Requeued
 from tuner_server.repo.trials import append_trial
 
 DEFAULT_MAX_ATTEMPTS = 3
+FRESH_ENOUGH = timedelta(seconds=1)  # a lease refreshes the agent's last_heartbeat when it is older than this
 
 
 def enqueue_configs(job_id: str, configs: Iterable[dict[str, Any]], *, session: Session,
@@ -64,7 +65,8 @@ def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_second
     agent = session.get(Agent, agent_id)
     if agent is None or agent.status == "gone":
         raise NotFound(f"no active agent {agent_id}")
-    agent.status, agent.last_heartbeat = "active", now
+    if agent.status != "active" or now - agent.last_heartbeat > FRESH_ENOUGH:  # a write per lease costs: not always
+        agent.status, agent.last_heartbeat = "active", now
     if max_tasks <= 0:
         return []
     demands = _demands(session, agent)
