@@ -20,7 +20,7 @@ import time
 
 from pydantic import SecretStr, ValidationError
 
-from tuner_server import metrics, repo
+from tuner_server import metrics, repo, rest_workers
 from tuner_server.class_models import ClassModels
 from tuner_server.cost_model.feature_pool import FeaturePool
 from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
@@ -71,8 +71,9 @@ def _rest_app(settings: Settings, session_factory, driver):
 class TunerRuntime:
     """The running parts of one tuner process; `start()` then `stop()` (serve() and embedded farms use it)."""
 
-    def __init__(self, settings: Settings):
-        self.settings = settings
+    def __init__(self, settings: Settings, plugins: tuple[str, ...] = ()):
+        self.settings, self.plugins = settings, plugins  # plugins: modules REST worker processes import too
+        self.rest_workers: list = []
         self.engine = self.sessions = self.driver = self.grpc = None
         self.class_models = self.feature_pool = None
         self.rest = self._rest_thread = None
@@ -114,7 +115,13 @@ class TunerRuntime:
         config = uvicorn.Config(app, host=self.settings.rest_host, port=self.settings.rest_port, log_config=None,
                                 lifespan="on", timeout_graceful_shutdown=int(STOP_GRACE_S))
         self.rest = uvicorn.Server(config)
-        self._rest_thread = threading.Thread(target=self.rest.run, name="tunefarm-rest", daemon=True)
+        sockets = None
+        if self.settings.rest_workers > 1:  # this process and the workers accept on one socket (rest_workers.py)
+            sockets = [rest_workers.listen(self.settings.rest_host, self.settings.rest_port)]
+            self.rest_workers = rest_workers.start(self.settings, sockets[0], self.settings.rest_workers - 1,
+                                                   self.plugins)
+        self._rest_thread = threading.Thread(target=self.rest.run, kwargs={"sockets": sockets}, name="tunefarm-rest",
+                                             daemon=True)
         self._rest_thread.start()
         while not self.rest.started:
             self._rest_thread.join(0.05)
@@ -133,6 +140,8 @@ class TunerRuntime:
             self.rest.should_exit = True
         if self.grpc is not None:
             stop_grpc_server(self.grpc, STOP_GRACE_S)
+        if self.rest_workers:
+            rest_workers.stop(self.rest_workers)
         if self._rest_thread is not None:
             self._rest_thread.join(STOP_GRACE_S + 5)
         if self.metrics_server is not None:
@@ -149,14 +158,15 @@ class TunerRuntime:
         log.info("tuner stopped")
 
 
-def serve(settings: Settings, stop: threading.Event | None = None) -> int:
-    """Run until SIGTERM/SIGINT (or until `stop` is set); returns the exit code."""
+def serve(settings: Settings, stop: threading.Event | None = None, plugins: tuple[str, ...] = ()) -> int:
+    """Run until SIGTERM/SIGINT (or until `stop` is set); returns the exit code. `plugins`: the modules imported
+    for custom ops (REST worker processes import them too)."""
     stop = stop or threading.Event()
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda signum, _frame: stop.set())
-    runtime = TunerRuntime(settings)
+    runtime = TunerRuntime(settings, plugins)
     try:
         runtime.start()
         while not stop.wait(0.5):
@@ -228,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tunefarm server: bad settings: {settings_errors(exc)}", file=sys.stderr)
         return 2
     try:
-        return serve(settings)
+        return serve(settings, plugins=tuple(args.plugin))
     except (OSError, RuntimeError, ValueError) as exc:
         log.error("tunefarm server could not start: %s", exc)
         return 1

@@ -19,6 +19,8 @@ class Settings(BaseSettings):
 
     rest_host: str = "127.0.0.1"
     rest_port: int = Field(8080, ge=0, le=65535)
+    rest_workers: int = Field(1, ge=1, le=64, description="processes answering REST on rest_port (more than one "
+                              "needs PostgreSQL; see tuner_server/rest_workers.py)")
     grpc_host: str = "127.0.0.1"
     grpc_port: int = Field(50051, ge=0, le=65535)
     grpc_tls_cert_file: Path | None = Field(None, description="PEM certificate (chain); with the key, gRPC serves "
@@ -69,6 +71,9 @@ class Settings(BaseSettings):
                 password = _read_secret(self.database_password_file)
                 self.database_url = url.set(password=password).render_as_string(hide_password=False)
         _check_tls_files(self.grpc_tls_cert_file, self.grpc_tls_key_file)
+        if self.rest_workers > 1 and make_url(self.database_url).get_backend_name() == "sqlite":
+            raise ValueError(f"TUNEFARM_REST_WORKERS={self.rest_workers} needs PostgreSQL: on SQLite every writer "
+                             "waits for the one file lock, so keep 1 (the default)")
         return self
 
 

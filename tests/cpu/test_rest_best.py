@@ -75,6 +75,17 @@ def test_rollback_and_pin_append_versions(farm):
     assert farm.get(f"/v1/best/history?{MATMUL_QUERY}").json()["total"] == 6
 
 
+def test_a_kept_head_answer_follows_every_new_version(farm):
+    url = f"/v1/best?{MATMUL_QUERY}"
+    first, again = farm.get(url), farm.get(url)
+    assert again.content == first.content and first.json()["version"] == 3  # the second one is the kept answer
+    assert farm.get(url + "&include_source=true").json()["source"] and farm.get(url).json()["source"] is None
+    assert farm.post("/v1/best/pin", json=_key(version=1)).status_code == 201
+    pinned = farm.get(url).json()
+    assert (pinned["version"], pinned["head_pinned"], pinned["trial_id"]) == (4, True, farm.seeded["trials"][0])
+    assert farm.get(url + "&include_source=true").json()["config"] == farm.seeded["configs"][0]
+
+
 def test_export_streams_json_lines_and_import_merges(farm):
     exported = farm.get(f"/v1/export?workload={MATMUL_KEY}")
     assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/x-ndjson")

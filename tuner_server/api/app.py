@@ -18,6 +18,7 @@ from tuner_server import metrics
 from tuner_server.api.dashboard import install_dashboard
 from tuner_server.api.docs import install_docs
 from tuner_server.api.errors import install_error_handlers
+from tuner_server.api.head_cache import HeadCache
 from tuner_server.api.middleware import BodySizeLimit, RequestTimer
 from tuner_server.api.routes import ROUTERS
 from tuner_server.db import read_only_sessions
@@ -63,6 +64,7 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session], drive
     app.state.settings = settings
     app.state.session_factory = session_factory
     app.state.read_session_factory = read_only_sessions(session_factory)
+    app.state.head_cache = HeadCache()
     app.state.driver = driver
     app.state.db_slots = asyncio.Semaphore(max_db_requests)
     app.state.metrics_registry = registry if registry is not None else metrics.REGISTRY

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, contains_eager, joinedload
 
 from tuner_server.db.models import ScheduleHead, ScheduleVersion, Trial, Workload
 from tuner_server.db.types import utcnow
@@ -56,11 +56,23 @@ def head_of(session: Session, pointer: ScheduleHead) -> ScheduleVersion | None:
 
 
 def head(workload_key: str, device_class: str, *, session: Session) -> ScheduleVersion | None:
-    """The current best version of a key (None if the key has no versions, or was never seen)."""
-    pointer = _pointer(session, workload_key, device_class)
-    if pointer is None or pointer.head_version is None:
-        return None
-    return _version_row(session, pointer, pointer.head_version)
+    """The current best version of a key (None if the key has no versions, or was never seen), with its trial and
+    workload loaded: one query, for GET /v1/best's sake."""
+    key = canonical_workload(workload_key).key
+    return session.scalar(
+        select(ScheduleVersion)
+        .join(Workload, Workload.id == ScheduleVersion.workload_id)
+        .join(ScheduleHead, and_(ScheduleHead.workload_id == ScheduleVersion.workload_id,
+                                 ScheduleHead.device_class == ScheduleVersion.device_class,
+                                 ScheduleHead.head_version == ScheduleVersion.version))
+        .where(Workload.key == key, ScheduleVersion.device_class == device_class)
+        .options(contains_eager(ScheduleVersion.workload), joinedload(ScheduleVersion.trial)))
+
+
+def head_version(canonical_key: str, device_class: str, *, session: Session) -> int | None:
+    """The version number of a key's head (None: no head), for a workload key already in canonical form."""
+    return session.execute(select(ScheduleHead.head_version).join(Workload, Workload.id == ScheduleHead.workload_id)
+                           .where(Workload.key == canonical_key, ScheduleHead.device_class == device_class)).scalar()
 
 
 def version(workload_key: str, device_class: str, number: int, *, session: Session) -> ScheduleVersion:

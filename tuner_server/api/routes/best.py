@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from sqlalchemy.orm import Session
 
 import compiler_core as cc
@@ -72,19 +72,31 @@ def _source(workload: cc.Workload, chosen: ScheduleVersion, target: cc.Target | 
 def get_best(request: Request, session: SessionDep, _: ReadAccess, op: Op, device: Device,
              version: Annotated[int | None, Query(ge=1)] = None,
              as_of: Annotated[str | None, Query(description="ISO 8601 time with a zone")] = None,
-             include_source: bool = False) -> s.BestPublic:
+             include_source: bool = False) -> s.BestPublic | Response:
     """The head schedule of (workload, device class): config, runtime median and 95% CI, GFLOP/s or GB/s, trial,
     version, reason and pin state. `version=` or `as_of=` pick an earlier one; `include_source=true` adds the
     kernel source generated for the class's target (C for cpu-*, CUDA for cuda-* with the class's arch). `target` is
     what the class's agents registered, null for a class known only from an import."""
     workload = workload_from_query(request, op)
+    of_head = version is None and as_of is None
+    heads, cache_key = request.app.state.head_cache, (workload.key, device, include_source)
+    if of_head:  # the hot read: a kept answer for the current head version is sent as it is (api/head_cache.py)
+        current = schedules.head_version(workload.key, device, session=session)
+        kept = heads.get(cache_key, current) if current is not None else None
+        if kept is not None:
+            return Response(kept, media_type="application/json")
     chosen = _select(session, workload.key, device, version, as_of)
     try:
         target = targets.target_for_class(device, session=session)
     except LookupError:
         target = None  # a class known only from imports: the schedule is served, its target is not known here
-    head = chosen if version is None and as_of is None else schedules.head(workload.key, device, session=session)
-    return best_public(chosen, head, target, _source(workload, chosen, target) if include_source else None)
+    head = chosen if of_head else schedules.head(workload.key, device, session=session)
+    out = best_public(chosen, head, target, _source(workload, chosen, target) if include_source else None)
+    if not of_head or target is None:
+        return out
+    body = out.model_dump_json().encode()
+    heads.put(cache_key, chosen.version, body)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/keys", response_model=s.Page[s.ScheduleKeyPublic], responses=ERRORS)
