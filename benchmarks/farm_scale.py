@@ -27,6 +27,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -255,6 +256,8 @@ def run_one(backend: str, n_agents: int, args: argparse.Namespace, cluster) -> d
         left = wait_for_exit(run.tracker)
         if left:
             print("  processes left behind:", *left, sep="\n    ")
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
     result.update(agent_figures(summaries, result["t0"], result["t1"]), backend=backend, agents=n_agents,
                   summaries=len(summaries))
     print_result(result)

@@ -86,6 +86,17 @@ def test_a_kept_head_answer_follows_every_new_version(farm):
     assert farm.get(url + "&include_source=true").json()["config"] == farm.seeded["configs"][0]
 
 
+def test_a_kept_answer_is_only_sent_to_a_valid_token_asking_for_the_head(farm):
+    url = f"/v1/best?{MATMUL_QUERY}"
+    kept = farm.get(url)
+    assert kept.status_code == 200 and farm.get(url).content == kept.content
+    assert farm.get(url, token="tf_not_a_token_of_this_farm").status_code == 401
+    assert farm.get(url, token=None).status_code == 401
+    assert farm.get(url + "&version=1").json()["version"] == 1
+    assert farm.get(url + "&M=64").status_code == 422  # a param twice: the route says so
+    assert farm.get(url + "&include_source=1").json()["source"]  # another spelling: the route parses it
+
+
 def test_export_streams_json_lines_and_import_merges(farm):
     exported = farm.get(f"/v1/export?workload={MATMUL_KEY}")
     assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/x-ndjson")

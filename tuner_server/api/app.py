@@ -19,6 +19,7 @@ from tuner_server.api.dashboard import install_dashboard
 from tuner_server.api.docs import install_docs
 from tuner_server.api.errors import install_error_handlers
 from tuner_server.api.head_cache import HeadCache
+from tuner_server.api.hot_heads import HotHeads
 from tuner_server.api.middleware import BodySizeLimit, RequestTimer
 from tuner_server.api.routes import ROUTERS
 from tuner_server.db import read_only_sessions
@@ -73,6 +74,7 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session], drive
         app.include_router(router)
     install_docs(app)
     install_dashboard(app)
+    app.add_middleware(HotHeads, state=app.state)  # inside RequestTimer: its answers are timed like the route's
     app.add_middleware(RequestTimer, observe=request_latency_observer(app.state.metrics_registry))
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app

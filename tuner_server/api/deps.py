@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from tuner_server import repo
 from tuner_server.api.errors import ApiError
 from tuner_server.db import session_scope
+from tuner_server.db.engine import READ_ONLY
 from tuner_server.settings import Settings
 
 READ_METHODS = ("GET", "HEAD")  # routes of these methods never write (their sessions cannot)
@@ -74,7 +75,8 @@ def _authenticate(credentials: HTTPAuthorizationCredentials | None, session: Ses
         raise ApiError(401, "missing bearer token: send 'Authorization: Bearer <token>'",
                        headers={"WWW-Authenticate": "Bearer"})
     scope = repo.authenticate_token(credentials.credentials, session=session)
-    session.commit()  # end the read now: hold no connection or lock while the route waits for a worker
+    if not session.info.get(READ_ONLY):  # a read-only transaction holds no lock: it goes on into the route
+        session.commit()  # end the read now: hold no lock (SQLite: the write lock) while the route waits for a worker
     if scope is None:
         raise ApiError(401, "invalid or revoked token", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
     return Principal(scope)

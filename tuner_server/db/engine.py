@@ -14,6 +14,10 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+# Connections kept open (plus SQLAlchemy's 10 overflow): REST's database slots (api/app.py) and most of the gRPC
+# workers (rpc/server.py), the driver and the model keeper at once. An overflow connection is closed when returned:
+# on PostgreSQL each is a new backend process, which at 100 concurrent reads with the default 5 cost more than them.
+POOL_SIZE = 20
 READ_ONLY = "tunefarm_read_only"  # execution option of the engine behind read_only_sessions
 WAIT_LIMIT = "tunefarm_wait_limit_s"  # execution option set by bound_waits
 
@@ -36,7 +40,7 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     """
     url = normalize_url(url)
     if make_url(url).get_backend_name() != "sqlite":
-        engine = create_engine(url, echo=echo, pool_pre_ping=True)
+        engine = create_engine(url, echo=echo, pool_pre_ping=True, pool_size=POOL_SIZE)
 
         @event.listens_for(engine, "begin")
         def _postgres_begin(conn):
@@ -45,7 +49,7 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
                 conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(limit * 1000))}")
 
         return engine
-    engine = create_engine(url, echo=echo)
+    engine = create_engine(url, echo=echo, pool_size=POOL_SIZE)
     in_memory = make_url(url).database in (None, "", ":memory:")
 
     @event.listens_for(engine, "connect")
@@ -101,12 +105,13 @@ def waited_too_long(exc: BaseException) -> bool:
 def read_only_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
     """Sessions over `factory`'s engine (and pool) whose transactions only read: on SQLite a deferred `BEGIN` (no
     write lock: readers never queue behind leasing or reporting) with `PRAGMA query_only`; on PostgreSQL `READ ONLY`
-    transactions. A write in one fails loudly instead of silently taking a lock."""
+    transactions (a transaction, not autocommit: exports stream through a server-side cursor). A write in one fails
+    loudly instead of silently taking a lock."""
     engine = factory.kw["bind"]
     options = {READ_ONLY: True}
     if engine.dialect.name == "postgresql":
         options["postgresql_readonly"] = True
-    return sessionmaker(engine.execution_options(**options), expire_on_commit=False)
+    return sessionmaker(engine.execution_options(**options), expire_on_commit=False, info={READ_ONLY: True})
 
 
 @contextmanager
