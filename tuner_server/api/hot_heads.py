@@ -2,8 +2,8 @@
 
 The hot read of a farm: clients ask for the same heads again and again. When the request asks for a head (no
 version= or as_of=), its token is valid and the kept answer was made for the key's current head version, the answer
-is sent from here after one worker-thread step (the token and the head version, two indexed reads in one read-only
-session): no FastAPI routing, dependency solving or second thread hop, which cost more than the reads. Anything
+is sent from here after one worker-thread step (the token and the head version: two indexed reads, on PostgreSQL
+in autocommit): no FastAPI routing, dependency solving or second thread hop, which cost more than the reads. Anything
 else - no kept answer yet, bad params, a missing or invalid token, a database error - goes on to the route
 unchanged, which answers it as always (and keeps the answer for next time). The workload is parsed by the route's
 own function, so both read a query alike.
@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tuner_server import repo
 from tuner_server.api.inputs import workload_from_query
 from tuner_server.db import session_scope
+from tuner_server.db.engine import statement_reads
 from tuner_server.repo import schedules
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ class _Route:
 class HotHeads:
     def __init__(self, app: ASGIApp, state) -> None:
         self.app, self.state = app, state  # state: the FastAPI app's state (sessions, slots, head_cache)
+        self.sessions = statement_reads(state.session_factory)  # two one-statement reads: no transaction needed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = None
@@ -62,7 +64,7 @@ class HotHeads:
             return await run_in_threadpool(self._lookup, token.strip(), key)
 
     def _lookup(self, token: str, key: tuple) -> bytes | None:
-        with session_scope(self.state.read_session_factory) as session:
+        with session_scope(self.sessions) as session:
             if repo.authenticate_token(token, session=session) is None:
                 return None
             current = schedules.head_version(key[0], key[1], session=session)

@@ -102,6 +102,17 @@ def waited_too_long(exc: BaseException) -> bool:
     return code == "57014" or (code is None and "database is locked" in str(exc.orig))  # query_canceled; SQLITE_BUSY
 
 
+def statement_reads(factory: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Sessions for a few reads that need no common snapshot (each sees the latest commits, as READ COMMITTED gives
+    anyway): on PostgreSQL in autocommit, without the BEGIN and COMMIT round trips that cost a hot read as much as
+    its queries; on SQLite `read_only_sessions` (a deferred BEGIN costs nothing there)."""
+    engine = factory.kw["bind"]
+    if engine.dialect.name != "postgresql":
+        return read_only_sessions(factory)
+    return sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True}),
+                        expire_on_commit=False, info={READ_ONLY: True})
+
+
 def read_only_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
     """Sessions over `factory`'s engine (and pool) whose transactions only read: on SQLite a deferred `BEGIN` (no
     write lock: readers never queue behind leasing or reporting) with `PRAGMA query_only`; on PostgreSQL `READ ONLY`
