@@ -299,8 +299,9 @@ def main(argv=None) -> int:
     print("\nbackend    agents  tasks/s  Lease p50/p99 ms  Report p50/p99 ms  failed calls  idle  max/min  tuner CPU "
           "(cores)")
     for r in results:
-        print(f"{r['backend']:<10} {r['agents']:>6} {r['rate']:8.1f}  {r['LeaseTasks'][0]:7.1f}/{r['LeaseTasks'][1]:<8.1f}"
-              f" {r['ReportResults'][0]:7.1f}/{r['ReportResults'][1]:<9.1f} {sum(r['failures'].values()):>12}"
+        lease, report = r["LeaseTasks"], r["ReportResults"]
+        print(f"{r['backend']:<10} {r['agents']:>6} {r['rate']:8.1f}  {lease[0]:7.1f}/{lease[1]:<8.1f}"
+              f" {report[0]:7.1f}/{report[1]:<9.1f} {sum(r['failures'].values()):>12}"
               f"  {len(r['idle']):>4}  {r['fairness']:7.2f}  {r['cpu']['tuner']:8.2f}")
     return 0
 

@@ -1,7 +1,8 @@
 """The agent's gRPC adapter: the only module that sees tunefarm_pb2 types (STYLE principle 7).
 
 `AgentClient` makes the four AgentService calls with a deadline each (learned per kind of call from the
-latencies seen, device_agent/deadlines.py), converting domain records to and from protobuf messages. A failed call raises `RpcFailure` with a `kind` the shell maps to a state-machine event:
+latencies seen, device_agent/deadlines.py), converting domain records to and from protobuf messages. A failed call
+raises `RpcFailure` with a `kind` the shell maps to a state-machine event:
 'unreachable' (retry with backoff), 'session' (the server does not know our session: re-register) or
 'refused' (the request is wrong or not allowed: retrying the same request cannot help).
 """

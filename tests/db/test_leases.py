@@ -1,4 +1,4 @@
-"""Leases: selectors, the fair share across jobs, expiry and re-queueing, heartbeats, lost agents, concurrent leasing."""
+"""Leases: selectors, the fair share across jobs, expiry and re-queueing, heartbeats, lost agents, concurrency."""
 from __future__ import annotations
 
 import threading
