@@ -85,7 +85,8 @@ def run_poisoned(kernel, inputs: list) -> np.ndarray:
 @pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: w.key)
 def test_split_and_batched_kernels_match_the_reference(w, target):
     configs = configs_for(w, target)
-    assert any(c["split_k"] > 1 for c in configs) or w["K"] < 8 * 64 or w.op == "batch_matmul"
+    if w.op == "matmul":  # every matmul case here has K ranges to split
+        assert any(c["split_k"] > 1 for c in configs), configs
     modules = [cc.lower(w, c, target) for c in configs]
     assert all(isinstance(m.kernels[0], OpaqueKernel) for m in modules)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
