@@ -150,3 +150,13 @@ def test_features_tell_splits_and_batches_apart():
                                                           split_k=1), H100) for b in (1, 8))
     assert value(many, "tile.waves") == pytest.approx(8 * value(one, "tile.waves"))
     assert value(many, "ops.lg_flops") > value(one, "ops.lg_flops")
+
+
+def test_the_probes_launcher_refuses_split_and_batched_kernels():
+    from compiler_core.codegen.sm90_gemm import HopperGemmConfig
+    from compiler_core.errors import BuildError
+    from compiler_core.runtime.sm90_gemm_launch import HopperGemm
+
+    for cfg in (HopperGemmConfig(split_k=2, out="float32"), HopperGemmConfig(batch=4)):
+        with pytest.raises(BuildError, match="one 2-D GEMM"):
+            HopperGemm(cfg, "float16", b"")
