@@ -4,7 +4,7 @@ database error that is not an outage stays a 500 with its traceback (a bug must 
 
 Real drivers: a SQLite file whose directory does not exist yet, and PostgreSQL refusing connections (nothing
 listens on the port). The live farm (a PostgreSQL server stopped mid-job, keep-alive connections, agents and the
-job driver riding it out) is tests/farm/test_farm_outage.py.
+job driver riding it out) is tests/farm/test_farm_outages.py.
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 `unavailable(exc)` says whether a failure is the database's state rather than the request's or the code's:
 
-- OUTAGE: the database cannot be reached or used at all: connection refused, lost or invalidated, the server
+- OUTAGE: the database cannot be reached or used at all: no connection to be had (refused, timed out, or refused
+  by the server for whatever reason: the one log line says which), a connection lost or invalidated, the server
   shutting down or starting up, a SQLite file that cannot be opened, an I/O error, a full disk;
 - BUSY: it is there but could not serve this in time: a SQLite lock held past the busy timeout, a PostgreSQL lock,
   deadlock or serialization conflict, too many connections, a cancelled statement, the pool exhausted;
@@ -94,9 +95,8 @@ class OutageLog:
         self.failures = 0
         self._lock = threading.Lock()
 
-    def failed(self, exc: BaseException, disconnect: bool = False) -> None:
-        if not disconnect and unavailable(exc) != OUTAGE:
-            return
+    def failed(self, exc: BaseException) -> None:
+        """A call met an outage (the caller decided it is one)."""
         with self._lock:
             self.failures += 1
             if self.down_since is not None:
@@ -118,16 +118,30 @@ class OutageLog:
 
 
 def watch_outages(engine: Engine) -> OutageLog:
-    """Attach an OutageLog to `engine` (its errors and successful statements); returns it."""
+    """Attach an OutageLog to `engine`; returns it.
+
+    An outage invalidates the pool (as a lost connection does), and only a statement on a connection opened after
+    the outage began ends it: at the edges of an outage, connections that opened before it may still answer for a
+    moment (a server shutting down ends its sessions one by one), which is not the database being back."""
     outages = OutageLog(engine.url.render_as_string(hide_password=True))
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(_dbapi_conn, record) -> None:
+        record.info["opened_at"] = time.monotonic()
 
     @event.listens_for(engine, "handle_error")
     def _on_error(context) -> None:
-        if not context.is_pre_ping:  # a stale pooled connection: the pool reconnects, nothing is down yet
-            outages.failed(context.sqlalchemy_exception or context.original_exception, context.is_disconnect)
+        if context.is_pre_ping:  # a stale pooled connection: the pool reconnects, nothing is down yet
+            return
+        error = context.sqlalchemy_exception or context.original_exception
+        if context.is_disconnect or unavailable(error) == OUTAGE:
+            context.is_disconnect = True  # every connection of the pool is replaced before it is used again
+            outages.failed(error)
 
     @event.listens_for(engine, "after_cursor_execute")
-    def _on_statement(*_args) -> None:
-        outages.answered()
+    def _on_statement(conn, *_args) -> None:
+        down_since = outages.down_since
+        if down_since is not None and conn.info.get("opened_at", down_since) > down_since:
+            outages.answered()
 
     return outages
