@@ -70,9 +70,9 @@ def authenticate_agent(agent_id: str, session_token: str, *, session: Session) -
 
 def heartbeat(agent_id: str, held_task_ids: Sequence[str], *, session: Session, lease_seconds: float = 60,
               now: datetime | None = None) -> list[str]:
-    """Mark the agent alive and extend the leases it still holds, taking back those that expired while nobody else
-    leased them (a tuner restart or a database outage kept its heartbeats out); returns the held ids it must drop
-    (cancelled, re-queued to someone else, or unknown)."""
+    """Mark the agent alive and extend the leases of the tasks it names (those it holds or has a result for), taking
+    back those that expired while nobody else leased them (a tuner restart or a database outage kept its heartbeats
+    out); returns the named ids it must drop (done, cancelled, leased to someone else, or unknown)."""
     now = now or utcnow()
     agent = session.get(Agent, agent_id)
     if agent is None or agent.status == "gone":

@@ -95,8 +95,8 @@ def requeue_expired(*, session: Session, now: datetime | None = None, max_attemp
                     heard_since: datetime | None = None) -> Requeued:
     """Leases past their deadline go back to the queue with attempt + 1 (see `release_tasks` for what a late
     result of the old attempt gets); a task whose lease expired `max_attempts` times is lost, with an AGENT_LOST
-    trial. `heard_since` (the driver's restart grace): only the leases of agents heard from since then expire (an
-    agent heard from since then has extended every lease it still holds)."""
+    trial. `heard_since` (the driver's restart grace): only the leases of agents heard from since then expire (such
+    an agent's heartbeat names every task it still holds or has a result for, and so keeps those leases)."""
     now = now or utcnow()
     query = select(Task).where(Task.state == "leased", Task.lease_deadline < now)
     if heard_since is not None:
