@@ -20,6 +20,7 @@ from tuner_server.api.docs import install_docs
 from tuner_server.api.errors import install_error_handlers
 from tuner_server.api.middleware import BodySizeLimit, RequestTimer
 from tuner_server.api.routes import ROUTERS
+from tuner_server.api.schemas import ErrorBody
 from tuner_server.settings import Settings
 
 DESCRIPTION = """A kernel-autotuning farm. Submit a job (op, params, device, trial budget); agents measure the
@@ -65,8 +66,9 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session], drive
     app.state.db_slots = asyncio.Semaphore(max_db_requests)
     app.state.metrics_registry = registry if registry is not None else metrics.REGISTRY
     install_error_handlers(app)
-    for router in ROUTERS:
-        app.include_router(router)
+    for router in ROUTERS:  # any route that reads the database answers 503 while it is down (api/errors.py)
+        app.include_router(router, responses={503: {"model": ErrorBody, "description": "the database is "
+                                                    "unreachable or busy: retry after the Retry-After seconds"}})
     install_docs(app)
     install_dashboard(app)
     app.add_middleware(RequestTimer, observe=request_latency_observer(app.state.metrics_registry))

@@ -10,6 +10,7 @@ import compiler_core as cc
 from tuner_server.api.errors import error_response
 from tuner_server.api.schemas import ErrorBody, Health
 from tuner_server.db import session_scope
+from tuner_server.db.availability import OUTAGE, RETRY_AFTER_S, unavailable
 
 router = APIRouter(tags=["health"])
 
@@ -26,5 +27,7 @@ async def health(request: Request) -> Health | JSONResponse:
         async with request.app.state.db_slots:
             await run_in_threadpool(_ping, request.app.state.session_factory)
     except Exception as exc:  # any failure to reach the database is the answer, not a crash
-        return error_response(503, f"database unreachable: {type(exc).__name__}: {exc}"[:500])
+        wait = RETRY_AFTER_S[unavailable(exc) or OUTAGE]
+        return error_response(503, f"database unreachable: {type(exc).__name__}: {exc}"[:500],
+                              {"retry_after_s": wait}, headers={"Retry-After": str(wait)})
     return Health(status="ok", database="ok", codegen_version=cc.codegen_version())
