@@ -24,6 +24,7 @@ import compiler_core as cc
 from tuner_server import metrics, repo
 from tuner_server.background import PeriodicThread
 from tuner_server.db import Job, Trial, session_scope, utcnow
+from tuner_server.db.leader_lock import LeadershipLost
 from tuner_server.db.models import JOB_OPEN_STATES
 from tuner_server.repo import JobProgress, comparisons
 from tuner_server.search import Observation, SearchStrategy, StrategyContext, TransferTrial, make_strategy
@@ -135,6 +136,8 @@ class JobDriver:
     def _guarded(self, phase: str, fn, *args):
         try:
             return fn(*args)
+        except LeadershipLost:
+            raise  # another replica leads now: this pass ends here (background.py logs it once)
         except Exception:
             metrics.DRIVER_ERRORS.labels(phase=phase).inc()
             log.exception("job driver: %s failed", phase)

@@ -1,4 +1,4 @@
-"""GET /health: no auth; 200 when the database answers, 503 when it does not."""
+"""GET /health: no auth; 200 when the database answers, 503 when it does not; says whether this replica leads."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
@@ -27,4 +27,6 @@ async def health(request: Request) -> Health | JSONResponse:
             await run_in_threadpool(_ping, request.app.state.session_factory)
     except Exception as exc:  # any failure to reach the database is the answer, not a crash
         return error_response(503, f"database unreachable: {type(exc).__name__}: {exc}"[:500])
-    return Health(status="ok", database="ok", codegen_version=cc.codegen_version())
+    leadership = request.app.state.leadership
+    return Health(status="ok", database="ok", codegen_version=cc.codegen_version(),
+                  role=getattr(leadership, "role", None), replica=getattr(leadership, "replica", None))
