@@ -23,7 +23,7 @@ from tests.farm.farm_support import wait_until
 from tuner_server.db import ApiToken, current_revision, make_engine, make_session_factory, session_scope
 from tuner_server.db.leader_lock import LeadershipLost
 from tuner_server.db.migrate import alembic_config, upgrade_to_head
-from tuner_server.leadership import Election, SoleLeader, elect
+from tuner_server.leadership import MAX_CHECK_S, Election, SoleLeader, check_interval, elect
 from tuner_server.main import ensure_tokens
 from tuner_server.settings import Settings
 
@@ -185,6 +185,12 @@ def test_sqlite_has_its_sole_leader(tmp_path):
     leadership.stop()
     assert events == [("only", "start"), ("only", "stop")]
     engine.dispose()
+
+
+def test_the_check_interval_keeps_failover_inside_a_lease():
+    assert check_interval(Settings()) == MAX_CHECK_S  # 60 s leases: every 2 s
+    assert check_interval(Settings(lease_seconds=4)) == 0.5
+    assert check_interval(Settings(lease_seconds=4, leader_check_s=0.1)) == 0.1
 
 
 @pytest.mark.postgres

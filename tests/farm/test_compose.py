@@ -4,8 +4,9 @@
     the gpu profile, with the TLS override and with a docker/gpu_agents.py file for four GPUs, from a temp copy that
     has the secret files its README asks for (nothing is written into the repository); a copy with a misspelt key is
     refused, so the check is not vacuous. The generated GPU agents are the compose file's gpu-agent but for their
-    name and GPU. Every service has a healthcheck and a restart policy; images are pinned and run as a user; the
-    roles of pyproject.toml add up to its dependencies.
+    name and GPU; the two tuner replicas are the same service but for their name, and only the balancer in front
+    of them (`tuner`) publishes ports. Every service has a healthcheck and a restart policy; images are pinned and
+    run as a user; the roles of pyproject.toml add up to its dependencies.
 (b) The compose file's own entry points and environment, run as local processes against the throwaway PostgreSQL:
     the images' ENV, USER, WORKDIR, CMD (docker/*.Dockerfile) and the services' environment and healthchecks are
     read from the files, so this test breaks when they drift. Each process runs as a non-root user (image_support:
@@ -13,12 +14,16 @@
     image does not install (the web stack, tuner_server), nor the tuner device_agent. What is changed to run
     outside containers, and only that: service addresses (db:5432, tuner:50051) point at loopback ports,
     /run/secrets/* at temp files the user can read, volumes at directories the user owns (the lock directory is
-    shared like /tmp), the tuner listens on loopback free ports instead of 0.0.0.0:8080/50051/9090, each agent's
-    health port is a free one. As in the compose file, PostgreSQL has a `tunefarm` role whose password is the
-    db_password secret, and the cluster is made to require that password (scram-sha-256) for the role, so
-    TUNEFARM_DATABASE_PASSWORD_FILE is really used. Every service's compose healthcheck passes (run as the user); the
-    metrics port answers without a token; a small job completes on the compose's number of CPU agents, each with
-    its own hostname as in its container (see own_hostnames), and every process exits 0 on SIGTERM.
+    shared like /tmp), each tuner replica listens on loopback free ports instead of 0.0.0.0:8080/50051/9090, the
+    balancer (HAProxy with docker/haproxy.cfg, its addresses localized by balancer_support.py) binds free loopback
+    ports and points at the replicas' ports, each agent's health port is a free one. As in the compose file,
+    PostgreSQL has a `tunefarm` role whose password is the db_password secret, and the cluster is made to require
+    that password (scram-sha-256) for the role, so TUNEFARM_DATABASE_PASSWORD_FILE is really used. The replicas
+    start together (one leads, one follows); every service's compose healthcheck passes (the tuners' and agents'
+    run as the user); each replica's metrics port answers without a token; requests through the balancer reach
+    both replicas; a small job completes through the balancer on the compose's number of CPU agents, each with its
+    own hostname as in its container (see own_hostnames). Then the leader is killed (-9): the balancer answers from
+    the survivor, which leads, and a second job completes through it; every remaining process exits 0 on SIGTERM.
 """
 from __future__ import annotations
 
@@ -352,9 +357,16 @@ def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, im
     leader = next(name for name, role in roles.items() if role == "leader")
     survivor = next(name for name in replicas if name != leader)
     process_tracker.kill(servers[leader])
-    wait_until(lambda: get_health(balancer_ports["8080"]) == {**get_health(replica_ports[survivor]["8080"]),
-                                                              "role": "leader"},
-               "the balancer to answer from the survivor, now the leader", 30, 0.2, diagnostics=farm.logs)
+
+    def survivor_leads_behind_the_balancer() -> bool:
+        try:
+            through = get_health(balancer_ports["8080"])
+        except (AssertionError, httpx.HTTPError):  # a request the balancer could not place yet
+            return False
+        return through == {**get_health(replica_ports[survivor]["8080"]), "role": "leader"}
+
+    wait_until(survivor_leads_behind_the_balancer, "the balancer to answer from the survivor, now the leader", 30,
+               0.2, diagnostics=lambda: farm.logs() + lb.tail())
     with farm.client() as c:
         job = c.create_job("matmul", MATMUL, "cpu", 2, seed=6, measure=FAST_MEASURE)
         done = farm.wait_job(job.id)

@@ -89,9 +89,9 @@ def test_leader_killed_mid_job_the_follower_takes_over(farm):
     assert before <= {t.id for t in trials}, "a trial recorded before the kill was lost"
     check_head_moved_only_head_to_head(key_state(b, job.workload, b.device_class()))
     assert metric(b, "tunefarm_driver_tick_seconds_count") > 0
-    b.agents = a.agents + b.agents  # every agent process, for the checks below
-    wait_until(lambda: reconnected(b, time.time() - 2), "every agent, A's included, to heartbeat through B", 20,
-               on_poll=b.tracker.snapshot, diagnostics=b.logs)
+    since = time.time() - 2
+    wait_until(lambda: reconnected(a, since) and reconnected(b, since), "every agent, A's too, to heartbeat through B",
+               20, on_poll=b.tracker.snapshot, diagnostics=b.logs)
     assert [agent_id(b, "agent-a0"), agent_id(b, "agent-a1")] == a_agents, "A's agents registered again"
     assert via_a.alive() and via_a.tail(1_000_000).count("registered as ") == 1
 

@@ -37,8 +37,8 @@ class LeadershipLost(Exception):
 
 
 def is_postgres(bind: Connection | Session) -> bool:
-    return bind.get_bind().dialect.name == "postgresql" if isinstance(bind, Session) else \
-        bind.dialect.name == "postgresql"
+    connectable = bind.get_bind() if isinstance(bind, Session) else bind
+    return connectable.dialect.name == "postgresql"
 
 
 def xact_lock(bind: Connection | Session, key: int) -> None:
