@@ -75,12 +75,16 @@ def replica_name() -> str:
     return f"{socket.gethostname()}/{os.getpid()}"
 
 
-def _set_role(role: str, replica: str, why: str) -> None:
+def _set_role(role: str, replica: str, why: str, level: int = logging.INFO) -> None:
     metrics.LEADER.set(1 if role == "leader" else 0)
     metrics.LEADER_TRANSITIONS.labels(role=role).inc()
     if role == "follower":
         metrics.JOBS.clear()  # the jobs gauge is the leader's; a follower shows none rather than a stale one
-    (log.info if role == "leader" else log.warning)("replica %s is now the %s (%s)", replica, role, why)
+    log.log(level, "replica %s is now the %s (%s)", replica, role, why)
+
+
+def _one_line(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:240]
 
 
 class SoleLeader:
@@ -209,22 +213,22 @@ class Election:
     def _disconnected(self, exc: Exception) -> None:
         """The election connection failed: step down first (a leader), then retry after a check interval. One log
         line per outage."""
-        self._step_down(f"lost its election session: {type(exc).__name__}: {str(exc).strip()[:200]}")
+        self._step_down(f"lost its election session: {_one_line(exc)}", logging.WARNING)
         self._close()
         if not self._unreachable:
-            log.warning("leader election: cannot use the database (%s: %s); retrying every %.1f s",
-                        type(exc).__name__, str(exc).strip()[:200], self.check_s)
+            log.warning("leader election: cannot use the database (%s); retrying every %.2f s", _one_line(exc),
+                        self.check_s)
             self._unreachable = True
         self._stop.wait(self.check_s)
 
-    def _step_down(self, why: str) -> None:
+    def _step_down(self, why: str, level: int = logging.INFO) -> None:
         if self.role != "leader":
             return
         duties, self._duties = self._duties, None
         if duties is not None:
             duties.stop()  # before the lock can be released by us
         self.role, self.backend_pid = "follower", None
-        _set_role("follower", self.replica, why)
+        _set_role("follower", self.replica, why, level)
 
     def _close(self) -> None:
         conn, self._conn = self._conn, None
