@@ -25,6 +25,7 @@ from tuner_server import metrics, repo
 from tuner_server.background import PeriodicThread
 from tuner_server.db import Job, Trial, session_scope, utcnow
 from tuner_server.db.availability import OUTAGE, unavailable
+from tuner_server.db.leader_lock import LeadershipLost
 from tuner_server.db.models import JOB_OPEN_STATES
 from tuner_server.repo import JobProgress, comparisons
 from tuner_server.search import Observation, SearchStrategy, StrategyContext, TransferTrial, make_strategy
@@ -139,6 +140,8 @@ class JobDriver:
         restart grace starts again (agents could not reach the farm either)."""
         try:
             return fn(*args)
+        except LeadershipLost:
+            raise  # another replica leads now: this pass ends here (background.py logs it once)
         except Exception as exc:
             metrics.DRIVER_ERRORS.labels(phase=phase).inc()
             kind = unavailable(exc)

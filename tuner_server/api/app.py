@@ -52,17 +52,20 @@ def request_latency_observer(registry: CollectorRegistry):
 
 
 def create_app(settings: Settings, session_factory: sessionmaker[Session], driver: Any, *,
-               registry: CollectorRegistry | None = None, max_db_requests: int = MAX_DB_REQUESTS) -> FastAPI:
+               registry: CollectorRegistry | None = None, max_db_requests: int = MAX_DB_REQUESTS,
+               leadership: Any = None) -> FastAPI:
     """The app over `session_factory`'s database.
 
     `driver`: anything with `wake()` (the JobDriver), called after a job is created or cancelled; or None.
     `registry`: what GET /metrics shows; default tuner_server.metrics.REGISTRY, the process-wide registry the
     driver and gRPC count on (tests may pass their own). `max_db_requests`: requests holding a session at once
-    (keep it below the engine's pool size plus overflow, see deps.get_db)."""
+    (keep it below the engine's pool size plus overflow, see deps.get_db). `leadership`: anything with `role` and
+    `replica` (tuner_server.leadership), shown by /health; None: /health shows no role."""
     app = FastAPI(title="tunefarm", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.session_factory = session_factory
     app.state.driver = driver
+    app.state.leadership = leadership
     app.state.db_slots = asyncio.Semaphore(max_db_requests)
     app.state.metrics_registry = registry if registry is not None else metrics.REGISTRY
     install_error_handlers(app)

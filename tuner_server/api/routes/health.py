@@ -1,4 +1,4 @@
-"""GET /health: no auth; 200 when the database answers, 503 when it does not."""
+"""GET /health: no auth; 200 when the database answers, 503 when it does not; says whether this replica leads."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
@@ -30,4 +30,6 @@ async def health(request: Request) -> Health | JSONResponse:
         wait = RETRY_AFTER_S[unavailable(exc) or OUTAGE]
         return error_response(503, f"database unreachable: {type(exc).__name__}: {exc}"[:500],
                               {"retry_after_s": wait}, headers={"Retry-After": str(wait)})
-    return Health(status="ok", database="ok", codegen_version=cc.codegen_version())
+    leadership = request.app.state.leadership
+    return Health(status="ok", database="ok", codegen_version=cc.codegen_version(),
+                  role=getattr(leadership, "role", None), replica=getattr(leadership, "replica", None))
