@@ -22,9 +22,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import psycopg
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -32,6 +31,9 @@ from tuner_server import metrics
 from tuner_server.class_models import ClassModels
 from tuner_server.db import leader_lock, make_session_factory
 from tuner_server.driver import JobDriver
+
+if TYPE_CHECKING:  # PostgreSQL deployments only: an embedded SQLite farm runs without the driver
+    import psycopg
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +169,8 @@ class Election:
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
+                import psycopg  # here only: PostgreSQL deployments have the driver, an embedded SQLite farm need not
+
                 try:
                     if self._conn is None:
                         self._conn = leader_lock.connect(self._url, self.check_s, f"tunefarm {self.replica}")

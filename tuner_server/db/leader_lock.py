@@ -15,11 +15,14 @@ the locks that serialise start-up work (migrations, tokens). Every key lives her
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import psycopg
 from sqlalchemy import Connection, create_engine, text
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
+
+if TYPE_CHECKING:  # PostgreSQL deployments only: an embedded SQLite farm runs without the driver
+    import psycopg
 
 from tuner_server.db.engine import normalize_url
 
@@ -66,6 +69,8 @@ def election_timeouts(check_s: float) -> dict[str, int]:
 
 def connect(database_url: str, check_s: float, application_name: str) -> psycopg.Connection:
     """A dedicated autocommit connection for the election, with client and server keepalives tuned to `check_s`."""
+    import psycopg  # PostgreSQL deployments only (see above)
+
     engine = create_engine(normalize_url(database_url), poolclass=NullPool)
     try:
         cargs, cparams = engine.dialect.create_connect_args(engine.url)
@@ -103,6 +108,8 @@ def backend_pid(conn: psycopg.Connection) -> int:
 
 def barrier(conn: psycopg.Connection, timeout_s: float) -> bool:
     """Wait (up to `timeout_s`) until no transaction of an earlier term holds FENCE; False on timeout."""
+    import psycopg
+
     conn.execute("SELECT set_config('lock_timeout', %s, false)", (str(max(1, int(timeout_s * 1000))),))
     try:
         conn.execute("SELECT pg_advisory_lock(%s, %s)", (NAMESPACE, FENCE))
