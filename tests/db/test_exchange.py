@@ -95,7 +95,8 @@ def _scaled(lines: list[str], factor: float) -> list[str]:
     for line in lines:
         obj = json.loads(line)
         if obj["type"] == "trial" and obj["median_s"] is not None:
-            obj.update({k: obj[k] * factor for k in ("median_s", "ci_low_s", "ci_high_s")})
+            obj.update({k: obj[k] * factor for k in ("median_s", "ci_low_s", "ci_high_s")},
+                       samples=[x * factor for x in obj["samples"]])
         out.append(json.dumps(obj))
     return out
 
