@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 import compiler_core as cc
 from tuner_server import bounds
@@ -18,9 +18,21 @@ MAX_PARAM_TEXT = 256  # a string param (an elementwise expression is at most 256
 NO_NUL = r"^[^\x00]*$"  # PostgreSQL's text cannot hold U+0000 (strict_json refuses it in any body with a 400)
 ParamValue = (Annotated[StrictInt, Field(ge=0, le=bounds.MAX_INT32)]
               | Annotated[StrictStr, Field(max_length=MAX_PARAM_TEXT, pattern=NO_NUL)])
+Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]  # of an op param or a strategy option
+NAMED_ONLY = {"additionalProperties": False}  # a dict's keys are Names (pydantic writes them as patternProperties)
+Params = dict[Name, ParamValue]
+
+
+def _no_int(value: Any) -> Any:
+    """An option's float branch takes no int: an int past the int branch's bounds is refused, not rounded."""
+    if isinstance(value, int):
+        raise ValueError("an integer option must be within the 64-bit range")
+    return value
+
+
 OptionValue = (StrictBool | Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
-               | Annotated[float, Field(allow_inf_nan=False)] | Annotated[StrictStr, Field(max_length=256,
-                                                                                          pattern=NO_NUL)] | None)
+               | Annotated[StrictFloat, Field(allow_inf_nan=False), BeforeValidator(_no_int)]
+               | Annotated[StrictStr, Field(max_length=256, pattern=NO_NUL)] | None)
 OpName = Literal[tuple(sorted(cc.OPS))]  # type: ignore[valid-type]  # GET /v1/ops describes each
 DeviceClass = Annotated[str, Field(pattern=f"^{CLASS_PATTERN}$", max_length=128,
                                    description="an exact device class, e.g. cpu-x86_64-avx2-2c")]
@@ -133,15 +145,16 @@ class MeasureOptionsIn(BaseModel):
 class JobCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     op: OpName = Field(examples=["matmul"])
-    params: dict[str, ParamValue] = Field(max_length=32, description=PARAMS_DOC,
-                                          examples=[{"M": 512, "N": 512, "K": 512}])
+    params: Params = Field(max_length=32, description=PARAMS_DOC, examples=[{"M": 512, "N": 512, "K": 512}],
+                           json_schema_extra=NAMED_ONLY)
     device: str = Field(max_length=128, pattern=f"^(cpu|cuda|{CLASS_PATTERN})$",
                         description="'cpu', 'cuda' or an exact device class", examples=["cpu"])
     trials: StrictInt = Field(ge=1, le=bounds.MAX_INT32,
                               description="trial budget: 1 .. the server's max_trials_per_job")
     strategy: str = Field("model", pattern=r"^[a-z_]{1,32}$", description="GET /v1/ops lists the strategies")
-    strategy_options: dict[Annotated[str, Field(max_length=64, pattern=NO_NUL)], OptionValue] = Field(
-        default_factory=dict, max_length=64, description="the strategy's options (GET /v1/ops lists each one's)")
+    strategy_options: dict[Name, OptionValue] = Field(
+        default_factory=dict, max_length=64, json_schema_extra=NAMED_ONLY,
+        description="the strategy's options (GET /v1/ops lists each one's)")
     priority: StrictInt = Field(0, ge=-1000, le=1000)
     seed: StrictInt | None = Field(None, ge=0, le=2**63 - 1)
     measure: MeasureOptionsIn = Field(default_factory=MeasureOptionsIn)
@@ -355,7 +368,7 @@ class ScheduleKeyPublic(BaseModel):
 class ScheduleKey(BaseModel):
     model_config = ConfigDict(extra="forbid")
     op: OpName
-    params: dict[str, ParamValue] = Field(max_length=32, description=PARAMS_DOC)
+    params: Params = Field(max_length=32, description=PARAMS_DOC, json_schema_extra=NAMED_ONLY)
     device: DeviceClass
     message: str | None = Field(None, max_length=2000, pattern=NO_NUL)
 

@@ -126,7 +126,7 @@ def _trial(obj: dict, keys: dict[str, str], now: datetime) -> dict[str, Any]:
         raise ValueError("trial: samples must be numbers")
     record = {k: obj.get(k) for k in SCHEMAS["trial"]}
     record.update(workload=_canonical(obj["workload"], keys), device_class=_device_class(obj["device_class"]),
-                  created_at=_timestamp(obj["created_at"]), samples=samples)
+                  created_at=_timestamp("trial", obj["created_at"]), samples=samples)
     problem = trial_problem(record, now)
     if problem is not None:
         raise ValueError(f"trial {obj['id'][:MAX_ID]!r} is implausible: {problem}")
@@ -147,7 +147,7 @@ def _version(obj: dict, keys: dict[str, str], now: datetime) -> dict[str, Any]:
             raise ValueError(f"schedule_version: {name} over {limit} characters")
     record = {k: obj.get(k) for k in SCHEMAS["schedule_version"]}
     record.update(workload=_canonical(obj["workload"], keys), device_class=_device_class(obj["device_class"]),
-                  created_at=_timestamp(obj["created_at"]))
+                  created_at=_timestamp("schedule_version", obj["created_at"]))
     if problem := time_problem("created_at", record["created_at"], now):
         raise ValueError(f"schedule_version: {problem}")
     return record
@@ -173,10 +173,14 @@ def _device_class(name: str) -> str:
     return name
 
 
-def _timestamp(text: str) -> datetime:
-    """An ISO 8601 time with a zone, within bounds.EARLIEST .. bounds.LATEST (so it converts to UTC and stores)."""
-    value = datetime.fromisoformat(text[:64])
+def _timestamp(kind: str, text: str) -> datetime:
+    """A line's created_at: ISO 8601 with a zone, within bounds.EARLIEST .. bounds.LATEST (so it converts to UTC
+    and stores)."""
+    try:
+        value = datetime.fromisoformat(text[:64])
+    except ValueError as exc:
+        raise ValueError(f"{kind}: created_at {text[:64]!r} is not an ISO 8601 time: {exc}") from None
     problem = bounds.time_problem(value)
     if problem is not None:
-        raise ValueError(f"timestamp {text[:64]!r} {problem}")
+        raise ValueError(f"{kind}: created_at {text[:64]!r} {problem}")
     return value

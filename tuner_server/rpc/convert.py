@@ -212,6 +212,8 @@ def trial_report(m: pb.TrialResult, path: str) -> TrialReport:
                                                f"{len(paired)}")
     if not (math.isfinite(m.contention) and 0 <= m.contention <= 1):
         raise FieldError(f"{path}.contention", f"must be a share between 0 and 1, got {m.contention!r}")
+    if status != "OK":  # a failed build or run was not timed: no timings are kept (imports hold trials to that too)
+        samples, baseline, reference, median_or_none, low, high = (), (), (), None, None, None
     return TrialReport(
         task_id=_text(m.task_id, f"{path}.task_id", MAX_ID, required=True),
         attempt=_in_range(m.attempt, f"{path}.attempt", 1), status=status, samples_s=samples,

@@ -114,7 +114,7 @@ def get_job_curve(job_id: PathId, session: SessionDep, _: ReadAccess,
     return curve_public(job, repo.job_curve(job, session=session, limit=limit), limit)
 
 
-@router.delete("/{job_id}", response_model=s.JobPublic, responses=documented(401, 403, 404, 409))
+@router.delete("/{job_id}", response_model=s.JobPublic, responses=documented(401, 403, 404, 409, 422))
 def cancel_job(job_id: PathId, session: SessionDep, driver: DriverDep, _: AdminAccess) -> s.JobPublic:
     """Cancel a queued or running job (409 if it already ended); measured trials stay."""
     job = repo.cancel_job(job_id, session=session)
