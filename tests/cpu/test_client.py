@@ -72,6 +72,15 @@ def test_best_history_diff_rollback_pin(admin):
     assert admin.pin("matmul", MATMUL, CPU_CLASS, None).pinned is False
 
 
+def test_pin_a_trial(farm, admin):
+    first = farm.seeded["trials"][0]
+    pinned = admin.pin("matmul", MATMUL, CPU_CLASS, None, trial_id=first, message="the default again")
+    assert (pinned.trial_id, pinned.pinned, pinned.message) == (first, True, "the default again")
+    with pytest.raises(TunefarmError) as both:
+        admin.pin("matmul", MATMUL, CPU_CLASS, 1, trial_id=first)
+    assert both.value.status == 422 and "not both" in str(both.value)
+
+
 def test_export_and_import(admin):
     lines = list(admin.export(workload=MATMUL_KEY))
     assert json.loads(lines[0])["type"] == "header" and len(lines) > 5
