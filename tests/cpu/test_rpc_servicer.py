@@ -271,6 +271,7 @@ def _malformed(task: pb.Task) -> list[tuple[pb.TrialResult, str]]:
             (bad(ci_low_s=2e-3), "results[0].ci_low_s"), (bad(compile_s=math.inf), "results[0].compile_s"),
             (bad(contention=1.5), "results[0].contention"), (bad(contention=math.nan), "results[0].contention"),
             (bad(threads=-1), "results[0].threads"), (bad(cpus="0\x001"), "results[0].cpus"),
+            (bad(samples_s=[1e-3, 1e300]), "results[0].samples_s[1]"), (bad(compile_s=1e9), "results[0].compile_s"),
             (bad(codegen_version="cg\x00"), "results[0].codegen_version"),
             (bad(baseline_samples_s=[1e-3] * 4), "results[0].baseline_samples_s"),
             (bad(reference_samples_s=[1e-3] * 6), "results[0].reference_samples_s")]

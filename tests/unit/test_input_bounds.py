@@ -11,6 +11,7 @@ import compiler_core as cc
 from tuner_server import bounds, measure_policy, strict_json
 from tuner_server.api.op_query import OpParamsQuery
 from tuner_server.api.schemas import MeasureOptionsIn
+from tuner_server.repo.comparisons import paired
 from tuner_server.repo.plausible import MAX_SAMPLES, trial_problem
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -125,3 +126,9 @@ def test_every_op_param_is_a_declared_query_parameter_within_its_bounds():
                 assert set(param.choices) <= set(declared["enum"]), (op, param.name)
             else:
                 assert declared["type"] == "string" and "maxLength" in declared, (op, param.name)
+
+
+def test_a_paired_ratio_beyond_a_double_is_left_out():
+    assert paired([1.0], [5e-324]) is None  # 1 / 5e-324 is inf: nothing to store
+    kept = paired([1.0, 2e-3, 2e-3], [5e-324, 1e-3, 1e-3])
+    assert kept is not None and math.isfinite(kept.high) and kept.ratio == 2.0

@@ -32,6 +32,7 @@ MAX_BUILDS = 1_024
 KINDS = ("cpu", "cuda")
 STATUS_NAMES = tuple(name for name in pb.TrialStatus.keys() if name != "TRIAL_STATUS_UNSPECIFIED")
 
+MAX_SECONDS = 86_400.0  # a sample, median or build time: a task's timeout is at most an hour
 MAX_CPUS_TEXT = 256
 MAX_THREADS = 1 << 16
 
@@ -156,8 +157,8 @@ def max_tasks(m: pb.LeaseRequest) -> int:
 
 
 def _seconds(value: float, field: str) -> float:
-    if not math.isfinite(value) or value < 0:
-        raise FieldError(field, f"must be a finite number of seconds >= 0, got {value!r}")
+    if not (math.isfinite(value) and 0 <= value <= MAX_SECONDS):
+        raise FieldError(field, f"must be a number of seconds between 0 and {MAX_SECONDS}, got {value!r}")
     return value
 
 
