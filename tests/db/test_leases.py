@@ -103,9 +103,10 @@ def test_silent_agents_are_marked_lost_and_their_leases_requeued(session):
     assert repo.mark_lost_agents(session=session, lost_after_s=30, now=at(40)) == [quiet.id]
     assert quiet.status == "lost" and chatty.status == "active"
     task = session.get(Task, t.task_id)
-    assert (task.state, task.attempt, task.agent_id) == ("queued", 2, None)
-    repo.heartbeat(quiet.id, [t.task_id], session=session, now=at(41))  # it comes back
+    assert (task.state, task.attempt, task.agent_id) == ("queued", 2, quiet.id)  # re-queued, last held by quiet
+    assert repo.heartbeat(quiet.id, [t.task_id], session=session, now=at(41)) == []  # it comes back, still holding
     assert quiet.status == "active"
+    assert (task.state, task.attempt, task.agent_id, task.lease_deadline) == ("leased", 1, quiet.id, at(101))
 
 
 def test_returned_leases_go_straight_back(session):

@@ -1,7 +1,18 @@
 #include <cuda_fp16.h>
 #include <math_constants.h>
 
-extern "C" __global__ void __launch_bounds__(256) conv2d_simt(const float* __restrict__ in_X, const float* __restrict__ in_Wt, float* __restrict__ out_Y) {
+extern "C" __global__ void __launch_bounds__(256) conv2d_im2col(const float* __restrict__ in_X, float* __restrict__ ws_im2col) {
+  const int by = blockIdx.y;
+  const int bx = blockIdx.x;
+  const int tx = threadIdx.x;
+  const int j = ((bx * 256) + tx);
+  if ((j < 60)) {
+    const int h = (((((j / 6) % 5) * 2) - 1) + ((by / 3) % 3));
+    const int x = ((((j % 6) * 2) - 1) + (by % 3));
+    ws_im2col[((by * 60) + j)] = (((((0 <= h) && (h < 9)) && (0 <= x)) && (x < 11)) ? in_X[(((((((j / 30) * 3) + (by / 9)) * 9) + h) * 11) + x)] : 0.0f);
+  }
+}
+extern "C" __global__ void __launch_bounds__(256) conv2d_simt(const float* __restrict__ in_Wt, const float* __restrict__ ws_im2col, float* __restrict__ out_Y) {
   const int bz = blockIdx.z;
   const int bx = blockIdx.x;
   const int tid = threadIdx.x;
@@ -23,56 +34,41 @@ extern "C" __global__ void __launch_bounds__(256) conv2d_simt(const float* __res
             {
               float __align__(16) a_ld[2];
               {
-                float __align__(16) b_ld[2];
+                float __align__(16) b_ld[4];
                 acc[0] = 0.0f;
-                {
-                  __shared__ __align__(16) int b_tab[32];
-                  if ((tid < 32)) {
-                    b_tab[tid] = ((tid < 27) ? ((((((((tid / 9) * 9) + ((tid / 3) % 3)) * 11) + (tid % 3)) * 16) + (((tid / 3) % 3) * 4)) + (tid % 3)) : 0);
-                  }
-                  __syncthreads();
-                  {
-                    int __align__(16) b_xb[1];
-                    {
-                      int __align__(16) b_xs0[1];
-                      {
-                        int __align__(16) b_xs1[1];
-                        b_xb[0] = ((((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) / 30) * 27) + (((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) / 6) % 5) * 2) - 1)) * 11) + ((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) % 6) * 2) - 1));
-                        b_xs0[0] = (((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) / 6) % 5) * 2) - 1);
-                        b_xs1[0] = ((((((n0_3 + (tid % 16))) < (59) ? ((n0_3 + (tid % 16))) : (59)) % 6) * 2) - 1);
-                        #pragma unroll
-                        for (int a_ld_i = 0; a_ld_i < 2; ++a_ld_i) {
-                          a_ld[a_ld_i] = (((((a_ld_i * 256) + tid) % 32) < 27) ? in_Wt[(((((m0_2 + (((a_ld_i * 256) + tid) / 32))) < (4) ? ((m0_2 + (((a_ld_i * 256) + tid) / 32))) : (4)) * 27) + (((a_ld_i * 256) + tid) % 32))] : 0.0f);
-                        }
-                        #pragma unroll
-                        for (int b_ld_i = 0; b_ld_i < 2; ++b_ld_i) {
-                          const int ent_6 = b_tab[(((b_ld_i * 256) + tid) / 16)];
-                          b_ld[b_ld_i] = ((((((b_ld_i * 256) + tid) / 16) < 27) && ((((0 <= (b_xs0[0] + ((ent_6 >> 2) & 3))) && ((b_xs0[0] + ((ent_6 >> 2) & 3)) < 9)) && (0 <= (b_xs1[0] + (ent_6 & 3)))) && ((b_xs1[0] + (ent_6 & 3)) < 11))) ? in_X[((ent_6 >> 4) + b_xb[0])] : 0.0f);
-                        }
-                        #pragma unroll
-                        for (int a_ld_i = 0; a_ld_i < 2; ++a_ld_i) {
-                          As[(((((a_ld_i * 256) + tid) % 32) * 20) + (((a_ld_i * 256) + tid) / 32))] = a_ld[a_ld_i];
-                        }
-                        #pragma unroll
-                        for (int b_ld_i = 0; b_ld_i < 2; ++b_ld_i) {
-                          Bs[(((((b_ld_i * 256) + tid) / 16) * 20) + (((b_ld_i * 256) + tid) % 16))] = b_ld[b_ld_i];
-                        }
-                        __syncthreads();
-                        for (int ko = 0; ko < 4; ++ko) {
-                          #pragma unroll
-                          for (int ki = 0; ki < 8; ++ki) {
-                            a_frag[0] = As[((((ko * 8) + ki) * 20) + ty_4)];
-                            b_frag[0] = Bs[((((ko * 8) + ki) * 20) + tx_5)];
-                            acc[0] = (acc[0] + (a_frag[0] * b_frag[0]));
-                          }
-                        }
-                        __syncthreads();
-                        if ((((m0_2 + ty_4) < 5) && ((n0_3 + tx_5) < 60))) {
-                          out_Y[((((((n0_3 + tx_5) / 30) * 5) + (m0_2 + ty_4)) * 30) + ((n0_3 + tx_5) % 30))] = acc[0];
-                        }
-                      }
+                #pragma unroll
+                for (int a_ld_i = 0; a_ld_i < 2; ++a_ld_i) {
+                  a_ld[a_ld_i] = (((((a_ld_i * 256) + tid) % 32) < 27) ? in_Wt[(((((m0_2 + (((a_ld_i * 256) + tid) / 32))) < (4) ? ((m0_2 + (((a_ld_i * 256) + tid) / 32))) : (4)) * 27) + (((a_ld_i * 256) + tid) % 32))] : 0.0f);
+                }
+                if ((tid < 128)) {
+                  if (((tid / 4) < 27)) {
+                    (*(uint4*)(&b_ld[0])) = (*(uint4*)(&ws_im2col[(((tid / 4) * 60) + (((n0_3 + ((tid % 4) * 4))) < (56) ? ((n0_3 + ((tid % 4) * 4))) : (56)))]));
+                  } else {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                      b_ld[e] = 0.0f;
                     }
                   }
+                }
+                #pragma unroll
+                for (int a_ld_i = 0; a_ld_i < 2; ++a_ld_i) {
+                  As[(((((a_ld_i * 256) + tid) % 32) * 20) + (((a_ld_i * 256) + tid) / 32))] = a_ld[a_ld_i];
+                }
+                if ((tid < 128)) {
+                  (*(uint4*)(&Bs[(((tid / 4) * 20) + ((tid % 4) * 4))])) = (*(uint4*)(&b_ld[0]));
+                }
+                __syncthreads();
+                for (int ko = 0; ko < 4; ++ko) {
+                  #pragma unroll
+                  for (int ki = 0; ki < 8; ++ki) {
+                    a_frag[0] = As[((((ko * 8) + ki) * 20) + ty_4)];
+                    b_frag[0] = Bs[((((ko * 8) + ki) * 20) + tx_5)];
+                    acc[0] = (acc[0] + (a_frag[0] * b_frag[0]));
+                  }
+                }
+                __syncthreads();
+                if ((((m0_2 + ty_4) < 5) && ((n0_3 + tx_5) < 60))) {
+                  out_Y[((((((n0_3 + tx_5) / 30) * 5) + (m0_2 + ty_4)) * 30) + ((n0_3 + tx_5) % 30))] = acc[0];
                 }
               }
             }

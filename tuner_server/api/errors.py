@@ -2,11 +2,14 @@
 
 Repository errors map to statuses (NotFound 404, InvalidRequest 422, Conflict 409); compiler_core's WorkloadError
 and ConfigError are 422; a body that is not JSON is 400 with the parser's message; schema violations are 422 with
-one line per field; a 405's Allow header lists every method the path takes. `documented(...)` declares that body
-(ErrorBody) for a route's error statuses, so the OpenAPI shows what is sent.
+one line per field; a 405's Allow header lists every method the path takes. A database that is down or busy is 503
+with Retry-After (db/availability.py), answered on the same keep-alive connection and logged once per outage, not
+once per request; any other database error is a bug (500). `documented(...)` declares the body sent (ErrorBody) for a
+route's error statuses, so the OpenAPI shows what is sent.
 """
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -14,23 +17,27 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import compiler_core as cc
 from tuner_server.api.schemas import ErrorBody
+from tuner_server.db.availability import BUSY, OUTAGE, RETRY_AFTER_S, reason, unavailable
 from tuner_server.repo import Conflict, ImportFormatError, InvalidRequest, NotFound, RepoError
 
+log = logging.getLogger(__name__)
 MEANINGS = {400: "malformed body (not UTF-8, not JSON)", 401: "missing, unknown or revoked bearer token",
             403: "this needs an admin token", 404: "not found", 409: "the current state forbids it",
             413: "request body over the server's max_request_bytes",
             422: "a field is out of its bounds or inconsistent: `error` names it, `detail` lists every problem",
-            503: "the database is unreachable"}
+            503: "the database is down or busy: retry after Retry-After seconds"}
 
 
 def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """The `responses=` of a route whose errors are `statuses`: each with ErrorBody (FastAPI's own 422 body,
-    HTTPValidationError, is never sent: see _on_validation_error)."""
-    return {status: {"model": ErrorBody, "description": MEANINGS[status]} for status in statuses}
+    """The `responses=` of a route whose errors are `statuses`, plus 503 (every route reads the database, if only
+    to check its token): each with ErrorBody (FastAPI's own 422 body, HTTPValidationError, is never sent: see
+    _on_validation_error)."""
+    return {status: {"model": ErrorBody, "description": MEANINGS[status]} for status in (*statuses, 503)}
 
 
 class ApiError(Exception):
@@ -116,6 +123,23 @@ async def _on_http_error(request: Request, exc: StarletteHTTPException) -> JSONR
     return error_response(exc.status_code, str(exc.detail), getattr(exc, "extra_detail", None), headers or None)
 
 
+def unavailable_response(kind: str) -> JSONResponse:
+    """503 for a database that is down (OUTAGE) or busy (BUSY), telling the client when to try again."""
+    wait = RETRY_AFTER_S[kind]
+    state = "unreachable" if kind == OUTAGE else "busy"
+    return error_response(503, f"the database is {state}; retry after {wait} s", {"retry_after_s": wait},
+                          headers={"Retry-After": str(wait)})
+
+
+async def _on_database_error(_request: Request, exc: SQLAlchemyError) -> JSONResponse:
+    kind = unavailable(exc)
+    if kind is None:
+        raise exc  # not the database's state: a bug, answered and logged (with its traceback) as one
+    if kind == BUSY:
+        log.warning("database busy, answered 503: %s", reason(exc))
+    return unavailable_response(kind)
+
+
 async def _on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
     """The body for a bug; Starlette re-raises the exception after sending it, so the server logs the traceback."""
     return error_response(500, f"internal error: {type(exc).__name__}")
@@ -128,4 +152,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(cc.ConfigError, _on_compiler_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(SQLAlchemyError, _on_database_error)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -61,6 +61,10 @@ class Health(BaseModel):
     status: str
     database: str
     codegen_version: str
+    role: Literal["leader", "follower"] | None = Field(
+        None, description="leader: this replica runs the job driver and the class-model keeper (one at a time over "
+        "a database); follower: it serves REST and gRPC only")
+    replica: str | None = Field(None, description="this tuner process (host/pid)")
 
 
 # ---- ops, strategies, devices -----------------------------------------------------------------------------------

@@ -8,7 +8,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from tuner_server.db.availability import watch_outages
+
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+PG_CONNECT_TIMEOUT_S = 10  # an unreachable host (no RST) fails a request after this, not after the OS's minutes
 
 
 def normalize_url(url: str) -> str:
@@ -20,7 +23,8 @@ def normalize_url(url: str) -> str:
 
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
-    """An engine for `url`. SQLite gets foreign keys, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions.
+    """An engine for `url`. SQLite gets foreign keys, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions;
+    PostgreSQL a connect timeout and pre-ping. Either logs each outage once (db/availability.py).
 
     `BEGIN IMMEDIATE` makes every SQLite transaction take the write lock when it starts, so a
     read-then-write (leasing tasks, moving a head) is one serialised unit; PostgreSQL uses row locks
@@ -28,8 +32,13 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     """
     url = normalize_url(url)
     if make_url(url).get_backend_name() != "sqlite":
-        return create_engine(url, echo=echo, pool_pre_ping=True)
+        # pre-ping: a pooled connection a PostgreSQL restart broke is replaced at checkout, never handed out
+        connect_args = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": PG_CONNECT_TIMEOUT_S}
+        engine = create_engine(url, echo=echo, pool_pre_ping=True, connect_args=connect_args)
+        watch_outages(engine)
+        return engine
     engine = create_engine(url, echo=echo)
+    watch_outages(engine)
     in_memory = make_url(url).database in (None, "", ":memory:")
 
     @event.listens_for(engine, "connect")

@@ -3,7 +3,8 @@
 Each method converts and validates the request (`convert`), authenticates the agent, calls repository functions in
 one transaction, and converts the answer back. Every failure leaves as a deliberate status code with a message
 naming the field or the problem — INVALID_ARGUMENT, UNAUTHENTICATED, NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE
-(database busy: retry) or INTERNAL (logged) — never UNKNOWN.
+(the database is down or busy: agents back off and retry; an outage is logged once, by db/availability.py, not
+per call) or INTERNAL (logged with its traceback) — never UNKNOWN.
 """
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ import hmac
 import logging
 
 import grpc
-from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 import compiler_core as cc
 from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
 from tuner_server import metrics, repo
 from tuner_server.db import Agent, session_scope
+from tuner_server.db.availability import BUSY, OUTAGE, reason, unavailable
 from tuner_server.rpc import convert
 
 log = logging.getLogger(__name__)
@@ -44,9 +45,12 @@ def status_of(exc: Exception) -> tuple[grpc.StatusCode, str]:
         return grpc.StatusCode.NOT_FOUND, str(exc)
     if isinstance(exc, repo.Conflict):
         return grpc.StatusCode.FAILED_PRECONDITION, str(exc)
-    if isinstance(exc, OperationalError) or (isinstance(exc, DBAPIError) and exc.connection_invalidated):
-        log.warning("database unavailable: %s", exc)
-        return grpc.StatusCode.UNAVAILABLE, "the database is busy or unreachable; retry later"
+    kind = unavailable(exc)
+    if kind == BUSY:
+        log.warning("database busy, answered UNAVAILABLE: %s", reason(exc))
+    if kind is not None:
+        state = "unreachable" if kind == OUTAGE else "busy"
+        return grpc.StatusCode.UNAVAILABLE, f"the database is {state}; retry later"
     log.exception("internal error in an AgentService call")
     return grpc.StatusCode.INTERNAL, f"internal error ({type(exc).__name__}); the server log has the details"
 

@@ -1,4 +1,4 @@
-"""GET /health: no auth; 200 when the database answers, 503 when it does not."""
+"""GET /health: no auth; 200 when the database answers, 503 when it does not; says whether this replica leads."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
@@ -11,6 +11,7 @@ from tuner_server.api.errors import documented, error_response
 from tuner_server.api.json_body import StrictJSONRoute
 from tuner_server.api.schemas import Health
 from tuner_server.db import session_scope
+from tuner_server.db.availability import OUTAGE, RETRY_AFTER_S, unavailable
 
 router = APIRouter(tags=["health"], route_class=StrictJSONRoute)
 
@@ -27,5 +28,9 @@ async def health(request: Request) -> Health | JSONResponse:
         async with request.app.state.db_slots:
             await run_in_threadpool(_ping, request.app.state.session_factory)
     except Exception as exc:  # any failure to reach the database is the answer, not a crash
-        return error_response(503, f"database unreachable: {type(exc).__name__}: {exc}"[:500])
-    return Health(status="ok", database="ok", codegen_version=cc.codegen_version())
+        wait = RETRY_AFTER_S[unavailable(exc) or OUTAGE]
+        return error_response(503, f"database unreachable: {type(exc).__name__}: {exc}"[:500],
+                              {"retry_after_s": wait}, headers={"Retry-After": str(wait)})
+    leadership = request.app.state.leadership
+    return Health(status="ok", database="ok", codegen_version=cc.codegen_version(),
+                  role=getattr(leadership, "role", None), replica=getattr(leadership, "replica", None))
