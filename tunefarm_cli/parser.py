@@ -110,6 +110,8 @@ def _schedule_commands(sub) -> None:
     _workload_args(pin)
     which = pin.add_mutually_exclusive_group(required=True)
     which.add_argument("--version", type=int, default=None, help="the version to pin")
+    which.add_argument("--trial", default=None, help="pin this verified trial of the key (one that is no version, "
+                                                     "e.g. to replace an implausible head)")
     which.add_argument("--unpin", action="store_true", help="remove the pin")
     _message_arg(pin)
     rollback = _command(sub, "rollback", "make an earlier version the head again (as a new version)")

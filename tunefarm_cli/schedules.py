@@ -58,8 +58,9 @@ def _print_version(verb: str, v) -> None:
 
 def cmd_pin(client: TunefarmClient, args) -> int:
     op, params, device = _key(client, args)
-    made = client.pin(op, params, device, None if args.unpin else args.version, message=args.message)
-    _print_version("unpinned" if args.unpin else f"pinned version {args.version}", made)
+    made = client.pin(op, params, device, args.version, message=args.message, trial_id=args.trial)
+    what = f"pinned trial {args.trial}" if args.trial else f"pinned version {args.version}"
+    _print_version("unpinned" if args.unpin else what, made)
     return 0
 
 

@@ -200,9 +200,12 @@ class TunefarmClient:
         return self._send(VersionPublic, "POST", "/v1/best/rollback", body)
 
     def pin(self, op: str, params: Mapping[str, Any], device: str, version: int | None, *,
-            message: str | None = None) -> VersionPublic:
-        """Pin `version`, or unpin with None."""
+            message: str | None = None, trial_id: str | None = None) -> VersionPublic:
+        """Pin `version`; or with version None, pin the trial `trial_id` (a verified trial of the key that is no
+        version, e.g. to replace an implausible head), or without it unpin."""
         body = {"op": op, "params": dict(params), "device": device, "version": version, "message": message}
+        if trial_id is not None:
+            body["trial_id"] = trial_id
         return self._send(VersionPublic, "POST", "/v1/best/pin", body)
 
     # ---- tokens (admin) ------------------------------------------------------------------------------------------

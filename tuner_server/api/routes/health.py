@@ -7,12 +7,13 @@ from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
 import compiler_core as cc
-from tuner_server.api.errors import error_response
-from tuner_server.api.schemas import ErrorBody, Health
+from tuner_server.api.errors import documented, error_response
+from tuner_server.api.json_body import StrictJSONRoute
+from tuner_server.api.schemas import Health
 from tuner_server.db import session_scope
 from tuner_server.db.availability import OUTAGE, RETRY_AFTER_S, unavailable
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=StrictJSONRoute)
 
 
 def _ping(factory) -> None:
@@ -20,7 +21,7 @@ def _ping(factory) -> None:
         session.scalar(select(1))
 
 
-@router.get("/health", response_model=Health, responses={503: {"model": ErrorBody}})
+@router.get("/health", response_model=Health, responses=documented(503))
 async def health(request: Request) -> Health | JSONResponse:
     """Takes one of the app's database slots like any request (see deps.get_db), so it also shows overload."""
     try:
