@@ -18,6 +18,7 @@ from tuner_server import bounds
 from tuner_server.api import schemas as s
 from tuner_server.api.errors import ApiError
 from tuner_server.api.inputs import workload_of
+from tuner_server.predict import DEFAULT_CANDIDATES, MAX_CANDIDATES
 
 QueryVersion = Annotated[int, Field(ge=1, le=bounds.MAX_VERSION)]
 
@@ -66,6 +67,14 @@ class BestQuery(KeyQuery):
                               description=f"the head at this ISO 8601 time with a zone, between "
                                           f"{bounds.EARLIEST.isoformat()} and {bounds.LATEST.isoformat()}")
     include_source: bool = Field(False, description="add the kernel source generated for the class's target")
+    predict: bool = Field(False, description="for a key with no head: the config the class's cost model ranks "
+                                             "best (a PredictedBest, never a measurement) instead of a 404")
+    candidates: Annotated[int, Field(ge=1, le=MAX_CANDIDATES,
+                                     description="configs the model ranks, with predict=true")] = DEFAULT_CANDIDATES
+    enqueue: bool = Field(False, description="with predict=true (admin): also queue a tuning job for the key, "
+                                             "unless one is open")
+    enqueue_trials: Annotated[int, Field(ge=1, le=bounds.MAX_INT32,
+                                         description="the queued job's trial budget")] = 64
 
 
 class HistoryQuery(KeyQuery):

@@ -339,6 +339,7 @@ class VersionPublic(Throughput):
 
 
 class BestPublic(VersionPublic):
+    predicted: Literal[False] = Field(False, description="false: a measured head (see PredictedBest)")
     op: str
     params: dict[str, Any]
     head_version: int | None = Field(description="the key's current head (differs when version=/as_of= is given)")

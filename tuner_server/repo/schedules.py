@@ -108,6 +108,21 @@ def list_keys(*, session: Session, op: str | None = None, device_class: str | No
     return Page(items, total, limit, offset)
 
 
+def head_configs(op: str, device_class: str, *, session: Session, limit: int = 64) -> list[tuple[str, dict]]:
+    """(workload key, head config) of the newest `limit` keys of `op` with a head on `device_class`: what won on
+    other shapes, the first candidates for a shape nobody tuned (predict.py)."""
+    rows = session.execute(
+        select(Workload.key, Trial.config)
+        .join(ScheduleHead, ScheduleHead.workload_id == Workload.id)
+        .join(ScheduleVersion, (ScheduleVersion.workload_id == ScheduleHead.workload_id)
+              & (ScheduleVersion.device_class == ScheduleHead.device_class)
+              & (ScheduleVersion.version == ScheduleHead.head_version))
+        .join(Trial, Trial.id == ScheduleVersion.trial_id)
+        .where(Workload.op == op, ScheduleHead.device_class == device_class)
+        .order_by(ScheduleHead.updated_at.desc(), Workload.key).limit(limit)).all()
+    return [(key, dict(config)) for key, config in rows]
+
+
 def diff(workload_key: str, device_class: str, from_version: int, to_version: int, *,
          session: Session) -> VersionDiff:
     """Knobs whose values differ between two versions' configs, and the ratio of their medians."""

@@ -12,16 +12,28 @@ from fastapi import APIRouter, Query, Request
 from sqlalchemy.orm import Session
 
 import compiler_core as cc
-from tuner_server import targets
+from tuner_server import predict, repo, targets
 from tuner_server.api import schemas as s
-from tuner_server.api.deps import AdminAccess, DeviceClassFilter, Limit, Offset, ReadAccess, SessionDep
+from tuner_server.api.deps import (
+    AdminAccess,
+    DeviceClassFilter,
+    DriverDep,
+    Limit,
+    Offset,
+    ReadAccess,
+    SessionDep,
+    SettingsDep,
+    wake_driver,
+)
 from tuner_server.api.errors import ApiError, documented
 from tuner_server.api.inputs import parse_as_of, require_device, unknown_device, workload_of
 from tuner_server.api.json_body import StrictJSONRoute
 from tuner_server.api.op_query import BestQuery, DiffQuery, HistoryQuery, reject_repeated
-from tuner_server.api.views import best_public, diff_public, schedule_key_public, version_public
+from tuner_server.api.prediction import PredictedBest, predicted_public
+from tuner_server.api.views import best_public, diff_public, job_public, schedule_key_public, version_public
 from tuner_server.db.models import ScheduleVersion
-from tuner_server.repo import NotFound, schedules
+from tuner_server.repo import JobLimits, JobSpec, NotFound, schedules
+from tuner_server.search import STRATEGIES, check_options
 
 router = APIRouter(prefix="/v1/best", tags=["best schedules"], route_class=StrictJSONRoute)
 READ_ERRORS = documented(401, 404, 422)
@@ -62,16 +74,27 @@ def _source(workload: cc.Workload, chosen: ScheduleVersion, target: cc.Target | 
                         "server_codegen_version": cc.codegen_version()}) from exc
 
 
-@router.get("", response_model=s.BestPublic, responses={**READ_ERRORS, **documented(409)})
-def get_best(request: Request, session: SessionDep, _: ReadAccess,
-             query: Annotated[BestQuery, Query()]) -> s.BestPublic:
+@router.get("", response_model=s.BestPublic | PredictedBest, responses={**READ_ERRORS, **documented(403, 409)})
+def get_best(request: Request, session: SessionDep, settings: SettingsDep, driver: DriverDep, principal: ReadAccess,
+             query: Annotated[BestQuery, Query()]) -> s.BestPublic | PredictedBest:
     """The head schedule of (workload, device class): config, runtime median and 95% CI, GFLOP/s or GB/s, trial,
     version, reason and pin state. `version=` or `as_of=` pick an earlier one; `include_source=true` adds the
     kernel source generated for the class's target (C for cpu-*, CUDA for cuda-* with the class's arch). `target` is
     what the class's agents registered, null for a class known only from an import. The op's params are query
-    parameters (each op's in GET /v1/ops)."""
+    parameters (each op's in GET /v1/ops).
+
+    `predict=true`: for a key with no head, the config the class's cost model ranks best among `candidates`
+    (heads of the op's other shapes, the default, samples) that generates for the class's target, marked
+    `predicted: true` with the model's version and training size; `enqueue=true` (admin) also queues a tuning
+    job of `enqueue_trials` for the key unless one is open."""
     reject_repeated(request)
     workload, device, version = query.workload(), query.device, query.version
+    if query.predict and (version is not None or query.as_of is not None):
+        raise ApiError(422, "predict=true answers for the head only: give it without version= or as_of=")
+    if query.enqueue and not query.predict:
+        raise ApiError(422, "enqueue=true goes with predict=true")
+    if query.predict and schedules.head(workload.key, device, session=session) is None:
+        return _predicted(session, settings, driver, principal, query, workload, device)
     chosen = _select(session, workload.key, device, version, query.as_of)
     try:
         target = targets.target_for_class(device, session=session)
@@ -80,6 +103,45 @@ def get_best(request: Request, session: SessionDep, _: ReadAccess,
     head = chosen if version is None and query.as_of is None else schedules.head(workload.key, device,
                                                                                   session=session)
     return best_public(chosen, head, target, _source(workload, chosen, target) if query.include_source else None)
+
+
+def _predicted(session: Session, settings, driver, principal, query: BestQuery, workload: cc.Workload,
+               device: str) -> PredictedBest:
+    if query.enqueue and principal.scope != "admin":
+        raise ApiError(403, f"enqueue=true queues a job, which needs an admin token; yours has scope "
+                            f"{principal.scope!r}")
+    require_device(device, session)
+    try:
+        target = targets.target_for_class(device, session=session)
+    except LookupError as exc:
+        raise ApiError(422, f"cannot predict for {device}: no agent of that class has registered its compiler "
+                            "target here (an imported history)") from exc
+    try:
+        answer = predict.predict(workload, device, target, session=session, limit=query.candidates)
+    except predict.NoModel as exc:
+        raise ApiError(404, f"no best schedule for {workload.key} on {device}, and no prediction: {exc}") from exc
+    except predict.NothingBuilds as exc:
+        raise ApiError(409, str(exc)) from exc
+    job = _enqueue(session, settings, driver, principal, workload, device, query.enqueue_trials) \
+        if query.enqueue else None
+    source = cc.generate(workload, answer.config, target) if query.include_source else None
+    return predicted_public(workload, device, answer, target, source, job)
+
+
+def _enqueue(session: Session, settings, driver, principal, workload: cc.Workload, device: str,
+             trials: int) -> s.JobPublic:
+    """The key's open job on the class, or a new model-guided one of `trials` (capped by the server's limit)."""
+    job = repo.open_job_for(workload.key, device, session=session)
+    if job is not None:
+        return job_public(job, repo.job_progress(job.id, session=session))
+    spec = JobSpec(workload.key, device, min(trials, settings.max_trials_per_job), "model",
+                   check_options("model", {}), 0, created_by=principal.author)
+    job = repo.create_job(spec, session=session, limits=JobLimits.from_settings(settings),
+                          known_strategies=frozenset(STRATEGIES))
+    out = job_public(job, repo.job_progress(job.id, session=session))
+    session.commit()
+    wake_driver(driver)
+    return out
 
 
 @router.get("/keys", response_model=s.Page[s.ScheduleKeyPublic], responses=documented(401, 422))
