@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 import compiler_core as cc
-from tests.cpu.rest_support import ADMIN, CPU_CLASS, make_farm
+from tests.cpu.rest_support import ADMIN, CPU_CLASS, READER, make_farm
 from tests.db.conftest import db_engine, db_url, session_factory  # noqa: F401  (fixtures)
 from tests.db.factories import CPU_TARGET, at, trial
 from tuner_server.class_models import ClassModels
@@ -94,3 +94,22 @@ def test_a_class_without_a_model_is_a_404_that_says_so(session_factory):  # noqa
     farm = make_farm(session_factory)  # three trials only: no class model
     response = farm.get(f"/v1/best?{UNSEEN_QUERY}&predict=true")
     assert response.status_code == 404 and "no cost model" in response.json()["error"]
+
+
+def test_client_cli_and_loader_take_the_prediction(farm, tmp_path, capsys):
+    from tunefarm_cli.parser import build_parser
+    from tunefarm_cli.schedules import cmd_best
+    from tunefarm_client import TunefarmClient, load_best
+
+    reader = TunefarmClient("http://testserver", READER, http=farm.client)
+    answer = reader.best("matmul", UNSEEN, CPU_CLASS, predict=True, candidates=64)
+    assert answer.predicted and answer.candidates_scored == 64
+    kernel = load_best(reader, "matmul", UNSEEN, CPU_CLASS, predict=True, cache_dir=tmp_path)
+    assert kernel.schedule.predicted and kernel.kernel.config == kernel.schedule.config
+    w = cc.make_workload("matmul", UNSEEN)
+    inputs = cc.random_inputs(w, seed=0)
+    assert cc.verify(w, kernel.run(*inputs), cc.expect(w, inputs)).ok  # a prediction that builds and computes
+    args = build_parser().parse_args(["best", "--op", "matmul", "--params", "M=112,N=72,K=88", "--device", CPU_CLASS,
+                                      "--predict"])
+    assert cmd_best(reader, args) == 0
+    assert "PREDICTED" in capsys.readouterr().out
