@@ -100,6 +100,9 @@ def _schedule_commands(sub) -> None:
     best.add_argument("--version", type=int, default=None, help="this version instead of the head")
     best.add_argument("--as-of", default=None, help="the head at this ISO 8601 time, e.g. 2026-01-01T12:00:00Z")
     best.add_argument("--source", action="store_true", help="print the generated kernel source")
+    best.add_argument("--predict", action="store_true",
+                      help="for a shape nobody tuned, the config the class's cost model ranks best (never measured)")
+    best.add_argument("--enqueue", action="store_true", help="with --predict (admin): also queue its tuning job")
     history = _command(sub, "history", "the version history of a schedule, newest first")
     _workload_args(history)
     history.add_argument("--limit", type=int, default=50, help="at most this many versions")
@@ -111,6 +114,8 @@ def _schedule_commands(sub) -> None:
     _workload_args(pin)
     which = pin.add_mutually_exclusive_group(required=True)
     which.add_argument("--version", type=int, default=None, help="the version to pin")
+    which.add_argument("--trial", default=None, help="pin this verified trial of the key (one that is no version, "
+                                                     "e.g. to replace an implausible head)")
     which.add_argument("--unpin", action="store_true", help="remove the pin")
     _message_arg(pin)
     rollback = _command(sub, "rollback", "make an earlier version the head again (as a new version)")

@@ -46,6 +46,9 @@ class Settings(BaseSettings):
                                 "rather than late; database waits are bounded by it too")
     agent_lost_after_s: float = Field(30.0, gt=0, description="an agent silent this long is marked lost")
     max_task_attempts: int = Field(3, ge=1, description="leases of one task that may expire before it is lost")
+    leader_check_s: float | None = Field(None, gt=0, le=60, description="replicas over PostgreSQL: how often a "
+                                         "follower tries to take the lead and the leader checks it still holds it; "
+                                         "default lease_seconds / 8, at most 2 s (leadership.py)")
     allow_codegen_mismatch: bool = Field(False, description="accept agents whose compiler_core codegen_version differs "
                                                             "from the tuner's (their trials then never compete with "
                                                             "heads of another version)")

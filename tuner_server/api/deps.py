@@ -9,14 +9,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
-from tuner_server import repo
+from tuner_server import bounds, repo
 from tuner_server.api.errors import ApiError
+from tuner_server.api.schemas import NO_NUL
 from tuner_server.db import session_scope
 from tuner_server.db.engine import READ_ONLY
+from tuner_server.device_class import CLASS_PATTERN
 from tuner_server.settings import Settings
 
 READ_METHODS = ("GET", "HEAD")  # routes of these methods never write (their sessions cannot)
@@ -52,7 +54,13 @@ def get_driver(request: Request) -> Any:
 
 SessionDep = Annotated[Session, Depends(get_db, scope="function")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="page size")]
-Offset = Annotated[int, Query(ge=0, description="items to skip")]
+Offset = Annotated[int, Query(ge=0, le=bounds.MAX_OFFSET, description="items to skip")]
+PathId = Annotated[str, Path(max_length=64, pattern=NO_NUL, description="a UUID")]
+WORKLOAD_KEY = r"^[a-z][a-z0-9_]{0,63}\([^\x00]{0,1000}\)$"
+WorkloadKey = Annotated[str | None, Query(max_length=1100, pattern=WORKLOAD_KEY, description="a workload key, e.g. "
+                                          "matmul(M=64,N=64,K=64) (dtype defaults to float32)")]
+DeviceClassFilter = Annotated[str | None, Query(max_length=128, pattern=f"^{CLASS_PATTERN}$",
+                                                description="an exact device class, e.g. cpu-x86_64-avx2-2c")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DriverDep = Annotated[Any, Depends(get_driver)]
 

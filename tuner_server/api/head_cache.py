@@ -13,6 +13,11 @@ from collections import OrderedDict
 from collections.abc import Hashable
 
 
+def kept_key(workload_key: str, device_class: str, include_source: bool) -> tuple[str, str, bool]:
+    """What a kept answer is found by: the canonical workload key, the device class, and whether it has the source."""
+    return (workload_key, device_class, include_source)
+
+
 class HeadCache:
     def __init__(self, size: int = 1024) -> None:
         self.size = size

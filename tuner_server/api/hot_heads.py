@@ -5,8 +5,8 @@ version= or as_of=), its token is valid and the kept answer was made for the key
 is sent from here after one worker-thread step (the token and the head version: two indexed reads, on PostgreSQL
 in autocommit): no FastAPI routing, dependency solving or second thread hop, which cost more than the reads. Anything
 else - no kept answer yet, bad params, a missing or invalid token, a database error - goes on to the route
-unchanged, which answers it as always (and keeps the answer for next time). The workload is parsed by the route's
-own function, so both read a query alike.
+unchanged, which answers it as always (and keeps the answer for next time). The query is parsed by the route's own
+model (BestQuery), so both read it alike.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tuner_server import repo
-from tuner_server.api.inputs import workload_from_query
+from tuner_server.api.head_cache import kept_key
+from tuner_server.api.op_query import BestQuery, reject_repeated
 from tuner_server.db import session_scope
 from tuner_server.db.engine import statement_reads
 from tuner_server.repo import schedules
@@ -25,7 +26,6 @@ from tuner_server.repo import schedules
 log = logging.getLogger(__name__)
 
 PATH = "/v1/best"
-SOURCE_FLAGS = {None: False, "false": False, "true": True}  # other spellings go to the route, which parses them
 
 
 class _Route:
@@ -53,13 +53,14 @@ class HotHeads:
         await send({"type": "http.response.body", "body": body})
 
     async def _kept(self, request: Request) -> bytes | None:
-        query = request.query_params
         scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
-        op, device, flag = query.get("op"), query.get("device"), query.get("include_source")
-        if ("version" in query or "as_of" in query or scheme.lower() != "bearer" or not token or op is None
-                or device is None or flag not in SOURCE_FLAGS):
+        if scheme.lower() != "bearer" or not token.strip():
             return None
-        key = (workload_from_query(request, op).key, device, SOURCE_FLAGS[flag])
+        reject_repeated(request)
+        query = BestQuery.model_validate(dict(request.query_params))  # as the route reads it (422s raise)
+        if query.version is not None or query.as_of is not None or query.predict or query.enqueue:
+            return None
+        key = kept_key(query.workload().key, query.device, query.include_source)
         async with self.state.db_slots:
             return await run_in_threadpool(self._lookup, token.strip(), key)
 

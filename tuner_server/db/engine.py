@@ -10,8 +10,9 @@ from contextlib import contextmanager
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+
+from tuner_server.db.availability import watch_outages
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Connections kept open (plus SQLAlchemy's 10 overflow): REST's database slots (api/app.py) and most of the gRPC
@@ -20,6 +21,7 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 POOL_SIZE = 20
 READ_ONLY = "tunefarm_read_only"  # execution option of the engine behind read_only_sessions
 WAIT_LIMIT = "tunefarm_wait_limit_s"  # execution option set by bound_waits
+PG_CONNECT_TIMEOUT_S = 10  # an unreachable host (no RST) fails a request after this, not after the OS's minutes
 
 
 def normalize_url(url: str) -> str:
@@ -31,7 +33,8 @@ def normalize_url(url: str) -> str:
 
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
-    """An engine for `url`. SQLite gets foreign keys, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions.
+    """An engine for `url`. SQLite gets foreign keys, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions;
+    PostgreSQL a connect timeout and pre-ping. Either logs each outage once (db/availability.py).
 
     `BEGIN IMMEDIATE` makes every SQLite transaction take the write lock when it starts, so a
     read-then-write (leasing tasks, moving a head) is one serialised unit; PostgreSQL uses row locks
@@ -40,7 +43,10 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     """
     url = normalize_url(url)
     if make_url(url).get_backend_name() != "sqlite":
-        engine = create_engine(url, echo=echo, pool_pre_ping=True, pool_size=POOL_SIZE)
+        # pre-ping: a pooled connection a PostgreSQL restart broke is replaced at checkout, never handed out
+        connect_args = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": PG_CONNECT_TIMEOUT_S}
+        engine = create_engine(url, echo=echo, pool_pre_ping=True, connect_args=connect_args, pool_size=POOL_SIZE)
+        watch_outages(engine)
 
         @event.listens_for(engine, "begin")
         def _postgres_begin(conn):
@@ -50,6 +56,7 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
         return engine
     engine = create_engine(url, echo=echo, pool_size=POOL_SIZE)
+    watch_outages(engine)
     in_memory = make_url(url).database in (None, "", ":memory:")
 
     @event.listens_for(engine, "connect")
@@ -90,16 +97,8 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
 def bound_waits(session: Session, seconds: float) -> None:
     """Fail this session's transaction rather than wait more than `seconds` on the database: on SQLite for the write
     lock (busy timeout), on PostgreSQL in any one statement (statement_timeout, lock waits included); the failure
-    is an OperationalError that `waited_too_long` recognises. Call it before the session's first statement."""
+    is an OperationalError that db/availability.py calls BUSY. Call it before the session's first statement."""
     session.connection(execution_options={WAIT_LIMIT: seconds})
-
-
-def waited_too_long(exc: BaseException) -> bool:
-    """`exc` is the end of a wait that `bound_waits` cut short (not an outage)."""
-    if not isinstance(exc, OperationalError):
-        return False
-    code = getattr(exc.orig, "sqlstate", None)
-    return code == "57014" or (code is None and "database is locked" in str(exc.orig))  # query_canceled; SQLITE_BUSY
 
 
 def statement_reads(factory: sessionmaker[Session]) -> sessionmaker[Session]:

@@ -8,6 +8,7 @@ rounds; the last of those comparisons is the job's reported result.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -53,8 +54,9 @@ def _option(job: Job, name: str):
 
 
 def paired(a, b) -> Paired | None:
-    """Median and 95 % CI of a[i]/b[i]; None without pairs."""
-    ratios = paired_ratios(a, b)
+    """Median and 95 % CI of a[i]/b[i]; None without pairs. A ratio beyond a double's range (a baseline sample
+    of ~1e-320 s) is no measurement: it is left out, so no infinity reaches the database."""
+    ratios = [r for r in paired_ratios(a, b) if math.isfinite(r)]
     if not ratios:
         return None
     return Paired(*summarize(ratios))

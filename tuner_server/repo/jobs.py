@@ -71,6 +71,18 @@ def list_jobs(*, session: Session, state: str | None = None, workload_key: str |
     return Page(list(rows), total, limit, offset)
 
 
+def open_job_for(workload_key: str, device_class: str, *, session: Session) -> Job | None:
+    """The newest queued or running job of the workload on `device_class` (asked for by that class, or fixed to it
+    by its first lease); None when there is none or the workload was never seen."""
+    try:
+        workload = find_workload(workload_key, session=session)
+    except NotFound:
+        return None
+    on_class = (Job.device_class == device_class) | (Job.device_class.is_(None) & (Job.device_selector == device_class))
+    return session.scalars(select(Job).where(Job.workload_id == workload.id, Job.state.in_(JOB_OPEN_STATES), on_class)
+                           .order_by(Job.created_at.desc(), Job.id).limit(1)).first()
+
+
 def job_state_counts(*, session: Session) -> dict[str, int]:
     """Jobs per state (every state, zeros included), in one query."""
     counts = dict.fromkeys(JOB_STATES, 0)

@@ -6,6 +6,7 @@ Nothing is rewritten or deleted; only the `schedule_heads` pointer row changes.
 """
 from __future__ import annotations
 
+import math
 from datetime import datetime
 
 from sqlalchemy import and_, func, select
@@ -119,6 +120,21 @@ def list_keys(*, session: Session, op: str | None = None, device_class: str | No
     return Page(items, total, limit, offset)
 
 
+def head_configs(op: str, device_class: str, *, session: Session, limit: int = 64) -> list[tuple[str, dict]]:
+    """(workload key, head config) of the newest `limit` keys of `op` with a head on `device_class`: what won on
+    other shapes, the first candidates for a shape nobody tuned (predict.py)."""
+    rows = session.execute(
+        select(Workload.key, Trial.config)
+        .join(ScheduleHead, ScheduleHead.workload_id == Workload.id)
+        .join(ScheduleVersion, (ScheduleVersion.workload_id == ScheduleHead.workload_id)
+              & (ScheduleVersion.device_class == ScheduleHead.device_class)
+              & (ScheduleVersion.version == ScheduleHead.head_version))
+        .join(Trial, Trial.id == ScheduleVersion.trial_id)
+        .where(Workload.op == op, ScheduleHead.device_class == device_class)
+        .order_by(ScheduleHead.updated_at.desc(), Workload.key).limit(limit)).all()
+    return [(key, dict(config)) for key, config in rows]
+
+
 def diff(workload_key: str, device_class: str, from_version: int, to_version: int, *,
          session: Session) -> VersionDiff:
     """Knobs whose values differ between two versions' configs, and the ratio of their medians."""
@@ -162,6 +178,28 @@ def pin(workload_key: str, device_class: str, number: int | None, *, session: Se
     pointer.pinned, pointer.pinned_version = True, number
     return append_version(session, pointer, target.trial, reason="pin", author=author, now=now,
                    message=message or f"pin version {number}")
+
+
+def pin_trial(workload_key: str, device_class: str, trial_id: str, *, session: Session, author: str,
+              message: str | None = None, now: datetime | None = None) -> ScheduleVersion:
+    """Pin a trial of the key that need not be a version yet: a new head version with reason 'pin' points at it.
+    An admin's way past a head that nothing can beat (an implausible median imported before imports were
+    checked): NotFound unless the trial is of this workload and class, Conflict unless it is verified (OK) with a
+    positive finite median."""
+    workload_id = _workload_id(session, workload_key)
+    trial = session.get(Trial, trial_id)
+    if trial is None or trial.workload_id != workload_id or trial.device_class != device_class:
+        raise NotFound(f"no trial {trial_id} of {workload_key} on {device_class}")
+    if trial.status != "OK" or not (trial.median_s is not None and 0 < trial.median_s < math.inf):
+        raise Conflict(f"trial {trial_id} cannot be the head: status {trial.status}, median {trial.median_s!r} "
+                       "(a head is a verified trial with a positive median)")
+    pointer = lock_pointer(session, trial.workload_id, device_class, now or utcnow())
+    pointer.pinned = True
+    made = append_version(session, pointer, trial, reason="pin", author=author, now=now,
+                          message=message or f"pin trial {trial_id}")
+    pointer.pinned_version = made.version
+    session.flush()
+    return made
 
 
 def append_version(session: Session, pointer: ScheduleHead, trial: Trial, *, reason: str, now: datetime | None,

@@ -58,9 +58,9 @@ def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_second
     """Lease up to `max_tasks` queued tasks of the open jobs that select this agent's device. Each task comes from
     the job furthest behind its fair share of the agents (tuner_server/fair_share.py, weighted by priority; `share`
     is the process's memory of earlier leases, None: judge by the tasks each job holds now), a job's tasks in the
-    order they were proposed; and an agent takes at most its share of what is queued for its class (queued / active
-    agents, rounded up), so that every agent gets work when it runs short. A job's device class is fixed by its
-    first lease ('cpu' and 'cuda' selectors resolve then), so one job never mixes device classes."""
+    order they were proposed. How many an agent gets is the caller's (rpc/servicer.py sizes leases by throughput).
+    A job's device class is fixed by its first lease ('cpu' and 'cuda' selectors resolve then), so one job never
+    mixes device classes."""
     now = now or utcnow()
     agent = session.get(Agent, agent_id)
     if agent is None or agent.status == "gone":
@@ -70,12 +70,7 @@ def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_second
     if max_tasks <= 0:
         return []
     demands = _demands(session, agent)
-    queued = sum(d.queued for d in demands)
-    if not queued:
-        return []
-    peers = session.scalar(select(func.count()).select_from(Agent).where(
-        Agent.status == "active", Agent.device_class == agent.device_class)) or 1
-    order = (share or fair_share.FairShare()).plan(demands, min(max_tasks, -(-queued // peers)), agent.device_class)
+    order = (share or fair_share.FairShare()).plan(demands, max_tasks, agent.device_class)
     picked = _pick(session, agent.device_class, Counter(order), now)
     deadline = now + timedelta(seconds=lease_seconds)
     leased = []
@@ -128,13 +123,17 @@ def _pick(session: Session, device_class: str, quotas: Counter, now: datetime) -
     return out
 
 
-def requeue_expired(*, session: Session, now: datetime | None = None,
-                    max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Requeued:
-    """Leases past their deadline go back to the queue with attempt + 1 (a late result for the old attempt is
-    then rejected); a task whose lease expired `max_attempts` times is lost, with an AGENT_LOST trial."""
+def requeue_expired(*, session: Session, now: datetime | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+                    heard_since: datetime | None = None) -> Requeued:
+    """Leases past their deadline go back to the queue with attempt + 1 (see `release_tasks` for what a late
+    result of the old attempt gets); a task whose lease expired `max_attempts` times is lost, with an AGENT_LOST
+    trial. `heard_since` (the driver's restart grace): only the leases of agents heard from since then expire (such
+    an agent's heartbeat names every task it still holds or has a result for, and so keeps those leases)."""
     now = now or utcnow()
-    tasks = session.scalars(select(Task).where(Task.state == "leased", Task.lease_deadline < now)
-                            .order_by(Task.id).with_for_update(skip_locked=True)).all()
+    query = select(Task).where(Task.state == "leased", Task.lease_deadline < now)
+    if heard_since is not None:
+        query = query.where(Task.agent_id.in_(select(Agent.id).where(Agent.last_heartbeat >= heard_since)))
+    tasks = session.scalars(query.order_by(Task.id).with_for_update(skip_locked=True)).all()
     return release_tasks(tasks, session=session, now=now, max_attempts=max_attempts, why="lease expired")
 
 
@@ -148,17 +147,33 @@ def return_leases(agent_id: str, task_ids: Sequence[str], *, session: Session,
 
 def release_tasks(tasks: Sequence[Task], *, session: Session, now: datetime, max_attempts: int | None,
                   why: str) -> Requeued:
-    """Take leased tasks back from their agent: re-queue (attempt + 1) or, out of attempts, mark lost."""
+    """Take leased tasks back from their agent: re-queue (attempt + 1) or, out of attempts, mark lost.
+
+    A re-queued task keeps the agent that held it: until another lease takes it, that agent's result for the old
+    attempt is still accepted and its heartbeat takes the lease back (results.py, agents.py), so nothing it
+    measured meanwhile (a tuner restart, a database outage) is measured again."""
     requeued, lost = [], []
     for task in tasks:
         if max_attempts is not None and task.attempt >= max_attempts:
             _mark_lost(task, session=session, now=now, why=why)
             lost.append(task.id)
         else:
-            task.state, task.attempt, task.agent_id, task.lease_deadline = "queued", task.attempt + 1, None, None
+            task.state, task.attempt, task.lease_deadline = "queued", task.attempt + 1, None
             requeued.append(task.id)
     session.flush()
     return Requeued(requeued, lost)
+
+
+def reclaimable(task: Task, agent_id: str) -> bool:
+    """The task's last lease was `agent_id`'s and nobody has leased it since: it expired or was taken back, and
+    the task waits, re-queued at the next attempt, for any agent."""
+    return task.state == "queued" and task.agent_id == agent_id and task.attempt > 1
+
+
+def reclaim(task: Task) -> None:
+    """Give a `reclaimable` task back to the agent that held it, at the attempt it holds (undoing the re-queue: no
+    lease of the next attempt was made, so nothing of it exists); the caller sets the new deadline."""
+    task.state, task.attempt = "leased", task.attempt - 1
 
 
 def _mark_lost(task: Task, *, session: Session, now: datetime, why: str) -> None:

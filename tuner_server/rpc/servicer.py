@@ -3,7 +3,8 @@
 Each method converts and validates the request (`convert`), authenticates the agent, calls repository functions in
 one transaction, and converts the answer back. Every failure leaves as a deliberate status code with a message
 naming the field or the problem — INVALID_ARGUMENT, UNAUTHENTICATED, NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE
-(database busy: retry) or INTERNAL (logged) — never UNKNOWN.
+(the database is down or busy: agents back off and retry; an outage is logged once, by db/availability.py, not
+per call) or INTERNAL (logged with its traceback) — never UNKNOWN.
 """
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ import logging
 import time
 
 import grpc
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 import compiler_core as cc
 from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
 from tuner_server import metrics, repo
 from tuner_server.db import Agent, session_scope
-from tuner_server.db.engine import bound_waits, waited_too_long
+from tuner_server.db.availability import BUSY, OUTAGE, reason, unavailable
+from tuner_server.db.engine import bound_waits
 from tuner_server.fair_share import FairShare
 from tuner_server.lease_sizing import LeaseSizer
 from tuner_server.rpc import convert
@@ -33,8 +35,9 @@ MIN_WORK_S = 0.05  # below this, answer at once (no task, no result recorded) in
 
 
 def _ran_out(exc: OperationalError, deadline: float) -> bool:
-    """The database wait that `bound_waits` bounded by `deadline` ran out (not a failure of another kind)."""
-    return waited_too_long(exc) and time.monotonic() >= deadline - MIN_WORK_S
+    """The database wait that `bound_waits` bounded by `deadline` ran out (not an outage or a failure of another
+    kind, which leave as UNAVAILABLE or INTERNAL)."""
+    return unavailable(exc) == BUSY and time.monotonic() >= deadline - MIN_WORK_S
 
 
 class Refused(Exception):
@@ -55,9 +58,12 @@ def status_of(exc: Exception) -> tuple[grpc.StatusCode, str]:
         return grpc.StatusCode.NOT_FOUND, str(exc)
     if isinstance(exc, repo.Conflict):
         return grpc.StatusCode.FAILED_PRECONDITION, str(exc)
-    if isinstance(exc, OperationalError) or (isinstance(exc, DBAPIError) and exc.connection_invalidated):
-        log.warning("database unavailable: %s", exc)
-        return grpc.StatusCode.UNAVAILABLE, "the database is busy or unreachable; retry later"
+    kind = unavailable(exc)
+    if kind == BUSY:
+        log.warning("database busy, answered UNAVAILABLE: %s", reason(exc))
+    if kind is not None:
+        state = "unreachable" if kind == OUTAGE else "busy"
+        return grpc.StatusCode.UNAVAILABLE, f"the database is {state}; retry later"
     log.exception("internal error in an AgentService call")
     return grpc.StatusCode.INTERNAL, f"internal error ({type(exc).__name__}); the server log has the details"
 
