@@ -6,7 +6,7 @@ import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from tests.db.factories import MATMUL, SOFTMAX
@@ -77,3 +77,33 @@ def test_sqlite_readers_and_the_writer_do_not_wait_for_each_other(session_factor
         assert reader.scalar(select(func.count()).select_from(Workload)) == 2
         assert time.monotonic() - started < 5.0
         writer_session.rollback()
+
+
+def test_sqlite_writers_of_one_process_queue_in_turn_and_a_failed_one_frees_the_queue(session_factory, backend):
+    """Eight threads write at once: all commit (none waits out the busy timeout), and a transaction that fails or
+    is abandoned mid-way does not keep the others out."""
+    if backend != "sqlite":
+        pytest.skip("SQLite's one writer")
+    with pytest.raises(DBAPIError), session_scope(session_factory) as s:
+        get_or_create_workload(MATMUL, session=s)
+        s.flush()
+        s.execute(text("SELECT * FROM no_such_table"))  # fails inside the write transaction: rolled back
+    abandoned = session_factory()
+    get_or_create_workload(SOFTMAX, session=abandoned)
+    abandoned.flush()
+    abandoned.close()  # closed without commit or rollback: the connection goes back mid-transaction
+    keys = [f"softmax(rows={8 * (i + 1)},cols=8,dtype=float32)" for i in range(8)]
+
+    def write(key: str) -> None:
+        with session_scope(session_factory) as s:
+            get_or_create_workload(key, session=s)
+
+    threads = [threading.Thread(target=write, args=(key,)) for key in keys]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert time.monotonic() - started < 20 and not any(t.is_alive() for t in threads)
+    with session_factory() as s:
+        assert s.scalar(select(func.count()).select_from(Workload)) == 8
