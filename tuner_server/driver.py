@@ -267,7 +267,11 @@ class JobDriver:
         """The device class's cost model, for strategies that transfer from it (None: none yet, or not wanted)."""
         if self.class_models is None or view.strategy not in TRANSFER_STRATEGIES:
             return None
-        return self.class_models.model(view.device_class)
+        model, source = self.class_models.start_model(view.device_class)
+        if source is not None and source != view.device_class:
+            log.info("job %s on %s starts from the cost model of %s (too little history of its own)", view.job_id,
+                     view.device_class, source)
+        return model
 
     def _plan(self, view: _JobView) -> _Plan:
         """The job's strategy: the cached one told about `view.trials`, or one built from them (the history)."""

@@ -56,8 +56,10 @@ class Prediction:
     space_size: int  # configs in the space's knob product (the valid ones are a subset)
 
 
-def candidates(workload: cc.Workload, target, peer_configs: Sequence[dict], limit: int, seed: int = 0) -> tuple:
-    """(configs to rank, how many came from peers): peers valid here first, then the default, then samples."""
+def candidates(workload: cc.Workload, target, peer_configs: Sequence[dict], limit: int, seed: int = 0,
+               pool: Sequence[dict] | None = None) -> tuple:
+    """(configs to rank, how many came from peers): peers valid here first, then the default, then samples of
+    `pool` (the space when None; a recorded table's configs in benchmarks/predict_unseen.py)."""
     space = cc.get_space(workload, target)
     out: dict[str, dict] = {}
     names = set(space.names)
@@ -68,8 +70,11 @@ def candidates(workload: cc.Workload, target, peer_configs: Sequence[dict], limi
     default = cc.default_config(workload, target)
     out.setdefault(config_key(default), default)
     if len(out) < limit:
-        pool = list(space) if space.size <= limit else space.sample(random.Random(seed), limit)
-        for config in pool:
+        if pool is not None:
+            drawn = random.Random(seed).sample(list(pool), min(limit, len(pool)))
+        else:
+            drawn = list(space) if space.size <= limit else space.sample(random.Random(seed), limit)
+        for config in drawn:
             if len(out) >= limit:
                 break
             out.setdefault(config_key(config), config)

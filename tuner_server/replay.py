@@ -68,9 +68,13 @@ class ReplayTable:
         """The compiler_core Target the table was recorded for (None for foreign tables)."""
         if "target" not in self.meta:
             return None
-        from compiler_core.target import Target
+        from compiler_core.target import Target, cuda_target
 
-        return Target.from_dict(self.meta["target"])
+        recorded = dict(self.meta["target"])
+        # Tables recorded before the Target grew a field (register_file, dynamic shared memory, ...) lack it; the
+        # arch's own figures fill it instead of the dataclass's 0, which no kernel would fit.
+        arch_defaults = cuda_target(recorded["arch"]).to_dict() if recorded.get("kind") == "cuda" else {}
+        return Target.from_dict({**arch_defaults, **recorded})
 
     def transfer_trials(self) -> list[TransferTrial]:
         """The table as history of another workload, for a strategy's transfer learning."""
