@@ -16,6 +16,7 @@ from compiler_core.ir import stmt as S
 from compiler_core.runtime import cubin_params, nvcc_sm90, tensor_map
 from compiler_core.runtime.opaque_launch import OpaqueLaunch
 from compiler_core.runtime.sm90_gemm_launch import ARG_KINDS
+from tests.nvcc.recording_function import RecordingFunction
 
 pytestmark = pytest.mark.nvcc
 
@@ -88,20 +89,12 @@ def test_the_workspace_is_packed_where_the_kernel_reads_c(built, monkeypatch):
     assert [p.offset for p in params] == tensor_map.cuda_param_offsets(ARG_KINDS)
     monkeypatch.setattr(tensor_map, "encode", lambda spec, address: struct.pack("<QQ", address, len(spec.dims))
                         .ljust(128, b"\0"))
-    calls = []
-
-    class Fn:
-        def prepare(self, fmt):
-            pass
-
-        def prepared_async_call(self, *args, **kw):
-            calls.append(args)
-
-    launch = OpaqueLaunch(Fn(), kernel, build.cubin, lambda: 132)
+    fn = RecordingFunction()
+    launch = OpaqueLaunch(fn, kernel, build.cubin, lambda: 132)
     (ws,) = module.workspaces
     a, b, _out = module.args
     launch({a: 0x10000, b: 0x20000, ws: 0x30000})
-    ((grid, _block, _stream, buf),) = calls
+    ((grid, _block, _stream, buf, _shared),) = fn.calls
     assert struct.unpack_from("<QQ", buf, 0x30) == (0x10000, 3) and struct.unpack_from("<QQ", buf, 0xB0) == (0x20000, 3)
     assert struct.unpack_from("<Qiii", buf, 0x130) == (0x30000, 17, 40, 4104)
     assert grid == (kernel.units, 1, 1) == (3 * 16, 1, 1)  # 3 batch entries x 16 K ranges of one tile
