@@ -97,6 +97,16 @@ def test_a_kept_answer_is_only_sent_to_a_valid_token_asking_for_the_head(farm):
     assert farm.get(url + "&include_source=1").json()["source"]  # another spelling: the route parses it
 
 
+def test_a_revoked_token_gets_no_kept_answer(farm):
+    url = f"/v1/best?{MATMUL_QUERY}"
+    made = farm.post("/v1/tokens", json={"name": "reader-to-revoke", "scope": "read"}).json()
+    first, kept = farm.get(url, token=made["token"]), farm.get(url, token=made["token"])
+    assert first.status_code == kept.status_code == 200 and kept.content == first.content
+    assert farm.delete(f"/v1/tokens/{made['id']}").status_code == 200
+    assert farm.get(url, token=made["token"]).status_code == 401
+    assert farm.get(url).content == first.content  # the kept answer itself stays good for valid tokens
+
+
 def test_export_streams_json_lines_and_import_merges(farm):
     exported = farm.get(f"/v1/export?workload={MATMUL_KEY}")
     assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/x-ndjson")

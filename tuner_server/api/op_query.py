@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from starlette.datastructures import QueryParams
 
 import compiler_core as cc
 from tuner_server import bounds
@@ -89,8 +90,13 @@ class DiffQuery(KeyQuery):
 
 def reject_repeated(request: Request) -> None:
     """A query parameter given twice is ambiguous (FastAPI would keep the last): 422 naming it."""
+    reject_repeated_params(request.query_params)
+
+
+def reject_repeated_params(params: QueryParams) -> None:
+    """`reject_repeated` of parsed query parameters."""
     seen: set[str] = set()
-    for name, _ in request.query_params.multi_items():
+    for name, _ in params.multi_items():
         if name in seen:
             raise ApiError(422, f"query parameter {name!r} given more than once")
         seen.add(name)

@@ -147,15 +147,15 @@ def bound_waits(session: Session, seconds: float) -> None:
     session.connection(execution_options={WAIT_LIMIT: seconds})
 
 
-def statement_reads(factory: sessionmaker[Session]) -> sessionmaker[Session]:
-    """Sessions for a few reads that need no common snapshot (each sees the latest commits, as READ COMMITTED gives
-    anyway): on PostgreSQL in autocommit, without the BEGIN and COMMIT round trips that cost a hot read as much as
-    its queries; on SQLite `read_only_sessions` (a deferred BEGIN costs nothing there)."""
+def statement_engine(factory: sessionmaker[Session]) -> Engine:
+    """`factory`'s engine (and pool) for a few reads that need no common snapshot (each sees the latest commits, as
+    READ COMMITTED gives anyway): on PostgreSQL in autocommit, without the BEGIN and COMMIT round trips that cost a
+    hot read as much as its queries; on SQLite read-only (a deferred BEGIN under `PRAGMA query_only` costs nothing
+    there). For a Connection: a Session costs more than a one-statement read."""
     engine = factory.kw["bind"]
     if engine.dialect.name != "postgresql":
-        return read_only_sessions(factory)
-    return sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True}),
-                        expire_on_commit=False, info={READ_ONLY: True})
+        return engine.execution_options(**{READ_ONLY: True})
+    return engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True})
 
 
 def read_only_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
