@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import func, select, text
-from sqlalchemy.exc import DBAPIError, StatementError
+from sqlalchemy.exc import DBAPIError, OperationalError, StatementError
 
 from tests.db.factories import MATMUL, SOFTMAX
 from tuner_server.db import Workload, normalize_url, read_only_sessions, session_scope
+from tuner_server.db.engine import bound_waits
 from tuner_server.repo import get_or_create_workload
 
 
@@ -107,3 +108,28 @@ def test_sqlite_writers_of_one_process_queue_in_turn_and_a_failed_one_frees_the_
     assert time.monotonic() - started < 20 and not any(t.is_alive() for t in threads)
     with session_factory() as s:
         assert s.scalar(select(func.count()).select_from(Workload)) == 8
+
+
+def test_postgres_wait_limits_hold_for_their_own_transactions_only(session_factory, backend):
+    """bound_waits cuts a statement past its limit; transactions without one run under the database's own default,
+    also on a connection a limited transaction used before (the timeout is kept per connection, so it must be put
+    back), and after a limited transaction that failed (its rollback took the SET with it)."""
+    if backend != "postgresql":
+        pytest.skip("SQLite bounds the wait for its write lock (busy timeout), not statements")
+    show = text("SHOW statement_timeout")
+    for _ in range(3):  # the pool hands out its connections in turn: each sees every kind of transaction
+        cut = session_factory()
+        bound_waits(cut, 0.2)
+        with pytest.raises(OperationalError, match="statement timeout"):
+            cut.execute(text("SELECT pg_sleep(2)"))
+        cut.close()
+        for commit in (False, True):  # a rolled-back SET is not taken for one still in force
+            limited = session_factory()
+            bound_waits(limited, 1.55)
+            assert limited.scalar(show) == "1600ms"  # rounded up to STATEMENT_TIMEOUT_STEP_MS
+            if commit:
+                limited.commit()
+            limited.close()
+        with session_scope(session_factory) as free:
+            assert free.scalar(show) == "0"
+            assert free.scalar(text("SELECT count(*) FROM pg_sleep(0.25)")) == 1

@@ -4,9 +4,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
-from tuner_server.db.models import TRIAL_STATUSES, Agent, Comparison, Task, Trial
+from tuner_server.db.models import TRIAL_STATUSES, Agent, Comparison, Job, Task, Trial
 from tuner_server.db.types import utcnow
 from tuner_server.repo.comparisons import after_trial, record_comparison
 from tuner_server.repo.errors import InvalidRequest, NotFound
@@ -32,7 +32,9 @@ def record_result(agent_id: str, report: TrialReport, *, session: Session,
     agent = session.get(Agent, agent_id)
     if agent is None:
         raise NotFound(f"no agent {agent_id}")
-    task = session.get(Task, report.task_id, with_for_update=True)
+    # the task locked, its job and workload read with it (every accepted result needs them: two round trips fewer)
+    task = session.get(Task, report.task_id, with_for_update={"of": Task},
+                       options=[joinedload(Task.job, innerjoin=True).joinedload(Job.workload, innerjoin=True)])
     if task is None:
         return RecordOutcome("rejected", report.task_id, reason="unknown task")
     row_type = Comparison if task.kind == "COMPARE" else Trial
