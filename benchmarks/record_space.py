@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import math
 import multiprocessing as mp
 import random
 import sys
@@ -61,6 +62,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=None, help="per-config timeout in seconds")
     p.add_argument("--passes", type=int, default=1,
                    help="measure every config this many times (a config keeps its fastest median)")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="seconds for the whole recording: builds stop at half of it, measurements at all of it, "
+                        "and the table holds the configs measured by then (a sample of the sample)")
     return p.parse_args(argv)
 
 
@@ -87,29 +91,39 @@ def choose_configs(space, max_configs: int | None, seed: int) -> list[dict]:
     return space.sample(random.Random(seed), max_configs)
 
 
-def build_all(tasks: list[Task], target: cc.Target, builders: int) -> list:
-    """Every task's Prebuilt, compiled by the agents' own build function in a niced process pool."""
+def build_all(tasks: list[Task], target: cc.Target, builders: int, deadline: float = math.inf) -> list:
+    """The tasks' Prebuilts, compiled by the agents' own build function in a niced process pool, in order, until
+    `deadline` (time.monotonic()): the builds not started by then are dropped (the list is shorter)."""
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, builders), mp_context=ctx, initializer=init_builder,
                              initargs=((),)) as pool:
         futures = [pool.submit(prebuild, t, target) for t in tasks]
         out = []
         for i, future in enumerate(futures):
+            if time.monotonic() > deadline:
+                for rest in futures[i:]:
+                    rest.cancel()
+                print(f"  time limit: {i} of {len(tasks)} builds kept", file=sys.stderr, flush=True)
+                break
             out.append(future.result())
             if (i + 1) % 50 == 0:
                 print(f"  built {i + 1}/{len(tasks)}", file=sys.stderr, flush=True)
         return out
 
 
-def measure_all(tasks: list[Task], built: list, device: str, passes: int = 1) -> list:
-    """One result per task; with several passes (every other one in reverse order, so a burst of load on a shared
-    machine hits different configs each time) a config keeps its fastest OK median."""
+def measure_all(tasks: list[Task], built: list, device: str, passes: int = 1, deadline: float = math.inf) -> list:
+    """One result per task (None: not measured by `deadline`); with several passes (every other one in reverse
+    order, so a burst of load on a shared machine hits different configs each time) a config keeps its fastest OK
+    median."""
     sandbox = Sandbox(WorkerSpec(device))
     results: list = [None] * len(tasks)
     try:
         for p in range(passes):
             order = range(len(tasks)) if p % 2 == 0 else range(len(tasks) - 1, -1, -1)
             for done, i in enumerate(order, 1):
+                if time.monotonic() > deadline:
+                    print(f"  time limit: pass {p + 1} stopped after {done - 1} configs", file=sys.stderr, flush=True)
+                    return results
                 task, pre = tasks[i], built[i]
                 result = failed(task, pre.status, pre.error) if pre.status is not None else \
                     sandbox.run(task, pre.cubins, pre.compile_s)
@@ -131,21 +145,26 @@ def record(args: argparse.Namespace) -> Path:
     kind, _ = parse_device(args.device)
     workload = cc.make_workload(args.op, parse_params(args.params))
     target = target_for(args.device)
-    configs = choose_configs(cc.get_space(workload, target), args.max_configs, args.seed)
+    choices = configs = choose_configs(cc.get_space(workload, target), args.max_configs, args.seed)
     options = short_options(kind)
     options = options if args.timeout is None else dataclasses.replace(options, timeout_s=args.timeout)
     tasks = [Task(f"t{i}", 1, "record", workload.key, cc.config_key(c), options) for i, c in enumerate(configs)]
     print(f"{workload.key} on {args.device}: {len(tasks)} configs", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    built = build_all(tasks, target, args.builders)
+    limit = math.inf if args.time_limit is None else args.time_limit
+    built = build_all(tasks, target, args.builders, time.monotonic() + limit / 2)
+    tasks, configs = tasks[:len(built)], configs[:len(built)]
     t1 = time.perf_counter()
-    results = measure_all(tasks, built, args.device, args.passes)
+    results = measure_all(tasks, built, args.device, args.passes, time.monotonic() + limit - (t1 - t0))
+    kept = [i for i, r in enumerate(results) if r is not None]
+    configs, results = [configs[i] for i in kept], [results[i] for i in kept]
     t2 = time.perf_counter()
     meta = {"op": workload.op, "params": workload.param_dict, "workload_key": workload.key,
             "device": fingerprint(args.device)["model"], "device_class": device_class(fingerprint(args.device)),
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "codegen_version": codegen_version(), "target": target.to_dict(),
-            "measure": dataclasses.asdict(options), "sampled": args.max_configs is not None, "seed": args.seed,
+            "measure": dataclasses.asdict(options), "seed": args.seed,
+            "sampled": args.max_configs is not None or len(configs) < len(choices),
             "passes": args.passes,
             "build_s": round(t1 - t0, 1), "measure_s": round(t2 - t1, 1)}
     trials = [{"config": c, "median_s": r.median_s if r.status == Status.OK else None, "status": str(r.status)}
