@@ -1,6 +1,7 @@
 """TunefarmClient: one typed method per REST endpoint (httpx), answers validated with the API's own schemas.
 
-Any 4xx/5xx, or a server that cannot be reached, raises TunefarmError carrying the server's message.
+Any 4xx/5xx, or a server that cannot be reached, raises TunefarmError carrying the server's message, after the tries
+that `RetryPolicy` (tunefarm_client/retrying.py) allows for a farm that is briefly unable to answer.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel
 
+from tunefarm_client.retrying import RetryPolicy
 from tuner_server.api.prediction import PredictedBest
 from tuner_server.api.schemas import (
     BestPublic,
@@ -68,11 +70,13 @@ def _query(op: str, params: Mapping[str, Any], device: str, **extra: Any) -> dic
 
 class TunefarmClient:
     """`TunefarmClient("http://127.0.0.1:8080", token)`; `http=` takes a ready httpx.Client (e.g. FastAPI's
-    TestClient). Use as a context manager, or call close()."""
+    TestClient); `retry=`: when to try a request again (`retrying.NO_RETRY`: never). Use as a context manager, or
+    call close()."""
 
     def __init__(self, base_url: str, token: str | None = None, *, timeout: float = 30.0,
-                 http: httpx.Client | None = None):
+                 http: httpx.Client | None = None, retry: RetryPolicy | None = None):
         self.base_url = base_url.rstrip("/")
+        self.retry = retry if retry is not None else RetryPolicy()
         self._owned = http is None
         self._http = http if http is not None else httpx.Client(timeout=timeout)
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
@@ -91,14 +95,25 @@ class TunefarmClient:
     def _request(self, method: str, path: str, **kw: Any) -> httpx.Response:
         url = self.base_url + path
         headers = {**self._auth, **kw.pop("headers", {})}
-        try:
-            response = self._http.request(method, url, headers=headers, **kw)
-        except httpx.HTTPError as exc:
-            raise TunefarmError(f"{method} {url}: cannot reach the tunefarm server: {exc}", method=method,
-                                url=url) from exc
-        if response.status_code >= 400:
-            raise TunefarmError.from_response(response)
-        return response
+        tries, waited = 0, 0.0
+        while True:
+            tries += 1
+            try:
+                response = self._http.request(method, url, headers=headers, **kw)
+            except httpx.HTTPError as exc:
+                error: TunefarmError = TunefarmError(f"{method} {url}: cannot reach the tunefarm server: {exc}",
+                                                     method=method, url=url)
+                error.__cause__, status, retry_after = exc, None, None
+            else:
+                if response.status_code < 400:
+                    return response
+                error, status = TunefarmError.from_response(response), response.status_code
+                retry_after = response.headers.get("retry-after")
+            wait = self.retry.wait_s(tries, retry_after, waited) if self.retry.should_retry(method, status) else None
+            if wait is None:
+                raise error
+            self.retry.sleep(wait)
+            waited += wait
 
     def _get(self, model: type[M], path: str, params: Mapping[str, Any] | None = None) -> M:
         query = {k: v for k, v in (params or {}).items() if v is not None}

@@ -11,6 +11,7 @@ import compiler_core as cc
 import tunefarm_client.loader as loader_module
 from tests.cpu.rest_support import ADMIN, CPU_CLASS, MATMUL, MATMUL_KEY, READER, make_farm
 from tunefarm_client import CodegenVersionMismatch, LoadError, TunefarmClient, TunefarmError, load_best
+from tunefarm_client.retrying import RetryPolicy
 from tuner_server import measure_policy
 from tuner_server.api.schemas import TargetPublic
 from tuner_server.db import make_engine, make_session_factory, upgrade_to_head
@@ -107,10 +108,14 @@ def test_errors_carry_the_servers_message(farm, admin, reader):
     assert missing.value.status == 401
 
 
-def test_unreachable_server_is_a_clear_error():
-    with TunefarmClient("http://127.0.0.1:9", "t", timeout=2) as client, pytest.raises(TunefarmError) as err:
+def test_unreachable_server_is_a_clear_error_after_the_retry_budget():
+    waits: list[float] = []
+    retry = RetryPolicy(budget_s=1.0, sleep=waits.append)
+    with TunefarmClient("http://127.0.0.1:9", "t", timeout=2, retry=retry) as client, \
+            pytest.raises(TunefarmError) as err:
         client.health()
     assert err.value.status is None and "cannot reach the tunefarm server" in str(err.value)
+    assert waits == [0.5, 0.5]  # the second wait is what was left of the budget
 
 
 def test_load_best_builds_the_head_and_it_computes_matmul(reader, tmp_path):

@@ -6,7 +6,6 @@ write lock at BEGIN) and `read_only_sessions` (transactions that only read, whic
 from __future__ import annotations
 
 import math
-
 import sqlite3
 import threading
 from collections.abc import Iterator

@@ -13,7 +13,8 @@ from tuner_server.db.models import ApiToken, ScheduleHead, Workload
 from tuner_server.repo.tokens import hash_secret
 
 _HEAD_VERSION = (select(ScheduleHead.head_version).join(Workload, Workload.id == ScheduleHead.workload_id)
-                 .where(Workload.key == bindparam("workload_key"), ScheduleHead.device_class == bindparam("device_class"))
+                 .where(Workload.key == bindparam("workload_key"),
+                        ScheduleHead.device_class == bindparam("device_class"))
                  .scalar_subquery().label("head_version"))
 _TOKEN_AND_HEAD = (select(ApiToken.scope, ApiToken.revoked, _HEAD_VERSION)
                    .where(ApiToken.token_hash == bindparam("token_hash")))
