@@ -20,6 +20,7 @@ from compiler_core.schedules.cuda import (
     gemm_simt,
     gemm_simt_default,
     gemm_simt_gather,
+    gemm_simt_kernel,
     gemm_wmma,
     transpose,
 )
@@ -195,7 +196,7 @@ def schedule(w, config, target) -> S.Module:
     gemm_config = {k: v for k, v in config.items() if k != "im2col"}
     if config.get("im2col") == "explicit":
         return conv2d_im2col.schedule(w, problem(w), {k: v for k, v in gemm_config.items() if k != "gather"}, target)
-    return gemm_simt.schedule(problem(w), gemm_config, target)
+    return gemm_simt_kernel.schedule(problem(w), gemm_config, target)
 
 
 def default_config(w, target) -> dict:
