@@ -1,6 +1,6 @@
 """The Hopper GEMM's work units (codegen/sm90_gemm_units.py) in numpy: which units each CTA walks, what its producer
 loads for each, where its consumers store each partial tile, and the output that data flow gives once the split-K
-partials are summed as gemm_simt.split_k_sum sums them.
+partials are summed as gemm_split_k.split_k_sum sums them.
 
 The formulas are the kernel text's (make_schedule, tile_origin, unit_of, the producer's TMA coordinates and the
 epilogue's slice offset), written again in Python: tests/unit/test_sm90_units_model.py checks that they compute

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import compiler_core as cc
-from compiler_core.schedules.cuda import gemm_simt
+from compiler_core.schedules.cuda import gemm_simt_kernel
 from compiler_core.schedules.cuda.gemm_simt_edges import Blocks, Checks, KTiles
 from tests.cpu.cuda_emulation import build_and_run, compiler_available
 from tests.gemm_edge_cases import configs_for
@@ -57,19 +57,19 @@ MUTATION_CASE = (_w("matmul", M=130, N=260, K=44),
 
 def test_edge_blocks_without_checks_fail(monkeypatch):
     """Every block runs the unchecked path: the edge blocks read past A and B (or wrong rows) and write past C."""
-    monkeypatch.setattr(gemm_simt, "split_blocks", lambda *args: Blocks(None, 1.0, Checks(), Checks()))
+    monkeypatch.setattr(gemm_simt_kernel, "split_blocks", lambda *args: Blocks(None, 1.0, Checks(), Checks()))
     (verdict,) = _run(*MUTATION_CASE[:1], [MUTATION_CASE[1]])
     assert isinstance(verdict, str) or not verdict.ok
 
 
 def test_an_unchecked_partial_k_tile_fails(monkeypatch):
     """The first k tile (k = 40..47 of K = 44) loads without its k check: it reads the next row of A."""
-    real = gemm_simt.k_tiles
+    real = gemm_simt_kernel.k_tiles
 
     def unchecked(*args):
         kt = real(*args)
         return KTiles(kt.count, kt.count_after_first, kt.first, kt.offset, False, kt.BK)
 
-    monkeypatch.setattr(gemm_simt, "k_tiles", unchecked)
+    monkeypatch.setattr(gemm_simt_kernel, "k_tiles", unchecked)
     (verdict,) = _run(*MUTATION_CASE[:1], [MUTATION_CASE[1]])
     assert isinstance(verdict, str) or not verdict.ok

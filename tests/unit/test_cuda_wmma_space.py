@@ -10,7 +10,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.visitor import substitute, walk
 from compiler_core.lower import run_passes
-from compiler_core.schedules.cuda import gemm_wmma
+from compiler_core.schedules.cuda import gemm_wmma, gemm_wmma_kernel, gemm_wmma_tiling
 
 BIG = cc.make_workload("matmul", dict(M=4096, N=4096, K=4096, dtype="float16"))
 ODD = cc.make_workload("matmul", dict(M=67, N=131, K=45, dtype="float16"))
@@ -79,10 +79,10 @@ def test_valid_configs_lower_within_every_limit(w):
     target = cc.cuda_target("sm_90")
     for config in _samples(w):
         func = _lower(w, config)
-        t = gemm_wmma._Tiling.of(config)
+        t = gemm_wmma_tiling.Tiling.of(config)
         threads = func.block[0] * func.block[1] * func.block[2]
         assert threads == 32 * config["warps_m"] * config["warps_n"] <= target.max_threads_per_block
-        assert func.shared_bytes == gemm_wmma.shared_bytes(config) <= target.max_shared_bytes
+        assert func.shared_bytes == gemm_wmma_tiling.shared_bytes(config) <= target.max_shared_bytes
         assert func.attrs["registers_estimate"] == t.registers <= target.max_registers_per_thread
         assert t.registers * threads <= target.register_file
         m_tiles, n_tiles = -(-w["M"] // config["block_m"]), -(-w["N"] // config["block_n"])
@@ -160,7 +160,7 @@ def test_odd_shape_guards_every_global_access():
 @pytest.mark.parametrize("m_tiles, n_tiles, group", [(32, 32, 8), (5, 3, 8), (19, 7, 8), (4, 9, 1)])
 def test_raster_visits_every_tile_once(m_tiles, n_tiles, group):
     bx = E.Var("bx")
-    tm, tn = gemm_wmma._raster(lambda name, value: value, bx, group, m_tiles, n_tiles)
+    tm, tn = gemm_wmma_kernel._raster(lambda name, value: value, bx, group, m_tiles, n_tiles)
     seen = set()
     for pid in range(m_tiles * n_tiles):
         at = {bx: E.IntImm(pid)}

@@ -20,7 +20,10 @@ from compiler_core.schedules.cuda import (
     gemm_simt,
     gemm_simt_default,
     gemm_simt_gather,
+    gemm_simt_kernel,
     gemm_wmma,
+    gemm_wmma_kernel,
+    gemm_wmma_tiling,
     transpose,
 )
 from compiler_core.schedules.cuda.gemm_wmma_implicit import Implicit, KMajorB
@@ -74,16 +77,16 @@ def problem(w) -> gemm_simt.Gemm:
     return gemm_simt.Gemm("conv2d", 1, K, N * PQ, CRS, a, bop, out, (X, Wt))
 
 
-def tensor_core_problem(w) -> gemm_wmma.Problem:
+def tensor_core_problem(w) -> gemm_wmma_tiling.Problem:
     """The implicit GEMM for the WMMA template: on NHWC copies where 16-byte chunks of C exist, else gathered."""
     return _nhwc_problem(w) if w["C"] % CHUNK == 0 else _gathered_problem(w)
 
 
-def _gathered_problem(w) -> gemm_wmma.Problem:
+def _gathered_problem(w) -> gemm_wmma_tiling.Problem:
     """A the filter, B the im2col of X gathered element by element through the SIMT template's split."""
     g = problem(w)
     imp = Implicit(g.a.buffer, g.b.buffer, g.b.gather, g.out.buffer, lambda m, j: g.out.index(0, m, j), g.inputs)
-    return gemm_wmma.Problem(1, g.M, g.N, g.K, False, w.dtype, imp)
+    return gemm_wmma_tiling.Problem(1, g.M, g.N, g.K, False, w.dtype, imp)
 
 
 def nhwc_copies(w) -> tuple:
@@ -101,7 +104,7 @@ def nhwc_copies(w) -> tuple:
     return X, Wt, Y, Xt, Wr, prologue
 
 
-def _nhwc_problem(w) -> gemm_wmma.Problem:
+def _nhwc_problem(w) -> gemm_wmma_tiling.Problem:
     """The NHWC copies first (nhwc_copies), then kk = (r, s, c): A's rows and the im2col's columns are contiguous
     runs of C, copied in 16-byte chunks (zeros in the padding)."""
     N, C, H, W, K, R, S_ = (w[x] for x in "NCHWKRS")
@@ -124,10 +127,10 @@ def _nhwc_problem(w) -> gemm_wmma.Problem:
         _, h, x, _ = window(j, kk)
         return (0 <= h) & (h < H) & (0 <= x) & (x < W)
 
-    kmajor = KMajorB(index, inside if pad else None, gemm_wmma.vector_width(C))
+    kmajor = KMajorB(index, inside if pad else None, gemm_wmma_tiling.vector_width(C))
     imp = Implicit(Wr, Xt, None, Y, lambda m, j: (j // PQ * K + m) * PQ + j % PQ, (X, Wt), kmajor, prologue,
                    (Xt, Wr))
-    return gemm_wmma.Problem(1, K, N * PQ, R * S_ * C, False, w.dtype, imp)
+    return gemm_wmma_tiling.Problem(1, K, N * PQ, R * S_ * C, False, w.dtype, imp)
 
 
 def _path(w, target, config=None) -> str:
@@ -136,7 +139,7 @@ def _path(w, target, config=None) -> str:
     before a newer path took over their device keep building."""
     if isinstance(config, dict) and "BM" in config:
         return "simt"
-    if w.dtype not in HALF_TYPES or not target.has_tensor_cores(gemm_wmma.TENSOR_CORES[w.dtype]):
+    if w.dtype not in HALF_TYPES or not target.has_tensor_cores(gemm_wmma_tiling.TENSOR_CORES[w.dtype]):
         return "simt"
     if conv2d_sm90.applies(w, target) and not (isinstance(config, dict) and "block_m" in config):
         return "sm90"
@@ -191,11 +194,11 @@ def schedule(w, config, target) -> S.Module:
     if path == "sm90":
         return conv2d_sm90.schedule(w, config, target, nhwc_copies(w))
     if path == "wmma":
-        return gemm_wmma.problem_schedule(w.op, tensor_core_problem(w), config)
+        return gemm_wmma_kernel.problem_schedule(w.op, tensor_core_problem(w), config)
     gemm_config = {k: v for k, v in config.items() if k != "im2col"}
     if config.get("im2col") == "explicit":
         return conv2d_im2col.schedule(w, problem(w), {k: v for k, v in gemm_config.items() if k != "gather"}, target)
-    return gemm_simt.schedule(problem(w), gemm_config, target)
+    return gemm_simt_kernel.schedule(problem(w), gemm_config, target)
 
 
 def default_config(w, target) -> dict:

@@ -15,7 +15,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.conv2d import out_size
-from compiler_core.schedules.cuda import gemm_simt
+from compiler_core.schedules.cuda import gemm_simt, gemm_simt_kernel
 from compiler_core.space import Knob
 
 KNOB = Knob("im2col", ("implicit", "explicit"),
@@ -68,9 +68,9 @@ def schedule(w, implicit: gemm_simt.Gemm, config: dict, target) -> S.Module:
     """The copy kernel, then the GEMM's kernel(s); `config` holds the GEMM's knobs (im2col and gather dropped)."""
     g, cols = problem(w, implicit)
     X = implicit.inputs[0]
-    gemm = gemm_simt.schedule(g, config, target)
+    gemm = gemm_simt_kernel.schedule(g, config, target)
     # the copy writes every element of its workspace before the GEMM reads it, and split-K partials are written
-    # whole by every split (gemm_simt): nothing to zero
+    # whole by every split (gemm_simt_kernel): nothing to zero
     assert gemm.overwrites_workspaces or not gemm.workspaces
     return S.Module(w.op, (copy_func(w, X, cols), *gemm.kernels), (X, g.inputs[0], g.out.buffer),
                     (cols, *gemm.workspaces), 2, overwrites_workspaces=True)

@@ -1,4 +1,4 @@
-"""Where a SIMT GEMM block's tile meets the edges of the problem (see gemm_simt): which blocks are interior,
+"""Where a SIMT GEMM block's tile meets the edges of the problem (see gemm_simt_kernel): which blocks are interior,
 which bounds each code path checks, and the order in which a block runs its k tiles.
 
 A block is interior when its BM x BN tile of C lies wholly inside C. Interior blocks run a path whose loads

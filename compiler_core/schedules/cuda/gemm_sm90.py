@@ -10,7 +10,7 @@ CTA walks (tile, batch entry) units), not through a grid dimension, so a persist
 
 Split-K (`split_k` > 1), for shapes whose tiles leave SMs idle: each tile's K loop is cut into split_k ranges, each
 its own work unit writing a float32 partial tile into a workspace (split_k x batch x M x N, every element written
-by exactly one unit: no memset), and a second kernel (gemm_simt.split_k_sum) sums the partials into C.
+by exactly one unit: no memset), and a second kernel (gemm_split_k.split_k_sum) sums the partials into C.
 
 C is the op's output (the inputs' dtype) and B is taken as the op gives it (K x N, N-major): `out` and
 `b_kmajor` are fixed.
@@ -25,7 +25,7 @@ from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel, ScalarParam, TensorMapParam
 from compiler_core.passes.verify_resources import BASE_REGISTERS
 from compiler_core.runtime.tensor_map import row_major
-from compiler_core.schedules.cuda.gemm_simt import split_k_sum
+from compiler_core.schedules.cuda.gemm_split_k import split_k_sum
 from compiler_core.space import Constraint, Knob, Space
 from compiler_core.target import NOMINAL_SM_COUNT
 

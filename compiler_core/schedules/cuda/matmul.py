@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from compiler_core.ir import stmt as S
 from compiler_core.ir.expr import HALF_TYPES
-from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default
+from compiler_core.schedules.cuda import gemm_simt, gemm_simt_default, gemm_simt_kernel
 
 
 def _tensor_core_template(w, target, config: dict | None = None):
@@ -59,7 +59,7 @@ def config_space(w, target, config: dict):
 def schedule(w, config, target) -> S.Module:
     if w.dtype in HALF_TYPES:
         return _tensor_core_template(w, target, config).schedule(w, config, target)
-    return gemm_simt.schedule(problem(w), config, target)
+    return gemm_simt_kernel.schedule(problem(w), config, target)
 
 
 def default_config(w, target) -> dict:
