@@ -8,6 +8,9 @@ walking its product (`Space.size`, ~10 us a config), a replay space (`listed_siz
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+
+import numpy as np
 
 from compiler_core.space import Space
 from tuner_server.search.knob_walk import config_id, draw_unseen
@@ -55,3 +58,36 @@ class UnseenDraws:
             rest = [c for c in self.valid if config_id(c) not in self.seen and config_id(c) not in keys]
             out += self.rng.sample(rest, min(n - len(out), len(rest)))
         return out
+
+
+class ListedScores:
+    """Every config of a listed space with its features, for featurizers cheap enough to score them all each round:
+    one feature matrix, a mask of unseen rows, and the members' scores of all rows, predicted once per model."""
+
+    def __init__(self, configs: list[dict], featurize: Callable[[list[dict]], np.ndarray], seen: set[tuple]):
+        self.configs = configs
+        self.row_of = {config_id(c): i for i, c in enumerate(configs)}
+        self.X = featurize(configs) if configs else None
+        self.unseen = np.array([key not in seen for key in self.row_of], dtype=bool)
+        self._model, self._scores = None, None
+
+    def mark_seen(self, config: dict) -> None:
+        row = self.row_of.get(config_id(config))
+        if row is not None:
+            self.unseen[row] = False
+
+    def top(self, model, acquire: Callable[[np.ndarray], np.ndarray], k: int) -> list[dict]:
+        """The k unseen configs with the highest `acquire(member scores)`, best first (ties: listing order)."""
+        rows = np.flatnonzero(self.unseen)
+        if k <= 0 or not len(rows):
+            return []
+        if model is not self._model:
+            self._model, self._scores = model, model.member_scores(self.X)
+        values = acquire(self._scores[:, rows])
+        values = np.where(np.isfinite(values), values, -np.inf)
+        if len(rows) > k:
+            part = np.argpartition(-values, k - 1)[:k]
+            order = part[np.lexsort((rows[part], -values[part]))]
+        else:
+            order = np.lexsort((rows, -values))
+        return [self.configs[rows[i]] for i in order if np.isfinite(values[i])]

@@ -76,7 +76,7 @@ from tuner_server.search.base import (
 )
 from tuner_server.search.basins import Neighbourhoods, basin_bests
 from tuner_server.search.knob_walk import anneal, config_id, hamming, mutate, pick_diverse, space_filling
-from tuner_server.search.listing import UnseenDraws
+from tuner_server.search.listing import ListedScores, UnseenDraws
 
 ACQUISITIONS = ("ucb", "ei", "thompson", "mean")
 OPTIONS: dict[str, tuple] = {
@@ -145,6 +145,8 @@ class ModelGuided:
         self._model: Mixture | None = None
         self._explored_with = self._scored_with = None  # the model the pool was last explored / scored with
         self._scores_by_id: dict[tuple, np.ndarray] = {}  # config id -> member scores under `_scored_with`
+        self._round_member: int | None = None  # Thompson sampling: the member whose scores rank this round
+        self._listed: ListedScores | None = None  # cheap features over a listed space: every config at once
         self._fitted_at = -1
         self._best: float | None = None
         self._since_best = 0
@@ -163,6 +165,8 @@ class ModelGuided:
         for config in batch:
             self._seen.add(config_id(config))
             self._pool.pop(config_id(config), None)
+            if self._listed is not None:
+                self._listed.mark_seen(config)
         # The batch first: its features are needed when its measurements come back (the next fit).
         self.features.prefetch(batch + [c for c in self._to_ask if config_id(c) not in self._seen])
         self._to_ask = []
@@ -174,6 +178,8 @@ class ModelGuided:
             key = config_id(result.config)
             self._pool.pop(key, None)
             self._own[key] = result
+            if self._listed is not None:
+                self._listed.mark_seen(result.config)
             if result.status == OK and result.median_s is not None and (self._best is None
                                                                        or result.median_s < self._best):
                 self._best, self._since_best = result.median_s, 0
@@ -274,7 +280,6 @@ class ModelGuided:
         cannot be lowered: -inf)."""
         if model is not self._scored_with:
             self._scored_with, self._scores_by_id = model, {}
-            self._round_member = None
         need = [c for c in dict((config_id(c), c) for c in configs).values()
                 if config_id(c) not in self._scores_by_id]
         if need:
@@ -289,10 +294,13 @@ class ModelGuided:
         if not configs:
             return np.zeros(0)
         known = self._member_scores(model, configs)
-        S = np.stack([known[config_id(c)] for c in configs], axis=1)  # members x configs
+        return self._acquire(model, np.stack([known[config_id(c)] for c in configs], axis=1))
+
+    def _acquire(self, model: Mixture, S: np.ndarray) -> np.ndarray:
+        """Acquisition values from member scores S (members x configs)."""
         how = self.options["acquisition"]
         if how == "thompson":
-            if getattr(self, "_round_member", None) is None:
+            if self._round_member is None:
                 self._round_member = self.rng.randrange(len(S))
             return S[min(self._round_member, len(S) - 1)]
         with np.errstate(invalid="ignore"):
@@ -302,8 +310,9 @@ class ModelGuided:
         if how == "ucb":
             return mean + self.options["kappa"] * spread
         incumbent = self._incumbent_score(model)
-        gain = (mean - incumbent) / np.maximum(spread, 1e-9)
-        ei = (mean - incumbent) * ndtr(gain) + spread * np.exp(-0.5 * gain ** 2) / np.sqrt(2 * np.pi)
+        with np.errstate(invalid="ignore"):
+            gain = (mean - incumbent) / np.maximum(spread, 1e-9)
+            ei = (mean - incumbent) * ndtr(gain) + spread * np.exp(-0.5 * gain ** 2) / np.sqrt(2 * np.pi)
         return np.where(np.isfinite(mean), ei, -np.inf)
 
     def _incumbent_score(self, model: Mixture) -> float:
@@ -324,10 +333,11 @@ class ModelGuided:
     def _model_batch(self, model: Mixture, n: int) -> list[dict]:
         self._round_member = None  # Thompson sampling: a fresh member each round
         budget = [self.options["feature_budget"] * n]
-        unseen = self._all_unseen()
-        if unseen is not None and (self.cheap or sum(config_id(c) not in self._rows_of for c in unseen)
-                                   <= budget[0]):
-            self._pool.update((config_id(c), c) for c in unseen)  # score all of it
+        unseen = None if self._listed_cheaply() else self._all_unseen()
+        if self._listed is not None:
+            pass  # every unseen config is ranked at once (`_ranked`)
+        elif unseen is not None and sum(config_id(c) not in self._rows_of for c in unseen) <= budget[0]:
+            self._pool.update((config_id(c), c) for c in unseen)  # a small space: score all of it
         elif model is not self._explored_with or self._ready_in_pool() < 4 * n:
             self._explore(model, budget)  # a new model (or a pool running dry): worth the annealing
             self._spend_on_coverage(budget)
@@ -336,7 +346,7 @@ class ModelGuided:
         if len(self._own) < self.options["min_train"]:  # a transferred model: half the first configs spread out,
             n_random = max(n_random, n // 2)  # so the job's own model starts from an unbiased sample
         batch = self._sweeps(model, min(round(self.options["sweep"] * n), n - n_random), budget)
-        batch += pick_diverse(self._ranked_pool(model)[: max(8 * n, 64)], n - n_random - len(batch),
+        batch += pick_diverse(self._ranked(model, max(8 * n, 64)), n - n_random - len(batch),
                               self.options["min_distance"], taken=batch)
         taken = {config_id(c) for c in batch}
         extra = [c for c in self._random_unseen(4 * n + 8, limit=512) if config_id(c) not in taken]
@@ -364,6 +374,20 @@ class ModelGuided:
                     out.append(queue.pop(0))
         return out
 
+    def _listed_cheaply(self) -> bool:
+        """Whether every config is scored each round: features are cheap and the space is listed (once a space
+        turns out to need listing, `UnseenDraws` lists it)."""
+        if self._listed is None and self.cheap and self._draws.valid is not None \
+                and len(self._draws.valid) <= self.options["pool_size"]:
+            self._listed = ListedScores(self._draws.valid, self.features, self._seen)
+        return self._listed is not None
+
+    def _ranked(self, model: Mixture, k: int) -> list[dict]:
+        """The k best unseen candidates by acquisition."""
+        if self._listed is None:
+            return self._ranked_pool(model)[:k]
+        return self._listed.top(model, lambda S: self._acquire(model, S), k)
+
     def _ready_in_pool(self) -> int:
         return sum(1 for key in self._pool if key in self._rows_of and key not in self._seen)
 
@@ -377,7 +401,7 @@ class ModelGuided:
         measured = sorted((o for o in self._own.values() if o.status == OK and o.median_s is not None),
                           key=lambda o: o.median_s)
         starts = [o.config for o in measured[: chains // 2]]
-        starts += self._ranked_pool(model)[: chains - len(starts)]
+        starts += self._ranked(model, chains - len(starts))
         starts += self._random_unseen(chains - len(starts))
         if not starts or self.options["steps"] == 0:
             return
