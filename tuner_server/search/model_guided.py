@@ -35,6 +35,8 @@ not improved the best runtime.
 | kappa            | 1.0          | UCB's weight on the spread                                                   |
 | members          | None         | rankers in the ensemble; None: 5 with cheap features, 3 with lowered ones    |
 | basins           | 4            | distinct basins whose best configs are swept                                 |
+| anchors          | None         | basin bests whose distances join the features (knob features: Hamming        |
+|                  |              | distance, so "near a good config" is one split); None: 4 cheap, 0 lowered    |
 | basin_distance   | None         | knobs in which basin bests differ at least; None: a quarter of the knobs (2+)|
 | sweep            | 0.25         | share of a batch spent on one-knob neighbours of basin bests                 |
 | epsilon          | 0.05         | chance that a batch slot is a random unseen config (exploration)             |
@@ -64,7 +66,7 @@ from scipy.special import ndtr
 from tuner_server.cost_model.ensemble import Ensemble, Mixture
 from tuner_server.cost_model.featurize import LoweredFeatures, featurizer_for
 from tuner_server.cost_model.grades import ranking_data
-from tuner_server.cost_model.model import OBJECTIVES, CostModel
+from tuner_server.cost_model.model import OBJECTIVES, REGRESSION, CostModel
 from tuner_server.cost_model.training import lowered_featurizers, train_on_trials
 from tuner_server.search.base import (
     OK,
@@ -84,6 +86,8 @@ OPTIONS: dict[str, tuple] = {
     "kappa": Option(float, 1.0, "UCB's weight on the spread", minimum=0.0),
     "members": Option(int, None, "rankers in the ensemble (None: 5 with cheap features, 3 with lowered)", minimum=1),
     "basins": Option(int, 4, "distinct basins whose best configs are swept", minimum=1),
+    "anchors": Option(int, None, "basin bests whose knob distances join the features (None: 4 with cheap "
+                                 "features, 0 with lowered ones)", minimum=0),
     "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: a quarter of the knobs)",
                              minimum=1),
     "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0),
@@ -92,6 +96,8 @@ OPTIONS: dict[str, tuple] = {
     "patience": Option(int, None, "stop after this many observations without a better runtime", minimum=1),
     "transfer": Option(bool, True, "start from a model of the device class's other workloads when given"),
     "objective": Option(str, "rank_xendcg", "LightGBM ranking objective", choices=OBJECTIVES),
+    "own_objective": Option(str, "regression", "objective of the job's own rankers: regression on -log(runtime) "
+                                               "or a ranking objective", choices=(*OBJECTIVES, REGRESSION)),
     "rounds": Option(int, 40, "boosting rounds of each member", minimum=1),
     "refit_rounds": Option(int, 20, "rounds added to the transfer model on the job's own trials", minimum=1),
     "refit_rate": Option(float, 0.1, "learning rate of the rounds added to the transfer model", minimum=0.0),
@@ -107,8 +113,8 @@ OPTIONS: dict[str, tuple] = {
                         minimum=1),
 }
 LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
-    True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536},
-    False: {"members": 3, "feature_budget": 16, "pool_size": 4096},
+    True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4},
+    False: {"members": 3, "feature_budget": 16, "pool_size": 4096, "anchors": 0},
 }
 
 
@@ -224,8 +230,10 @@ class ModelGuided:
         medians, statuses = [o.median_s for o in observations], [o.status for o in observations]
         own = None
         if len(observations) >= self.options["min_train"]:
-            own = Ensemble(self.features.names, self.options["objective"], self.context.seed,
-                           self.options["members"], self.options["rounds"]).fit(X, medians, statuses)
+            anchors = basin_bests(observations, self.options["anchors"], self.options["basin_distance"])
+            own = Ensemble(self.features.names, self.options["own_objective"], self.context.seed,
+                           self.options["members"], self.options["rounds"],
+                           anchors=self._rows(anchors) if anchors else None).fit(X, medians, statuses)
         tuned = None
         if base is not None:
             data = ranking_data([(X, medians, statuses)], seed=self.context.seed)
