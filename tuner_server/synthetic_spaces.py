@@ -15,7 +15,7 @@ basin is a local optimum under one-knob moves, offset_j says how good it is. The
 - `smooth`: one basin and the separable bowl: what a model should win easily;
 - `basins`: many basins, the best of them only slightly better than the others (offsets 0.06-0.3);
 - `needle`: a broad basin whose best configs stay >= 8 % off, and a narrow one defined by a combination of three
-  knob values that only ~1/60 of the configs share; its best config is set 7 % below every other config, so only the
+  (or, with few choices per knob, more) knob values that only 1-3 % of the configs share; its best config is set 7 % below every other config, so only the
   optimum is within 5 % (the case where a search that settles in one basin never finds it);
 - `invalid`: about a third of the recorded configs fail (two regions of knob values plus scattered compile errors),
   and the best basin borders a failing region, as the fastest configs often sit at a resource edge;
@@ -121,8 +121,8 @@ def _needle(rng: np.random.Generator, f: np.ndarray, idx: np.ndarray, sizes: lis
     """The needle kind's narrow basin: configs sharing three knob values; only its best is within 5 %."""
     k = idx.shape[1]
     f = f - f.min() + 0.08  # the broad basin's best stays 8 % off the needle
-    for _ in range(100):
-        knobs = rng.choice(k, size=3, replace=False)
+    for tries in range(400):  # three knobs' values, more when three cover too many configs (binary knobs)
+        knobs = rng.choice(k, size=min(3 + tries // 50, k), replace=False)
         values = np.array([rng.integers(sizes[j]) for j in knobs])
         inside = np.all(idx[:, knobs] == values, axis=1)
         if 0.008 * len(idx) <= inside.sum() <= 0.03 * len(idx):

@@ -11,7 +11,9 @@ import compiler_core as cc
 from compiler_core.space import Knob, Space, config_key
 from tuner_server.replay import ReplayTable, run_strategy, table_from_trials
 from tuner_server.search import STRATEGIES, Observation, StrategyContext, TransferTrial, make_strategy
+from tuner_server.cost_model.featurize import KnobFeatures
 from tuner_server.search.knob_walk import hamming, pick_diverse, space_filling
+from tuner_server.synthetic_spaces import SyntheticSpec, synthetic_table
 
 KNOBS = {"tile": (4, 8, 16, 32, 64), "unroll": (1, 2, 4, 8), "order": ("ij", "ji"), "vec": (1, 2, 4)}
 
@@ -177,3 +179,74 @@ def test_knob_walk_helpers():
     picked = pick_diverse(ranked, 4, min_distance=3)
     assert all(hamming(a, b) >= 3 for a, b in itertools.combinations(picked, 2))
     assert pick_diverse(ranked[:2], 4, min_distance=4) == ranked[:2]  # relaxed rather than short
+
+
+# ---- the ensemble, the basin population, the featurizer-cost limits -------------------------------------------------
+def test_ensemble_members_disagree_and_their_mean_ranks_well():
+    import numpy as np
+
+    from tuner_server.cost_model.ensemble import Ensemble
+
+    configs = list(TABLE.space)
+    X = KnobFeatures(TABLE.space)(configs)
+    obs = [TABLE.measure(c) for c in configs]
+    train = list(range(0, len(configs), 3))
+    fit = lambda members: Ensemble(X.shape[1] * ["f"], "regression", 0, members, 40).fit(  # noqa: E731
+        X[train], [obs[i].median_s for i in train], [obs[i].status for i in train])
+    one, five = fit(1).member_scores(X), fit(5).member_scores(X)
+    assert one.shape == (1, len(configs)) and five.shape == (5, len(configs))
+    assert float(five.std(axis=0).mean()) > 0.05  # bootstrap resamples: the members disagree
+    ok = [i for i, o in enumerate(obs) if o.status == "OK"]
+    truth = np.argsort(np.argsort([-obs[i].median_s for i in ok]))
+    guess = np.argsort(np.argsort(five.mean(axis=0)[ok]))
+    assert np.corrcoef(truth, guess)[0, 1] > 0.7
+    again = fit(5).member_scores(X)
+    assert np.array_equal(five, again)  # seeded
+
+
+def test_basin_bests_are_distinct_and_fastest_first():
+    from tuner_server.search.basins import basin_bests
+
+    obs = sorted((o for o in TABLE.results.values() if o.status == "OK"), key=lambda o: o.median_s)
+    bests = basin_bests(reversed(obs), k=3, distance=3)
+    assert bests[0] == obs[0].config and len(bests) == 3
+    assert all(hamming(a, b) >= 3 for a, b in itertools.combinations(bests, 2))
+
+
+def test_sweeps_deepen_every_basin_not_only_the_best():
+    """Two measured basins far apart: a batch spends its sweep slots on one-knob neighbours of both bests."""
+    table = synthetic_table(SyntheticSpec("basins", seed=5, configs=1200, knobs=8))
+    configs = sorted(list(table.space), key=lambda c: table.measure(c).median_s or math.inf)
+    first = configs[0]
+    second = next(c for c in configs if hamming(c, first) >= 5)
+    rest = [c for c in list(table.space)[::40] if hamming(c, first) > 1 and hamming(c, second) > 1]
+    history = [table.measure(c) for c in [first, second, *rest]]
+    search = make_strategy("model", StrategyContext(table.space, seed=0, history=history,
+                                                    options={"sweep": 0.5, "epsilon": 0.0, "basin_distance": 4}))
+    batch = search.propose(8)
+    assert any(hamming(c, first) == 1 for c in batch) and any(hamming(c, second) == 1 for c in batch), batch
+    solo = make_strategy("model", StrategyContext(table.space, seed=0, history=history,
+                                                  options={"sweep": 0.5, "epsilon": 0.0, "basins": 1}))
+    assert not any(hamming(c, second) == 1 for c in solo.propose(8)[:4])
+
+
+def test_model_finds_the_needle_of_a_small_needle_space_more_often_than_random():
+    table = synthetic_table(SyntheticSpec("needle", seed=9, configs=1500, knobs=9))
+    optimum = table.optimum
+
+    def found(strategy):
+        return sum(min(o.median_s for o in run_strategy(table, strategy, 150, seed=s, batch=8)
+                       if o.status == "OK") == optimum for s in range(4))
+
+    assert found("model") > found("random") and found("model") >= 3
+
+
+def test_limits_follow_the_featurizers_cost():
+    cheap = make_strategy("model", StrategyContext(TABLE.space, seed=0))
+    assert cheap.cheap and cheap.options["feature_budget"] > 10_000 and cheap.options["members"] == 5
+    w = cc.make_workload("softmax", {"rows": 64, "cols": 256})
+    lowered = make_strategy("model", StrategyContext(cc.get_space(w, cc.cpu_target(isa="avx2", cores=1)), seed=0,
+                                                     workload_key=w.key, target=cc.cpu_target(isa="avx2", cores=1)))
+    assert not lowered.cheap and lowered.options["feature_budget"] == 16 and lowered.options["pool_size"] == 4096
+    given = make_strategy("model", StrategyContext(TABLE.space, options={"feature_budget": 3, "members": 2}))
+    assert given.options["feature_budget"] == 3 and given.options["members"] == 2
