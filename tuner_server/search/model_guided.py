@@ -1,11 +1,14 @@
-"""Model-guided search: a bagged LightGBM ranking ensemble scores configs with a mean and a spread; batches mix the
-most promising configs (upper confidence bound, expected improvement or Thompson sampling) with one-knob sweeps of
-the best configs of several distinct basins.
+"""Model-guided search: a bagged LightGBM ensemble scores configs with a mean and a spread; batches mix the most
+promising configs (upper confidence bound, expected improvement or Thompson sampling) with one-knob sweeps of the
+best configs of several distinct basins.
 
 Each `propose(n)`:
 1. refits when the job's observations grew by `refit_growth` of those the last fit saw (at least one; the members
-   refit from scratch, so the fitting cost per observation stays bounded as the job grows). `members` rankers are
-   fitted on bootstrap resamples of the job's trials (`tuner_server.cost_model.ensemble`); a model of the device
+   refit from scratch, so the fitting cost per observation stays bounded as the job grows). `members` models are
+   fitted on bootstrap resamples of the job's trials (`tuner_server.cost_model.ensemble`; by default regressions on
+   -log(runtime): within one workload runtimes compare directly, and a regression learns more from a few dozen
+   trials than a ranker; with knob features, distances to the best configs of a few basins join the features, so
+   "near a good config" is one split for a tree); a ranking model of the device
    class's other workloads (`StrategyContext.cost_model`, or fitted on `StrategyContext.transfer`) is fine-tuned on
    the job's trials and mixed in front of them with weight 1 - n / (n + own_weight_at) (n: own observations);
 2. without a model yet, proposes space-filling configs (spread over every knob's values);
@@ -44,11 +47,13 @@ not improved the best runtime.
 | patience         | None         | stop after this many observations without a better runtime; None: never     |
 | transfer         | True         | start from the device class's model / other workloads' trials when given     |
 | objective        | rank_xendcg  | LightGBM ranking objective: rank_xendcg or lambdarank                        |
+| own_objective    | regression   | objective of the job's own models: regression on -log(runtime), or ranking   |
 | rounds           | 40           | boosting rounds of each member (and of a transfer model fitted here)         |
 | refit_rounds     | 20           | boosting rounds added to the transfer model on the job's own trials          |
 | refit_rate       | 0.1          | learning rate of those rounds (the job's own trials can overrule transfer)   |
 | own_weight_at    | 16           | own observations at which the job's ensemble weighs as much as transfer      |
-| refit_growth     | 0.1          | refit when the job's observations grew by this fraction (at least one)       |
+| refit_growth     | None         | refit when the job's observations grew by this fraction (at least one);     |
+|                  |              | None: every round with cheap features, 0.1 with lowered ones                 |
 | min_train        | 8            | own observations before the job's own ensemble is fitted                     |
 | chains           | 16           | annealing chains per round (pool exploration)                                |
 | steps            | 16           | annealing steps per round                                                    |
@@ -103,7 +108,8 @@ OPTIONS: dict[str, tuple] = {
     "refit_rate": Option(float, 0.1, "learning rate of the rounds added to the transfer model", minimum=0.0),
     "own_weight_at": Option(int, 16, "own observations at which the job's own ensemble weighs as much as the "
                                      "transfer model", minimum=1),
-    "refit_growth": Option(float, 0.1, "refit when observations grew by this fraction", minimum=0.0),
+    "refit_growth": Option(float, None, "refit when observations grew by this fraction (None: every round with "
+                                        "cheap features, 0.1 with lowered ones)", minimum=0.0),
     "min_train": Option(int, 8, "own observations before the job's own ensemble is fitted", minimum=2),
     "chains": Option(int, 16, "annealing chains per round", minimum=1),
     "steps": Option(int, 16, "annealing steps per round", minimum=0),
@@ -113,8 +119,8 @@ OPTIONS: dict[str, tuple] = {
                         minimum=1),
 }
 LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
-    True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4},
-    False: {"members": 3, "feature_budget": 16, "pool_size": 4096, "anchors": 0},
+    True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4, "refit_growth": 0.0},
+    False: {"members": 3, "feature_budget": 16, "pool_size": 4096, "anchors": 0, "refit_growth": 0.1},
 }
 
 
