@@ -39,7 +39,7 @@ from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
 from tuner_server.replay import ReplayTable, load_table, run_strategy  # noqa: E402
 from tuner_server.synthetic_spaces import PRESETS, synthetic_table  # noqa: E402
 
-STRATEGIES = ("random", "ga", "bo", "model", "model+transfer")
+STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
 REFERENCES = ("ga", "bo")
 TOLERANCE = 0.05
 AT = 100
@@ -189,7 +189,8 @@ def main(argv=None) -> None:
         for strategy in strategies:
             if strategy == "model+transfer" and table.workload_key is None:
                 continue  # nothing to transfer from: foreign and synthetic tables
-            tasks += [(name, strategy, seed) for seed in range(args.seeds)]
+            seeds = [0] if strategy == "grid" else range(args.seeds)  # grid search ignores the seed
+            tasks += [(name, strategy, seed) for seed in seeds]
     t0 = time.perf_counter()
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:

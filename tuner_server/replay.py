@@ -68,9 +68,12 @@ class ReplayTable:
         """The compiler_core Target the table was recorded for (None for foreign tables)."""
         if "target" not in self.meta:
             return None
-        from compiler_core.target import Target
+        from compiler_core.target import Target, cuda_target
 
-        return Target.from_dict(self.meta["target"])
+        recorded = dict(self.meta["target"])
+        if recorded.get("kind") == "cuda":  # tables recorded before the Target carried register_file (and other
+            recorded = {**cuda_target(recorded["arch"]).to_dict(), **recorded}  # limits): the arch's fill them in
+        return Target.from_dict(recorded)
 
     def transfer_trials(self) -> list[TransferTrial]:
         """The table as history of another workload, for a strategy's transfer learning."""

@@ -33,12 +33,12 @@ def basin_bests(observations: Iterable[Observation], k: int, distance: int, top:
 class Neighbourhoods:
     """Valid one-knob neighbours of configs, listed once per config (validity checks cost microseconds each)."""
 
-    def __init__(self, space: Space):
-        self.space = space
+    def __init__(self, space: Space, is_valid=None):
+        self.space, self.is_valid = space, is_valid
         self._of: dict[tuple, list[dict]] = {}
 
     def unseen(self, config: dict, seen: set[tuple]) -> list[dict]:
         key = config_id(config)
         if key not in self._of:
-            self._of[key] = [c for c, _ in neighbours(self.space, config)]
+            self._of[key] = [c for c, _ in neighbours(self.space, config, self.is_valid)]
         return [c for c in self._of[key] if config_id(c) not in seen]

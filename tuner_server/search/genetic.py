@@ -184,9 +184,9 @@ class GeneticAlgorithm:
 
     def _repair(self, child: dict) -> dict | None:
         """`child` if valid, else a random valid one-knob neighbour of it (adjacent choices first), else None."""
-        if self.space.is_valid(child):
+        if self._draws.is_valid(child):
             return child
-        near = neighbours(self.space, child)
+        near = neighbours(self.space, child, self._draws.is_valid)
         adjacent = [c for c, adj in near if adj]
         pool = adjacent or [c for c, _ in near]
         return self.rng.choice(pool) if pool else None
@@ -194,5 +194,5 @@ class GeneticAlgorithm:
     def _mutate(self, child: dict) -> dict:
         if int(self.rng.random() * self.options["mutation_chance"]) != 0:
             return child
-        near = neighbours(self.space, child)
+        near = neighbours(self.space, child, self._draws.is_valid)
         return self.rng.choice(near)[0] if near else child

@@ -123,9 +123,11 @@ def pick_diverse(ranked: Sequence[dict], n: int, min_distance: int, taken: Seque
     return out
 
 
-def neighbours(space: Space, config: dict) -> list[tuple[dict, bool]]:
+def neighbours(space: Space, config: dict, is_valid: Callable[[dict], bool] | None = None) -> list[tuple[dict, bool]]:
     """Every valid config one knob away from `config`, with whether the knob moved to an adjacent choice (one step
-    along its choices); knobs in the space's order, choices in theirs. `config` itself need not be valid."""
+    along its choices); knobs in the space's order, choices in theirs. `config` itself need not be valid.
+    `is_valid` (default: the space's constraints) may be a faster membership test of the same space."""
+    is_valid = space.is_valid if is_valid is None else is_valid
     out = []
     for knob in space.knobs:
         here = knob.choices.index(config[knob.name]) if config[knob.name] in knob.choices else None
@@ -133,6 +135,6 @@ def neighbours(space: Space, config: dict) -> list[tuple[dict, bool]]:
             if i == here:
                 continue
             new = {**config, knob.name: value}
-            if space.is_valid(new):
+            if is_valid(new):
                 out.append((new, here is not None and abs(i - here) == 1))
     return out

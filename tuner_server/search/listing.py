@@ -30,6 +30,18 @@ class UnseenDraws:
         self.space, self.seen, self.rng = space, seen, rng
         # Cheap listings are made at once; larger ones only if random draws turn out mostly invalid.
         self.valid: list[dict] | None = list(space) if listing_cost(space) <= eager_limit else None
+        self._valid_ids: set[tuple] | None = None
+
+    def is_valid(self, config: dict) -> bool:
+        """Membership in the space: a set lookup once it is listed (checking constraints costs microseconds)."""
+        if self.valid is None:
+            return self.space.is_valid(config)
+        if self._valid_ids is None:
+            self._valid_ids = {config_id(c) for c in self.valid}
+        try:
+            return config_id(config) in self._valid_ids
+        except TypeError:  # a value that cannot be sorted against the others: not a config of this space
+            return False
 
     def listed(self) -> list[dict] | None:
         """Every valid config, listing the space now if that is bounded (None when it is not)."""
