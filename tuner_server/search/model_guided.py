@@ -48,7 +48,7 @@ not improved the best runtime.
 | transfer         | True         | start from the device class's model / other workloads' trials when given     |
 | objective        | rank_xendcg  | LightGBM ranking objective: rank_xendcg or lambdarank                        |
 | own_objective    | regression   | objective of the job's own models: regression on -log(runtime), or ranking   |
-| rounds           | 40           | boosting rounds of each member (and of a transfer model fitted here)         |
+| rounds           | 40           | boosting rounds of each member of the job's own ensemble                     |
 | refit_rounds     | 20           | boosting rounds added to the transfer model on the job's own trials          |
 | refit_rate       | 0.1          | learning rate of those rounds (the job's own trials can overrule transfer)   |
 | own_weight_at    | 16           | own observations at which the job's ensemble weighs as much as transfer      |
@@ -220,7 +220,7 @@ class ModelGuided:
                 else:
                     featurize = lambda _key: self.features  # noqa: E731 - knob features: one space for all
                 model = train_on_trials(ctx.transfer, names, featurize, objective=self.options["objective"],
-                                        rounds=self.options["rounds"], seed=ctx.seed)
+                                        seed=ctx.seed)  # train_on_trials' rounds: as the tuner's class model
                 self._base = model if model.trained else None
         return self._base
 
