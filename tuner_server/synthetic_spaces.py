@@ -15,8 +15,9 @@ basin is a local optimum under one-knob moves, offset_j says how good it is. The
 - `smooth`: one basin and the separable bowl: what a model should win easily;
 - `basins`: many basins, the best of them only slightly better than the others (offsets 0.06-0.3);
 - `needle`: a broad basin whose best configs stay >= 8 % off, and a narrow one defined by a combination of three
-  (or, with few choices per knob, more) knob values that only 1-3 % of the configs share; its best config is set 7 % below every other config, so only the
-  optimum is within 5 % (the case where a search that settles in one basin never finds it);
+  (or, with few choices per knob, more) knob values that only 1-3 % of the configs share; its best config is set
+  7 % below every other config, so only the optimum is within 5 % (the case where a search that settles in one
+  basin never finds it);
 - `invalid`: about a third of the recorded configs fail (two regions of knob values plus scattered compile errors),
   and the best basin borders a failing region, as the fastest configs often sit at a resource edge;
 - `noisy`: several basins, and each recorded runtime carries 4 % log-normal measurement noise (the table holds one

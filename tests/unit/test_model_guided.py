@@ -9,9 +9,9 @@ import pytest
 
 import compiler_core as cc
 from compiler_core.space import Knob, Space, config_key
+from tuner_server.cost_model.featurize import KnobFeatures
 from tuner_server.replay import ReplayTable, run_strategy, table_from_trials
 from tuner_server.search import STRATEGIES, Observation, StrategyContext, TransferTrial, make_strategy
-from tuner_server.cost_model.featurize import KnobFeatures
 from tuner_server.search.knob_walk import hamming, pick_diverse, space_filling
 from tuner_server.synthetic_spaces import SyntheticSpec, synthetic_table
 
@@ -166,7 +166,7 @@ def test_lowered_features_on_a_real_space():
     trials = [{"config": c, "median_s": (1 + (c["vector"] == "simd") + 0.1 * c["accumulators"]) * 1e-4,
                "status": "OK"} for c in cc.get_space(w, target)]
     table = table_from_trials({"workload_key": w.key, "target": {**target.__dict__}}, trials)
-    observed = run_strategy(table, "model", 24, seed=0, batch=8)
+    observed = run_strategy(table, "model", 24, seed=0, batch=8, options={"own_features": "lowered"})
     assert len({config_key(o.config) for o in observed}) == 24
     assert min(o.median_s for o in observed) == table.optimum
 
@@ -247,7 +247,8 @@ def test_limits_follow_the_featurizers_cost():
     assert cheap.cheap and cheap.options["feature_budget"] > 10_000 and cheap.options["members"] == 5
     w = cc.make_workload("softmax", {"rows": 64, "cols": 256})
     lowered = make_strategy("model", StrategyContext(cc.get_space(w, cc.cpu_target(isa="avx2", cores=1)), seed=0,
-                                                     workload_key=w.key, target=cc.cpu_target(isa="avx2", cores=1)))
+                                                     workload_key=w.key, target=cc.cpu_target(isa="avx2", cores=1),
+                                                     options={"own_features": "lowered"}))
     assert not lowered.cheap and lowered.options["feature_budget"] == 16 and lowered.options["pool_size"] == 4096
     given = make_strategy("model", StrategyContext(TABLE.space, options={"feature_budget": 3, "members": 2}))
     assert given.options["feature_budget"] == 3 and given.options["members"] == 2

@@ -12,7 +12,8 @@ What the ask/tell interface changes: `propose(n)` hands out the generation's unm
 the generation's end, so it can be shorter than n); the next generation is bred once the current one is in, or, when
 asked before that, from the members measured so far. Where Kernel Tuner stops (after `maxiter` generations, or when
 STALL generations in a row breed nothing new), this strategy adds popsize / 4 random unseen configs to the
-generation (immigrants), so it walks the whole space within a job's budget. Kernel Tuner's population-size adjustment for small spaces is kept.
+generation (immigrants), so it walks the whole space within a job's budget. Kernel Tuner's population-size
+adjustment for small spaces is kept.
 
 | option          | default      | meaning                                                                      |
 |-----------------|--------------|------------------------------------------------------------------------------|

@@ -21,7 +21,10 @@ Each `propose(n)`:
    `min_distance` knobs, each slot a random unseen config with probability `epsilon`. Nothing proposed or observed
    is ever proposed again.
 
-The limits follow the featurizer's cost (`cheap`): knob features cost nothing, so every unseen config of a listed
+Lowered-IR features carry what one workload's trials teach about another's, so they are used when a model of the
+device class's other workloads is there to transfer from; a job without one (or with `transfer` off) learns from knob
+values, which tell the configs of one workload apart exactly and cost nothing (`own_features`). The limits follow the
+featurizer's cost (`cheap`): knob features cost nothing, so every unseen config of a listed
 space is scored each round and the pool holds up to 65,536 configs; lowered-IR features cost milliseconds, so a
 round may featurize at most `feature_budget` (16) configs new to this strategy per proposed config (the budget counts
 configs new to this strategy, not cache misses, so runs do not depend on what the shared cache holds), the pool
@@ -47,6 +50,7 @@ not improved the best runtime.
 | patience         | None         | stop after this many observations without a better runtime; None: never     |
 | transfer         | True         | start from the device class's model / other workloads' trials when given     |
 | objective        | rank_xendcg  | LightGBM ranking objective: rank_xendcg or lambdarank                        |
+| own_features     | knobs        | features without a transfer model: knob values or lowered-IR features        |
 | own_objective    | regression   | objective of the job's own models: regression on -log(runtime), or ranking   |
 | rounds           | 40           | boosting rounds of each member of the job's own ensemble                     |
 | refit_rounds     | 20           | boosting rounds added to the transfer model on the job's own trials          |
@@ -101,6 +105,9 @@ OPTIONS: dict[str, tuple] = {
     "patience": Option(int, None, "stop after this many observations without a better runtime", minimum=1),
     "transfer": Option(bool, True, "start from a model of the device class's other workloads when given"),
     "objective": Option(str, "rank_xendcg", "LightGBM ranking objective", choices=OBJECTIVES),
+    "own_features": Option(str, "knobs", "features of a job without a transfer model: knob values (what tells "
+                                         "configs of one workload apart) or lowered-IR features",
+                           choices=("knobs", "lowered")),
     "own_objective": Option(str, "regression", "objective of the job's own rankers: regression on -log(runtime) "
                                                "or a ranking objective", choices=(*OBJECTIVES, REGRESSION)),
     "rounds": Option(int, 40, "boosting rounds of each member", minimum=1),
@@ -137,7 +144,9 @@ class ModelGuided:
                 raise ValueError(f"option {name!r}={o[name]!r} must be at most 1")
         self.context, self.space = context, context.space
         self.rng = random.Random(context.seed)
-        self.features = featurizer_for(context.space, context.workload_key, context.target,
+        transferring = o["transfer"] and (context.cost_model is not None or bool(context.transfer))
+        lowered = o["own_features"] == "lowered" or transferring  # a transfer model reads lowered-IR features
+        self.features = featurizer_for(context.space, context.workload_key if lowered else None, context.target,
                                        pool=context.feature_pool)
         self.cheap = bool(getattr(self.features, "cheap", False))
         for name, default in LIMITS[self.cheap].items():
