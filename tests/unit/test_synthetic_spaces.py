@@ -1,4 +1,4 @@
-"""Synthetic replay spaces: the same table for the same spec, the structure each kind promises, and a file round trip."""
+"""Synthetic replay spaces: the same table for the same spec, the structure each kind promises, a file round trip."""
 from __future__ import annotations
 
 import math
