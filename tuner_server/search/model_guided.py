@@ -21,18 +21,18 @@ Each `propose(n)`:
    `min_distance` knobs, each slot a random unseen config with probability `epsilon`. Nothing proposed or observed
    is ever proposed again.
 
-Lowered-IR features carry what one workload's trials teach about another's, so they are used when a model of the
-device class's other workloads is there to transfer from; a job without one (or with `transfer` off) learns from knob
-values, which tell the configs of one workload apart exactly and cost nothing (`own_features`). The limits follow the
-featurizer's cost (`cheap`): knob features cost nothing, so every unseen config of a listed
-space is scored each round and the pool holds up to 65,536 configs; lowered-IR features cost milliseconds, so a
-round may featurize at most `feature_budget` (16) configs new to this strategy per proposed config (the budget counts
-configs new to this strategy, not cache misses, so runs do not depend on what the shared cache holds), the pool
-holds 4,096, and the ensemble has fewer members. With a feature pool (`StrategyContext.feature_pool`, the tuner's
-case) lowering happens in worker processes: a round scores and trains on the configs whose features are ready, asks
-for the rest, and finds them ready a round later; every proposed config is asked for at once, so its features are
-there when its measurement comes back. With `patience`, proposing stops once that many observations in a row have
-not improved the best runtime.
+Features (`own_features`): lowered-IR features when the workload and target are known (what carries one workload's
+trials over to another's, and on the recorded GPU GEMM tables what the job's own models learn fastest from), else
+the knob values; a job without a transfer model may instead learn from knob values ("knobs", which tell one
+workload's configs apart exactly and cost nothing) or from both. The limits follow the featurizer's cost (`cheap`):
+knob features cost nothing, so every unseen config of a listed space is scored each round and the pool holds up to
+65,536 configs; lowered-IR features cost milliseconds, so a round may featurize at most `feature_budget` (16)
+configs new to this strategy per proposed config (the budget counts configs new to this strategy, not cache misses,
+so runs do not depend on what the shared cache holds), the pool holds 4,096, and the ensemble has fewer members.
+With a feature pool (`StrategyContext.feature_pool`, the tuner's case) lowering happens in worker processes: a round
+scores and trains on the configs whose features are ready, asks for the rest, and finds them ready a round later;
+every proposed config is asked for at once, so its features are there when its measurement comes back. With
+`patience`, proposing stops once that many observations in a row have not improved the best runtime.
 
 | option           | default      | meaning                                                                      |
 |------------------|--------------|------------------------------------------------------------------------------|
@@ -50,7 +50,8 @@ not improved the best runtime.
 | patience         | None         | stop after this many observations without a better runtime; None: never     |
 | transfer         | True         | start from the device class's model / other workloads' trials when given     |
 | objective        | rank_xendcg  | LightGBM ranking objective: rank_xendcg or lambdarank                        |
-| own_features     | knobs        | features without a transfer model: knob values or lowered-IR features        |
+| own_features     | lowered      | features without a transfer model: lowered (knobs without a workload),       |
+|                  |              | knobs, or both                                                               |
 | own_objective    | regression   | objective of the job's own models: regression on -log(runtime), or ranking   |
 | rounds           | 40           | boosting rounds of each member of the job's own ensemble                     |
 | refit_rounds     | 20           | boosting rounds added to the transfer model on the job's own trials          |
@@ -73,7 +74,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from tuner_server.cost_model.ensemble import Ensemble, Mixture
-from tuner_server.cost_model.featurize import LoweredFeatures, featurizer_for
+from tuner_server.cost_model.featurize import BothFeatures, KnobFeatures, LoweredFeatures, featurizer_for
 from tuner_server.cost_model.grades import ranking_data
 from tuner_server.cost_model.model import OBJECTIVES, REGRESSION, CostModel
 from tuner_server.cost_model.training import lowered_featurizers, train_on_trials
@@ -105,9 +106,9 @@ OPTIONS: dict[str, tuple] = {
     "patience": Option(int, None, "stop after this many observations without a better runtime", minimum=1),
     "transfer": Option(bool, True, "start from a model of the device class's other workloads when given"),
     "objective": Option(str, "rank_xendcg", "LightGBM ranking objective", choices=OBJECTIVES),
-    "own_features": Option(str, "knobs", "features of a job without a transfer model: knob values (what tells "
-                                         "configs of one workload apart) or lowered-IR features",
-                           choices=("knobs", "lowered")),
+    "own_features": Option(str, "lowered", "features of a job without a transfer model: lowered-IR features (knob "
+                                           "values where there is no workload), knob values, or both",
+                           choices=("lowered", "knobs", "both")),
     "own_objective": Option(str, "regression", "objective of the job's own rankers: regression on -log(runtime) "
                                                "or a ranking objective", choices=(*OBJECTIVES, REGRESSION)),
     "rounds": Option(int, 40, "boosting rounds of each member", minimum=1),
@@ -145,9 +146,11 @@ class ModelGuided:
         self.context, self.space = context, context.space
         self.rng = random.Random(context.seed)
         transferring = o["transfer"] and (context.cost_model is not None or bool(context.transfer))
-        lowered = o["own_features"] == "lowered" or transferring  # a transfer model reads lowered-IR features
+        lowered = o["own_features"] != "knobs" or transferring  # a transfer model reads lowered-IR features
         self.features = featurizer_for(context.space, context.workload_key if lowered else None, context.target,
                                        pool=context.feature_pool)
+        if o["own_features"] == "both" and not transferring and isinstance(self.features, LoweredFeatures):
+            self.features = BothFeatures(self.features, KnobFeatures(context.space))
         self.cheap = bool(getattr(self.features, "cheap", False))
         for name, default in LIMITS[self.cheap].items():
             if o[name] is None:
