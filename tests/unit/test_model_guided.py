@@ -250,5 +250,12 @@ def test_limits_follow_the_featurizers_cost():
                                                      workload_key=w.key, target=cc.cpu_target(isa="avx2", cores=1),
                                                      options={"own_features": "lowered"}))
     assert not lowered.cheap and lowered.options["feature_budget"] == 16 and lowered.options["pool_size"] == 4096
+    target = cc.cpu_target(isa="avx2", cores=1)
+    both = make_strategy("model", StrategyContext(cc.get_space(w, target), workload_key=w.key, target=target,
+                                                  options={"own_features": "both"}))
+    config = next(iter(cc.get_space(w, target)))
+    row = both.features([config])[0]
+    assert len(row) == len(both.features.names) == len(lowered.features.names) + len(cc.get_space(w, target).knobs)
+    assert list(row[-len(config):]) == list(KnobFeatures(cc.get_space(w, target))([config])[0])
     given = make_strategy("model", StrategyContext(TABLE.space, options={"feature_budget": 3, "members": 2}))
     assert given.options["feature_budget"] == 3 and given.options["members"] == 2
