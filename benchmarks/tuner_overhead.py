@@ -22,6 +22,7 @@ overhead), and the feature pool's worker CPU per candidate (off the tuner's hot 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import random
 import statistics
@@ -48,7 +49,8 @@ from tuner_server.settings import Settings  # noqa: E402
 from tuner_server.targets import target_for_class  # noqa: E402
 
 FINGERPRINT = {"kind": "cpu", "model": "benchmark", "arch": "x86_64", "isa_flags": ["avx2", "fma"],
-               "compute_units": 1, "memory_bytes": 8 << 30}
+               "compute_units": 1, "memory_bytes": 8 << 30,
+               "target": cc.cpu_target(isa="avx2", cores=1).to_dict()}  # what an agent registers with
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -85,7 +87,8 @@ def synthetic_runtime(workload: cc.Workload, config: dict) -> float | None:
 
 def populate(sessions, dclass: str, shapes: list[str], total: int) -> float:
     t0 = time.perf_counter()
-    target = target_for_class(dclass)
+    with session_scope(sessions) as s:
+        target = target_for_class(dclass, session=s)
     start = utcnow() - timedelta(days=1)
     per_shape = math.ceil(total / len(shapes))
     n = 0
@@ -135,8 +138,12 @@ def run_job(sessions, driver: JobDriver, keeper: ClassModels, pool: FeaturePool,
             leased = repo.lease_tasks(agent_id, args.batch, session=s)
             configs = {t.task_id: t.config for t in leased}
             for task in leased:
-                repo.record_result(agent_id, report(task, synthetic_runtime(w, configs[task.task_id])), session=s)
-        measured += len(leased)
+                result = report(task, synthetic_runtime(w, configs[task.task_id]))
+                if task.kind == "COMPARE":  # a challenge: the candidate head to head with the head's config
+                    baseline = synthetic_runtime(w, task.baseline_config) or 1.0
+                    result = dataclasses.replace(result, baseline_samples_s=(baseline,) * len(result.samples_s))
+                repo.record_result(agent_id, result, session=s)
+        measured += sum(task.kind == "MEASURE" for task in leased)
         if not leased and len(ticks) > 3 * args.budget:
             raise SystemExit("the job stopped proposing before its budget")
         pool.wait()  # an agent's measurement of the batch takes at least this long

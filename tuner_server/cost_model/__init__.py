@@ -1,7 +1,8 @@
 """The learned cost model: a LightGBM ranker over lowered-IR features, one per device class (see `model`).
 
 `featurize` turns configs into feature rows (with a cache), `grades` turns runtimes into ranking labels, `training`
-fits a model on trials of many workloads, `ensemble` bags models of one job's trials (a mean and a spread). Strategies use it through `tuner_server.search.model_guided`.
+fits a model on trials of many workloads, `ensemble` bags models of one job's trials (a mean and a spread).
+Strategies use it through `tuner_server.search.model_guided`.
 """
 from tuner_server.cost_model.ensemble import Ensemble, Mixture
 from tuner_server.cost_model.featurize import (
