@@ -39,7 +39,7 @@ every proposed config is asked for at once, so its features are there when its m
 | acquisition      | ucb          | ucb (mean + kappa * spread), ei (expected improvement over the best measured |
 |                  |              | config's score), thompson (one member's scores per round), mean              |
 | kappa            | 1.0          | UCB's weight on the spread                                                   |
-| members          | None         | rankers in the ensemble; None: 5 with cheap features, 3 with lowered ones    |
+| members          | None         | models in the ensemble; None: 5 with cheap features, 2 with lowered ones     |
 | basins           | 4            | distinct basins whose best configs are swept                                 |
 | anchors          | None         | basin bests whose distances join the features (knob features: Hamming        |
 |                  |              | distance, so "near a good config" is one split); None: 4 cheap, 0 lowered    |
@@ -58,7 +58,7 @@ every proposed config is asked for at once, so its features are there when its m
 | refit_rate       | 0.1          | learning rate of those rounds (the job's own trials can overrule transfer)   |
 | own_weight_at    | 16           | own observations at which the job's ensemble weighs as much as transfer      |
 | refit_growth     | None         | refit when the job's observations grew by this fraction (at least one);     |
-|                  |              | None: every round with cheap features, 0.1 with lowered ones                 |
+|                  |              | None: every round with cheap features, 0.2 with lowered ones                 |
 | min_train        | 8            | own observations before the job's own ensemble is fitted                     |
 | chains           | 16           | annealing chains per round (pool exploration)                                |
 | steps            | 16           | annealing steps per round                                                    |
@@ -94,7 +94,7 @@ ACQUISITIONS = ("ucb", "ei", "thompson", "mean")
 OPTIONS: dict[str, tuple] = {
     "acquisition": Option(str, "ucb", "how the ensemble's mean and spread rank candidates", choices=ACQUISITIONS),
     "kappa": Option(float, 1.0, "UCB's weight on the spread", minimum=0.0),
-    "members": Option(int, None, "rankers in the ensemble (None: 5 with cheap features, 3 with lowered)", minimum=1),
+    "members": Option(int, None, "models in the ensemble (None: 5 with cheap features, 2 with lowered)", minimum=1),
     "basins": Option(int, 4, "distinct basins whose best configs are swept", minimum=1),
     "anchors": Option(int, None, "basin bests whose knob distances join the features (None: 4 with cheap "
                                  "features, 0 with lowered ones)", minimum=0),
@@ -117,7 +117,7 @@ OPTIONS: dict[str, tuple] = {
     "own_weight_at": Option(int, 16, "own observations at which the job's own ensemble weighs as much as the "
                                      "transfer model", minimum=1),
     "refit_growth": Option(float, None, "refit when observations grew by this fraction (None: every round with "
-                                        "cheap features, 0.1 with lowered ones)", minimum=0.0),
+                                        "cheap features, 0.2 with lowered ones)", minimum=0.0),
     "min_train": Option(int, 8, "own observations before the job's own ensemble is fitted", minimum=2),
     "chains": Option(int, 16, "annealing chains per round", minimum=1),
     "steps": Option(int, 16, "annealing steps per round", minimum=0),
@@ -126,9 +126,10 @@ OPTIONS: dict[str, tuple] = {
     "pool_size": Option(int, None, "unmeasured scored candidates kept (None: 4096 lowered, 65536 cheap)",
                         minimum=1),
 }
+EXPLORE_GROWTH = 0.25  # annealing explores the pool again when the job's trials grew by this fraction
 LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
     True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4, "refit_growth": 0.0},
-    False: {"members": 3, "feature_budget": 16, "pool_size": 4096, "anchors": 0, "refit_growth": 0.1},
+    False: {"members": 2, "feature_budget": 16, "pool_size": 4096, "anchors": 0, "refit_growth": 0.2},
 }
 
 
@@ -168,7 +169,9 @@ class ModelGuided:
         self._base: CostModel | None | bool = False  # False: not built yet
         self._model: Mixture | None = None
         self._explored_with = self._scored_with = None  # the model the pool was last explored / scored with
+        self._explored_at = 0  # own observations when the pool was last explored
         self._scores_by_id: dict[tuple, np.ndarray] = {}  # config id -> member scores under `_scored_with`
+        self._acquired: dict[tuple, float] = {}  # config id -> acquisition value under `_scored_with`
         self._round_member: int | None = None  # Thompson sampling: the member whose scores rank this round
         self._listed: ListedScores | None = None  # cheap features over a listed space: every config at once
         self._fitted_at = -1
@@ -305,7 +308,7 @@ class ModelGuided:
         """Member scores of `configs` (features ready) under `model`, each predicted once per model (a config that
         cannot be lowered: -inf)."""
         if model is not self._scored_with:
-            self._scored_with, self._scores_by_id = model, {}
+            self._scored_with, self._scores_by_id, self._acquired = model, {}, {}
         need = [c for c in dict((config_id(c), c) for c in configs).values()
                 if config_id(c) not in self._scores_by_id]
         if need:
@@ -320,7 +323,14 @@ class ModelGuided:
         if not configs:
             return np.zeros(0)
         known = self._member_scores(model, configs)
-        return self._acquire(model, np.stack([known[config_id(c)] for c in configs], axis=1))
+        if self.options["acquisition"] == "thompson":  # a fresh member each round: nothing to keep
+            return self._acquire(model, np.stack([known[config_id(c)] for c in configs], axis=1))
+        keys = [config_id(c) for c in configs]  # else the value is fixed per model: computed once per config
+        need = list(dict.fromkeys(k for k in keys if k not in self._acquired))
+        if need:
+            values = self._acquire(model, np.stack([known[k] for k in need], axis=1))
+            self._acquired.update(zip(need, values.tolist(), strict=True))
+        return np.array([self._acquired[k] for k in keys])
 
     def _acquire(self, model: Mixture, S: np.ndarray) -> np.ndarray:
         """Acquisition values from member scores S (members x configs)."""
@@ -364,10 +374,13 @@ class ModelGuided:
             pass  # every unseen config is ranked at once (`_ranked`)
         elif unseen is not None and sum(config_id(c) not in self._rows_of for c in unseen) <= budget[0]:
             self._pool.update((config_id(c), c) for c in unseen)  # a small space: score all of it
-        elif model is not self._explored_with or self._ready_in_pool() < 4 * n:
-            self._explore(model, budget)  # a new model (or a pool running dry): worth the annealing
+        elif self._explored_with is None or self._ready_in_pool() < 4 * n or \
+                len(self._own) - self._explored_at >= max(n, EXPLORE_GROWTH * self._explored_at):
+            # a first model, a pool running dry, or a model fitted on a quarter more trials: worth the annealing
+            # (a refit in between re-ranks the pool, whose features are there: the costly part is new lowering)
+            self._explore(model, budget)
             self._spend_on_coverage(budget)
-            self._explored_with = model
+            self._explored_with, self._explored_at = model, len(self._own)
         n_random = sum(self.rng.random() < self.options["epsilon"] for _ in range(n))
         if len(self._own) < self.options["min_train"]:  # a transferred model: half the first configs spread out,
             n_random = max(n_random, n // 2)  # so the job's own model starts from an unbiased sample
