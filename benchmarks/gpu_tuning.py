@@ -12,6 +12,9 @@ Ratios are torch time / ours (> 1: ours is faster). Nothing is asserted; the tab
 
   On the GPU machine, from the repo root:
     python3 benchmarks/gpu_tuning.py --case 'matmul:M=4096,N=4096,K=4096,dtype=float16' --out $OUT/t.json
+    python3 benchmarks/gpu_tuning.py --preset hopper-split-batch --farm-trials 0 --sweep 100 --out $OUT/sb.json
+  `--preset` names a list of cases (PRESETS); `--dry-run` prints each case's default config and space size and
+  exits without a GPU.
 """
 from __future__ import annotations
 
@@ -33,6 +36,14 @@ from compiler_core.workload import parse_params  # noqa: E402
 from device_agent.baselines import to_torch, torch_op  # noqa: E402 - the reference the agent times
 
 FINALISTS = 4
+PRESETS = {  # named case lists: what a change is measured on
+    # split-K where the tiles leave SMs idle (decode- and prefill-like skinny GEMMs) and the batched Hopper kernel
+    "hopper-split-batch": [
+        *(f"matmul:M={m},N=4096,K=4096,dtype={d}" for m in (16, 128) for d in ("float16", "bfloat16")),
+        *(f"batch_matmul:batch={b},M={n},N={n},K={n},dtype={d}" for b, n in ((16, 512), (8, 1024))
+          for d in ("float16", "bfloat16")),
+    ],
+}
 # max |ours - torch fp32| / max |torch fp32| per output dtype: half outputs round to ~1e-3; float32 accumulation
 # orders differ from cuBLAS's by ~1e-6 relative per element.
 TOLERANCE = {"float16": 4e-3, "bfloat16": 2e-2, "float32": 5e-5}
@@ -179,9 +190,22 @@ def run_case(w: cc.Workload, args, target, torch, do_bench) -> dict:
     return row
 
 
+def dry_run(cases: list[str], target) -> None:
+    """Each case's default config and space size on `target` (no GPU): a check of the arguments."""
+    for text in cases:
+        w = parse_case(text)
+        space = cc.get_space(w, target)
+        print(f"{w.key}: default {cc.default_config(w, target)}, {sum(1 for _ in space)} configs")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--case", action="append", required=True, help="op:params, e.g. 'matmul:M=1024,N=1024,K=1024'")
+    p.add_argument("--case", action="append", default=[], help="op:params, e.g. 'matmul:M=1024,N=1024,K=1024'")
+    p.add_argument("--preset", action="append", default=[], choices=sorted(PRESETS),
+                   help="a named list of cases (added to --case)")
+    p.add_argument("--dry-run", action="store_true", help="print each case's default config and space size on "
+                                                          "--arch, then exit (no GPU needed)")
+    p.add_argument("--arch", default="sm_90a", help="the compile-only target of --dry-run (default sm_90a, 132 SMs)")
     p.add_argument("--sweep", type=int, default=200, help="configs of the sweep, the default included")
     p.add_argument("--farm-trials", type=int, default=128, help="trials of the farm job (0: no farm job)")
     p.add_argument("--seed", type=int, default=0)
@@ -189,6 +213,12 @@ def main(argv=None) -> int:
                                      "for a case are skipped; the default is always timed)")
     p.add_argument("--out", help="write the rows as JSON here (rewritten after each case)")
     args = p.parse_args(argv)
+    cases = [*args.case, *(c for name in args.preset for c in PRESETS[name])]
+    if not cases:
+        p.error("give at least one --case or --preset")
+    if args.dry_run:
+        dry_run(cases, cc.cuda_target(args.arch, sm_count=132))
+        return 0
     try:
         import torch
         from triton.testing import do_bench
@@ -201,7 +231,7 @@ def main(argv=None) -> int:
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
     rows = []
-    for text in args.case:
+    for text in cases:
         rows.append(run_case(parse_case(text), args, target, torch, do_bench))
         if args.out:
             Path(args.out).write_text(json.dumps(rows, indent=1))

@@ -76,9 +76,9 @@ def target_for(device: str) -> cc.Target:
     kind, index = parse_device(device)
     if kind == "cpu":
         return cc.cpu_target()
-    from compiler_core.runtime.cuda_runtime import device_arch
+    from compiler_core.runtime.cuda_runtime import device_target
 
-    return cc.cuda_target(device_arch(index))
+    return device_target(index)
 
 
 def choose_configs(space, max_configs: int | None, seed: int) -> list[dict]:
@@ -87,12 +87,12 @@ def choose_configs(space, max_configs: int | None, seed: int) -> list[dict]:
     return space.sample(random.Random(seed), max_configs)
 
 
-def build_all(tasks: list[Task], kind: str, arch: str, builders: int) -> list:
+def build_all(tasks: list[Task], target: cc.Target, builders: int) -> list:
     """Every task's Prebuilt, compiled by the agents' own build function in a niced process pool."""
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, builders), mp_context=ctx, initializer=init_builder,
                              initargs=((),)) as pool:
-        futures = [pool.submit(prebuild, t, kind, arch) for t in tasks]
+        futures = [pool.submit(prebuild, t, target) for t in tasks]
         out = []
         for i, future in enumerate(futures):
             out.append(future.result())
@@ -137,7 +137,7 @@ def record(args: argparse.Namespace) -> Path:
     tasks = [Task(f"t{i}", 1, "record", workload.key, cc.config_key(c), options) for i, c in enumerate(configs)]
     print(f"{workload.key} on {args.device}: {len(tasks)} configs", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    built = build_all(tasks, kind, target.arch if kind == "cuda" else "", args.builders)
+    built = build_all(tasks, target, args.builders)
     t1 = time.perf_counter()
     results = measure_all(tasks, built, args.device, args.passes)
     t2 = time.perf_counter()

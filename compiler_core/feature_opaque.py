@@ -1,7 +1,7 @@
 """The features of a kernel its template rendered (ir.opaque.OpaqueKernel), which has no loop IR to walk: the
 template's KernelProfile fills the same totals the IR walk gives other kernels (flops, bytes per memory level,
 matrix instructions, barriers), and the `tile.*` group says how its tiles meet the SMs (waves, the last wave's
-fill, CTAs per SM, the tile's arithmetic intensity, K steps, stages, raster group). IR kernels leave it at 0.
+fill, CTAs per SM, the tile's arithmetic intensity, K steps, stages, raster group, split-K). IR kernels leave it at 0.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from compiler_core.target import NOMINAL_SM_COUNT
 
 TILE_FEATURES = ("tile.lg_m", "tile.lg_n", "tile.lg_k", "tile.stages", "tile.lg_k_steps", "tile.waves",
                  "tile.last_wave_fill", "tile.ctas_per_sm", "tile.lg_intensity", "tile.persistent", "tile.cluster",
-                 "tile.lg_raster_group")
+                 "tile.lg_raster_group", "tile.lg_split_k")
 TMA_ACCESS_BYTES = 16  # TMA boxes and the epilogue's stores move 16-byte vectors, whole sectors
 
 
@@ -73,5 +73,6 @@ def tile_features(k: OpaqueKernel, target, dtype_bytes: float) -> dict:
         "tile.lg_intensity": math.log2(2.0 * bm * bn / ((bm + bn) * max(dtype_bytes, 1.0))),
         "tile.persistent": float(k.persistent), "tile.cluster": float(k.cluster),
         "tile.lg_raster_group": math.log2(max(p.raster_group, 1)),
+        "tile.lg_split_k": math.log2(max(p.split_k, 1)),
     })
     return out

@@ -56,9 +56,10 @@ log2(1 + x) for counts and bytes, which may be 0. On C targets a "block" is one 
 |          |                                            | over the float dtypes (float16 and bfloat16: same size) |
 | tgt      | is_cuda, lg_vector_bytes, lg_cores         | target kind and limits                                  |
 | tile     | lg_m, lg_n, lg_k, stages, lg_k_steps,      | kernels a template rendered (OpaqueKernel): its tile,   |
-|          | waves, last_wave_fill, ctas_per_sm,        | pipeline depth, tiles / (SMs x CTAs per SM), the last   |
-|          | lg_intensity, persistent, cluster,         | wave's share of the slots, flops per shared byte, the   |
-|          | lg_raster_group                            | raster group's rows; 0 for IR kernels (feature_opaque)  |
+|          | waves, last_wave_fill, ctas_per_sm,        | pipeline depth, work units (tiles x batch x K ranges) / |
+|          | lg_intensity, persistent, cluster,         | (SMs x CTAs per SM), the last wave's share of the       |
+|          | lg_raster_group, lg_split_k                | slots, flops per shared byte, the raster group's rows,  |
+|          |                                            | K ranges per tile; 0 for IR kernels (feature_opaque)    |
 
 An OpaqueKernel has no loop IR: its template's KernelProfile stands in for the walk's totals (feature_opaque.py);
 its loop features stay 0.

@@ -1,16 +1,19 @@
 """The agent's gRPC adapter: the only module that sees tunefarm_pb2 types (STYLE principle 7).
 
-`AgentClient` makes the four AgentService calls with a deadline each, converting domain records to and from
-protobuf messages. A failed call raises `RpcFailure` with a `kind` the shell maps to a state-machine event:
+`AgentClient` makes the four AgentService calls with a deadline each (learned per kind of call from the
+latencies seen, device_agent/deadlines.py), converting domain records to and from protobuf messages. A failed call
+raises `RpcFailure` with a `kind` the shell maps to a state-machine event:
 'unreachable' (retry with backoff), 'session' (the server does not know our session: re-register) or
 'refused' (the request is wrong or not allowed: retrying the same request cannot help).
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import grpc
 
+from device_agent.deadlines import CallDeadlines
 from device_agent.records import MeasureOptions, Registration, Status, Task, TaskKind, TrialResult
 from tunefarm_proto import tunefarm_pb2 as pb
 from tunefarm_proto import tunefarm_pb2_grpc as pb_grpc
@@ -97,23 +100,30 @@ def open_channel(address: str, ca_file: str | None = None, server_name: str | No
 class AgentClient:
     def __init__(self, address: str, ca_file: str | None = None, call_timeout_s: float = 10.0,
                  server_name: str | None = None) -> None:
+        """`call_timeout_s`: each kind of call's deadline until its first answer (then learned)."""
         self._channel = open_channel(address, ca_file, server_name)
         self._stub = pb_grpc.AgentServiceStub(self._channel)
-        self.timeout_s = call_timeout_s
+        self.deadlines = CallDeadlines(initial_s=call_timeout_s)
         self.agent_id = ""
         self.session_token = ""
 
-    def _call(self, method, request):
+    def _call(self, call: str, method, request):
+        start = time.monotonic()
         try:
-            return method(request, timeout=self.timeout_s)
+            response = method(request, timeout=self.deadlines.timeout_s(call))
         except grpc.RpcError as exc:
-            raise _failure(exc) from None
+            failure = _failure(exc)
+            if failure.code == "DEADLINE_EXCEEDED":
+                self.deadlines.expired(call)
+            raise failure from None
+        self.deadlines.observe(call, time.monotonic() - start)
+        return response
 
     def register(self, token: str, name: str, fingerprint: dict, codegen_version: str,
                  max_parallel_builds: int) -> Registration:
         request = pb.RegisterRequest(enrolment_token=token, agent_name=name, device=fingerprint_to_proto(fingerprint),
                                      codegen_version=codegen_version, max_parallel_builds=max_parallel_builds)
-        reg = registration_from_proto(self._call(self._stub.Register, request))
+        reg = registration_from_proto(self._call("Register", self._stub.Register, request))
         self.agent_id, self.session_token = reg.agent_id, reg.session_token
         return reg
 
@@ -121,20 +131,20 @@ class AgentClient:
         """-> (cancelled task ids, reregister)"""
         request = pb.HeartbeatRequest(agent_id=self.agent_id, session_token=self.session_token,
                                       held_task_ids=list(held_task_ids))
-        response = self._call(self._stub.Heartbeat, request)
+        response = self._call("Heartbeat", self._stub.Heartbeat, request)
         return tuple(response.cancelled_task_ids), bool(response.reregister)
 
     def lease(self, max_tasks: int) -> tuple[tuple[Task, ...], float]:
         """-> (tasks, retry_after_s)"""
         request = pb.LeaseRequest(agent_id=self.agent_id, session_token=self.session_token, max_tasks=max_tasks)
-        response = self._call(self._stub.LeaseTasks, request)
+        response = self._call("LeaseTasks", self._stub.LeaseTasks, request)
         return tuple(task_from_proto(t) for t in response.tasks), response.retry_after_ms / 1000.0
 
     def report(self, results) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """-> (accepted, duplicate, rejected) task ids"""
         request = pb.ReportRequest(agent_id=self.agent_id, session_token=self.session_token,
                                    results=[result_to_proto(r) for r in results])
-        response = self._call(self._stub.ReportResults, request)
+        response = self._call("ReportResults", self._stub.ReportResults, request)
         return (tuple(response.accepted_task_ids), tuple(response.duplicate_task_ids),
                 tuple(response.rejected_task_ids))
 

@@ -20,7 +20,7 @@ class AgentSettings:
     tls_server_name: str | None = None  # the name the server's certificate must carry (default: the server's host)
     lease_batch: int = 4
     shutdown_grace_s: float = 20.0
-    call_timeout_s: float = 10.0
+    call_timeout_s: float = 10.0  # each kind of call's deadline until its first answer (device_agent/deadlines.py)
     seed: int = 0  # backoff jitter
     ready_wait_s: float = 30.0  # start no task while none is built and prepared, for at most this long
     health_port: int | None = None  # serve grpc.health.v1 on this port (0: any free port); None: off

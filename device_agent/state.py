@@ -9,7 +9,8 @@ seeded random generator, so a test can replay any story. What it keeps:
 - leases: tasks queued or running with local deadlines (now + lease_s, extended by each acknowledged
   heartbeat); a queued task whose lease ran out is dropped, since the server has re-queued it;
 - results not yet acknowledged: kept until the server accepts, ignores as duplicate, or rejects them,
-  and re-sent after any failure or reconnect; nothing measured is lost;
+  and re-sent after any failure or reconnect; nothing measured is lost; heartbeats name their tasks too, so the
+  server holds their leases (after a restart: takes them back) until the report gets through;
 - shutdown: stop leasing, drop queued tasks (their leases lapse), let the running task finish within the
   grace period (else cancel it), report, then Exit.
 """
@@ -76,6 +77,15 @@ class AgentState:
         ids = list(self.queued)
         if self.running is not None and self.running.task_id not in self.cancelled:
             ids.insert(0, self.running.task_id)
+        return tuple(ids)
+
+    @property
+    def claimed(self) -> tuple[str, ...]:
+        """What a heartbeat names: the held tasks, then those whose results await acknowledgement. The server keeps
+        (or, after a restart or an outage, takes back) their leases until the report arrives, so nobody else is
+        given a task whose result is on its way."""
+        ids = list(self.held)
+        ids += [task_id for task_id in dict.fromkeys(k[0] for k in self.unacked) if task_id not in ids]
         return tuple(ids)
 
     # ---- events ------------------------------------------------------------------------------------
@@ -298,7 +308,7 @@ class AgentState:
         if (not self.connected or self.now >= self.next_heartbeat) and "heartbeat" not in self.inflight:
             self.inflight.add("heartbeat")  # after a backoff this is the probe that finds the server again
             self.next_heartbeat = self.now + self.session.heartbeat_s
-            out.append(ev.Heartbeat(self.held))
+            out.append(ev.Heartbeat(self.claimed))
         if not self.connected:
             return out
         due = [r for k, r in self.unacked.items() if self.resend_at.get(k, 0.0) <= self.now]

@@ -74,7 +74,8 @@ def _job_commands(sub) -> None:
     tune.add_argument("--trials", type=int, default=64, help="trial budget")
     tune.add_argument("--strategy", default="model", help="search strategy (`tunefarm ops` lists them)")
     tune.add_argument("--seed", type=int, default=None, help="search seed (default: random)")
-    tune.add_argument("--priority", type=int, default=0, help="higher runs first")
+    tune.add_argument("--priority", type=int, default=0,
+                      help="share of the agents against other jobs: +10 doubles it (default 0)")
     tune.add_argument("--no-wait", action="store_true", help="submit and return at once")
     tune.add_argument("--cancel-on-interrupt", action="store_true", help="Ctrl-C cancels the job instead of detaching")
     tune.add_argument("--stall-warning", type=float, default=10.0, metavar="SECONDS",
@@ -99,6 +100,9 @@ def _schedule_commands(sub) -> None:
     best.add_argument("--version", type=int, default=None, help="this version instead of the head")
     best.add_argument("--as-of", default=None, help="the head at this ISO 8601 time, e.g. 2026-01-01T12:00:00Z")
     best.add_argument("--source", action="store_true", help="print the generated kernel source")
+    best.add_argument("--predict", action="store_true",
+                      help="for a shape nobody tuned, the config the class's cost model ranks best (never measured)")
+    best.add_argument("--enqueue", action="store_true", help="with --predict (admin): also queue its tuning job")
     history = _command(sub, "history", "the version history of a schedule, newest first")
     _workload_args(history)
     history.add_argument("--limit", type=int, default=50, help="at most this many versions")
@@ -110,6 +114,8 @@ def _schedule_commands(sub) -> None:
     _workload_args(pin)
     which = pin.add_mutually_exclusive_group(required=True)
     which.add_argument("--version", type=int, default=None, help="the version to pin")
+    which.add_argument("--trial", default=None, help="pin this verified trial of the key (one that is no version, "
+                                                     "e.g. to replace an implausible head)")
     which.add_argument("--unpin", action="store_true", help="remove the pin")
     _message_arg(pin)
     rollback = _command(sub, "rollback", "make an earlier version the head again (as a new version)")

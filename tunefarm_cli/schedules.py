@@ -15,7 +15,19 @@ def _key(client: TunefarmClient, args) -> tuple[str, dict, str]:
 
 
 def cmd_best(client: TunefarmClient, args) -> int:
-    best = client.best(*_key(client, args), version=args.version, as_of=args.as_of, include_source=args.source)
+    best = client.best(*_key(client, args), version=args.version, as_of=args.as_of, include_source=args.source,
+                       predict=args.predict, enqueue=args.enqueue)
+    if best.predicted:
+        model = best.model
+        console.print(f"{best.workload} on {best.device_class}: no tuned schedule; PREDICTED by the class's cost model "
+                      f"v{model.version} (trained on {model.trained_on} trials of {model.workloads} workloads), best "
+                      f"of {best.candidates_scored} candidates, never measured")
+        if best.enqueued_job is not None:
+            console.print(f"tuning job {best.enqueued_job.id} ({best.enqueued_job.state}) covers this key")
+        console.print_json(json.dumps(best.config))
+        if args.source and best.source:
+            print(best.source)
+        return 0
     rate = f"{best.gflops:.1f} GFLOP/s" if best.gflops else f"{best.gbps or 0:.1f} GB/s"
     pinned = " \\[pinned]" if best.head_pinned else ""  # escaped: rich would read [pinned] as markup
     console.print(f"{best.workload} on {best.device_class}: version {best.version} ({best.reason}), "
@@ -58,8 +70,9 @@ def _print_version(verb: str, v) -> None:
 
 def cmd_pin(client: TunefarmClient, args) -> int:
     op, params, device = _key(client, args)
-    made = client.pin(op, params, device, None if args.unpin else args.version, message=args.message)
-    _print_version("unpinned" if args.unpin else f"pinned version {args.version}", made)
+    made = client.pin(op, params, device, args.version, message=args.message, trial_id=args.trial)
+    what = f"pinned trial {args.trial}" if args.trial else f"pinned version {args.version}"
+    _print_version("unpinned" if args.unpin else what, made)
     return 0
 
 

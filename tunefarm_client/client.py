@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel
 
+from tuner_server.api.prediction import PredictedBest
 from tuner_server.api.schemas import (
     BestPublic,
     ComparisonPublic,
@@ -180,11 +181,17 @@ class TunefarmClient:
 
     # ---- best schedules ------------------------------------------------------------------------------------------
     def best(self, op: str, params: Mapping[str, Any], device: str, *, version: int | None = None,
-             as_of: datetime | str | None = None, include_source: bool = False) -> BestPublic:
+             as_of: datetime | str | None = None, include_source: bool = False, predict: bool = False,
+             candidates: int | None = None, enqueue: bool = False,
+             enqueue_trials: int | None = None) -> BestPublic | PredictedBest:
+        """The head (or `version`, or the head `as_of`); with `predict`, a key with no head gets the class model's
+        pick instead of a 404 (a PredictedBest: `predicted` is True), and `enqueue` (admin) queues its tuning."""
         when = as_of.isoformat() if isinstance(as_of, datetime) else as_of
         query = _query(op, params, device, version=version, as_of=when,
-                       include_source="true" if include_source else None)
-        return self._get(BestPublic, "/v1/best", query)
+                       include_source="true" if include_source else None, predict="true" if predict else None,
+                       candidates=candidates, enqueue="true" if enqueue else None, enqueue_trials=enqueue_trials)
+        answer = self._request("GET", "/v1/best", params={k: v for k, v in query.items() if v is not None}).json()
+        return (PredictedBest if answer.get("predicted") else BestPublic).model_validate(answer)
 
     def history(self, op: str, params: Mapping[str, Any], device: str, *, limit: int = 50,
                 offset: int = 0) -> Page[VersionPublic]:
@@ -200,9 +207,12 @@ class TunefarmClient:
         return self._send(VersionPublic, "POST", "/v1/best/rollback", body)
 
     def pin(self, op: str, params: Mapping[str, Any], device: str, version: int | None, *,
-            message: str | None = None) -> VersionPublic:
-        """Pin `version`, or unpin with None."""
+            message: str | None = None, trial_id: str | None = None) -> VersionPublic:
+        """Pin `version`; or with version None, pin the trial `trial_id` (a verified trial of the key that is no
+        version, e.g. to replace an implausible head), or without it unpin."""
         body = {"op": op, "params": dict(params), "device": device, "version": version, "message": message}
+        if trial_id is not None:
+            body["trial_id"] = trial_id
         return self._send(VersionPublic, "POST", "/v1/best/pin", body)
 
     # ---- tokens (admin) ------------------------------------------------------------------------------------------

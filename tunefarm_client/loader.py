@@ -15,7 +15,10 @@ import numpy as np
 
 import compiler_core as cc
 from tunefarm_client.client import TunefarmClient
+from tuner_server.api.prediction import PredictedBest
 from tuner_server.api.schemas import BestPublic
+
+Schedule = BestPublic | PredictedBest
 
 
 class LoadError(RuntimeError):
@@ -32,7 +35,7 @@ class LoadedKernel:
     `kernel(*inputs, *outputs)` writes the outputs; `kernel.run(*inputs)` allocates and returns them."""
 
     kernel: cc.Kernel
-    schedule: BestPublic
+    schedule: Schedule  # a PredictedBest (`schedule.predicted`) only when load_best was asked to predict
 
     def __call__(self, *arrays: np.ndarray) -> None:
         self.kernel(*arrays)
@@ -46,9 +49,21 @@ class LoadedKernel:
         return self.kernel.source
 
 
-def check_codegen_version(best: BestPublic, allow_mismatch: bool) -> None:
+def _label(best: Schedule) -> str:
+    return "a prediction" if best.predicted else f"v{best.version}"
+
+
+def check_codegen_version(best: Schedule, allow_mismatch: bool) -> None:
     local = cc.codegen_version()
     if best.codegen_version == local:
+        return
+    if best.predicted:
+        why = (f"the predicted config of {best.workload} on {best.device_class} was ranked and generated with "
+               f"codegen_version {best.codegen_version}, but this compiler_core is {local}: pass "
+               "allow_version_mismatch=True to build it anyway")
+        if not allow_mismatch:
+            raise CodegenVersionMismatch(why)
+        warnings.warn(why, stacklevel=3)
         return
     why = (f"the best schedule of {best.workload} on {best.device_class} (version {best.version}, trial "
            f"{best.trial_id}) was measured with codegen_version {best.codegen_version}, but this compiler_core is "
@@ -60,7 +75,7 @@ def check_codegen_version(best: BestPublic, allow_mismatch: bool) -> None:
     warnings.warn(why, stacklevel=3)
 
 
-def tuned_target(best: BestPublic) -> cc.Target:
+def tuned_target(best: Schedule) -> cc.Target:
     """The target the schedule was tuned for, after checking this machine can run code generated for it."""
     hint = "pass target= (e.g. compiler_core.cpu_target()) to rebuild the config for this machine instead"
     if best.target is None:
@@ -84,22 +99,24 @@ def tuned_target(best: BestPublic) -> cc.Target:
 
 
 def load_best(client: TunefarmClient, op: str, params: dict[str, Any], device: str, target: cc.Target | None = None,
-              *, allow_version_mismatch: bool = False, version: int | None = None, cache_dir=None) -> LoadedKernel:
+              *, allow_version_mismatch: bool = False, version: int | None = None, predict: bool = False,
+              cache_dir=None) -> LoadedKernel:
     """The head schedule (or `version`) of (op, params) on device class `device` ('cpu'/'cuda': the farm's class
-    of that kind, see TunefarmClient.resolve_device), compiled here.
+    of that kind, see TunefarmClient.resolve_device), compiled here. With `predict`, a shape nobody tuned gets the
+    config the class's cost model ranks best (`LoadedKernel.schedule.predicted` says so; it was never measured).
 
     `target`: build for this target instead of the one the schedule was tuned for (no machine check then).
     Raises TunefarmError when the server has no such schedule, LoadError (CodegenVersionMismatch) when it
     cannot or should not be built here.
     """
-    best = client.best(op, params, client.resolve_device(device), version=version)
+    best = client.best(op, params, client.resolve_device(device), version=version, predict=predict)
     check_codegen_version(best, allow_version_mismatch)
     chosen = target if target is not None else tuned_target(best)
     workload = cc.parse_key(best.workload)
     try:
         kernel = cc.build(workload, best.config, chosen, cache_dir=cache_dir)
     except (cc.ConfigError, cc.ResourceError, cc.WorkloadError) as exc:
-        raise LoadError(f"the config of {best.workload} v{best.version} is not valid for {chosen.arch}: {exc}") from exc
+        raise LoadError(f"the config of {best.workload} {_label(best)} is not valid for {chosen.arch}: {exc}") from exc
     except cc.BuildError as exc:
-        raise LoadError(f"building {best.workload} v{best.version} for {chosen.arch} failed: {exc}") from exc
+        raise LoadError(f"building {best.workload} {_label(best)} for {chosen.arch} failed: {exc}") from exc
     return LoadedKernel(kernel, best)

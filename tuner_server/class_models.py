@@ -38,9 +38,14 @@ from tuner_server.cost_model import (
 from tuner_server.cost_model.featurize import feature_set
 from tuner_server.db import session_scope
 from tuner_server.db.models import Trial
+from tuner_server.device_class import device_kind
 from tuner_server.targets import target_for_class
 
 log = logging.getLogger(__name__)
+
+# Below this many trials of its own, a class's jobs start from the model of another class of its kind that saw more
+# (cross-device warm start); measured on recorded spaces in benchmarks/cross_device.py.
+OWN_HISTORY = 200
 
 
 @dataclass
@@ -88,6 +93,36 @@ class ClassModels:
         if kept is None:
             kept = self._load(device_class)
         return kept.model if kept is not None else None
+
+    def start_model(self, device_class: str) -> tuple[CostModel | None, str | None]:
+        """(model, the class it was trained on) a job on `device_class` starts from: the class's own while it has
+        seen at least OWN_HISTORY trials; below that, another class of the same kind whose model saw more (its
+        features carry each target's figures, so it ranks this class's configs too; the job fine-tunes it on its
+        own trials). (None, None) when no class of the kind has a model."""
+        with self._lock:
+            own = self._kept.get(device_class)
+        own = own if own is not None else self._load(device_class)
+        if own is not None and own.trained_on >= OWN_HISTORY:
+            return own.model, device_class
+        donor = self._donor(device_class, own.trained_on if own is not None else 0)
+        if donor is not None:
+            return donor
+        return (own.model, device_class) if own is not None else (None, None)
+
+    def _donor(self, device_class: str, more_than: int) -> tuple[CostModel, str] | None:
+        """The newest model of the class of `device_class`'s kind (not itself) that saw the most trials."""
+        kind = device_kind(device_class)
+        with session_scope(self._sessions) as s:
+            records = [r for r in repo.list_cost_models(session=s) if r.device_class != device_class
+                       and device_kind(r.device_class) == kind and r.trained_on > more_than]
+        newest: dict[str, int] = {}
+        for r in records:  # newest first: each class's first record is its newest
+            newest.setdefault(r.device_class, r.trained_on)
+        for donor, _ in sorted(newest.items(), key=lambda item: (-item[1], item[0])):
+            kept = self._load(donor)  # None when its model is of another compiler_core
+            if kept is not None and kept.model is not None:
+                return kept.model, donor
+        return None
 
     def warm_cache(self, device_class: str, workload_key: str, configs: list[dict]) -> int:
         """Put the stored vectors of `configs` into the shared feature cache (a job rebuilt after a restart finds

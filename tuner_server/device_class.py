@@ -13,6 +13,7 @@ CPU_ISA_PRIORITY = ("avx512f", "avx2", "sse4_2", "neon")
 _ISA_ALIASES = {"sse4.2": "sse4_2", "asimd": "neon"}
 _ARCH_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "x86-64": "x86_64", "arm64": "aarch64"}
 _MAX_SLUG = 64
+CLASS_PATTERN = r"(cpu|cuda)-[a-z0-9_-]{1,120}"  # what every derived class matches (regex, no anchors)
 
 
 def slugify(text: str) -> str:

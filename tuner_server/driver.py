@@ -1,12 +1,12 @@
 """The job driver: a background thread that turns open jobs into queued tasks and finishes them.
 
-Each pass (`tick`) sweeps expired leases and silent agents, then, for every queued or running job: pins a device
-class and a seed when the job has none, feeds new trials to its search strategy, keeps enough tasks queued to keep
-the matching agents busy (never more tasks than the budget), and, once its budget is reached or its space is
-exhausted, runs its final phase (its top trials re-measured head to head against the head, one COMPARE task at a
-time) and then finishes it. Transactions are short and the search runs outside them. All state lives in the
-database; strategies are a cache, rebuilt from a job's trials after a restart (`repo.enqueue_configs` skips configs
-already queued).
+Each pass (`tick`) sweeps expired leases and silent agents (with a grace window after a start, see `_sweep`), then,
+for every queued or running job: pins a device class and a seed when the job has none, feeds new trials to its
+search strategy, keeps enough tasks queued to keep the matching agents busy (never more tasks than the budget), and,
+once its budget is reached or its space is exhausted, runs its final phase (its top trials re-measured head to head
+against the head, one COMPARE task at a time) and then finishes it. Transactions are short and the search runs
+outside them. All state lives in the database; strategies are a cache, rebuilt from a job's trials after a restart
+(`repo.enqueue_configs` skips configs already queued).
 """
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ import compiler_core as cc
 from tuner_server import metrics, repo
 from tuner_server.background import PeriodicThread
 from tuner_server.db import Job, Trial, session_scope, utcnow
+from tuner_server.db.availability import OUTAGE, unavailable
+from tuner_server.db.leader_lock import LeadershipLost
 from tuner_server.db.models import JOB_OPEN_STATES
 from tuner_server.repo import JobProgress, comparisons
 from tuner_server.search import Observation, SearchStrategy, StrategyContext, TransferTrial, make_strategy
@@ -38,6 +40,10 @@ OBSERVE_SLACK = 32  # trials re-read behind the last one seen (one may commit af
 MAX_OPEN_JOBS = 10_000
 TRANSFER_STRATEGIES = ("model",)  # strategies that learn from trials of other workloads on the device class
 MAX_FRUITLESS_BATCHES = 4  # proposals that queue nothing (the job is full, or all were queued already)
+# Between passes, however often woken: a busy farm wakes the driver with every report, and back-to-back passes
+# took a third of the tuner's CPU at 32 agents (benchmarks/farm_scale.py) while QUEUED_PER_AGENT tasks queued per
+# agent last seconds.
+MIN_GAP_S = 0.5
 
 
 def derive_seed(job_id: str) -> int:
@@ -93,7 +99,7 @@ class _JobFailed(Exception):
 
 class JobDriver:
     def __init__(self, session_factory: sessionmaker[Session], settings, *, interval_s: float = 2.0,
-                 min_gap_s: float = 0.05, min_queued: int = MIN_QUEUED, queued_per_agent: int = QUEUED_PER_AGENT,
+                 min_gap_s: float = MIN_GAP_S, min_queued: int = MIN_QUEUED, queued_per_agent: int = QUEUED_PER_AGENT,
                  class_models=None, feature_pool=None):
         self._sessions, self._settings = session_factory, settings
         self.class_models, self.feature_pool = class_models, feature_pool
@@ -133,22 +139,35 @@ class JobDriver:
         return summary
 
     def _guarded(self, phase: str, fn, *args):
+        """Run one phase; its failure is logged and the pass goes on, except when the database is unavailable: then
+        the pass ends (the loop backs off, db/availability.py logs the outage once) and, after an outage, the
+        restart grace starts again (agents could not reach the farm either)."""
         try:
             return fn(*args)
-        except Exception:
+        except LeadershipLost:
+            raise  # another replica leads now: this pass ends here (background.py logs it once)
+        except Exception as exc:
             metrics.DRIVER_ERRORS.labels(phase=phase).inc()
-            log.exception("job driver: %s failed", phase)
-            return None
+            kind = unavailable(exc)
+            if kind is None:
+                log.exception("job driver: %s failed", phase)
+                return None
+            if kind == OUTAGE:
+                self._first_tick = None
+            raise
 
     def _sweep(self, now: datetime, summary: TickSummary) -> None:
         attempts, lost_after = self._settings.max_task_attempts, self._settings.agent_lost_after_s
         self._first_tick = self._first_tick or now
+        # A restarted tuner (or one whose database was down) heard nobody meanwhile: for a full silence window after
+        # it starts, agents do not count as lost and the leases of agents not heard from since do not expire, so
+        # an agent that comes back extends its leases (its heartbeat) and the results it measured still count.
+        grace = (now - self._first_tick).total_seconds() < lost_after
         with session_scope(self._sessions) as s:
-            expired = repo.requeue_expired(session=s, now=now, max_attempts=attempts)
-            # A restarted tuner heard nobody while it was down: agents get a full silence window after it starts
-            # before they count as lost, so the results they measured meanwhile are still accepted.
-            lost_agents = [] if (now - self._first_tick).total_seconds() < lost_after else repo.mark_lost_agents(
-                session=s, lost_after_s=lost_after, now=now, max_attempts=attempts)
+            expired = repo.requeue_expired(session=s, now=now, max_attempts=attempts,
+                                           heard_since=self._first_tick if grace else None)
+            lost_agents = [] if grace else repo.mark_lost_agents(session=s, lost_after_s=lost_after, now=now,
+                                                                 max_attempts=attempts)
         summary.requeued, summary.lost_tasks, summary.lost_agents = map(len, (expired.requeued, expired.lost,
                                                                               lost_agents))
         metrics.LEASES_EXPIRED.labels(outcome="requeued").inc(len(expired.requeued))
@@ -248,7 +267,11 @@ class JobDriver:
         """The device class's cost model, for strategies that transfer from it (None: none yet, or not wanted)."""
         if self.class_models is None or view.strategy not in TRANSFER_STRATEGIES:
             return None
-        return self.class_models.model(view.device_class)
+        model, source = self.class_models.start_model(view.device_class)
+        if source is not None and source != view.device_class:
+            log.info("job %s on %s starts from the cost model of %s (too little history of its own)", view.job_id,
+                     view.device_class, source)
+        return model
 
     def _plan(self, view: _JobView) -> _Plan:
         """The job's strategy: the cached one told about `view.trials`, or one built from them (the history)."""

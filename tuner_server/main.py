@@ -2,8 +2,9 @@
 `main(argv)` is `tunefarm server` (Settings from TUNEFARM_* variables, overridden by flags).
 
 Start-up: migrate the database to head, register the tokens the settings name (creating an admin token when the
-database has none), start the driver, gRPC, then uvicorn in a thread. SIGTERM/SIGINT stop them in reverse order:
-health NOT_SERVING, REST and gRPC drain, the driver stops, the engine closes.
+database has none), join the leadership (leadership.py: on SQLite this process leads; over PostgreSQL the elected
+replica runs the job driver and the class-model keeper), start gRPC, then uvicorn in a thread. SIGTERM/SIGINT stop
+them in reverse order: health NOT_SERVING, REST and gRPC drain, the leader steps down, the engine closes.
 """
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ import time
 
 from pydantic import SecretStr, ValidationError
 
-from tuner_server import metrics, repo
-from tuner_server.class_models import ClassModels
+from tuner_server import metrics, repo, rest_workers
 from tuner_server.cost_model.feature_pool import FeaturePool
 from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
-from tuner_server.driver import JobDriver
+from tuner_server.db.leader_lock import TOKENS, xact_lock
+from tuner_server.leadership import LeaderDuties, elect
 from tuner_server.rpc.server import build_grpc_server, stop_grpc_server
 from tuner_server.settings import Settings
 
@@ -38,6 +39,7 @@ def ensure_tokens(settings: Settings, session_factory) -> Settings:
     """Store the REST tokens the settings name; create an admin token (printed once) when none exists; generate an
     enrolment token (printed once) when the settings have none. Returns the settings with that enrolment token."""
     with session_scope(session_factory) as s:
+        xact_lock(s, TOKENS)  # replicas starting together on an empty database create one admin token, not two
         if settings.admin_token is not None:
             repo.register_token("admin (TUNEFARM_ADMIN_TOKEN)", "admin", settings.admin_token.get_secret_value(),
                                 session=s)
@@ -50,12 +52,16 @@ def ensure_tokens(settings: Settings, session_factory) -> Settings:
     if settings.enrolment_token is None:
         token = "tfe_" + secrets.token_urlsafe(24)
         print(f"tunefarm: no TUNEFARM_ENROLMENT_TOKEN set; agents can enrol with: {token}", file=sys.stderr)
+        if not settings.database_url.startswith("sqlite"):
+            log.warning("this enrolment token is this process's own: other tuner replicas of the database will not "
+                        "accept it; give every replica the same TUNEFARM_ENROLMENT_TOKEN")
         settings = settings.model_copy(update={"enrolment_token": SecretStr(token)})
     return settings
 
 
 def _rest_app(settings: Settings, session_factory, driver):
-    """The FastAPI app, or None while tuner_server.api is not there (gRPC-only serving)."""
+    """The FastAPI app, or None while tuner_server.api is not there (gRPC-only serving). `driver`: the leadership
+    (its wake() reaches the job driver of whichever replica leads; /health shows its role)."""
     try:
         from tuner_server.api.app import create_app
     except ModuleNotFoundError as exc:
@@ -64,17 +70,18 @@ def _rest_app(settings: Settings, session_factory, driver):
         log.warning("tuner_server.api is not available (%s): serving gRPC only", exc)
         return None
     if "registry" in inspect.signature(create_app).parameters:  # one /metrics for REST, gRPC and the driver
-        return create_app(settings, session_factory, driver, registry=metrics.REGISTRY)
+        return create_app(settings, session_factory, driver, registry=metrics.REGISTRY, leadership=driver)
     return create_app(settings, session_factory, driver)
 
 
 class TunerRuntime:
     """The running parts of one tuner process; `start()` then `stop()` (serve() and embedded farms use it)."""
 
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.engine = self.sessions = self.driver = self.grpc = None
-        self.class_models = self.feature_pool = None
+    def __init__(self, settings: Settings, plugins: tuple[str, ...] = ()):
+        self.settings, self.plugins = settings, plugins  # plugins: modules REST worker processes import too
+        self.rest_workers: list = []
+        self.engine = self.sessions = self.leadership = self.grpc = None
+        self.feature_pool = None
         self.rest = self._rest_thread = None
         self.metrics_server = None
         self.grpc_port: int | None = None
@@ -88,13 +95,10 @@ class TunerRuntime:
         self.sessions = make_session_factory(self.engine)
         self.settings = settings = ensure_tokens(settings, self.sessions)
         self.feature_pool = FeaturePool(settings.feature_workers) if settings.feature_workers else None
-        self.class_models = ClassModels(self.sessions, pool=self.feature_pool,
-                                        interval_s=settings.class_model_interval_s)
-        self.class_models.start()
-        self.driver = JobDriver(self.sessions, settings, class_models=self.class_models,
-                                feature_pool=self.feature_pool)
-        self.driver.start()
-        self.grpc = build_grpc_server(settings, self.sessions, self.driver)
+        self.leadership = elect(settings, self.engine, self.sessions,
+                                lambda sessions: LeaderDuties(settings, sessions, self.feature_pool))
+        self.leadership.start()
+        self.grpc = build_grpc_server(settings, self.sessions, self.leadership)
         self.grpc.start()
         self.grpc_port = self.grpc.bound_port
         log.info("gRPC listening on %s:%d (%s)", settings.grpc_host, self.grpc_port,
@@ -103,7 +107,7 @@ class TunerRuntime:
             self.metrics_server = metrics.serve(settings.metrics_host, settings.metrics_port)
             log.info("metrics (no token) on http://%s:%d/metrics", settings.metrics_host,
                      self.metrics_server.server_port)
-        app = _rest_app(settings, self.sessions, self.driver)
+        app = _rest_app(settings, self.sessions, self.leadership)
         if app is not None:
             self._start_rest(app)
         return self
@@ -114,7 +118,13 @@ class TunerRuntime:
         config = uvicorn.Config(app, host=self.settings.rest_host, port=self.settings.rest_port, log_config=None,
                                 lifespan="on", timeout_graceful_shutdown=int(STOP_GRACE_S))
         self.rest = uvicorn.Server(config)
-        self._rest_thread = threading.Thread(target=self.rest.run, name="tunefarm-rest", daemon=True)
+        sockets = None
+        if self.settings.rest_workers > 1:  # this process and the workers accept on one socket (rest_workers.py)
+            sockets = [rest_workers.listen(self.settings.rest_host, self.settings.rest_port)]
+            self.rest_workers = rest_workers.start(self.settings, sockets[0], self.settings.rest_workers - 1,
+                                                   self.plugins)
+        self._rest_thread = threading.Thread(target=self.rest.run, kwargs={"sockets": sockets}, name="tunefarm-rest",
+                                             daemon=True)
         self._rest_thread.start()
         while not self.rest.started:
             self._rest_thread.join(0.05)
@@ -133,15 +143,15 @@ class TunerRuntime:
             self.rest.should_exit = True
         if self.grpc is not None:
             stop_grpc_server(self.grpc, STOP_GRACE_S)
+        if self.rest_workers:
+            rest_workers.stop(self.rest_workers)
         if self._rest_thread is not None:
             self._rest_thread.join(STOP_GRACE_S + 5)
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
             self.metrics_server.server_close()
-        if self.driver is not None:
-            self.driver.stop()
-        if self.class_models is not None:
-            self.class_models.stop()
+        if self.leadership is not None:
+            self.leadership.stop()
         if self.feature_pool is not None:
             self.feature_pool.close()
         if self.engine is not None:
@@ -149,14 +159,15 @@ class TunerRuntime:
         log.info("tuner stopped")
 
 
-def serve(settings: Settings, stop: threading.Event | None = None) -> int:
-    """Run until SIGTERM/SIGINT (or until `stop` is set); returns the exit code."""
+def serve(settings: Settings, stop: threading.Event | None = None, plugins: tuple[str, ...] = ()) -> int:
+    """Run until SIGTERM/SIGINT (or until `stop` is set); returns the exit code. `plugins`: the modules imported
+    for custom ops (REST worker processes import them too)."""
     stop = stop or threading.Event()
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda signum, _frame: stop.set())
-    runtime = TunerRuntime(settings)
+    runtime = TunerRuntime(settings, plugins)
     try:
         runtime.start()
         while not stop.wait(0.5):
@@ -228,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tunefarm server: bad settings: {settings_errors(exc)}", file=sys.stderr)
         return 2
     try:
-        return serve(settings)
+        return serve(settings, plugins=tuple(args.plugin))
     except (OSError, RuntimeError, ValueError) as exc:
         log.error("tunefarm server could not start: %s", exc)
         return 1

@@ -2,7 +2,8 @@
 (GET /metrics shows it, plus the app's own request-latency histogram); the servicer and the driver count on it.
 
 The registry is ours, not prometheus_client's global default, so /metrics shows only tunefarm's collectors (plus
-what the REST app registers on it). `render()` gives the exposition body and its content type.
+what the REST app registers on it). `render()` gives the exposition body and its content type. Each replica of a
+scaled-out farm counts what it handled: sum the counters over replicas; `tunefarm_leader` says which one leads.
 """
 from __future__ import annotations
 
@@ -45,11 +46,19 @@ LEASES_EXPIRED = Counter(
 AGENTS_LOST = Counter("tunefarm_agents_lost", "Agents marked lost after going silent", registry=REGISTRY)
 JOBS_FINISHED = Counter("tunefarm_jobs_finished", "Jobs the driver finished, by end state and reason",
                         ["state", "reason"], registry=REGISTRY)
-JOBS = Gauge("tunefarm_jobs", "Jobs by state (refreshed by every driver pass)", ["state"], registry=REGISTRY)
+JOBS = Gauge("tunefarm_jobs", "Jobs by state (refreshed by every pass of the leader's driver; followers show none)",
+             ["state"], registry=REGISTRY)
+RPC_CUT_SHORT = Counter(
+    "tunefarm_rpc_cut_short", "LeaseTasks/ReportResults answered with less (or nothing) to stay within the deadline, "
+    "by method and why (no time left on arrival | late | database wait)", ["method", "why"], registry=REGISTRY)
 DRIVER_TICK = Histogram("tunefarm_driver_tick_seconds", "Time of one job-driver pass", buckets=LATENCY_BUCKETS,
                         registry=REGISTRY)
 DRIVER_ERRORS = Counter("tunefarm_driver_errors", "Exceptions caught in a driver pass, by phase", ["phase"],
                         registry=REGISTRY)
+LEADER = Gauge("tunefarm_leader", "1 while this replica is the leader (runs the job driver and the class-model "
+               "keeper), else 0", registry=REGISTRY)
+LEADER_TRANSITIONS = Counter("tunefarm_leader_transitions", "Times this replica became leader or follower",
+                             ["role"], registry=REGISTRY)
 
 
 def set_job_counts(counts: Mapping[str, int]) -> None:

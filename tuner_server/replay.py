@@ -71,9 +71,10 @@ class ReplayTable:
         from compiler_core.target import Target, cuda_target
 
         recorded = dict(self.meta["target"])
-        if recorded.get("kind") == "cuda":  # tables recorded before the Target carried register_file (and other
-            recorded = {**cuda_target(recorded["arch"]).to_dict(), **recorded}  # limits): the arch's fill them in
-        return Target.from_dict(recorded)
+        # Tables recorded before the Target grew a field (register_file, dynamic shared memory, ...) lack it; the
+        # arch's own figures fill it instead of the dataclass's 0, which no kernel would fit.
+        arch_defaults = cuda_target(recorded["arch"]).to_dict() if recorded.get("kind") == "cuda" else {}
+        return Target.from_dict({**arch_defaults, **recorded})
 
     def transfer_trials(self) -> list[TransferTrial]:
         """The table as history of another workload, for a strategy's transfer learning."""

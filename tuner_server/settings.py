@@ -19,6 +19,8 @@ class Settings(BaseSettings):
 
     rest_host: str = "127.0.0.1"
     rest_port: int = Field(8080, ge=0, le=65535)
+    rest_workers: int = Field(1, ge=1, le=64, description="processes answering REST on rest_port (more than one "
+                              "needs PostgreSQL; see tuner_server/rest_workers.py)")
     grpc_host: str = "127.0.0.1"
     grpc_port: int = Field(50051, ge=0, le=65535)
     grpc_tls_cert_file: Path | None = Field(None, description="PEM certificate (chain); with the key, gRPC serves "
@@ -39,8 +41,14 @@ class Settings(BaseSettings):
 
     lease_seconds: int = Field(60, ge=1, description="a leased task returns to the queue after this")
     heartbeat_interval_s: float = Field(5.0, gt=0)
+    rpc_budget_s: float = Field(2.0, gt=0, le=60, description="LeaseTasks and ReportResults answer within this (or "
+                                "within 80 % of the agent's own deadline, if sooner): with fewer tasks or results "
+                                "rather than late; database waits are bounded by it too")
     agent_lost_after_s: float = Field(30.0, gt=0, description="an agent silent this long is marked lost")
     max_task_attempts: int = Field(3, ge=1, description="leases of one task that may expire before it is lost")
+    leader_check_s: float | None = Field(None, gt=0, le=60, description="replicas over PostgreSQL: how often a "
+                                         "follower tries to take the lead and the leader checks it still holds it; "
+                                         "default lease_seconds / 8, at most 2 s (leadership.py)")
     allow_codegen_mismatch: bool = Field(False, description="accept agents whose compiler_core codegen_version differs "
                                                             "from the tuner's (their trials then never compete with "
                                                             "heads of another version)")
@@ -66,6 +74,9 @@ class Settings(BaseSettings):
                 password = _read_secret(self.database_password_file)
                 self.database_url = url.set(password=password).render_as_string(hide_password=False)
         _check_tls_files(self.grpc_tls_cert_file, self.grpc_tls_key_file)
+        if self.rest_workers > 1 and make_url(self.database_url).get_backend_name() == "sqlite":
+            raise ValueError(f"TUNEFARM_REST_WORKERS={self.rest_workers} needs PostgreSQL: on SQLite every writer "
+                             "waits for the one file lock, so keep 1 (the default)")
         return self
 
 

@@ -246,6 +246,17 @@ __device__ __forceinline__ void tf_tma_load_2d_multicast(void* dst, const tf_ten
 }
 """
 
+_MULTICAST_3D = r"""
+// TMA multicast of a 3-D map's box (batched operands: c2 is the batch index), as tf_tma_load_2d_multicast.
+__device__ __forceinline__ void tf_tma_load_3d_multicast(void* dst, const tf_tensor_map* map, uint64_t* bar,
+                                                         uint16_t cta_mask, int32_t c0, int32_t c1, int32_t c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%4, %5, %6}], [%2], %3;"
+               :: "r"(tf_smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(tf_smem_u32(bar)),
+                  "h"(cta_mask), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+"""
+
 PIECES = {
     "base": _BASE,
     "mbarrier": _MBARRIER,
@@ -256,10 +267,12 @@ PIECES = {
     "descriptor": _DESCRIPTOR,
     "setmaxnreg": _SETMAXNREG,
     "cluster": _CLUSTER,
+    "multicast_3d": _MULTICAST_3D,
 }
 _NEEDS = {"mbarrier": ("base",), "tma": ("base",), "tma_im2col": ("tma", "base"), "fence_proxy": (), "wgmma_sync": (),
           "descriptor": ("base",),
-          "setmaxnreg": (), "base": (), "cluster": ("base",)}
+          "setmaxnreg": (), "base": (), "cluster": ("base",),
+          "multicast_3d": ("cluster", "base")}
 
 
 # ---- wgmma.mma_async -------------------------------------------------------------------------------------------

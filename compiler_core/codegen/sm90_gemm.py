@@ -23,12 +23,16 @@ The kernel, one CTA of (consumers + 1) warpgroups:
 B is row-major (K x N, PyTorch's layout) by default and is consumed N-major (imm-trans-b = 1: the descriptor's
 LBO steps between 64-column boxes); `b_kmajor` takes B as N x K row-major (B transposed, K contiguous) and
 consumes it K-major like A.
+
+`batch` > 1 runs that many GEMMs through 3-D tensor maps, and `split_k` > 1 splits each tile's K loop over that
+many work units writing float32 partial tiles: the persistent loop then walks (tile, batch entry, K range) units
+(codegen/sm90_gemm_units.py). With both at 1 the kernel's text is the plain GEMM's.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from compiler_core.codegen import sm90_conv
+from compiler_core.codegen import sm90_conv, sm90_gemm_units
 from compiler_core.codegen.cuda_sm90 import SWIZZLE_ATOM_BYTES, Wgmma
 from compiler_core.codegen.cuda_sm90 import prelude_blocks as sm90_prelude_blocks
 from compiler_core.codegen.sm90_conv import ConvGeometry
@@ -41,6 +45,7 @@ MAX_DYNAMIC_SMEM = 232448  # 227 KiB: sm_90's opt-in limit per block
 ROW_BYTES = 128  # one 128B-swizzled row: 64 16-bit elements
 B_BOX_COLS = 64  # B (N-major) arrives in boxes 64 columns wide
 REGS_PRODUCER, REGS_CONSUMER = 40, 232  # setmaxnreg with two consumer warpgroups: 40*128 + 232*256 <= 65536
+SPLIT_K_CHOICES = (1, 2, 4, 8, 16)
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class HopperGemmConfig:
     cluster: int = 1  # CTAs per cluster along M, sharing B boxes by TMA multicast
     out: str = "same"  # C's dtype: float16 | bfloat16 | float32 | same (as the inputs)
     b_kmajor: bool = False  # B given as N x K (K contiguous) instead of K x N
+    split_k: int = 1  # K ranges per tile, each a work unit writing a float32 partial tile (out=float32)
+    batch: int = 1  # GEMMs over 3-D tensor maps (batch outermost), folded into the tile scheduler
 
     @classmethod
     def of(cls, knobs: dict) -> HopperGemmConfig:
@@ -85,7 +92,13 @@ class HopperGemmConfig:
 
     def short(self) -> str:
         return (f"{self.bm}x{self.bn}x{self.bk} s{self.stages} c{self.consumers} "
-                f"{'P' if self.persistent else 'NP'} g{self.group_m} out={self.out}{' Bk' if self.b_kmajor else ''}")
+                f"{'P' if self.persistent else 'NP'} g{self.group_m} out={self.out}{' Bk' if self.b_kmajor else ''}"
+                f"{f' sk{self.split_k}' if self.split_k > 1 else ''}{f' b{self.batch}' if self.batch > 1 else ''}")
+
+    def knob_text(self) -> str:
+        """The knobs as the kernel's header comment lists them (split_k and batch where they are not 1)."""
+        knobs = {k: v for k, v in self.as_dict().items() if k not in ("split_k", "batch") or v != 1}
+        return ", ".join(f"{k}={v}" for k, v in knobs.items())
 
 
 @dataclass(frozen=True)
@@ -133,6 +146,10 @@ def check(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None 
         (cfg.group_m >= 1, "group_m must be >= 1"),
         (cfg.cluster in (1, 2), "cluster must be 1 or 2 CTAs"),
         (cfg.cluster == 1 or not cfg.b_kmajor, "cluster 2 multicasts N-major B boxes: use b_kmajor=False"),
+        (cfg.split_k in SPLIT_K_CHOICES, f"split_k must be one of {SPLIT_K_CHOICES}"),
+        (cfg.split_k == 1 or cfg.out == "float32", "split-K units write float32 partial tiles: out=float32"),
+        (cfg.batch >= 1, "batch must be >= 1"),
+        (conv is None or (cfg.split_k == 1 and cfg.batch == 1), "conv2d takes neither split_k nor batch"),
     )
     for ok, message in rules:
         if not ok:
@@ -146,7 +163,8 @@ def kernel_name(cfg: HopperGemmConfig, ab: str, conv: ConvGeometry | None = None
     out = cfg.out_dtype(ab)
     short = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
     return (f"tf_sm90_{'conv' if conv else 'gemm'}_{short[ab]}_{short[out]}_{cfg.bm}x{cfg.bn}x{cfg.bk}_s{cfg.stages}"
-            f"_c{cfg.consumers}_g{cfg.group_m}{'_bk' if cfg.b_kmajor else ''}{'_cl2' if cfg.cluster == 2 else ''}")
+            f"_c{cfg.consumers}_g{cfg.group_m}{'_bk' if cfg.b_kmajor else ''}{'_cl2' if cfg.cluster == 2 else ''}"
+            f"{f'_sk{cfg.split_k}' if cfg.split_k > 1 else ''}{f'_b{cfg.batch}' if cfg.batch > 1 else ''}")
 
 
 def wgmma_variant(cfg: HopperGemmConfig, ab: str) -> Wgmma:
@@ -173,6 +191,7 @@ def render(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None
 def prelude_blocks(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None = None) -> tuple:
     """The sm90 prelude the kernel needs (cuda_sm90.prelude_blocks): what a module emits once before its kernels."""
     pieces = ["mbarrier", "tma", "wgmma_sync", "descriptor", "setmaxnreg"] + (["cluster"] if cfg.cluster > 1 else [])
+    pieces += ["multicast_3d"] if cfg.cluster > 1 and cfg.batch > 1 else []
     return sm90_prelude_blocks(pieces + (["tma_im2col"] if conv else []), [wgmma_variant(cfg, ab)])
 
 
@@ -181,9 +200,11 @@ def _operand_slots(cfg: HopperGemmConfig, conv: ConvGeometry | None) -> dict:
     if conv is not None:
         return dict(k_blocks=sm90_conv.K_BLOCKS, tile_setup=sm90_conv.TILE_SETUP, loads=sm90_conv.LOADS,
                     store=sm90_conv.STORE, helpers=sm90_conv.HELPERS, vec_ok=sm90_conv.VEC_OK)
-    multicast = ("tf_tma_load_2d_multicast(b + j * B_BOX_BYTES, tm_b, bar, (1u << CLUSTER) - 1, t.n0 + 64 * j, "
-                 "kb * BK);" if cfg.cluster > 1 else "")
-    return dict(k_blocks="(K + BK - 1) / BK", tile_setup="", loads=GEMM_LOADS.replace("{multicast}", multicast),
+    d, z = sm90_gemm_units.batch_coordinate(cfg.batch)
+    multicast = (f"tf_tma_load_{d}d_multicast(b + j * B_BOX_BYTES, tm_b, bar, (1u << CLUSTER) - 1, t.n0 + 64 * j, "
+                 f"kb * BK{z});" if cfg.cluster > 1 else "")
+    loads = GEMM_LOADS.replace("{multicast}", multicast).replace("{d}", d).replace("{z}", z)
+    return dict(k_blocks="(K + BK - 1) / BK", tile_setup="", loads=loads,
                 store=GEMM_STORE, helpers="", vec_ok="N % VEC == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0")
 
 
@@ -195,18 +216,19 @@ def render_kernel(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry
     a_lbo, a_sbo, a_kstep = a_descriptor_fields()
     b_lbo, b_sbo, b_kstep = b_descriptor_fields(cfg)
     out = cfg.out_dtype(ab)
-    knobs = ", ".join(f"{k}={v}" for k, v in cfg.as_dict().items())
     consts = CONSTANTS.format(
-        knobs=knobs, ab=ab, bm=cfg.bm, bn=cfg.bn, bk=cfg.bk, stages=cfg.stages, consumers=cfg.consumers,
+        knobs=cfg.knob_text(), ab=ab, bm=cfg.bm, bn=cfg.bn, bk=cfg.bk, stages=cfg.stages, consumers=cfg.consumers,
         group_m=cfg.group_m, cluster=cfg.cluster, max_smem=MAX_DYNAMIC_SMEM, out_t=C_TYPES[out],
         a_stage=lay.a_stage, b_stage=lay.b_stage,
         b_box=cfg.bk * ROW_BYTES, epi_pitch=lay.epi_pitch, smem_a=lay.a, smem_b=lay.b, smem_epi=lay.epi,
         smem_bars=lay.bars, smem_total=lay.total, a_lbo=a_lbo, a_sbo=a_sbo, a_kstep=a_kstep, b_lbo=b_lbo,
         b_sbo=b_sbo, b_kstep=b_kstep, b_kmajor="true" if cfg.b_kmajor else "false")
+    consts += sm90_gemm_units.constants(cfg.split_k, cfg.batch)
     if conv is not None:
         consts += sm90_conv.constants(conv, 16 // ELEM_BYTES[out])
     pair = PAIR_STORE[out]
     body = BODY.format(wgmma=w.name, name=kernel_name(cfg, ab, conv), pair=pair, **_operand_slots(cfg, conv),
+                        **sm90_gemm_units.slots(cfg.split_k, cfg.batch),
                         release="for (uint32_t r = 0; r < CLUSTER; ++r) tf_mbar_arrive_cluster(empty_stage, r);"
                         if cfg.cluster > 1 else "tf_mbar_arrive(empty_stage);",
                         start_sync="tf_cluster_sync();  // the peers' barriers exist before any multicast or remote "

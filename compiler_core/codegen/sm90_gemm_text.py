@@ -3,15 +3,16 @@ with format slots, and the GEMM's own operand slots (its producer loads and outp
 holds the implicit-GEMM conv2d's). Braces the C++ needs are doubled in the templates that go through format()."""
 from __future__ import annotations
 
-# The GEMM's producer loads per K block: A's box, then B's (K-major box, or 64-column N-major boxes, multicast).
-GEMM_LOADS = """tf_tma_load_2d(a, tm_a, bar, kb * BK, t.m0);  // coordinates innermost first: (k, m)
+# The GEMM's producer loads per K block: A's box, then B's (K-major box, or 64-column N-major boxes, multicast);
+# {d}: the maps' rank, {z}: the batch coordinate of 3-D maps (codegen/sm90_gemm_units.py).
+GEMM_LOADS = """tf_tma_load_{d}d(a, tm_a, bar, kb * BK, t.m0{z});  // coordinates innermost first: (k, m)
       if (B_KMAJOR) {
-        tf_tma_load_2d(b, tm_b, bar, kb * BK, t.n0);  // B^T is N x K: (k, n)
+        tf_tma_load_{d}d(b, tm_b, bar, kb * BK, t.n0{z});  // B^T is N x K: (k, n)
       } else {
 #pragma unroll
         for (int j = 0; j < BN / 64; ++j) {
           if (CLUSTER == 1) {
-            tf_tma_load_2d(b + j * B_BOX_BYTES, tm_b, bar, t.n0 + 64 * j, kb * BK);
+            tf_tma_load_{d}d(b + j * B_BOX_BYTES, tm_b, bar, t.n0 + 64 * j, kb * BK{z});
           } else if (j % CLUSTER == int(sc.rank)) {  // each CTA loads every CLUSTER-th box, for all of them
             {multicast}
           }
@@ -103,7 +104,7 @@ __device__ __forceinline__ TileOrigin tile_origin(int tile, const Schedule& s) {
   const int in_group = tile % group_tiles;
   return {{(first_m + in_group % rows) * (BM * CLUSTER) + int(s.rank) * BM, (in_group / rows) * BN}};
 }}
-
+{unit_helpers}
 // ---- producer: one thread feeds the ring with TMA loads ------------------------------------------------------
 __device__ __forceinline__ void run_producer(const tf_tensor_map* tm_a, const tf_tensor_map* tm_b,
                                              unsigned char* smem, uint64_t* full, uint64_t* empty,
@@ -112,10 +113,11 @@ __device__ __forceinline__ void run_producer(const tf_tensor_map* tm_a, const tf
   tf_prefetch_tensor_map(tm_b);
   const Schedule sc = make_schedule(M, N, K);
   Ring ring;
-  for (int tile = sc.first; tile < sc.m_tiles * sc.n_tiles; tile += sc.step) {{
-    const TileOrigin t = tile_origin(tile, sc);
+  for (int tile = sc.first; tile < {units}; tile += sc.step) {{
+    {unit_line}
+    const TileOrigin t = tile_origin({tile_of_unit}, sc);
     {tile_setup}
-    for (int kb = 0; kb < sc.k_blocks; ++kb) {{
+    for (int kb = {kb_begin}; kb < {kb_end}; ++kb) {{
       // Wait until every consumer (of every CTA of the cluster) released this stage; on the first pass the
       // parity (phase ^ 1) = 1 of a fresh barrier counts as complete, so the ring fills without waiting.
       tf_mbar_wait(&empty[ring.stage], ring.phase ^ 1);
@@ -186,11 +188,12 @@ __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64
   const uint64_t desc_a0 = tf_desc_sw128(tf_smem_u32(smem + SMEM_A) + cw * SLICES * 64 * 128, A_LBO, A_SBO);
   const uint64_t desc_b0 = tf_desc_sw128(tf_smem_u32(smem + SMEM_B), B_LBO, B_SBO);
   Ring ring;
-  for (int tile = sc.first; tile < sc.m_tiles * sc.n_tiles; tile += sc.step) {{
-    const TileOrigin t = tile_origin(tile, sc);
+  for (int tile = sc.first; tile < {units}; tile += sc.step) {{
+    {unit_line}
+    const TileOrigin t = tile_origin({tile_of_unit}, sc);
     float acc[SLICES][ACC];
     int released = -1;  // the stage whose wgmma group is still reading
-    for (int kb = 0; kb < sc.k_blocks; ++kb) {{
+    for (int kb = {kb_begin}; kb < {kb_end}; ++kb) {{
       tf_mbar_wait(&full[ring.stage], ring.phase);  // TMA bytes of this stage have landed
       tf_wgmma_fence();
 #pragma unroll
@@ -199,7 +202,7 @@ __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64
         for (int s = 0; s < SLICES; ++s) {{
           const uint64_t da = desc_a0 + ((ring.stage * A_STAGE_BYTES + s * 64 * 128 + kk * A_KSTEP) >> 4);
           const uint64_t db = desc_b0 + ((ring.stage * B_STAGE_BYTES + kk * B_KSTEP) >> 4);
-          {wgmma}(acc[s], da, db, (kb > 0 || kk > 0) ? 1 : 0);  // scale-d 0 starts the tile from A*B
+          {wgmma}(acc[s], da, db, (kb > {kb_begin} || kk > 0) ? 1 : 0);  // scale-d 0 starts the tile from A*B
         }}
       }}
       tf_wgmma_commit();
@@ -212,7 +215,7 @@ __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64
     if (released >= 0 && leader) release(&empty[released]);
 #pragma unroll
     for (int s = 0; s < SLICES; ++s) tf_fence_operands(acc[s]);
-    store_tile(acc, staging, c, t.m0 + cw * SLICES * 64 + warp * 16, t.n0, M, N, vec_ok);
+    store_tile(acc, staging, {c_tile}, t.m0 + cw * SLICES * 64 + warp * 16, t.n0, M, N, vec_ok);
   }}
 }}
 

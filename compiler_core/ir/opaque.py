@@ -56,10 +56,11 @@ class KernelProfile:
     barriers: float  # barrier waits over all threads (mbarrier phases, cluster syncs)
     registers: int  # per thread, the template's estimate
     tile: tuple[int, int, int]  # (m, n, k) of one CTA's output tile and K step
-    tiles: int  # CTA output tiles of the problem
-    k_steps: int  # K steps per tile
+    tiles: int  # CTA work units of the problem: output tiles (of every batch entry) x K ranges
+    k_steps: int  # K steps per unit
     stages: int  # shared-memory buffers in flight
     raster_group: int = 1  # tile rows walked together, column by column, for L2 reuse (1: row-major order)
+    split_k: int = 1  # K ranges per tile, each its own work unit (counted in `tiles`) writing partials
 
 
 @dataclass(eq=False)

@@ -42,6 +42,9 @@ class HopperGemm:
     """A loaded kernel of `cfg` for `ab` inputs (float16 | bfloat16)."""
 
     def __init__(self, cfg: HopperGemmConfig, ab: str, cubin: bytes, sm_count: int | None = None) -> None:
+        if cfg.split_k != 1 or cfg.batch != 1:
+            raise BuildError(f"{kernel_name(cfg, ab)}: this launcher binds one 2-D GEMM; split-K and batched kernels "
+                             "run through the farm's path (schedules/cuda/gemm_sm90.py, runtime/opaque_launch.py)")
         drv = driver()
         self.cfg, self.ab = cfg, ab
         self.smem = smem_layout(cfg, ab).dynamic

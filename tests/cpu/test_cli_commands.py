@@ -94,6 +94,9 @@ def test_best_history_pin_diff_rollback_with_device_cpu(farm):
     assert f"v1 -> v{n + 3}" in diff and "same config" in diff
     history = ok(run(farm, "history", *KEY, "--device", "cpu"))
     assert f"{n + 3} versions" in history and "rollback" in history
+    first_trial = farm.client.best("matmul", {"M": 32, "N": 32, "K": 32}, farm.device_class, version=1).trial_id
+    by_trial = ok(run(farm, "pin", *KEY, "--device", "cpu", "--trial", first_trial))
+    assert f"pinned trial {first_trial}" in by_trial and f"now version {n + 4} (pin, pinned)" in by_trial
     one_line_error(run(farm, "diff", *KEY, "--device", "cpu", "1", "99"), "diff", "404", "no version 99")
     needs_one = run(farm, "pin", *KEY, "--device", "cpu")  # --version or --unpin: argparse's usage error (exit 2)
     assert needs_one.returncode == 2 and "Traceback" not in needs_one.stderr

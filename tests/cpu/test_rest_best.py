@@ -75,6 +75,28 @@ def test_rollback_and_pin_append_versions(farm):
     assert farm.get(f"/v1/best/history?{MATMUL_QUERY}").json()["total"] == 6
 
 
+def test_a_kept_head_answer_follows_every_new_version(farm):
+    url = f"/v1/best?{MATMUL_QUERY}"
+    first, again = farm.get(url), farm.get(url)
+    assert again.content == first.content and first.json()["version"] == 3  # the second one is the kept answer
+    assert farm.get(url + "&include_source=true").json()["source"] and farm.get(url).json()["source"] is None
+    assert farm.post("/v1/best/pin", json=_key(version=1)).status_code == 201
+    pinned = farm.get(url).json()
+    assert (pinned["version"], pinned["head_pinned"], pinned["trial_id"]) == (4, True, farm.seeded["trials"][0])
+    assert farm.get(url + "&include_source=true").json()["config"] == farm.seeded["configs"][0]
+
+
+def test_a_kept_answer_is_only_sent_to_a_valid_token_asking_for_the_head(farm):
+    url = f"/v1/best?{MATMUL_QUERY}"
+    kept = farm.get(url)
+    assert kept.status_code == 200 and farm.get(url).content == kept.content
+    assert farm.get(url, token="tf_not_a_token_of_this_farm").status_code == 401
+    assert farm.get(url, token=None).status_code == 401
+    assert farm.get(url + "&version=1").json()["version"] == 1
+    assert farm.get(url + "&M=64").status_code == 422  # a param twice: the route says so
+    assert farm.get(url + "&include_source=1").json()["source"]  # another spelling: the route parses it
+
+
 def test_export_streams_json_lines_and_import_merges(farm):
     exported = farm.get(f"/v1/export?workload={MATMUL_KEY}")
     assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/x-ndjson")
@@ -95,7 +117,8 @@ def test_import_adds_a_faster_foreign_head(farm):
     for record in faster:
         if record["type"] == "trial":
             record.update(median_s=record["median_s"] / 10, ci_low_s=record["ci_low_s"] / 10,
-                          ci_high_s=record["ci_high_s"] / 10, created_at=at(100).isoformat())
+                          ci_high_s=record["ci_high_s"] / 10, samples=[x / 10 for x in record["samples"]],
+                          created_at=at(100).isoformat())
     body = "\n".join(json.dumps(r) for r in faster).encode()
     counts = farm.post("/v1/import", content=body).json()
     assert (counts["trials"], counts["versions"]) == (3, 1)
@@ -107,7 +130,8 @@ def test_cuda_source_for_an_imported_cuda_head(farm):
     cuda_class, key = "cuda-nvidia-h100-80gb-hbm3-sm90", "softmax(rows=64,cols=1000,dtype=float32)"
     config = cc.default_config(cc.parse_key(key), cc.cuda_target("sm_90"))
     trial = {"type": "trial", "id": "t1", "workload": key, "device_class": cuda_class, "config": config,
-             "codegen_version": cc.codegen_version(), "status": "OK", "median_s": 1e-5, "created_at": at(5).isoformat()}
+             "codegen_version": cc.codegen_version(), "status": "OK", "samples": [1e-5], "median_s": 1e-5,
+             "created_at": at(5).isoformat()}
     version = {"type": "schedule_version", "workload": key, "device_class": cuda_class, "version": 1, "trial": "t1",
                "reason": "improved", "created_at": at(5).isoformat()}
     query = f"/v1/best?op=softmax&rows=64&cols=1000&device={cuda_class}"
@@ -129,11 +153,15 @@ def test_cuda_source_for_an_imported_cuda_head(farm):
 BAD = [
     ("get", f"/v1/best?op=matmul&M=64&N=64&K=64&device={CPU_CLASS}&M=65", None, 422, ["'M' given more than once"]),
     ("get", f"/v1/best?op=matmul&M=64&N=64&device={CPU_CLASS}", None, 422, ["missing param K"]),
-    ("get", f"/v1/best?op=matmul&M=64&N=64&K=64&Z=3&device={CPU_CLASS}", None, 422, ["unknown param(s) Z"]),
-    ("get", f"/v1/best?op=matmul&M=x&N=64&K=64&device={CPU_CLASS}", None, 422, ["M must be an integer"]),
-    ("get", f"/v1/best?op=matmul&M=0&N=64&K=64&device={CPU_CLASS}", None, 422, ["out of range"]),
-    ("get", f"/v1/best?op=nope&device={CPU_CLASS}", None, 422, ["unknown op 'nope'", "matmul"]),
-    ("get", "/v1/best?op=matmul&M=64&N=64&K=64&device=gpu0", None, 422, ["unknown device class 'gpu0'", CPU_CLASS]),
+    ("get", f"/v1/best?op=matmul&M=64&N=64&K=64&Z=3&device={CPU_CLASS}", None, 422, ["query.Z", "Extra inputs"]),
+    ("get", f"/v1/best?op=matmul&M=x&N=64&K=64&device={CPU_CLASS}", None, 422, ["query.M", "valid integer"]),
+    ("get", f"/v1/best?op=matmul&M=0&N=64&K=64&device={CPU_CLASS}", None, 422, ["query.M",
+                                                                                "greater than or equal to 1"]),
+    ("get", f"/v1/best?op=softmax&rows=8&cols=8&M=8&device={CPU_CLASS}", None, 422, ["unknown param(s) M"]),
+    ("get", f"/v1/best?op=nope&device={CPU_CLASS}", None, 422, ["query.op", "'matmul'"]),
+    ("get", "/v1/best?op=matmul&M=64&N=64&K=64&device=gpu0", None, 422, ["query.device", "(cpu|cuda)-"]),
+    ("get", "/v1/best?op=matmul&M=64&N=64&K=64&device=cpu-arm-neon-4c", None, 422, ["unknown device class",
+                                                                                    CPU_CLASS]),
     ("get", "/v1/best?op=matmul&M=64&N=64&K=64", None, 422, ["query.device", "Field required"]),
     ("get", "/v1/best?op=matmul&M=64&N=64&K=32&device=" + CPU_CLASS, None, 404, ["no best schedule for"]),
     ("get", f"/v1/best?{MATMUL_QUERY}&version=9", None, 404, ["no version 9"]),
@@ -157,8 +185,9 @@ BAD = [
     ("post", "/v1/import", b'{"type": "trial", "id": "t"}\n', 422, ["missing field"]),
     ("post", "/v1/import", b"\xff\xfe", 400, ["not UTF-8"]),
     ("post", "/v1/import", b"\n\n", 422, ["empty import"]),
-    ("get", "/v1/export?op=nope", None, 422, ["unknown op"]),
-    ("get", "/v1/export?workload=matmul(", None, 422, ["malformed workload key"]),
+    ("get", "/v1/export?op=nope", None, 422, ["query.op"]),
+    ("get", "/v1/export?workload=matmul(", None, 422, ["query.workload"]),
+    ("get", "/v1/export?workload=matmul(M=1)", None, 422, ["bad workload", "missing param N"]),
 ]
 
 

@@ -131,6 +131,9 @@ def test_register_with_a_wrong_enrolment_token_is_unauthenticated(farm):
     ({"device": pb.DeviceFingerprint(kind="cuda", model="H100", arch="sm_80", compute_units=132, target=H100_TARGET)},
      "device.target.arch"),
     ({"agent_name": ""}, "agent_name"),
+    ({"agent_name": "a\x00b"}, "agent_name"),
+    ({"device": pb.DeviceFingerprint(kind="cpu", model="m\x00", arch="x86_64", compute_units=2, target=CPU_TARGET)},
+     "device.model"),
     ({"codegen_version": "x" * 65}, "codegen_version"),
 ])
 def test_register_names_the_bad_field(farm, change, field):
@@ -177,7 +180,8 @@ def test_register_lease_report_round_trip_records_trials(farm):
     granted, recorded = metrics.LEASES_GRANTED._value.get(), metrics.TRIALS_RECORDED.labels(status="OK")._value.get()
     wakes = farm.driver.wakes
     results = [ok(t, 1e-3 * (i + 1)) for i, t in enumerate(tasks[:3])]
-    results.append(pb.TrialResult(task_id=tasks[3].task_id, attempt=1, status=pb.COMPILE_ERROR, error="cc: boom"))
+    results.append(pb.TrialResult(task_id=tasks[3].task_id, attempt=1, status=pb.COMPILE_ERROR, samples_s=[1e-3],
+                                  median_s=1e-3, error="cc: boom\x00"))  # timings of a failure are not kept
     response = farm.report(reg, results)
     assert sorted(response.accepted_task_ids) == sorted(t.task_id for t in tasks)
     assert not response.duplicate_task_ids and not response.rejected_task_ids
@@ -192,8 +196,8 @@ def test_register_lease_report_round_trip_records_trials(farm):
                                                                                        cc.codegen_version())
         assert (first.contention, first.threads, first.cpus, first.noisy) == (0.02, 2, "0-1", False)
         failed = trials[tasks[3].task_id]
-        assert (failed.status, failed.median_s, failed.ci_low_s, failed.error) == ("COMPILE_ERROR", None, None,
-                                                                                   "cc: boom")
+        assert (failed.status, failed.samples, failed.median_s, failed.ci_low_s, failed.error) == (
+            "COMPILE_ERROR", [], None, None, "cc: boom\ufffd")  # PostgreSQL's text cannot hold the NUL
         head = repo.schedules.head(MATMUL, reg.device_class, session=s)
         assert head.trial_id == first.id  # the first verified result became the head; slower ones challenge nothing
         assert not s.scalars(select(Task).where(Task.kind == "COMPARE")).all()
@@ -266,7 +270,9 @@ def _malformed(task: pb.Task) -> list[tuple[pb.TrialResult, str]]:
             (bad(attempt=0), "results[0].attempt"), (bad(task_id=""), "results[0].task_id"),
             (bad(ci_low_s=2e-3), "results[0].ci_low_s"), (bad(compile_s=math.inf), "results[0].compile_s"),
             (bad(contention=1.5), "results[0].contention"), (bad(contention=math.nan), "results[0].contention"),
-            (bad(threads=-1), "results[0].threads"),
+            (bad(threads=-1), "results[0].threads"), (bad(cpus="0\x001"), "results[0].cpus"),
+            (bad(samples_s=[1e-3, 1e300]), "results[0].samples_s[1]"), (bad(compile_s=1e9), "results[0].compile_s"),
+            (bad(codegen_version="cg\x00"), "results[0].codegen_version"),
             (bad(baseline_samples_s=[1e-3] * 4), "results[0].baseline_samples_s"),
             (bad(reference_samples_s=[1e-3] * 6), "results[0].reference_samples_s")]
 

@@ -54,3 +54,42 @@ def test_server_process_serves_health_and_stops_cleanly_on_sigterm(tmp_path):
             proc.wait()
     assert "tuner stopped" in log.read_text()
     assert "process-admin-token" not in log.read_text()
+
+
+def test_rest_workers_answer_on_the_tuners_port_and_stop_with_it(tmp_path, pg_cluster):
+    """TUNEFARM_REST_WORKERS=2 on PostgreSQL: with the tuner's own process stopped (SIGSTOP), the worker process
+    still answers on the one port; SIGTERM to the tuner stops the worker too."""
+    from tests.db.pg_cluster import create_database
+
+    log = tmp_path / "server.log"
+    env = {**os.environ, "TUNEFARM_ENROLMENT_TOKEN": "process-test-token", "TUNEFARM_REST_WORKERS": "2"}
+    cmd = [sys.executable, "-m", "tuner_server", "--database-url", create_database(pg_cluster, "rest_workers"),
+           "--data-dir", str(tmp_path / "data"), "--grpc-port", "0", "--rest-port", "0"]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        worker = int(wait_for_line(log, r"1 REST worker process\(es\) started: (\d+)", proc)[1])
+        rest = int(wait_for_line(log, r"REST listening on http://127\.0\.0\.1:(\d+)", proc)[1])
+        deadline = time.monotonic() + 60
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            while True:  # the worker may still be importing: retry until it answers
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{rest}/health", timeout=5) as response:
+                        assert response.status == 200
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log.read_text()[-4000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path(f"/proc/{worker}").exists(), f"REST worker {worker} outlived the tuner"

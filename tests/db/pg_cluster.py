@@ -53,13 +53,21 @@ class Cluster:
 
     def start(self) -> None:
         self.run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+        self.start_server()
+
+    def start_server(self) -> None:
+        """Start the server on the initialised cluster (again, after `stop_server`), on the same port."""
         options = (f"-k {self.data} -p {self.port} -c listen_addresses=127.0.0.1 -c fsync=off "
                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=50")
         self.run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start")
 
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server and keep the cluster (an outage): 'fast' ends the sessions, 'immediate' is a crash."""
+        self.run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+
     def stop(self) -> None:
         try:
-            self.run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+            self.stop_server("immediate")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -130,3 +130,28 @@ def test_the_driver_starts_model_jobs_from_the_class_model(session_factory, tmp_
     assert not hasattr(driver._plans[random_job].strategy.inner, "context")
     with session_scope(session_factory) as s:
         assert repo.job_progress(model_job, session=s).queued == 8
+
+
+def test_a_class_with_little_history_starts_from_a_richer_class_of_its_kind(session_factory, monkeypatch):
+    import tuner_server.class_models as class_models
+    from tests.db.factories import cuda_fingerprint
+
+    rich = _populate(session_factory)  # 40 trials, AVX2, one core
+    with session_scope(session_factory) as s:
+        new = device(s, cpu_fingerprint(cores=2, isa=("avx2", "avx512f")))  # another CPU class, no history
+        gpu = device(s, cuda_fingerprint())
+    keeper = ClassModels(session_factory, min_trials=16)
+    keeper.refresh()
+    donor = keeper.model(rich)
+    assert keeper.start_model(new) == (donor, rich)  # warm start across classes of one kind
+    assert keeper.start_model(gpu) == (None, None)  # never across kinds
+    assert keeper.start_model(rich) == (donor, rich)
+    monkeypatch.setattr(class_models, "OWN_HISTORY", 10)  # once a class has enough history, its own model
+    with session_scope(session_factory) as s:
+        w = cc.make_workload("softmax", {"rows": 64, "cols": 96})
+        target = target_for_class(new, session=s)
+        for j, config in enumerate(cc.get_space(w, target).sample(random.Random(3), 20)):
+            trial(s, new, config, key=w.key, median=_runtime(w, config), now=at(3000 + j))
+    keeper.refresh()
+    own = keeper.model(new)
+    assert own is not None and own is not donor and keeper.start_model(new) == (own, new)

@@ -194,14 +194,23 @@ def test_a_compare_result_without_its_lease_is_rejected(session, challenged):
     other = agent(session, "other")
     task = lease_compare(session, ag, at(5))
     assert repo.requeue_expired(session=session, now=at(5 + 61)).requeued == [task.task_id]
+    retry = lease_compare(session, other, at(67))  # re-leased: the first agent's attempt is over
+    assert retry.attempt == 2
     late = repo.record_result(ag.id, paired_report(task, 0.5), session=session, now=at(70))
     assert late.status == "rejected" and "lease not held" in late.reason
-    retry = lease_compare(session, other, at(71))
-    assert retry.attempt == 2
     repo.cancel_job(j.id, session=session, now=at(72))
     cancelled = repo.record_result(other.id, paired_report(retry, 0.5), session=session, now=at(73))
     assert cancelled.status == "rejected"
     assert _count(session, Comparison) == 0 and _head(session).trial_id == head.id
+
+
+def test_a_late_compare_result_counts_while_nobody_re_leased_its_task(session, challenged):
+    ag, _, _, fast = challenged
+    task = lease_compare(session, ag, at(5))
+    assert repo.requeue_expired(session=session, now=at(5 + 61)).requeued == [task.task_id]
+    late = repo.record_result(ag.id, paired_report(task, 0.5), session=session, now=at(70))
+    assert late.status == "accepted" and (late.comparison.attempt, late.comparison.outcome) == (1, "promoted")
+    assert _head(session).trial_id == fast.id and _count(session, Comparison) == 1
 
 
 def test_a_compare_result_with_unpaired_samples_is_refused(session, challenged):

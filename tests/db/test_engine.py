@@ -1,13 +1,16 @@
-"""Engine details: URL normalisation and timezone-aware UTC timestamps on both backends."""
+"""Engine details: URL normalisation, timezone-aware UTC timestamps on both backends, and read-only sessions."""
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy.exc import StatementError
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError, StatementError
 
-from tests.db.factories import MATMUL
-from tuner_server.db import Workload, normalize_url
+from tests.db.factories import MATMUL, SOFTMAX
+from tuner_server.db import Workload, normalize_url, read_only_sessions, session_scope
 from tuner_server.repo import get_or_create_workload
 
 
@@ -33,3 +36,74 @@ def test_naive_timestamps_are_refused(session):
     w.created_at = datetime(2026, 1, 1)
     with pytest.raises(StatementError, match="naive datetime"):
         session.flush()
+
+
+def test_a_read_only_session_cannot_write(session_factory):
+    reads = read_only_sessions(session_factory)
+    with reads() as s:
+        s.add(Workload(key="x(n=1)", op="x", params={}))
+        with pytest.raises(DBAPIError):
+            s.flush()
+
+
+def test_sqlite_readers_and_the_writer_do_not_wait_for_each_other(session_factory, backend):
+    """A read-only transaction is a WAL snapshot (deferred BEGIN): the writer commits while it is open, and a
+    reader started while the writer holds the write lock answers at once (from the last commit)."""
+    if backend != "sqlite":
+        pytest.skip("PostgreSQL readers never take locks")
+    reads = read_only_sessions(session_factory)
+    get_or_create_workload(MATMUL, session=(setup := session_factory()))
+    setup.commit()
+    setup.close()
+    with reads() as reader:
+        assert reader.scalar(select(func.count()).select_from(Workload)) == 1  # the snapshot is taken
+        wrote = threading.Event()
+
+        def write() -> None:
+            with session_scope(session_factory) as s:
+                get_or_create_workload(SOFTMAX, session=s)
+            wrote.set()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        finished = wrote.wait(5.0)  # with a write lock held by the reader this waits out the 30 s busy timeout
+        assert reader.scalar(select(func.count()).select_from(Workload)) == 1  # still its snapshot
+    writer.join()
+    assert finished, "the writer waited for a read-only transaction"
+    with session_factory() as writer_session, reads() as reader:
+        get_or_create_workload("softmax(rows=8,cols=8,dtype=float32)", session=writer_session)
+        writer_session.flush()  # BEGIN IMMEDIATE: this session holds the write lock, uncommitted
+        started = time.monotonic()
+        assert reader.scalar(select(func.count()).select_from(Workload)) == 2
+        assert time.monotonic() - started < 5.0
+        writer_session.rollback()
+
+
+def test_sqlite_writers_of_one_process_queue_in_turn_and_a_failed_one_frees_the_queue(session_factory, backend):
+    """Eight threads write at once: all commit (none waits out the busy timeout), and a transaction that fails or
+    is abandoned mid-way does not keep the others out."""
+    if backend != "sqlite":
+        pytest.skip("SQLite's one writer")
+    with pytest.raises(DBAPIError), session_scope(session_factory) as s:
+        get_or_create_workload(MATMUL, session=s)
+        s.flush()
+        s.execute(text("SELECT * FROM no_such_table"))  # fails inside the write transaction: rolled back
+    abandoned = session_factory()
+    get_or_create_workload(SOFTMAX, session=abandoned)
+    abandoned.flush()
+    abandoned.close()  # closed without commit or rollback: the connection goes back mid-transaction
+    keys = [f"softmax(rows={8 * (i + 1)},cols=8,dtype=float32)" for i in range(8)]
+
+    def write(key: str) -> None:
+        with session_scope(session_factory) as s:
+            get_or_create_workload(key, session=s)
+
+    threads = [threading.Thread(target=write, args=(key,)) for key in keys]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert time.monotonic() - started < 20 and not any(t.is_alive() for t in threads)
+    with session_factory() as s:
+        assert s.scalar(select(func.count()).select_from(Workload)) == 8

@@ -30,14 +30,14 @@ def _populate(session):
     """Two keys; one with improved + rollback + pin history, plus a failed trial."""
     ag = agent(session)
     job(session, budget=2)
-    job(session, budget=2, key=SOFTMAX, now=at(0.5))  # younger: leased after matmul's two configs
     measure(session, ag, [9e-3], now=at(1))
-    measure(session, ag, [4e-3], now=at(2))  # challenges the 9 ms head; softmax's tasks are queued ahead of it
-    measure(session, ag, [7e-3], now=at(3))  # softmax's first trial: its head
-    (t,) = repo.lease_tasks(ag.id, 1, session=session, now=at(4))
+    measure(session, ag, [4e-3], now=at(2))  # challenges the 9 ms head
+    assert compare(session, ag, 4 / 9, now=at(3)).promoted.version == 2
+    job(session, budget=2, key=SOFTMAX, now=at(3.5))
+    measure(session, ag, [7e-3], now=at(4))  # softmax's first trial: its head
+    (t,) = repo.lease_tasks(ag.id, 1, session=session, now=at(4.5))
     repo.record_result(ag.id, repo.TrialReport(t.task_id, t.attempt, "COMPILE_ERROR", error="nvcc: boom"),
-                       session=session, now=at(4))
-    assert compare(session, ag, 4 / 9, now=at(5)).promoted.version == 2
+                       session=session, now=at(4.5))
     schedules.rollback(MATMUL, CLASS, 1, session=session, author="alice", now=at(6))
 
 
@@ -95,7 +95,8 @@ def _scaled(lines: list[str], factor: float) -> list[str]:
     for line in lines:
         obj = json.loads(line)
         if obj["type"] == "trial" and obj["median_s"] is not None:
-            obj.update({k: obj[k] * factor for k in ("median_s", "ci_low_s", "ci_high_s")})
+            obj.update({k: obj[k] * factor for k in ("median_s", "ci_low_s", "ci_high_s")},
+                       samples=[x * factor for x in obj["samples"]])
         out.append(json.dumps(obj))
     return out
 
@@ -106,6 +107,14 @@ def _scaled(lines: list[str], factor: float) -> list[str]:
     ('{"type": "spaceship"}', "unknown type"),
     ('{"type": "workload", "key": "matmul(M=-1)"}', "line 3"),
     ('{"type": "device", "device_class": "tpu-v9"}', "bad device class"),
+    ('{"type": "workload", "key": "matmul(M=64,N=64,K=64)", "flops": NaN}', "line 3: NaN is not JSON"),
+    ('{"type": "workload", "key": "matmul(M=64,N=64,K=64)", "flops": 1e999}', "line 3: 1e999 is beyond"),
+    ('{"type": "schedule_version", "workload": "matmul(M=64,N=64,K=64)", "device_class": "cpu-x86_64-avx2-2c", '
+     '"version": 1, "trial": "t", "reason": "import", "created_at": "9999-12-31T23:59:59-01:00"}',
+     r"line 3: schedule_version: created_at '9999-12-31T23:59:59-01:00' must be between"),
+    ('{"type": "schedule_version", "workload": "matmul(M=64,N=64,K=64)", "device_class": "cpu-x86_64-avx2-2c", '
+     '"version": 99999999999999999999, "trial": "t", "reason": "import", "created_at": "2026-01-01T00:00:00Z"}',
+     "line 3: schedule_version: version must be between 1 and 2147483647"),
 ])
 def test_a_malformed_import_changes_nothing(session, other_session, bad, problem):
     _populate(session)

@@ -1,4 +1,4 @@
-"""Leases: selectors, priority, expiry and re-queueing, heartbeats, lost agents, concurrent leasing."""
+"""Leases: selectors, the fair share across jobs, expiry and re-queueing, heartbeats, lost agents, concurrency."""
 from __future__ import annotations
 
 import threading
@@ -45,12 +45,29 @@ def test_a_cpu_job_stays_on_the_class_of_its_first_lease(session):
     assert len(repo.lease_tasks(cpu2.id, 5, session=session, now=T0)) == 3
 
 
-def test_higher_priority_first_then_oldest(session):
+def test_jobs_of_equal_priority_take_turns(session):
     ag = agent(session)
-    low = job(session, budget=2, now=T0)
-    high = job(session, budget=2, key="softmax(rows=8,cols=8)", priority=5, now=at(10))
+    first = job(session, budget=4, now=T0)
+    second = job(session, budget=4, key="softmax(rows=8,cols=8)", now=at(10))
     order = [t.job_id for t in repo.lease_tasks(ag.id, 4, session=session, now=at(20))]
-    assert order == [high.id, high.id, low.id, low.id]
+    assert order == [first.id, second.id, first.id, second.id]
+
+
+def test_a_late_job_catches_up_with_the_tasks_others_hold(session):
+    a1, a2 = agent(session, "a1"), agent(session, "a2")
+    early = job(session, budget=8, now=T0)
+    assert {t.job_id for t in repo.lease_tasks(a1.id, 3, session=session, now=at(1))} == {early.id}
+    late = job(session, budget=8, key="softmax(rows=8,cols=8)", now=at(10))
+    order = [t.job_id for t in repo.lease_tasks(a2.id, 4, session=session, now=at(20))]
+    assert order == [late.id, late.id, late.id, early.id]  # 3 held each, then the older job wins the tie
+
+
+def test_priority_weights_the_share(session):
+    ag = agent(session)
+    low = job(session, budget=6, now=T0)
+    high = job(session, budget=6, key="softmax(rows=8,cols=8)", priority=10, now=at(10))  # weight 2
+    order = [t.job_id for t in repo.lease_tasks(ag.id, 6, session=session, now=at(20))]
+    assert order == [high.id, high.id, low.id, high.id, high.id, low.id]
 
 
 def test_expired_lease_is_requeued_and_the_old_attempt_rejected(session):
@@ -103,9 +120,10 @@ def test_silent_agents_are_marked_lost_and_their_leases_requeued(session):
     assert repo.mark_lost_agents(session=session, lost_after_s=30, now=at(40)) == [quiet.id]
     assert quiet.status == "lost" and chatty.status == "active"
     task = session.get(Task, t.task_id)
-    assert (task.state, task.attempt, task.agent_id) == ("queued", 2, None)
-    repo.heartbeat(quiet.id, [t.task_id], session=session, now=at(41))  # it comes back
+    assert (task.state, task.attempt, task.agent_id) == ("queued", 2, quiet.id)  # re-queued, last held by quiet
+    assert repo.heartbeat(quiet.id, [t.task_id], session=session, now=at(41)) == []  # it comes back, still holding
     assert quiet.status == "active"
+    assert (task.state, task.attempt, task.agent_id, task.lease_deadline) == ("leased", 1, quiet.id, at(101))
 
 
 def test_returned_leases_go_straight_back(session):

@@ -4,8 +4,9 @@
     the gpu profile, with the TLS override and with a docker/gpu_agents.py file for four GPUs, from a temp copy that
     has the secret files its README asks for (nothing is written into the repository); a copy with a misspelt key is
     refused, so the check is not vacuous. The generated GPU agents are the compose file's gpu-agent but for their
-    name and GPU. Every service has a healthcheck and a restart policy; images are pinned and run as a user; the
-    roles of pyproject.toml add up to its dependencies.
+    name and GPU; the two tuner replicas are the same service but for their name, and only the balancer in front
+    of them (`tuner`) publishes ports. Every service has a healthcheck and a restart policy; images are pinned and
+    run as a user; the roles of pyproject.toml add up to its dependencies.
 (b) The compose file's own entry points and environment, run as local processes against the throwaway PostgreSQL:
     the images' ENV, USER, WORKDIR, CMD (docker/*.Dockerfile) and the services' environment and healthchecks are
     read from the files, so this test breaks when they drift. Each process runs as a non-root user (image_support:
@@ -13,12 +14,16 @@
     image does not install (the web stack, tuner_server), nor the tuner device_agent. What is changed to run
     outside containers, and only that: service addresses (db:5432, tuner:50051) point at loopback ports,
     /run/secrets/* at temp files the user can read, volumes at directories the user owns (the lock directory is
-    shared like /tmp), the tuner listens on loopback free ports instead of 0.0.0.0:8080/50051/9090, each agent's
-    health port is a free one. As in the compose file, PostgreSQL has a `tunefarm` role whose password is the
-    db_password secret, and the cluster is made to require that password (scram-sha-256) for the role, so
-    TUNEFARM_DATABASE_PASSWORD_FILE is really used. Every service's compose healthcheck passes (run as the user); the
-    metrics port answers without a token; a small job completes on the compose's number of CPU agents, each with
-    its own hostname as in its container (see own_hostnames), and every process exits 0 on SIGTERM.
+    shared like /tmp), each tuner replica listens on loopback free ports instead of 0.0.0.0:8080/50051/9090, the
+    balancer (HAProxy with docker/haproxy.cfg, its addresses localized by balancer_support.py) binds free loopback
+    ports and points at the replicas' ports, each agent's health port is a free one. As in the compose file,
+    PostgreSQL has a `tunefarm` role whose password is the db_password secret, and the cluster is made to require
+    that password (scram-sha-256) for the role, so TUNEFARM_DATABASE_PASSWORD_FILE is really used. The replicas
+    start together (one leads, one follows); every service's compose healthcheck passes (the tuners' and agents'
+    run as the user); each replica's metrics port answers without a token; requests through the balancer reach
+    both replicas; a small job completes through the balancer on the compose's number of CPU agents, each with its
+    own hostname as in its container (see own_hostnames). Then the leader is killed (-9): the balancer answers from
+    the survivor, which leads, and a second job completes through it; every remaining process exits 0 on SIGTERM.
 """
 from __future__ import annotations
 
@@ -40,6 +45,7 @@ from packaging.requirements import Requirement
 from psycopg import sql
 from sqlalchemy.engine import make_url
 
+from tests.farm.balancer_support import haproxy_binary, start_balancer
 from tests.farm.farm_support import (
     FAST_MEASURE,
     MATMUL,
@@ -70,6 +76,7 @@ def compose_copy(tmp_path: Path, text: str | None = None) -> Path:
     target.parent.mkdir(parents=True)
     target.write_text(COMPOSE.read_text() if text is None else text)
     shutil.copy(TLS_COMPOSE, target.parent)
+    shutil.copy(REPO / "docker" / "haproxy.cfg", target.parent)  # the balancer's configuration, mounted
     for name in ("db_password", "enrolment_token", "admin_token"):
         write_secret(target.parent / "secrets" / f"{name}.txt", secrets.token_urlsafe(24))
     for name in ("cert", "key", "ca"):  # docker-compose config only needs them to exist
@@ -103,7 +110,10 @@ def test_compose_file_is_valid(tmp_path):
     merged = compose_config(cli, copy, "docker-compose.gpus.yml", "docker-compose.tls.yml", "--profile", "gpu",
                             quiet=False)
     services = yaml.safe_load(merged.stdout)["services"]
-    assert set(services) == {"db", "tuner", "cpu-agent", "gpu-agent", "gpu-agent-1", "gpu-agent-2", "gpu-agent-3"}
+    assert set(services) == {"db", "tuner", "tuner-1", "tuner-2", "cpu-agent", "gpu-agent", "gpu-agent-1",
+                             "gpu-agent-2", "gpu-agent-3"}
+    assert services["tuner-1"] == services["tuner-2"], "the replicas differ"
+    assert services["tuner"]["image"].startswith("haproxy:") and "ports" not in services["tuner-1"]
     for name, service in services.items():
         assert service.get("restart") == "unless-stopped" and service["healthcheck"]["test"], name
         assert re.search(r":\d+\.\d+", service["image"]), f"{name}: image {service['image']} is not pinned"
@@ -118,7 +128,7 @@ def test_compose_file_is_valid(tmp_path):
         assert generated["deploy"] == {**base["deploy"], "resources": {"reservations": {"devices": [
             {**base["deploy"]["resources"]["reservations"]["devices"][0], "device_ids": [str(index)]}]}}}
     tls = {"TUNEFARM_GRPC_TLS_CERT_FILE", "TUNEFARM_GRPC_TLS_KEY_FILE"}
-    assert tls <= services["tuner"]["environment"].keys()
+    assert all(tls <= services[name]["environment"].keys() for name in ("tuner-1", "tuner-2"))
     assert all("TUNEFARM_GRPC_TLS_CA_FILE" in s["environment"] for n, s in services.items() if "agent" in n)
 
 
@@ -194,6 +204,26 @@ def healthy(user: ImageUser, check: list[str], env: dict[str, str]) -> bool:
     return subprocess.run(user.command(check[1:]), env=env, capture_output=True, timeout=30).returncode == 0
 
 
+def replica_names(services: dict) -> list[str]:
+    """The tuner replicas: the services running the tuner image (`tuner` itself is the balancer in front)."""
+    return sorted(n for n, s in services.items() if s.get("image", "").startswith("tunefarm/tuner:"))
+
+
+def answers_health(proc, port: int) -> bool:
+    """The process is alive and its /health says 200 (False while it is starting)."""
+    assert proc.alive(), f"{proc.name} exited with {proc.popen.returncode}:\n{proc.tail()}"
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def get_health(port: int) -> dict:
+    answer = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
 @pytest.mark.postgres
 def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, image_root):
     spec = load_compose()
@@ -202,12 +232,16 @@ def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, im
     user = ImageUser(root)
     if not user.usable():
         pytest.skip("running as root without setpriv/unshare: cannot run the entry points as a non-root user")
+    haproxy_binary()
     secret_files = {name: user.own(write_secret(root / "secrets" / name, secrets.token_urlsafe(24)))
                     for name in spec["secrets"]}  # secrets the image's user can read
     user.own(root / "secrets")
     compose_role(pg_cluster, services["db"], secret_files["db_password"].read_text().strip())
-    rest_port, grpc_port, metrics_port = free_port(), free_port(), free_port()
-    addresses = {"db:5432": f"127.0.0.1:{pg_cluster.port}", "tuner:50051": f"127.0.0.1:{grpc_port}"}
+    replicas = replica_names(services)
+    assert replicas == ["tuner-1", "tuner-2"]
+    replica_ports = {name: {"8080": free_port(), "50051": free_port(), "9090": free_port()} for name in replicas}
+    balancer_ports = {"8080": free_port(), "50051": free_port(), "8404": free_port()}
+    addresses = {"db:5432": f"127.0.0.1:{pg_cluster.port}", "tuner:50051": f"127.0.0.1:{balancer_ports['50051']}"}
     volumes = {"tunerdata": user.own(root / "volumes" / "tunerdata"),
                "/tmp": user.own(root / "volumes" / "host-tmp", 0o1777)}  # shared like the host's /tmp
 
@@ -222,7 +256,7 @@ def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, im
         for target, local in mounts(service).items():
             value = value.replace(target, local)
         for port, local in (ports or {}).items():
-            value = re.sub(rf"(?<![\d.]){port}(?!\d)", local, value)
+            value = re.sub(rf"(?<![\d.]){port}(?!\d)", str(local), value)
         return value.replace(SECRETS_IN_CONTAINER, f"{root / 'secrets'}/")
 
     bin_dir = root / "bin"  # `tunefarm` as `pip install .` makes it in the images
@@ -244,31 +278,58 @@ def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, im
         env["PYTHONPATH"] = f"{blocker}:{env['PYTHONPATH']}"
         return env
 
-    tuner = services["tuner"]
-    tuner_ports = {"8080": str(rest_port), "50051": str(grpc_port), "9090": str(metrics_port)}
-    tuner_env = environment("tuner.Dockerfile", tuner, {"device_agent"}, tuner_ports)
-    assert {"TUNEFARM_DATABASE_URL", "TUNEFARM_DATABASE_PASSWORD_FILE", "TUNEFARM_ENROLMENT_TOKEN_FILE",
-            "TUNEFARM_ADMIN_TOKEN_FILE", "TUNEFARM_DATA_DIR"} <= tuner_env.keys()
-    assert make_url(tuner_env["TUNEFARM_DATABASE_URL"]).password is None, "the password comes from its file"
-    assert tuner_env["TUNEFARM_DATA_DIR"] == str(volumes["tunerdata"]), "the tuner writes to its volume"
-    tuner_env.update(TUNEFARM_REST_HOST="127.0.0.1", TUNEFARM_GRPC_HOST="127.0.0.1", TUNEFARM_METRICS_HOST="127.0.0.1",
-                     TUNEFARM_REST_PORT=str(rest_port), TUNEFARM_GRPC_PORT=str(grpc_port))
     tuner_cmd = dockerfile_spec("tuner.Dockerfile").cmd
     assert tuner_cmd[0] == "tunefarm"
-    server = process_tracker.spawn("tuner", user.command(tuner_cmd), tuner_env, root / "tuner.log")
+    servers, tuner_envs = {}, {}
+    for name in replicas:  # started together, as compose does: they race for the migrations and the tokens
+        service, ports = services[name], replica_ports[name]
+        env = environment("tuner.Dockerfile", service, {"device_agent"}, ports)
+        assert {"TUNEFARM_DATABASE_URL", "TUNEFARM_DATABASE_PASSWORD_FILE", "TUNEFARM_ENROLMENT_TOKEN_FILE",
+                "TUNEFARM_ADMIN_TOKEN_FILE", "TUNEFARM_DATA_DIR"} <= env.keys()
+        assert make_url(env["TUNEFARM_DATABASE_URL"]).password is None, "the password comes from its file"
+        assert env["TUNEFARM_DATA_DIR"] == str(volumes["tunerdata"]), "the tuner writes to its volume"
+        env.update(TUNEFARM_REST_HOST="127.0.0.1", TUNEFARM_GRPC_HOST="127.0.0.1", TUNEFARM_METRICS_HOST="127.0.0.1",
+                   TUNEFARM_REST_PORT=str(ports["8080"]), TUNEFARM_GRPC_PORT=str(ports["50051"]))
+        servers[name] = process_tracker.spawn(name, user.command(tuner_cmd), env, root / f"{name}.log")
+        tuner_envs[name] = env
+    balancer = services["tuner"]
+    assert [v.partition(":")[0] for v in balancer["volumes"]] == ["./haproxy.cfg"]
+    assert sorted(balancer["ports"]) == ["50051:50051", "8080:8080"]
+    assert not any("ports" in services[name] for name in replicas), "only the balancer is published"
+    lb = start_balancer(process_tracker, root, balancer_ports, replica_ports)
 
-    # Farm's helpers (health, clients, waits) pointed at these processes: it starts nothing itself here.
-    farm = Farm(root / "view", tuner_env["TUNEFARM_DATABASE_URL"], process_tracker, env={})
-    farm.server, farm.rest_port, farm.admin_token = server, rest_port, secret_files["admin_token"].read_text().strip()
+    # Farm's helpers (health, clients, waits) pointed at the balancer: it starts nothing itself here.
+    farm = Farm(root / "view", tuner_envs["tuner-1"]["TUNEFARM_DATABASE_URL"], process_tracker, env={})
+    farm.server, farm.rest_port, farm.admin_token = lb, balancer_ports["8080"], \
+        secret_files["admin_token"].read_text().strip()
+    for name in replicas:
+        wait_until(lambda n=name: answers_health(servers[n], replica_ports[n]["8080"]), f"{name} to answer /health",
+                   60, 0.2, diagnostics=lambda n=name: servers[n].tail())
+        check = [localize(a, services[name], replica_ports[name]) for a in services[name]["healthcheck"]["test"]]
+        assert healthy(user, check, tuner_envs[name])
+        scrape = httpx.get(f"http://127.0.0.1:{replica_ports[name]['9090']}/metrics", timeout=10)  # no token
+        assert scrape.status_code == 200 and "tunefarm_leader" in scrape.text
+    roles = {name: get_health(replica_ports[name]["8080"])["role"] for name in replicas}
+    assert sorted(roles.values()) == ["follower", "leader"], roles
     farm.wait_healthy()
-    assert healthy(user, [localize(a, tuner, tuner_ports) for a in tuner["healthcheck"]["test"]], tuner_env)
-    scrape = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10)  # no token
-    assert scrape.status_code == 200 and "tunefarm_jobs" in scrape.text
+    balancer_check = [localize(a, {}, balancer_ports) for a in balancer["healthcheck"]["test"]]
+    wait_until(lambda: subprocess.run(balancer_check[1:], capture_output=True, timeout=30).returncode == 0,
+               "the balancer's healthcheck", 30, 0.5, diagnostics=lb.tail)
+    seen: set[tuple[str, str]] = set()  # requests through the balancer reach both replicas once its checks pass
+
+    def both_replicas_answered() -> bool:
+        answer = get_health(balancer_ports["8080"])
+        seen.add((answer["replica"], answer["role"]))
+        return {role for _, role in seen} == {"leader", "follower"}
+
+    wait_until(both_replicas_answered, "the balancer to send requests to both replicas", 30, 0.1,
+               diagnostics=lambda: f"{seen}\n{lb.tail()}")
 
     agent = services["cpu-agent"]
     agent_spec = dockerfile_spec("agent-cpu.Dockerfile")
     assert agent_spec.cmd[:2] == ["sh", "-c"] and "--token-file" in agent_spec.cmd[2] and "--device cpu" in \
         agent_spec.cmd[2]
+    assert agent["environment"]["TUNEFARM_SERVER"] == "tuner:50051", "agents dial the balancer"
     assert agent["environment"]["TUNEFARM_LOCK_DIR"] in mounts(agent), "a host-wide lock dir"
     blocked = role_modules_missing("agent") | {"tuner_server", "tunefarm_client"}
     assert {"fastapi", "sqlalchemy", "uvicorn"} <= blocked
@@ -290,8 +351,30 @@ def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, im
         done = farm.wait_job(job.id)
         assert done.state == "done" and c.job(job.id).progress.verified == 4, farm.logs()
         assert c.health().database == "ok"
+
+    # The leader replica dies: the balancer's address keeps serving, the other replica leads, and the agents go on
+    # through the balancer (those on the dead replica reconnect with their sessions).
+    leader = next(name for name, role in roles.items() if role == "leader")
+    survivor = next(name for name in replicas if name != leader)
+    process_tracker.kill(servers[leader])
+
+    def survivor_leads_behind_the_balancer() -> bool:
+        try:
+            through = get_health(balancer_ports["8080"])
+        except (AssertionError, httpx.HTTPError):  # a request the balancer could not place yet
+            return False
+        return through == {**get_health(replica_ports[survivor]["8080"]), "role": "leader"}
+
+    wait_until(survivor_leads_behind_the_balancer, "the balancer to answer from the survivor, now the leader", 30,
+               0.2, diagnostics=lambda: farm.logs() + lb.tail())
+    with farm.client() as c:
+        job = c.create_job("matmul", MATMUL, "cpu", 2, seed=6, measure=FAST_MEASURE)
+        done = farm.wait_job(job.id)
+        assert done.state == "done" and c.job(job.id).progress.verified == 2, farm.logs()
+    assert subprocess.run(balancer_check[1:], capture_output=True, timeout=30).returncode == 0
     written = [*volumes["/tmp"].iterdir(), *volumes["tunerdata"].rglob("*")]
     assert any(p.name.startswith("tunefarm-measure-") for p in written), "the agents' locks are in the shared dir"
     assert {p.stat().st_uid for p in written} == {user.uid}, "everything was written by the image's user"
-    process_tracker.stop(farm.agents + [server])
-    assert [p.popen.returncode for p in farm.agents + [server]] == [0] * (len(farm.agents) + 1), farm.logs()
+    ours = farm.agents + [servers[survivor]]
+    process_tracker.stop(ours + [lb])
+    assert [p.popen.returncode for p in ours] == [0] * len(ours), farm.logs()

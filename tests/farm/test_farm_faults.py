@@ -6,9 +6,10 @@
     config; the victim's sandbox worker and builders exit by themselves (the process tracker checks at teardown).
 (b) kill -9 of the tuner mid-job, restarted on the same database and ports: the agents (same processes) notice,
     back off and reconnect by themselves; the job resumes and ends with exactly its budget, all verified, no
-    duplicates, nothing recorded before the kill lost. (With the 3 s agent timeout used here the restarted tuner
-    counts its own downtime as the agents' silence: their leases are re-queued and the results they measured
-    meanwhile are rejected and measured again, which the exact-budget check covers.)
+    duplicates, nothing recorded before the kill lost. (With the 3 s agent timeout used here the restart grace is
+    short: an agent that comes back after it finds its leases re-queued and takes back those nobody leased
+    meanwhile; a result for one that was re-leased is rejected and measured again, which the exact-budget check
+    covers. test_farm_outages.py checks that with a grace long enough nothing is measured twice.)
 (c) an agent with the TEST DOUBLE plugin tests.fault_plugin (the tuner loads it too, to validate op `fault`):
     fault(mode=segfault) -> RUNTIME_ERROR naming SIGSEGV, fault(mode=hang) with a 2 s timeout -> TIMEOUT,
     fault(mode=wrong) -> WRONG_ANSWER; the same agent process then measures a matmul job normally; the wrong

@@ -51,3 +51,23 @@ def test_random_valid_configs_compile(workload):
                 except BuildError as exc:
                     pytest.fail(f"{arch}: config {c} does not compile:\n{exc}")
             raise
+
+
+def _hopper_cases():
+    """The sweep's half matmul and batch_matmul cases the sm_90a Hopper kernel takes (K and N multiples of 8)."""
+    from compiler_core.schedules.cuda import gemm_sm90
+
+    h100 = cc.cuda_target("sm_90a", sm_count=132)
+    return [w for w in _cases() if w.op in ("matmul", "batch_matmul") and gemm_sm90.applies(w, h100)]
+
+
+@pytest.mark.parametrize("workload", _hopper_cases(), ids=lambda w: w.key)
+def test_random_hopper_configs_compile_for_sm90a(workload):
+    """The same cases on an sm_90a target, where the half GEMMs dispatch to the TMA + wgmma kernel (sm_90a only)."""
+    target = cc.cuda_target("sm_90a", sm_count=132)
+    configs = cc.get_space(workload, target).sample(random.Random(sum(map(ord, workload.key))), 3)
+    modules = [cc.lower(workload, c, target) for c in configs]
+    kernels = [k for m in modules for k in m.kernels]
+    assert configs and all(type(m.kernels[0]).__name__ == "OpaqueKernel" for m in modules)
+    unique = list({k.name: k for k in kernels}.values())  # equal knobs render one kernel
+    nvcc_compile(generate_source(cc.ir.Module("m", tuple(unique), (), (), 0), target), "sm_90a")

@@ -14,6 +14,7 @@ from compiler_core.runtime import cubin_params, nvcc_sm90, tensor_map
 from compiler_core.runtime.opaque_launch import OpaqueLaunch
 from compiler_core.runtime.tensor_map import Im2colMap, TiledMap
 from tests.conv_sm90_cases import LAYERS, SHAPES, configs
+from tests.nvcc.recording_function import RecordingFunction
 
 pytestmark = pytest.mark.nvcc
 
@@ -65,21 +66,13 @@ def test_maps_and_output_are_packed_where_the_cubin_reads_them(monkeypatch):
     monkeypatch.setattr(tensor_map, "encode", lambda spec, address: encoded.append((type(spec), address))
                         or struct.pack("<Q", address).ljust(128, b"\x5a"))
     params = cubin_params.kernel_params(build.cubin, kernel.name)
-    calls = []
-
-    class Fn:
-        def prepare(self, fmt):
-            pass
-
-        def prepared_async_call(self, *args, **kw):
-            calls.append(args)
-
-    launch = OpaqueLaunch(Fn(), kernel, build.cubin, lambda: 132)
+    fn = RecordingFunction()
+    launch = OpaqueLaunch(fn, kernel, build.cubin, lambda: 132)
     wr, xt, y = kernel.bound_buffers
     addresses = {wr: 0x7F0000000000, xt: 0x7F0000100000, y: 0x7F0000200000}
     launch(addresses)
     assert encoded == [(TiledMap, addresses[wr]), (Im2colMap, addresses[xt])]
-    buf = calls[0][3]
+    buf = fn.calls[0][3]
     assert [p.offset for p in params][:3] == [0x30, 0xB0, 0x130]
     assert struct.unpack_from("<Q", buf, 0x30)[0] == addresses[wr] and struct.unpack_from("<Q", buf, 0xB0)[0] == \
         addresses[xt]

@@ -16,16 +16,17 @@ from compiler_core.codegen import generate_source
 from compiler_core.runtime import cubin_params, nvcc_sm90, tensor_map
 from compiler_core.runtime.opaque_launch import OpaqueLaunch
 from compiler_core.runtime.sm90_gemm_launch import ARG_KINDS
+from tests.nvcc.recording_function import RecordingFunction
 
 pytestmark = pytest.mark.nvcc
 
 H100 = cc.cuda_target("sm_90a", sm_count=132)
 BIG = cc.make_workload("matmul", dict(M=4096, N=4096, K=4096, dtype="float16"))
 RAGGED = cc.make_workload("matmul", dict(M=136, N=264, K=520, dtype="float16"))
-BASE = dict(bm=128, bn=256, stages=4, consumers=2, persistent=True, group_m=8, cluster=1)
+BASE = dict(bm=128, bn=256, stages=4, consumers=2, persistent=True, group_m=8, cluster=1, split_k=1)
 SAMPLE = [  # (workload, config): the defaults and one departure per knob family
     (BIG, BASE),
-    (RAGGED, cc.default_config(RAGGED, H100)),  # 64 x 128 s6 c1
+    (RAGGED, cc.default_config(RAGGED, H100)),  # 64 x 128 s6 c1, split-K 2 (9 tiles, 9 K blocks)
     (BIG, dict(BASE, cluster=2)),
     (BIG, dict(BASE, bm=64, bn=128, consumers=1, persistent=False, group_m=1, stages=8)),
     (BIG, dict(BASE, bm=256, bn=128, stages=3)),
@@ -65,7 +66,7 @@ def test_params_land_where_the_cubin_reads_them(i, built, monkeypatch):
         return struct.pack("<QQQ", address, *spec.box[:2]).ljust(128, b"\x5a")
 
     monkeypatch.setattr(tensor_map, "encode", fake_encode)
-    fn = _FakeFunction()
+    fn = RecordingFunction()
     launch = OpaqueLaunch(fn, kernel, cubin, lambda: 132)
     assert fn.formats == [["324s"]] and launch.offsets == [p.offset for p in params]
     a, b, c = kernel.bound_buffers
@@ -85,17 +86,6 @@ def test_params_land_where_the_cubin_reads_them(i, built, monkeypatch):
     assert encoded[2:] == [0x7F0000300000, addresses[b]]  # new addresses: encoded again
 
 
-class _FakeFunction:
-    def __init__(self) -> None:
-        self.formats, self.calls = [], []
-
-    def prepare(self, fmt) -> None:
-        self.formats.append(fmt)
-
-    def prepared_async_call(self, grid, block, stream, buf, shared_size=0) -> None:
-        self.calls.append((grid, block, stream, buf, shared_size))
-
-
 def test_persistent_grid_asks_the_device_only_when_the_target_did_not_say(built):
     kernel, cubin = built[0]
     asked = []
@@ -104,9 +94,9 @@ def test_persistent_grid_asks_the_device_only_when_the_target_did_not_say(built)
         asked.append(1)
         return 114
 
-    assert OpaqueLaunch(_FakeFunction(), kernel, cubin, device_sms).grid == (132, 1, 1) and not asked
+    assert OpaqueLaunch(RecordingFunction(), kernel, cubin, device_sms).grid == (132, 1, 1) and not asked
     unknown = dataclasses.replace(kernel, sm_count=0)
-    assert OpaqueLaunch(_FakeFunction(), unknown, cubin, device_sms).grid == (114, 1, 1) and asked
+    assert OpaqueLaunch(RecordingFunction(), unknown, cubin, device_sms).grid == (114, 1, 1) and asked
 
 
 def test_several_opaque_kernels_share_a_module_and_none_spills():
@@ -129,7 +119,7 @@ def test_cuda_module_wires_the_opaque_launch(built, monkeypatch):
     from compiler_core.runtime import cuda_runtime
 
     kernel, cubin = built[0]
-    fn = _FakeFunction()
+    fn = RecordingFunction()
     fn.attributes = {}
     fn.set_attribute = lambda attr, value: fn.attributes.__setitem__(attr, value)
     fake_drv = types.SimpleNamespace(

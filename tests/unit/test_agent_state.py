@@ -157,6 +157,20 @@ def test_heartbeats_are_periodic_and_list_held_tasks_running_first():
     assert of(ev.Heartbeat, d.later(HB / 2 + 0.1)) == [ev.Heartbeat(("t1", "t2"))]
 
 
+def test_heartbeats_also_name_tasks_whose_results_await_acknowledgement():
+    d = Driver()
+    d.register()
+    d.feed(ev.Leased((task(1), task(2))))
+    d.feed(ev.TaskDone(result(1)))  # t1 measured while the server is away: its report fails
+    d.feed(ev.ReportFailed("unavailable"))
+    out = d.later(5.0)  # after the backoff, the heartbeat is the probe; the report waits for its answer
+    assert of(ev.Heartbeat, out) == [ev.Heartbeat(("t2", "t1"))] and reported(out) == []
+    assert d.state.held == ("t2",)
+    assert reported(d.feed(ev.HeartbeatAck())) == ["t1"]
+    d.feed(ev.Reported(accepted=("t1",)))
+    assert of(ev.Heartbeat, d.later(HB)) == [ev.Heartbeat(("t2",))]
+
+
 def test_sleep_is_the_time_to_the_next_timer():
     d = Driver(max_sleep_s=60.0)
     out = d.register()

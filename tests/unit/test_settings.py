@@ -36,3 +36,12 @@ def test_codegen_mismatch_is_refused_unless_allowed(monkeypatch):
     assert Settings().allow_codegen_mismatch is False
     monkeypatch.setenv("TUNEFARM_ALLOW_CODEGEN_MISMATCH", "1")
     assert Settings().allow_codegen_mismatch is True
+
+
+def test_rest_workers_need_postgresql(monkeypatch):
+    for name in ("TUNEFARM_DATABASE_URL", "TUNEFARM_REST_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValidationError, match="needs PostgreSQL"):
+        Settings(rest_workers=2)
+    assert Settings(rest_workers=4, database_url="postgresql://h/db").rest_workers == 4
+    assert Settings().rest_workers == 1

@@ -37,7 +37,7 @@ def value(vec, name: str) -> float:
 def test_every_config_obeys_the_kernel_rules_and_fits_the_target():
     space = cc.get_space(BIG, H100)
     configs = list(space)
-    assert space.names == ["bm", "bn", "stages", "consumers", "persistent", "group_m", "cluster"]
+    assert space.names == ["bm", "bn", "stages", "consumers", "persistent", "group_m", "cluster", "split_k"]
     assert 500 < len(configs) < space.size  # the rules prune, and plenty is left to tune
     for c in configs:
         cfg = gemm_sm90.hopper_config(c)
@@ -47,6 +47,7 @@ def test_every_config_obeys_the_kernel_rules_and_fits_the_target():
     seen = {k: {c[k] for c in configs} for k in space.names}
     assert seen["bm"] == {64, 128, 256} and seen["bn"] == {64, 128, 256} and seen["cluster"] == {1, 2}
     assert seen["consumers"] == {1, 2} and seen["persistent"] == {False, True}
+    assert seen["split_k"] == {1}  # 4096^2 fills the SMs with tiles: split-K is not offered
 
 
 def test_a_device_with_less_opt_in_shared_memory_gets_fewer_deep_rings():
@@ -87,8 +88,9 @@ def test_default_is_a_rule_on_how_many_large_tiles_fill_the_sms():
     (BIG, cc.cuda_target("sm_80")),
     (matmul(4096, 4096, 4100), H100),  # K % 8: A's rows are not 16-byte multiples
     (matmul(4096, 4100, 4096), H100),  # N % 8: B's rows
-    (cc.make_workload("batch_matmul", dict(batch=2, M=256, N=256, K=256, dtype="float16")), H100),
-], ids=["sm_90", "sm_80", "k-unaligned", "n-unaligned", "batch_matmul"])
+    (cc.make_workload("batch_matmul", dict(batch=2, M=256, N=256, K=256, dtype="float16")), cc.cuda_target("sm_80")),
+    (cc.make_workload("batch_matmul", dict(batch=2, M=256, N=256, K=252, dtype="bfloat16")), H100),
+], ids=["sm_90", "sm_80", "k-unaligned", "n-unaligned", "batch_matmul-sm_80", "batch_matmul-k-unaligned"])
 def test_float16_stays_on_wmma_where_the_hopper_kernel_does_not_apply(w, target):
     assert not gemm_sm90.applies(w, target)
     assert cc.get_space(w, target).names == gemm_wmma.space(w, target).names
@@ -116,7 +118,7 @@ def test_a_wmma_config_stored_before_the_hopper_template_still_builds_on_sm90a()
 
 # ---- the lowered kernel --------------------------------------------------------------------------
 def test_lowers_to_one_opaque_kernel_with_the_probes_parameters():
-    config = dict(cc.default_config(RAGGED, H100), persistent=False)
+    config = dict(cc.default_config(RAGGED, H100), persistent=False, split_k=1)
     module = cc.lower(RAGGED, config, H100)
     (k,) = module.kernels
     assert isinstance(k, OpaqueKernel) and k.requires == ("wgmma",)

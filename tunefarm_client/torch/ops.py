@@ -148,7 +148,7 @@ def custom_op(kernel) -> KernelOp:
 
 def load_best_op(client, op: str, params: dict[str, Any], device: str, **load_options) -> KernelOp:
     """load_best (the head schedule of (op, params) on device class `device`, built here) as a custom op.
-    `load_options` go to load_best (target=, version=, allow_version_mismatch=, cache_dir=)."""
+    `load_options` go to load_best (target=, version=, predict=, allow_version_mismatch=, cache_dir=)."""
     from tunefarm_client.loader import load_best
 
     return custom_op(load_best(client, op, params, device, **load_options))

@@ -18,8 +18,12 @@ from tuner_server import metrics
 from tuner_server.api.dashboard import install_dashboard
 from tuner_server.api.docs import install_docs
 from tuner_server.api.errors import install_error_handlers
+from tuner_server.api.head_cache import HeadCache
+from tuner_server.api.hot_heads import HotHeads
 from tuner_server.api.middleware import BodySizeLimit, RequestTimer
 from tuner_server.api.routes import ROUTERS
+from tuner_server.api.schemas import ErrorBody
+from tuner_server.db import read_only_sessions
 from tuner_server.settings import Settings
 
 DESCRIPTION = """A kernel-autotuning farm. Submit a job (op, params, device, trial budget); agents measure the
@@ -27,7 +31,7 @@ configs the search proposes; the fastest verified schedule of each (workload, de
 control. Every endpoint except /health, /docs, /redoc and the dashboard's page (/dashboard, which asks for a token
 and sends it) needs `Authorization: Bearer <token>`: scope `read` for GETs, `admin` for writes. Errors are JSON
 `{"error": "...", "detail": ...}`."""
-# Requests holding a database session at once: below SQLAlchemy's default pool (5 + 10 overflow) and AnyIO's 40
+# Requests holding a database session at once: below the engine's pool (db/engine.py: 20 + 10 overflow) and AnyIO's 40
 # worker threads, so a request holding a connection always finds a worker for its next step (see deps.get_db).
 MAX_DB_REQUESTS = 10
 LATENCY_BUCKETS = metrics.LATENCY_BUCKETS
@@ -51,24 +55,31 @@ def request_latency_observer(registry: CollectorRegistry):
 
 
 def create_app(settings: Settings, session_factory: sessionmaker[Session], driver: Any, *,
-               registry: CollectorRegistry | None = None, max_db_requests: int = MAX_DB_REQUESTS) -> FastAPI:
+               registry: CollectorRegistry | None = None, max_db_requests: int = MAX_DB_REQUESTS,
+               leadership: Any = None) -> FastAPI:
     """The app over `session_factory`'s database.
 
     `driver`: anything with `wake()` (the JobDriver), called after a job is created or cancelled; or None.
     `registry`: what GET /metrics shows; default tuner_server.metrics.REGISTRY, the process-wide registry the
     driver and gRPC count on (tests may pass their own). `max_db_requests`: requests holding a session at once
-    (keep it below the engine's pool size plus overflow, see deps.get_db)."""
+    (keep it below the engine's pool size plus overflow, see deps.get_db). `leadership`: anything with `role` and
+    `replica` (tuner_server.leadership), shown by /health; None: /health shows no role."""
     app = FastAPI(title="tunefarm", version="0.1.0", description=DESCRIPTION, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.session_factory = session_factory
+    app.state.read_session_factory = read_only_sessions(session_factory)
+    app.state.head_cache = HeadCache()
     app.state.driver = driver
+    app.state.leadership = leadership
     app.state.db_slots = asyncio.Semaphore(max_db_requests)
     app.state.metrics_registry = registry if registry is not None else metrics.REGISTRY
     install_error_handlers(app)
-    for router in ROUTERS:
-        app.include_router(router)
+    for router in ROUTERS:  # any route that reads the database answers 503 while it is down (api/errors.py)
+        app.include_router(router, responses={503: {"model": ErrorBody, "description": "the database is "
+                                                    "unreachable or busy: retry after the Retry-After seconds"}})
     install_docs(app)
     install_dashboard(app)
+    app.add_middleware(HotHeads, state=app.state)  # inside RequestTimer: its answers are timed like the route's
     app.add_middleware(RequestTimer, observe=request_latency_observer(app.state.metrics_registry))
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app

@@ -9,14 +9,19 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
-from tuner_server import repo
+from tuner_server import bounds, repo
 from tuner_server.api.errors import ApiError
+from tuner_server.api.schemas import NO_NUL
 from tuner_server.db import session_scope
+from tuner_server.db.engine import READ_ONLY
+from tuner_server.device_class import CLASS_PATTERN
 from tuner_server.settings import Settings
+
+READ_METHODS = ("GET", "HEAD")  # routes of these methods never write (their sessions cannot)
 
 
 async def get_db(request: Request) -> AsyncIterator[Session]:
@@ -28,9 +33,14 @@ async def get_db(request: Request) -> AsyncIterator[Session]:
     every worker thread were waiting for a connection or that lock, the holder could never get the worker it needs
     next. So at most `app.state.db_slots` requests hold a session at a time (fewer than the pool's connections
     and the worker threads; the rest wait on the event loop, holding nothing), and auth ends its own
-    transaction at once. Write routes commit before they wake the driver."""
-    async with request.app.state.db_slots:
-        with session_scope(request.app.state.session_factory) as session:
+    transaction at once. Write routes commit before they wake the driver.
+
+    GET and HEAD requests get a read-only session (db/engine.py: on SQLite a deferred transaction that takes no
+    lock), so reads never queue behind each other, leasing or reporting."""
+    state = request.app.state
+    factory = state.read_session_factory if request.method in READ_METHODS else state.session_factory
+    async with state.db_slots:
+        with session_scope(factory) as session:
             yield session
 
 
@@ -44,7 +54,13 @@ def get_driver(request: Request) -> Any:
 
 SessionDep = Annotated[Session, Depends(get_db, scope="function")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="page size")]
-Offset = Annotated[int, Query(ge=0, description="items to skip")]
+Offset = Annotated[int, Query(ge=0, le=bounds.MAX_OFFSET, description="items to skip")]
+PathId = Annotated[str, Path(max_length=64, pattern=NO_NUL, description="a UUID")]
+WORKLOAD_KEY = r"^[a-z][a-z0-9_]{0,63}\([^\x00]{0,1000}\)$"
+WorkloadKey = Annotated[str | None, Query(max_length=1100, pattern=WORKLOAD_KEY, description="a workload key, e.g. "
+                                          "matmul(M=64,N=64,K=64) (dtype defaults to float32)")]
+DeviceClassFilter = Annotated[str | None, Query(max_length=128, pattern=f"^{CLASS_PATTERN}$",
+                                                description="an exact device class, e.g. cpu-x86_64-avx2-2c")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DriverDep = Annotated[Any, Depends(get_driver)]
 
@@ -67,7 +83,8 @@ def _authenticate(credentials: HTTPAuthorizationCredentials | None, session: Ses
         raise ApiError(401, "missing bearer token: send 'Authorization: Bearer <token>'",
                        headers={"WWW-Authenticate": "Bearer"})
     scope = repo.authenticate_token(credentials.credentials, session=session)
-    session.commit()  # end the read now: hold no connection or lock while the route waits for a worker
+    if not session.info.get(READ_ONLY):  # a read-only transaction holds no lock: it goes on into the route
+        session.commit()  # end the read now: hold no lock (SQLite: the write lock) while the route waits for a worker
     if scope is None:
         raise ApiError(401, "invalid or revoked token", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
     return Principal(scope)

@@ -2,20 +2,42 @@
 
 Repository errors map to statuses (NotFound 404, InvalidRequest 422, Conflict 409); compiler_core's WorkloadError
 and ConfigError are 422; a body that is not JSON is 400 with the parser's message; schema violations are 422 with
-one line per field.
+one line per field; a 405's Allow header lists every method the path takes. A database that is down or busy is 503
+with Retry-After (db/availability.py), answered on the same keep-alive connection and logged once per outage, not
+once per request; any other database error is a bug (500). `documented(...)` declares the body sent (ErrorBody) for a
+route's error statuses, so the OpenAPI shows what is sent.
 """
 from __future__ import annotations
 
+import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import compiler_core as cc
+from tuner_server.api.schemas import ErrorBody
+from tuner_server.db.availability import BUSY, OUTAGE, RETRY_AFTER_S, reason, unavailable
 from tuner_server.repo import Conflict, ImportFormatError, InvalidRequest, NotFound, RepoError
+
+log = logging.getLogger(__name__)
+MEANINGS = {400: "malformed body (not UTF-8, not JSON)", 401: "missing, unknown or revoked bearer token",
+            403: "this needs an admin token", 404: "not found", 409: "the current state forbids it",
+            413: "request body over the server's max_request_bytes",
+            422: "a field is out of its bounds or inconsistent: `error` names it, `detail` lists every problem",
+            503: "the database is down or busy: retry after Retry-After seconds"}
+
+
+def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The `responses=` of a route whose errors are `statuses`, plus 503 (every route reads the database, if only
+    to check its token): each with ErrorBody (FastAPI's own 422 body, HTTPValidationError, is never sent: see
+    _on_validation_error)."""
+    return {status: {"model": ErrorBody, "description": MEANINGS[status]} for status in (*statuses, 503)}
 
 
 class ApiError(Exception):
@@ -39,14 +61,23 @@ def _repo_status(exc: RepoError) -> int:
 
 
 def _field_problems(errors: list[dict]) -> list[dict[str, Any]]:
-    """pydantic's errors without the echoed input (it may be large): where, what, and the allowed bounds."""
+    """pydantic's errors: where, what, the allowed bounds, and the value given when it is a short scalar (a large
+    input is not echoed)."""
     out = []
     for e in errors:
         item = {"loc": ".".join(str(part) for part in e.get("loc", ())), "msg": e.get("msg", ""), "type": e["type"]}
         if e.get("ctx"):
             item["ctx"] = {k: str(v) for k, v in e["ctx"].items()}
+        given = e.get("input")
+        if isinstance(given, str | int | float | bool) and len(repr(given)) <= 80 and e["type"] != "missing":
+            item["input"] = given
         out.append(item)
     return out
+
+
+def _line(problem: dict[str, Any]) -> str:
+    given = f" (got {problem['input']!r})" if "input" in problem else ""
+    return f"{problem['loc']}: {problem['msg']}{given}"
 
 
 async def _on_api_error(_request: Request, exc: ApiError) -> JSONResponse:
@@ -68,13 +99,45 @@ async def _on_validation_error(_request: Request, exc: RequestValidationError) -
     if bad_json:
         ctx = bad_json[0].get("ctx", {})
         return error_response(400, f"malformed JSON body: {ctx.get('error', bad_json[0]['msg'])}", bad_json)
-    summary = "; ".join(f"{p['loc']}: {p['msg']}" for p in problems[:5])
+    summary = "; ".join(_line(p) for p in problems[:5])
     return error_response(422, f"invalid request: {summary}", problems)
 
 
-async def _on_http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-    return error_response(exc.status_code, str(exc.detail), getattr(exc, "extra_detail", None),
-                          getattr(exc, "headers", None))
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the OpenAPI documents at the request's path, plus HEAD beside GET (Starlette's 405 names only
+    the first route that matched the path, e.g. POST /v1/jobs but not GET /v1/jobs); empty for a path it does not
+    document."""
+    methods: set[str] = set()
+    for template, operations in request.app.openapi()["paths"].items():
+        if re.fullmatch(re.sub(r"\\{[^/]+?\\}", "[^/]+", re.escape(template)), request.url.path):
+            methods |= {method.upper() for method in operations}
+    return sorted(methods | ({"HEAD"} if "GET" in methods else set()))
+
+
+async def _on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    headers = dict(getattr(exc, "headers", None) or {})
+    if exc.status_code == 405 and (allowed := allowed_methods(request)):
+        headers["Allow"] = ", ".join(allowed)
+        return error_response(405, f"method {request.method} not allowed here; allowed: {headers['Allow']}",
+                              None, headers)
+    return error_response(exc.status_code, str(exc.detail), getattr(exc, "extra_detail", None), headers or None)
+
+
+def unavailable_response(kind: str) -> JSONResponse:
+    """503 for a database that is down (OUTAGE) or busy (BUSY), telling the client when to try again."""
+    wait = RETRY_AFTER_S[kind]
+    state = "unreachable" if kind == OUTAGE else "busy"
+    return error_response(503, f"the database is {state}; retry after {wait} s", {"retry_after_s": wait},
+                          headers={"Retry-After": str(wait)})
+
+
+async def _on_database_error(_request: Request, exc: SQLAlchemyError) -> JSONResponse:
+    kind = unavailable(exc)
+    if kind is None:
+        raise exc  # not the database's state: a bug, answered and logged (with its traceback) as one
+    if kind == BUSY:
+        log.warning("database busy, answered 503: %s", reason(exc))
+    return unavailable_response(kind)
 
 
 async def _on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
@@ -89,4 +152,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(cc.ConfigError, _on_compiler_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(SQLAlchemyError, _on_database_error)
     app.add_exception_handler(Exception, _on_unexpected)

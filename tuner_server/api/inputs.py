@@ -8,15 +8,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from fastapi import Request
 from sqlalchemy.orm import Session
 
 import compiler_core as cc
-from tuner_server import repo
+from tuner_server import bounds, repo
 from tuner_server.api.errors import ApiError
-
-# Query parameters of /v1/best* that are not op params.
-RESERVED_QUERY = frozenset({"op", "device", "version", "as_of", "include_source", "limit", "offset", "v1", "v2"})
 
 
 def workload_of(op: str, params: Mapping[str, Any]) -> cc.Workload:
@@ -25,20 +21,8 @@ def workload_of(op: str, params: Mapping[str, Any]) -> cc.Workload:
     return cc.make_workload(op, dict(params))
 
 
-def workload_from_query(request: Request, op: str) -> cc.Workload:
-    """The op's params are the query parameters not in RESERVED_QUERY, e.g. ?op=matmul&M=512&N=512&K=512."""
-    params: dict[str, str] = {}
-    for name, value in request.query_params.multi_items():
-        if name in RESERVED_QUERY:
-            continue
-        if name in params:
-            raise ApiError(422, f"query parameter {name!r} given more than once")
-        params[name] = value
-    return workload_of(op, params)
-
-
 def parse_as_of(text: str | None) -> datetime | None:
-    """ISO 8601 with a zone ('2026-01-01T12:00:00Z'); 422 otherwise."""
+    """ISO 8601 with a zone ('2026-01-01T12:00:00Z') within bounds.EARLIEST .. bounds.LATEST; 422 otherwise."""
     if text is None:
         return None
     try:
@@ -46,8 +30,10 @@ def parse_as_of(text: str | None) -> datetime | None:
     except ValueError as exc:
         hint = " (a '+' in a query string reads as a space: write it as %2B)" if " " in text else ""
         raise ApiError(422, f"as_of={text!r} is not an ISO 8601 time: {exc}{hint}") from exc
-    if value.tzinfo is None:
-        raise ApiError(422, f"as_of={text!r} has no time zone; add 'Z' or an offset like '+00:00'")
+    problem = bounds.time_problem(value)
+    if problem is not None:
+        raise ApiError(422, f"as_of={text!r} {problem}",
+                       {"earliest": bounds.EARLIEST.isoformat(), "latest": bounds.LATEST.isoformat()})
     return value
 
 

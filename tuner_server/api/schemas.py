@@ -5,12 +5,40 @@ Only pydantic here (no ORM, no FastAPI), so the Python client validates response
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+import compiler_core as cc
+from tuner_server import bounds
+from tuner_server.device_class import CLASS_PATTERN
 
 T = TypeVar("T")
-ParamValue = StrictInt | StrictStr
+MAX_PARAM_TEXT = 256  # a string param (an elementwise expression is at most 256 characters)
+NO_NUL = r"^[^\x00]*$"  # PostgreSQL's text cannot hold U+0000 (strict_json refuses it in any body with a 400)
+ParamValue = (Annotated[StrictInt, Field(ge=0, le=bounds.MAX_INT32)]
+              | Annotated[StrictStr, Field(max_length=MAX_PARAM_TEXT, pattern=NO_NUL)])
+Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]  # of an op param or a strategy option
+NAMED_ONLY = {"additionalProperties": False}  # a dict's keys are Names (pydantic writes them as patternProperties)
+Params = dict[Name, ParamValue]
+
+
+def _no_int(value: Any) -> Any:
+    """An option's float branch takes no int: an int past the int branch's bounds is refused, not rounded."""
+    if isinstance(value, int):
+        raise ValueError("an integer option must be within the 64-bit range")
+    return value
+
+
+OptionValue = (StrictBool | Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+               | Annotated[StrictFloat, Field(allow_inf_nan=False), BeforeValidator(_no_int)]
+               | Annotated[StrictStr, Field(max_length=256, pattern=NO_NUL)] | None)
+OpName = Literal[tuple(sorted(cc.OPS))]  # type: ignore[valid-type]  # GET /v1/ops describes each
+DeviceClass = Annotated[str, Field(pattern=f"^{CLASS_PATTERN}$", max_length=128,
+                                   description="an exact device class, e.g. cpu-x86_64-avx2-2c")]
+RowId = Annotated[str, Field(max_length=64, pattern=NO_NUL, description="a UUID")]  # of a job, token, trial
+Version = Annotated[StrictInt, Field(ge=1, le=bounds.MAX_VERSION)]  # in bodies: JSON true is no version
+PARAMS_DOC = "the op's params, e.g. {\"M\": 512, \"N\": 512, \"K\": 512}; GET /v1/ops lists each op's"
 
 
 class Page(BaseModel, Generic[T]):
@@ -33,6 +61,10 @@ class Health(BaseModel):
     status: str
     database: str
     codegen_version: str
+    role: Literal["leader", "follower"] | None = Field(
+        None, description="leader: this replica runs the job driver and the class-model keeper (one at a time over "
+        "a database); follower: it serves REST and gRPC only")
+    replica: str | None = Field(None, description="this tuner process (host/pid)")
 
 
 # ---- ops, strategies, devices -----------------------------------------------------------------------------------
@@ -89,35 +121,46 @@ class DevicePublic(BaseModel):
 
 
 # ---- jobs and trials --------------------------------------------------------------------------------------------
+def _bounded(kind: type, low: float, high: float) -> Any:
+    number = StrictInt if kind is int else Annotated[float, Field(allow_inf_nan=False)]
+    return Annotated[number, Field(ge=low, le=high)] | None
+
+
 class MeasureOptionsIn(BaseModel):
     """How agents time each candidate and how the job ends; unset fields take the device kind's defaults
-    (GET /v1/ops lists them with their bounds). The job stores the resolved set: see measure_options."""
+    (GET /v1/ops lists them with their bounds). The job stores the resolved set: see measure_options.
+    The bounds are measure_policy.FIELDS' (tests/unit/test_rest_schemas.py holds them equal)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-    warmup: int | None = None
-    min_repeats: int | None = None
-    max_repeats: int | None = None
-    min_time_s: float | None = None
-    max_time_s: float | None = None
-    target_rel_ci: float | None = None
-    max_contention: float | None = None
-    timeout_s: float | None = None
-    flush_cache: bool | None = None
-    recheck_top: int | None = None
-    min_gain: float | None = None
-    time_reference: bool | None = None
+    warmup: _bounded(int, 0, 1000) = None
+    min_repeats: _bounded(int, 1, 10_000) = None
+    max_repeats: _bounded(int, 1, 100_000) = None
+    min_time_s: _bounded(float, 0.0, 60.0) = None
+    max_time_s: _bounded(float, 0.0, 600.0) = None
+    target_rel_ci: _bounded(float, 1e-4, 1.0) = None
+    max_contention: _bounded(float, 1e-3, 1.0) = None
+    timeout_s: _bounded(float, 0.1, 3600.0) = None
+    flush_cache: StrictBool | None = None
+    recheck_top: _bounded(int, 0, 64) = None
+    min_gain: _bounded(float, 0.0, 0.5) = None
+    time_reference: StrictBool | None = None
 
 
 class JobCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    op: str = Field(max_length=64, examples=["matmul"])
-    params: dict[str, ParamValue] = Field(max_length=32, examples=[{"M": 512, "N": 512, "K": 512}])
-    device: str = Field(max_length=128, description="'cpu', 'cuda' or an exact device class", examples=["cpu"])
-    trials: int = Field(ge=1, description="trial budget: 1 .. the server's max_trials_per_job")
-    strategy: str = Field("model", max_length=32)
-    strategy_options: dict[str, Any] = Field(default_factory=dict, max_length=64)
-    priority: int = Field(0, ge=-1000, le=1000)
-    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    op: OpName = Field(examples=["matmul"])
+    params: Params = Field(max_length=32, description=PARAMS_DOC, examples=[{"M": 512, "N": 512, "K": 512}],
+                           json_schema_extra=NAMED_ONLY)
+    device: str = Field(max_length=128, pattern=f"^(cpu|cuda|{CLASS_PATTERN})$",
+                        description="'cpu', 'cuda' or an exact device class", examples=["cpu"])
+    trials: StrictInt = Field(ge=1, le=bounds.MAX_INT32,
+                              description="trial budget: 1 .. the server's max_trials_per_job")
+    strategy: str = Field("model", pattern=r"^[a-z_]{1,32}$", description="GET /v1/ops lists the strategies")
+    strategy_options: dict[Name, OptionValue] = Field(
+        default_factory=dict, max_length=64, json_schema_extra=NAMED_ONLY,
+        description="the strategy's options (GET /v1/ops lists each one's)")
+    priority: StrictInt = Field(0, ge=-1000, le=1000)
+    seed: StrictInt | None = Field(None, ge=0, le=2**63 - 1)
     measure: MeasureOptionsIn = Field(default_factory=MeasureOptionsIn)
 
 
@@ -296,6 +339,7 @@ class VersionPublic(Throughput):
 
 
 class BestPublic(VersionPublic):
+    predicted: Literal[False] = Field(False, description="false: a measured head (see PredictedBest)")
     op: str
     params: dict[str, Any]
     head_version: int | None = Field(description="the key's current head (differs when version=/as_of= is given)")
@@ -328,23 +372,26 @@ class ScheduleKeyPublic(BaseModel):
 
 class ScheduleKey(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    op: str = Field(max_length=64)
-    params: dict[str, ParamValue] = Field(max_length=32)
-    device: str = Field(max_length=128, description="an exact device class")
-    message: str | None = Field(None, max_length=2000)
+    op: OpName
+    params: Params = Field(max_length=32, description=PARAMS_DOC, json_schema_extra=NAMED_ONLY)
+    device: DeviceClass
+    message: str | None = Field(None, max_length=2000, pattern=NO_NUL)
 
 
 class RollbackRequest(ScheduleKey):
-    to_version: int = Field(ge=1)
+    to_version: Version
 
 
 class PinRequest(ScheduleKey):
-    version: int | None = Field(ge=1, description="the version to pin, or null to unpin")
+    version: Version | None = Field(description="the version to pin, or null: pin `trial_id`, or without it unpin")
+    trial_id: RowId | None = Field(None, description="with version null: pin this verified trial of the key (one "
+                                   "that never became a version, e.g. to replace an implausible head)")
 
 
 class TokenCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=128, description="what the token is for, e.g. 'ci-reader'")
+    name: str = Field(min_length=1, max_length=128, pattern=NO_NUL,
+                      description="what the token is for, e.g. 'ci-reader'")
     scope: Literal["read", "admin"] = Field("read", description="'read' for GETs, 'admin' also for writes")
 
 

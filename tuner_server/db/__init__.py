@@ -1,5 +1,11 @@
 """The versioned farm database: models, engine/sessions and Alembic migrations."""
-from tuner_server.db.engine import make_engine, make_session_factory, normalize_url, session_scope
+from tuner_server.db.engine import (
+    make_engine,
+    make_session_factory,
+    normalize_url,
+    read_only_sessions,
+    session_scope,
+)
 from tuner_server.db.migrate import current_revision, upgrade_to_head
 from tuner_server.db.models import (
     Agent,
@@ -19,6 +25,7 @@ from tuner_server.db.types import new_id, utcnow
 __all__ = [
     "Agent", "ApiToken", "Base", "Comparison", "Device", "Job", "ScheduleHead", "ScheduleVersion", "Task", "Trial",
     "Workload",
-    "current_revision", "make_engine", "make_session_factory", "new_id", "normalize_url", "session_scope",
+    "current_revision", "make_engine", "make_session_factory", "new_id", "normalize_url", "read_only_sessions",
+    "session_scope",
     "upgrade_to_head", "utcnow",
 ]

@@ -1,14 +1,30 @@
-"""Engine and sessions. Repository functions flush but never commit: wrap each request in `session_scope`."""
+"""Engine and sessions. Repository functions flush but never commit: wrap each request in `session_scope`.
+
+Two kinds of session share one engine: `make_session_factory` (read-write; on SQLite every transaction takes the
+write lock at BEGIN) and `read_only_sessions` (transactions that only read, which take no lock at all).
+"""
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from tuner_server.db.availability import watch_outages
+
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+# Connections kept open (plus SQLAlchemy's 10 overflow): REST's database slots (api/app.py) and most of the gRPC
+# workers (rpc/server.py), the driver and the model keeper at once. An overflow connection is closed when returned:
+# on PostgreSQL each is a new backend process, which at 100 concurrent reads with the default 5 cost more than them.
+POOL_SIZE = 20
+READ_ONLY = "tunefarm_read_only"  # execution option of the engine behind read_only_sessions
+WAIT_LIMIT = "tunefarm_wait_limit_s"  # execution option set by bound_waits
+PG_CONNECT_TIMEOUT_S = 10  # an unreachable host (no RST) fails a request after this, not after the OS's minutes
 
 
 def normalize_url(url: str) -> str:
@@ -20,16 +36,30 @@ def normalize_url(url: str) -> str:
 
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
-    """An engine for `url`. SQLite gets foreign keys, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions.
+    """An engine for `url`. SQLite gets foreign keys, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions;
+    PostgreSQL a connect timeout and pre-ping. Either logs each outage once (db/availability.py).
 
     `BEGIN IMMEDIATE` makes every SQLite transaction take the write lock when it starts, so a
     read-then-write (leasing tasks, moving a head) is one serialised unit; PostgreSQL uses row locks
-    (`SELECT ... FOR UPDATE SKIP LOCKED`) instead.
+    (`SELECT ... FOR UPDATE SKIP LOCKED`) instead. Sessions from `read_only_sessions` begin with a plain (deferred)
+    `BEGIN` under `PRAGMA query_only`: a WAL snapshot that neither waits for the writer nor holds it up.
     """
     url = normalize_url(url)
     if make_url(url).get_backend_name() != "sqlite":
-        return create_engine(url, echo=echo, pool_pre_ping=True)
-    engine = create_engine(url, echo=echo)
+        # pre-ping: a pooled connection a PostgreSQL restart broke is replaced at checkout, never handed out
+        connect_args = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": PG_CONNECT_TIMEOUT_S}
+        engine = create_engine(url, echo=echo, pool_pre_ping=True, connect_args=connect_args, pool_size=POOL_SIZE)
+        watch_outages(engine)
+
+        @event.listens_for(engine, "begin")
+        def _postgres_begin(conn):
+            limit = conn.get_execution_options().get(WAIT_LIMIT)
+            if limit is not None:  # a statement (lock waits included) of this transaction fails past the limit
+                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(limit * 1000))}")
+
+        return engine
+    engine = create_engine(url, echo=echo, pool_size=POOL_SIZE)
+    watch_outages(engine)
     in_memory = make_url(url).database in (None, "", ":memory:")
 
     @event.listens_for(engine, "connect")
@@ -45,15 +75,99 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
+    writers = WriterQueue()
+
     @event.listens_for(engine, "begin")
     def _sqlite_begin(conn):
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        options = conn.get_execution_options()
+        read_only = bool(options.get(READ_ONLY))
+        limit = options.get(WAIT_LIMIT)
+        busy_ms = SQLITE_BUSY_TIMEOUT_MS if limit is None else max(1, int(limit * 1000))
+        info = conn.connection.info  # per DBAPI connection: a pragma is sent only when its value changes
+        if info.get("query_only", False) != read_only:
+            conn.exec_driver_sql(f"PRAGMA query_only={'ON' if read_only else 'OFF'}")
+            info["query_only"] = read_only
+        if info.get("busy_ms", SQLITE_BUSY_TIMEOUT_MS) != busy_ms:
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={busy_ms}")
+            info["busy_ms"] = busy_ms
+        if read_only:
+            conn.exec_driver_sql("BEGIN")
+            return
+        writers.enter(info, busy_ms / 1000)
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        except BaseException:
+            writers.leave(info)
+            raise
+
+    @event.listens_for(engine, "commit")
+    @event.listens_for(engine, "rollback")
+    def _sqlite_end(conn):
+        writers.leave(conn.connection.info)
+
+    @event.listens_for(engine, "checkin")
+    @event.listens_for(engine, "invalidate")
+    @event.listens_for(engine, "close")
+    def _sqlite_gone(_dbapi_conn, record, *_exc):  # returned, invalidated or closed mid-transaction
+        writers.leave(record.info)
 
     return engine
 
 
+class WriterQueue:
+    """SQLite admits one writer at a time. Threads of this process that wait for it inside SQLite poll with sleeps
+    of up to 100 ms (its busy handler), so under load (64 agents) some waited seconds while later ones cut in. So
+    this process's writers queue here first, on a lock that is handed over at once, and reach BEGIN IMMEDIATE one at
+    a time: SQLite's own waiting is left to other processes. Held from BEGIN IMMEDIATE until the transaction's
+    commit or rollback (or the connection's return to the pool); a connection records that it holds it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def enter(self, info: dict, timeout_s: float) -> None:
+        if info.get("writer"):
+            return
+        if not self._lock.acquire(timeout=timeout_s):
+            raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked"))
+        info["writer"] = True
+
+    def leave(self, info: dict) -> None:
+        if info.pop("writer", False):
+            self._lock.release()
+
+
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def bound_waits(session: Session, seconds: float) -> None:
+    """Fail this session's transaction rather than wait more than `seconds` on the database: on SQLite for the write
+    lock (busy timeout), on PostgreSQL in any one statement (statement_timeout, lock waits included); the failure
+    is an OperationalError that db/availability.py calls BUSY. Call it before the session's first statement."""
+    session.connection(execution_options={WAIT_LIMIT: seconds})
+
+
+def statement_reads(factory: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Sessions for a few reads that need no common snapshot (each sees the latest commits, as READ COMMITTED gives
+    anyway): on PostgreSQL in autocommit, without the BEGIN and COMMIT round trips that cost a hot read as much as
+    its queries; on SQLite `read_only_sessions` (a deferred BEGIN costs nothing there)."""
+    engine = factory.kw["bind"]
+    if engine.dialect.name != "postgresql":
+        return read_only_sessions(factory)
+    return sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True}),
+                        expire_on_commit=False, info={READ_ONLY: True})
+
+
+def read_only_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Sessions over `factory`'s engine (and pool) whose transactions only read: on SQLite a deferred `BEGIN` (no
+    write lock: readers never queue behind leasing or reporting) with `PRAGMA query_only`; on PostgreSQL `READ ONLY`
+    transactions (a transaction, not autocommit: exports stream through a server-side cursor). A write in one fails
+    loudly instead of silently taking a lock."""
+    engine = factory.kw["bind"]
+    options = {READ_ONLY: True}
+    if engine.dialect.name == "postgresql":
+        options["postgresql_readonly"] = True
+    return sessionmaker(engine.execution_options(**options), expire_on_commit=False, info={READ_ONLY: True})
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from alembic.config import Config
 from sqlalchemy import Connection, Engine
 
 from tuner_server.db.engine import make_engine
+from tuner_server.db.leader_lock import SCHEMA, xact_lock
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
@@ -32,6 +33,7 @@ def migrate(url: str, revision: str, *, down: bool = False) -> None:
     engine = make_engine(url)
     try:
         with migration_transaction(engine) as connection:
+            xact_lock(connection, SCHEMA)  # tuner replicas starting together: one migrates, the others then see head
             config = alembic_config(url)
             config.attributes["connection"] = connection
             (command.downgrade if down else command.upgrade)(config, revision)

@@ -37,6 +37,7 @@ from tuner_server.repo.jobs import (
     job_progress,
     job_state_counts,
     list_jobs,
+    open_job_for,
     open_jobs,
 )
 from tuner_server.repo.records import (
@@ -77,7 +78,7 @@ __all__ = [
     "get_features",
     "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_curve", "job_progress",
     "job_state_counts", "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents", "list_cost_models",
-    "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "open_jobs", "put_features",
-    "record_result", "register_agent", "register_token", "requeue_expired", "return_leases", "revoke_token",
-    "save_cost_model", "schedules", "transfer_trials",
+    "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "open_job_for", "open_jobs",
+    "put_features", "record_result", "register_agent", "register_token", "requeue_expired", "return_leases",
+    "revoke_token", "save_cost_model", "schedules", "transfer_trials",
 ]

@@ -15,7 +15,7 @@ from tuner_server.device_class import device_class as derive_device_class
 from tuner_server.device_class import device_kind
 from tuner_server.repo.errors import InvalidRequest, NotFound
 from tuner_server.repo.records import DeviceSummary, Registration
-from tuner_server.repo.tasks import DEFAULT_MAX_ATTEMPTS, release_tasks
+from tuner_server.repo.tasks import DEFAULT_MAX_ATTEMPTS, reclaim, reclaimable, release_tasks
 from tuner_server.repo.tokens import hash_secret, new_secret, secrets_match
 
 
@@ -70,8 +70,9 @@ def authenticate_agent(agent_id: str, session_token: str, *, session: Session) -
 
 def heartbeat(agent_id: str, held_task_ids: Sequence[str], *, session: Session, lease_seconds: float = 60,
               now: datetime | None = None) -> list[str]:
-    """Mark the agent alive and extend the leases it still holds; returns the held ids it must drop
-    (cancelled, re-queued to someone else, or unknown)."""
+    """Mark the agent alive and extend the leases of the tasks it names (those it holds or has a result for), taking
+    back those that expired while nobody else leased them (a tuner restart or a database outage kept its heartbeats
+    out); returns the named ids it must drop (done, cancelled, leased to someone else, or unknown)."""
     now = now or utcnow()
     agent = session.get(Agent, agent_id)
     if agent is None or agent.status == "gone":
@@ -79,9 +80,11 @@ def heartbeat(agent_id: str, held_task_ids: Sequence[str], *, session: Session, 
     agent.status, agent.last_heartbeat = "active", now
     held = set(held_task_ids)
     tasks = session.scalars(select(Task).where(Task.id.in_(held), Task.agent_id == agent.id,
-                                               Task.state == "leased")
+                                               Task.state.in_(("leased", "queued")))
                             .order_by(Task.id).with_for_update()).all() if held else []
     for task in tasks:
+        if reclaimable(task, agent.id):
+            reclaim(task)
         task.lease_deadline = now + timedelta(seconds=lease_seconds)
     session.flush()
     return sorted(held - {t.id for t in tasks})

@@ -8,6 +8,7 @@ rounds; the last of those comparisons is the job's reported result.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,7 +18,7 @@ from sqlalchemy.orm import Session
 import compiler_core as cc
 from compiler_core.stats import paired_ratios, summarize
 from tuner_server import measure_policy
-from tuner_server.db.models import Agent, Comparison, Job, Task, Trial
+from tuner_server.db.models import Agent, Comparison, Job, ScheduleHead, Task, Trial
 from tuner_server.db.types import utcnow
 from tuner_server.repo import schedules
 from tuner_server.repo.records import TrialReport
@@ -53,8 +54,9 @@ def _option(job: Job, name: str):
 
 
 def paired(a, b) -> Paired | None:
-    """Median and 95 % CI of a[i]/b[i]; None without pairs."""
-    ratios = paired_ratios(a, b)
+    """Median and 95 % CI of a[i]/b[i]; None without pairs. A ratio beyond a double's range (a baseline sample
+    of ~1e-320 s) is no measurement: it is left out, so no infinity reaches the database."""
+    ratios = [r for r in paired_ratios(a, b) if math.isfinite(r)]
     if not ratios:
         return None
     return Paired(*summarize(ratios))
@@ -92,8 +94,13 @@ def after_trial(trial: Trial, job: Job, *, session: Session, now: datetime) -> s
     config under a new code generator), challenges it (looks faster: a COMPARE task), or nothing."""
     if trial.status != "OK" or trial.median_s is None:
         return None
-    pointer = schedules.lock_pointer(session, trial.workload_id, trial.device_class, now)
-    current = schedules.head_of(session, pointer)
+    # Most trials at most challenge the head: read it unlocked, so the reports of one key do not queue on its pointer
+    # row; lock the pointer (and decide again under the lock) only where the head may move here.
+    pointer = session.get(ScheduleHead, (trial.workload_id, trial.device_class))
+    current = schedules.head_of(session, pointer) if pointer is not None else None
+    if current is None or current.trial.codegen_version != trial.codegen_version:
+        pointer = schedules.lock_pointer(session, trial.workload_id, trial.device_class, now)
+        current = schedules.head_of(session, pointer)
     if current is None:
         return schedules.append_version(session, pointer, trial, reason="improved", now=now, job_id=job.id,
                                         message="first verified schedule")

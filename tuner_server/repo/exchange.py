@@ -8,6 +8,7 @@ means nothing is written.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
@@ -63,8 +64,8 @@ def export_jsonl(*, session: Session, workload_key: str | None = None, device_cl
 def import_jsonl(lines: Iterable[str], *, session: Session, author: str,
                  now: datetime | None = None) -> ImportCounts:
     """Merge an export into this database; ImportFormatError (and nothing written) if any line is bad."""
-    parsed = parse_lines(lines)
     now = now or utcnow()
+    parsed = parse_lines(lines, now)
     with session.begin_nested():
         workloads, created_w = _import_workloads(parsed, session)
         created_d = _import_devices(parsed, session, now)
@@ -134,5 +135,17 @@ def _trial_record(t: Trial, workload_key: str) -> dict[str, Any]:
     return record
 
 
+def _finite(value: Any) -> Any:
+    """`value` with every non-finite float as None: rows written before imports were checked may hold NaN."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _dump(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    """One line of strict JSON (RFC 8259: no NaN or Infinity, which most readers refuse)."""
+    return json.dumps(_finite(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)

@@ -10,11 +10,11 @@
      "trial": trial id (of a trial line), "reason": ..., "pinned": ..., "author": ..., "message": ...,
      "created_at": ...}
 
-`parse_lines` checks everything an import needs before anything is written.
+`parse_lines` checks everything an import needs before anything is written: strict JSON (no NaN or Infinity),
+the fields' types, numbers within what the columns hold, and each trial's plausibility (repo/plausible.py).
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -22,13 +22,20 @@ from datetime import datetime
 from typing import Any
 
 import compiler_core as cc
+from tuner_server import bounds, strict_json
 from tuner_server.db.models import TRIAL_STATUSES, VERSION_REASONS
+from tuner_server.device_class import CLASS_PATTERN
 from tuner_server.repo.errors import ImportFormatError
+from tuner_server.repo.plausible import time_problem, trial_problem
+from tuner_server.repo.workloads import canonical_workload
 
 FORMAT = "tunefarm-export"
 FORMAT_VERSION = 1
 MAX_PROBLEMS = 50
-_CLASS_RE = re.compile(r"(cpu|cuda)-[a-z0-9_-]{1,120}")
+MAX_ID = 64  # a trial's id in its farm (a UUID)
+MAX_AUTHOR = 128
+MAX_MESSAGE = 2000
+_CLASS_RE = re.compile(CLASS_PATTERN)
 _NUM = (int, float)
 _OPT_NUM = (int, float, type(None))
 _OPT_STR = (str, type(None))
@@ -61,15 +68,16 @@ class Parsed:
     versions: list[dict[str, Any]] = field(default_factory=list)
 
 
-def parse_lines(lines: Iterable[str]) -> Parsed:
-    """Validate every line; ImportFormatError listing 'line N: problem' if any is wrong."""
+def parse_lines(lines: Iterable[str], now: datetime) -> Parsed:
+    """Validate every line (`now`: the import's time, the latest a record may claim to be from, give or take
+    plausible.MAX_CLOCK_SKEW); ImportFormatError listing 'line N: problem' if any is wrong."""
     parsed, problems, keys = Parsed(), [], {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            _parse_one(json.loads(line), parsed, keys)
-        except (ValueError, TypeError, KeyError, cc.WorkloadError) as exc:
+            _parse_one(strict_json.loads(line), parsed, keys, now)
+        except (ValueError, TypeError, KeyError, OverflowError, cc.WorkloadError) as exc:
             problems.append(f"line {number}: {exc}")
             if len(problems) >= MAX_PROBLEMS:
                 break
@@ -81,7 +89,7 @@ def parse_lines(lines: Iterable[str]) -> Parsed:
     return parsed
 
 
-def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str]) -> None:
+def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str], now: datetime) -> None:
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
     kind = obj.get("type")
@@ -103,37 +111,51 @@ def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str]) -> None:
     elif kind == "device":
         parsed.devices[_device_class(obj["device_class"])] = _fingerprint(obj.get("fingerprint") or {})
     elif kind == "trial":
-        parsed.trials.append(_trial(obj, keys))
+        parsed.trials.append(_trial(obj, keys, now))
     else:
-        parsed.versions.append(_version(obj, keys))
+        parsed.versions.append(_version(obj, keys, now))
 
 
-def _trial(obj: dict, keys: dict[str, str]) -> dict[str, Any]:
+def _trial(obj: dict, keys: dict[str, str], now: datetime) -> dict[str, Any]:
     if obj["status"] not in TRIAL_STATUSES:
-        raise ValueError(f"trial: unknown status {obj['status']!r}")
+        raise ValueError(f"trial: unknown status {obj['status']!r}; one of {', '.join(TRIAL_STATUSES)}")
+    if len(obj["id"]) > MAX_ID:
+        raise ValueError(f"trial: id over {MAX_ID} characters")
     samples = obj.get("samples") or []
     if not all(isinstance(s, _NUM) and not isinstance(s, bool) for s in samples):
         raise ValueError("trial: samples must be numbers")
     record = {k: obj.get(k) for k in SCHEMAS["trial"]}
     record.update(workload=_canonical(obj["workload"], keys), device_class=_device_class(obj["device_class"]),
-                  created_at=_timestamp(obj["created_at"]), samples=samples)
+                  created_at=_timestamp("trial", obj["created_at"]), samples=samples)
+    problem = trial_problem(record, now)
+    if problem is not None:
+        raise ValueError(f"trial {obj['id'][:MAX_ID]!r} is implausible: {problem}")
     return record
 
 
-def _version(obj: dict, keys: dict[str, str]) -> dict[str, Any]:
+def _version(obj: dict, keys: dict[str, str], now: datetime) -> dict[str, Any]:
     if obj["reason"] not in VERSION_REASONS:
-        raise ValueError(f"schedule_version: unknown reason {obj['reason']!r}")
-    if obj["version"] < 1:
-        raise ValueError("schedule_version: version numbers start at 1")
+        raise ValueError(f"schedule_version: unknown reason {obj['reason']!r}; one of {', '.join(VERSION_REASONS)}")
+    if not 1 <= obj["version"] <= bounds.MAX_VERSION:
+        raise ValueError(f"schedule_version: version must be between 1 and {bounds.MAX_VERSION}, got "
+                         f"{obj['version']}")
+    parent = obj.get("parent_version")
+    if parent is not None and not 1 <= parent < obj["version"]:
+        raise ValueError(f"schedule_version: parent_version must be between 1 and version - 1, got {parent}")
+    for name, limit in (("author", MAX_AUTHOR), ("message", MAX_MESSAGE)):
+        if obj.get(name) is not None and len(obj[name]) > limit:
+            raise ValueError(f"schedule_version: {name} over {limit} characters")
     record = {k: obj.get(k) for k in SCHEMAS["schedule_version"]}
     record.update(workload=_canonical(obj["workload"], keys), device_class=_device_class(obj["device_class"]),
-                  created_at=_timestamp(obj["created_at"]))
+                  created_at=_timestamp("schedule_version", obj["created_at"]))
+    if problem := time_problem("created_at", record["created_at"], now):
+        raise ValueError(f"schedule_version: {problem}")
     return record
 
 
 def _canonical(key: str, cache: dict[str, str]) -> str:
     if key not in cache:
-        cache[key] = cc.parse_key(key).key
+        cache[key] = canonical_workload(key).key
     return cache[key]
 
 
@@ -151,8 +173,14 @@ def _device_class(name: str) -> str:
     return name
 
 
-def _timestamp(text: str) -> datetime:
-    value = datetime.fromisoformat(text)
-    if value.tzinfo is None:
-        raise ValueError(f"timestamp {text!r} has no time zone")
+def _timestamp(kind: str, text: str) -> datetime:
+    """A line's created_at: ISO 8601 with a zone, within bounds.EARLIEST .. bounds.LATEST (so it converts to UTC
+    and stores)."""
+    try:
+        value = datetime.fromisoformat(text[:64])
+    except ValueError as exc:
+        raise ValueError(f"{kind}: created_at {text[:64]!r} is not an ISO 8601 time: {exc}") from None
+    problem = bounds.time_problem(value)
+    if problem is not None:
+        raise ValueError(f"{kind}: created_at {text[:64]!r} {problem}")
     return value

@@ -43,7 +43,11 @@ def create_job(spec: JobSpec, *, session: Session, limits: JobLimits = DEFAULT_L
 
 
 def get_job(job_id: str, *, session: Session, lock: bool = False) -> Job:
-    job = session.get(Job, job_id, with_for_update=lock or None)
+    """The job; `lock`: for a change of its state, serialised with other lockers. On PostgreSQL the lock is FOR NO
+    KEY UPDATE, which does not wait for transactions that only insert rows referencing the job (a trial or a task
+    takes FOR KEY SHARE on its job): FOR UPDATE would queue the driver behind every report in flight, and every
+    later report behind the driver."""
+    job = session.get(Job, job_id, with_for_update={"key_share": True} if lock else None)
     if job is None:
         raise NotFound(f"no job {job_id}")
     return job
@@ -65,6 +69,18 @@ def list_jobs(*, session: Session, state: str | None = None, workload_key: str |
     rows = session.scalars(select(Job).where(*where).order_by(Job.created_at.desc(), Job.id)
                            .limit(limit).offset(offset)).all()
     return Page(list(rows), total, limit, offset)
+
+
+def open_job_for(workload_key: str, device_class: str, *, session: Session) -> Job | None:
+    """The newest queued or running job of the workload on `device_class` (asked for by that class, or fixed to it
+    by its first lease); None when there is none or the workload was never seen."""
+    try:
+        workload = find_workload(workload_key, session=session)
+    except NotFound:
+        return None
+    on_class = (Job.device_class == device_class) | (Job.device_class.is_(None) & (Job.device_selector == device_class))
+    return session.scalars(select(Job).where(Job.workload_id == workload.id, Job.state.in_(JOB_OPEN_STATES), on_class)
+                           .order_by(Job.created_at.desc(), Job.id).limit(1)).first()
 
 
 def job_state_counts(*, session: Session) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""Recording results: idempotent by (task_id, attempt); a result for a lease no longer held is rejected."""
+"""Recording results: idempotent by (task_id, attempt); a result for a lease someone else took over is rejected."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -11,6 +11,7 @@ from tuner_server.db.types import utcnow
 from tuner_server.repo.comparisons import after_trial, record_comparison
 from tuner_server.repo.errors import InvalidRequest, NotFound
 from tuner_server.repo.records import RecordOutcome, TrialReport
+from tuner_server.repo.tasks import reclaim, reclaimable
 from tuner_server.repo.trials import append_trial
 
 
@@ -19,9 +20,11 @@ def record_result(agent_id: str, report: TrialReport, *, session: Session,
     """Append the trial (MEASURE) or the comparison (COMPARE), mark the task done, and let the result act on the
     head (repo/comparisons.py: a faster trial earns a comparison; a won comparison moves the head).
 
-    - accepted: first report of an attempt the agent still holds;
+    - accepted: first report of an attempt the agent still holds, or held until its lease expired and nobody has
+      leased the task since (a tuner restart or a database outage kept the agent out; its result still counts);
     - duplicate: this agent already reported this (task, attempt) — ignored, not counted twice;
-    - rejected: the lease is gone (expired and re-queued, cancelled, another agent's) or the task is unknown.
+    - rejected: the lease is gone (re-leased to anyone, done, lost, cancelled, another agent's) or the task is
+      unknown.
     """
     now = now or utcnow()
     if report.status not in TRIAL_STATUSES:
@@ -38,6 +41,8 @@ def record_result(agent_id: str, report: TrialReport, *, session: Session,
         if earlier.agent_id == agent.id:
             return RecordOutcome("duplicate", task.id, **{"comparison" if task.kind == "COMPARE" else "trial": earlier})
         return RecordOutcome("rejected", task.id, reason=f"attempt {report.attempt} is already closed")
+    if reclaimable(task, agent.id) and task.attempt == report.attempt + 1:
+        reclaim(task)
     if task.state != "leased" or task.agent_id != agent.id or task.attempt != report.attempt:
         why = f"lease not held: task is {task.state}, attempt {task.attempt}, agent {task.agent_id}"
         return RecordOutcome("rejected", task.id, reason=why)

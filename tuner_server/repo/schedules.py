@@ -6,11 +6,12 @@ Nothing is rewritten or deleted; only the `schedule_heads` pointer row changes.
 """
 from __future__ import annotations
 
+import math
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, contains_eager, joinedload
 
 from tuner_server.db.models import ScheduleHead, ScheduleVersion, Trial, Workload
 from tuner_server.db.types import utcnow
@@ -56,11 +57,23 @@ def head_of(session: Session, pointer: ScheduleHead) -> ScheduleVersion | None:
 
 
 def head(workload_key: str, device_class: str, *, session: Session) -> ScheduleVersion | None:
-    """The current best version of a key (None if the key has no versions, or was never seen)."""
-    pointer = _pointer(session, workload_key, device_class)
-    if pointer is None or pointer.head_version is None:
-        return None
-    return _version_row(session, pointer, pointer.head_version)
+    """The current best version of a key (None if the key has no versions, or was never seen), with its trial and
+    workload loaded: one query, for GET /v1/best's sake."""
+    key = canonical_workload(workload_key).key
+    return session.scalar(
+        select(ScheduleVersion)
+        .join(Workload, Workload.id == ScheduleVersion.workload_id)
+        .join(ScheduleHead, and_(ScheduleHead.workload_id == ScheduleVersion.workload_id,
+                                 ScheduleHead.device_class == ScheduleVersion.device_class,
+                                 ScheduleHead.head_version == ScheduleVersion.version))
+        .where(Workload.key == key, ScheduleVersion.device_class == device_class)
+        .options(contains_eager(ScheduleVersion.workload), joinedload(ScheduleVersion.trial)))
+
+
+def head_version(canonical_key: str, device_class: str, *, session: Session) -> int | None:
+    """The version number of a key's head (None: no head), for a workload key already in canonical form."""
+    return session.execute(select(ScheduleHead.head_version).join(Workload, Workload.id == ScheduleHead.workload_id)
+                           .where(Workload.key == canonical_key, ScheduleHead.device_class == device_class)).scalar()
 
 
 def version(workload_key: str, device_class: str, number: int, *, session: Session) -> ScheduleVersion:
@@ -107,6 +120,21 @@ def list_keys(*, session: Session, op: str | None = None, device_class: str | No
     return Page(items, total, limit, offset)
 
 
+def head_configs(op: str, device_class: str, *, session: Session, limit: int = 64) -> list[tuple[str, dict]]:
+    """(workload key, head config) of the newest `limit` keys of `op` with a head on `device_class`: what won on
+    other shapes, the first candidates for a shape nobody tuned (predict.py)."""
+    rows = session.execute(
+        select(Workload.key, Trial.config)
+        .join(ScheduleHead, ScheduleHead.workload_id == Workload.id)
+        .join(ScheduleVersion, (ScheduleVersion.workload_id == ScheduleHead.workload_id)
+              & (ScheduleVersion.device_class == ScheduleHead.device_class)
+              & (ScheduleVersion.version == ScheduleHead.head_version))
+        .join(Trial, Trial.id == ScheduleVersion.trial_id)
+        .where(Workload.op == op, ScheduleHead.device_class == device_class)
+        .order_by(ScheduleHead.updated_at.desc(), Workload.key).limit(limit)).all()
+    return [(key, dict(config)) for key, config in rows]
+
+
 def diff(workload_key: str, device_class: str, from_version: int, to_version: int, *,
          session: Session) -> VersionDiff:
     """Knobs whose values differ between two versions' configs, and the ratio of their medians."""
@@ -150,6 +178,28 @@ def pin(workload_key: str, device_class: str, number: int | None, *, session: Se
     pointer.pinned, pointer.pinned_version = True, number
     return append_version(session, pointer, target.trial, reason="pin", author=author, now=now,
                    message=message or f"pin version {number}")
+
+
+def pin_trial(workload_key: str, device_class: str, trial_id: str, *, session: Session, author: str,
+              message: str | None = None, now: datetime | None = None) -> ScheduleVersion:
+    """Pin a trial of the key that need not be a version yet: a new head version with reason 'pin' points at it.
+    An admin's way past a head that nothing can beat (an implausible median imported before imports were
+    checked): NotFound unless the trial is of this workload and class, Conflict unless it is verified (OK) with a
+    positive finite median."""
+    workload_id = _workload_id(session, workload_key)
+    trial = session.get(Trial, trial_id)
+    if trial is None or trial.workload_id != workload_id or trial.device_class != device_class:
+        raise NotFound(f"no trial {trial_id} of {workload_key} on {device_class}")
+    if trial.status != "OK" or not (trial.median_s is not None and 0 < trial.median_s < math.inf):
+        raise Conflict(f"trial {trial_id} cannot be the head: status {trial.status}, median {trial.median_s!r} "
+                       "(a head is a verified trial with a positive median)")
+    pointer = lock_pointer(session, trial.workload_id, device_class, now or utcnow())
+    pointer.pinned = True
+    made = append_version(session, pointer, trial, reason="pin", author=author, now=now,
+                          message=message or f"pin trial {trial_id}")
+    pointer.pinned_version = made.version
+    session.flush()
+    return made
 
 
 def append_version(session: Session, pointer: ScheduleHead, trial: Trial, *, reason: str, now: datetime | None,

@@ -1,19 +1,21 @@
 """Tasks and leases: one (job, config) to measure, leased to one agent until a deadline.
 
 Leasing is concurrency-safe: PostgreSQL picks rows with `SELECT ... FOR UPDATE SKIP LOCKED`, so two agents
-never get the same task; SQLite runs each transaction under `BEGIN IMMEDIATE` (see db/engine.py).
+never get the same task; SQLite runs each transaction under `BEGIN IMMEDIATE` (see db/engine.py). Which jobs a
+lease draws from is the fair share of tuner_server/fair_share.py.
 """
 from __future__ import annotations
 
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import and_, case, func, or_, select, update
+from sqlalchemy.orm import Session, joinedload
 
 import compiler_core as cc
-from tuner_server import measure_policy
+from tuner_server import fair_share, measure_policy
 from tuner_server.db.models import JOB_OPEN_STATES, Agent, Job, Task, Trial
 from tuner_server.db.types import utcnow
 from tuner_server.device_class import device_kind
@@ -23,6 +25,7 @@ from tuner_server.repo.records import LeasedTask, Requeued
 from tuner_server.repo.trials import append_trial
 
 DEFAULT_MAX_ATTEMPTS = 3
+FRESH_ENOUGH = timedelta(seconds=1)  # a lease refreshes the agent's last_heartbeat when it is older than this
 
 
 def enqueue_configs(job_id: str, configs: Iterable[dict[str, Any]], *, session: Session,
@@ -51,34 +54,31 @@ def enqueue_configs(job_id: str, configs: Iterable[dict[str, Any]], *, session: 
 
 
 def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_seconds: float = 60,
-                now: datetime | None = None) -> list[LeasedTask]:
-    """Lease up to `max_tasks` queued tasks whose job selects this agent's device, highest job priority first,
-    then oldest (a batch in the order it was proposed). A job's device class is fixed by its first lease
-    ('cpu' and 'cuda' selectors resolve then), so one job never mixes device classes."""
+                now: datetime | None = None, share: fair_share.FairShare | None = None) -> list[LeasedTask]:
+    """Lease up to `max_tasks` queued tasks of the open jobs that select this agent's device. Each task comes from
+    the job furthest behind its fair share of the agents (tuner_server/fair_share.py, weighted by priority; `share`
+    is the process's memory of earlier leases, None: judge by the tasks each job holds now), a job's tasks in the
+    order they were proposed. How many an agent gets is the caller's (rpc/servicer.py sizes leases by throughput).
+    A job's device class is fixed by its first lease ('cpu' and 'cuda' selectors resolve then), so one job never
+    mixes device classes."""
     now = now or utcnow()
     agent = session.get(Agent, agent_id)
     if agent is None or agent.status == "gone":
         raise NotFound(f"no active agent {agent_id}")
-    agent.status, agent.last_heartbeat = "active", now
+    if agent.status != "active" or now - agent.last_heartbeat > FRESH_ENOUGH:  # a write per lease costs: not always
+        agent.status, agent.last_heartbeat = "active", now
     if max_tasks <= 0:
         return []
-    selects_agent = or_(
-        Job.device_class == agent.device_class,
-        and_(Job.device_class.is_(None),
-             Job.device_selector.in_((agent.device_class, device_kind(agent.device_class)))),
-    )
-    query = (select(Task).join(Job, Task.job_id == Job.id)
-             .where(Task.state == "queued", Job.state.in_(JOB_OPEN_STATES), selects_agent)
-             .order_by(Job.priority.desc(), Task.created_at, Task.position, Task.id).limit(max_tasks)
-             .with_for_update(of=Task, skip_locked=True))
-    tasks = session.scalars(query).all()
-    jobs = {job_id: _claim_job(session, job_id, agent.device_class, now) for job_id in {t.job_id for t in tasks}}
+    demands = _demands(session, agent)
+    order = (share or fair_share.FairShare()).plan(demands, max_tasks, agent.device_class)
+    picked = _pick(session, agent.device_class, Counter(order), now)
     deadline = now + timedelta(seconds=lease_seconds)
     leased = []
-    for task in tasks:
-        job = jobs[task.job_id]
-        if job is None:
+    for job_id in order:
+        job, tasks = picked.get(job_id, (None, None))
+        if not tasks:
             continue
+        task = tasks.popleft()
         task.state, task.agent_id, task.lease_deadline = "leased", agent.id, deadline
         baseline = session.get(Trial, task.baseline_trial_id) if task.kind == "COMPARE" else None
         options = measure_policy.of_job(job.measure_options, job.device_class)
@@ -91,13 +91,49 @@ def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_second
     return leased
 
 
-def requeue_expired(*, session: Session, now: datetime | None = None,
-                    max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Requeued:
-    """Leases past their deadline go back to the queue with attempt + 1 (a late result for the old attempt is
-    then rejected); a task whose lease expired `max_attempts` times is lost, with an AGENT_LOST trial."""
+def _demands(session: Session, agent: Agent) -> list[fair_share.JobDemand]:
+    """Tasks queued and held of each open job that selects the agent's device (jobs with neither are left out)."""
+    selects_agent = or_(
+        Job.device_class == agent.device_class,
+        and_(Job.device_class.is_(None),
+             Job.device_selector.in_((agent.device_class, device_kind(agent.device_class)))),
+    )
+    queued = func.sum(case((Task.state == "queued", 1), else_=0))
+    held = func.sum(case((Task.state == "leased", 1), else_=0))
+    rows = session.execute(select(Job.id, Job.priority, Job.created_at, queued, held)
+                           .join(Task, Task.job_id == Job.id)
+                           .where(Task.state.in_(("queued", "leased")), Job.state.in_(JOB_OPEN_STATES), selects_agent)
+                           .group_by(Job.id, Job.priority, Job.created_at)).all()
+    return [fair_share.JobDemand(job_id, priority, int(n_held), int(n_queued), (created_at, job_id))
+            for job_id, priority, created_at, n_queued, n_held in rows]
+
+
+def _pick(session: Session, device_class: str, quotas: Counter, now: datetime) -> dict[str, tuple[Job, deque]]:
+    """Per job: (the job, its oldest `quota` queued tasks, locked); a job that belongs to another class is left
+    out. Concurrent leases skip each other's rows (SKIP LOCKED), so a job may yield fewer than its quota."""
+    jobs = session.scalars(select(Job).where(Job.id.in_(list(quotas))).options(joinedload(Job.workload))).all()
+    out = {}
+    for job in jobs:
+        if _claim_job(session, job, device_class, now) is None:
+            continue
+        tasks = session.scalars(select(Task).where(Task.job_id == job.id, Task.state == "queued")
+                                .order_by(Task.created_at, Task.position, Task.id).limit(quotas[job.id])
+                                .with_for_update(skip_locked=True)).all()
+        out[job.id] = (job, deque(tasks))
+    return out
+
+
+def requeue_expired(*, session: Session, now: datetime | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+                    heard_since: datetime | None = None) -> Requeued:
+    """Leases past their deadline go back to the queue with attempt + 1 (see `release_tasks` for what a late
+    result of the old attempt gets); a task whose lease expired `max_attempts` times is lost, with an AGENT_LOST
+    trial. `heard_since` (the driver's restart grace): only the leases of agents heard from since then expire (such
+    an agent's heartbeat names every task it still holds or has a result for, and so keeps those leases)."""
     now = now or utcnow()
-    tasks = session.scalars(select(Task).where(Task.state == "leased", Task.lease_deadline < now)
-                            .order_by(Task.id).with_for_update(skip_locked=True)).all()
+    query = select(Task).where(Task.state == "leased", Task.lease_deadline < now)
+    if heard_since is not None:
+        query = query.where(Task.agent_id.in_(select(Agent.id).where(Agent.last_heartbeat >= heard_since)))
+    tasks = session.scalars(query.order_by(Task.id).with_for_update(skip_locked=True)).all()
     return release_tasks(tasks, session=session, now=now, max_attempts=max_attempts, why="lease expired")
 
 
@@ -111,17 +147,33 @@ def return_leases(agent_id: str, task_ids: Sequence[str], *, session: Session,
 
 def release_tasks(tasks: Sequence[Task], *, session: Session, now: datetime, max_attempts: int | None,
                   why: str) -> Requeued:
-    """Take leased tasks back from their agent: re-queue (attempt + 1) or, out of attempts, mark lost."""
+    """Take leased tasks back from their agent: re-queue (attempt + 1) or, out of attempts, mark lost.
+
+    A re-queued task keeps the agent that held it: until another lease takes it, that agent's result for the old
+    attempt is still accepted and its heartbeat takes the lease back (results.py, agents.py), so nothing it
+    measured meanwhile (a tuner restart, a database outage) is measured again."""
     requeued, lost = [], []
     for task in tasks:
         if max_attempts is not None and task.attempt >= max_attempts:
             _mark_lost(task, session=session, now=now, why=why)
             lost.append(task.id)
         else:
-            task.state, task.attempt, task.agent_id, task.lease_deadline = "queued", task.attempt + 1, None, None
+            task.state, task.attempt, task.lease_deadline = "queued", task.attempt + 1, None
             requeued.append(task.id)
     session.flush()
     return Requeued(requeued, lost)
+
+
+def reclaimable(task: Task, agent_id: str) -> bool:
+    """The task's last lease was `agent_id`'s and nobody has leased it since: it expired or was taken back, and
+    the task waits, re-queued at the next attempt, for any agent."""
+    return task.state == "queued" and task.agent_id == agent_id and task.attempt > 1
+
+
+def reclaim(task: Task) -> None:
+    """Give a `reclaimable` task back to the agent that held it, at the attempt it holds (undoing the re-queue: no
+    lease of the next attempt was made, so nothing of it exists); the caller sets the new deadline."""
+    task.state, task.attempt = "leased", task.attempt - 1
 
 
 def _mark_lost(task: Task, *, session: Session, now: datetime, why: str) -> None:
@@ -138,13 +190,14 @@ def _mark_lost(task: Task, *, session: Session, now: datetime, why: str) -> None
                  error=f"{why} on attempt {task.attempt} (last agent {task.agent_id}); no attempts left")
 
 
-def _claim_job(session: Session, job_id: str, device_class: str, now: datetime) -> Job | None:
+def _claim_job(session: Session, job: Job, device_class: str, now: datetime) -> Job | None:
     """Fix an unresolved job's device class to this one and mark it running; None if it belongs elsewhere."""
-    session.execute(update(Job).where(Job.id == job_id, Job.device_class.is_(None))
-                    .values(device_class=device_class).execution_options(synchronize_session=False))
-    session.execute(update(Job).where(Job.id == job_id, Job.state == "queued")
-                    .values(state="running", started_at=now).execution_options(synchronize_session=False))
-    job = session.get(Job, job_id, populate_existing=True)
-    if job is None or job.device_class != device_class or job.state not in JOB_OPEN_STATES:
+    if job.device_class is None or job.state == "queued":
+        session.execute(update(Job).where(Job.id == job.id, Job.device_class.is_(None))
+                        .values(device_class=device_class).execution_options(synchronize_session=False))
+        session.execute(update(Job).where(Job.id == job.id, Job.state == "queued")
+                        .values(state="running", started_at=now).execution_options(synchronize_session=False))
+        session.refresh(job)
+    if job.device_class != device_class or job.state not in JOB_OPEN_STATES:
         return None
     return job

@@ -58,7 +58,8 @@ def authenticate_token(plaintext: str, *, session: Session) -> str | None:
     """The scope of a valid, unrevoked token; None otherwise."""
     if not plaintext:
         return None
-    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_secret(plaintext)))
+    row = session.execute(select(ApiToken.scope, ApiToken.revoked)  # two columns, no ORM object: every request
+                          .where(ApiToken.token_hash == hash_secret(plaintext))).first()
     if row is None or row.revoked:
         return None
     return row.scope

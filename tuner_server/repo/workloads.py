@@ -9,13 +9,20 @@ import compiler_core as cc
 from tuner_server.db.models import Workload
 from tuner_server.repo.errors import InvalidRequest, NotFound
 
+MAX_KEY = 512  # the workloads.key column
+
 
 def canonical_workload(key: str) -> cc.Workload:
-    """Parse and validate a workload key; InvalidRequest naming the problem."""
+    """Parse and validate a workload key; InvalidRequest naming the problem (a canonical key over MAX_KEY
+    characters too: the column would refuse it)."""
     try:
-        return cc.parse_key(key)
+        workload = cc.parse_key(key)
     except (cc.WorkloadError, KeyError, ValueError) as exc:
-        raise InvalidRequest(f"bad workload {key!r}: {exc}") from exc
+        raise InvalidRequest(f"bad workload {key[:600]!r}: {exc}") from exc
+    if len(workload.key) > MAX_KEY:
+        raise InvalidRequest(f"workload key of {len(workload.key)} characters; at most {MAX_KEY} (a shorter "
+                             "expression or fewer vectors)")
+    return workload
 
 
 def get_or_create_workload(key: str, *, session: Session) -> Workload:

@@ -27,11 +27,12 @@ MAX_LEASE = 256  # tasks per LeaseTasks call
 MAX_HELD = 10_000  # held task ids per Heartbeat
 MAX_RESULTS = 1_000  # results per ReportResults call
 MAX_SAMPLES = 100_000  # samples per result
-MAX_ERROR_CHARS = 16_000  # longer error texts keep their end (where compilers and tracebacks say what failed)
+MAX_ERROR_CHARS = 16_000  # longer error texts keep their end (see _error_text)
 MAX_BUILDS = 1_024
 KINDS = ("cpu", "cuda")
 STATUS_NAMES = tuple(name for name in pb.TrialStatus.keys() if name != "TRIAL_STATUS_UNSPECIFIED")
 
+MAX_SECONDS = 86_400.0  # a sample, median or build time: a task's timeout is at most an hour
 MAX_CPUS_TEXT = 256
 MAX_THREADS = 1 << 16
 
@@ -65,7 +66,16 @@ def _text(value: str, field: str, limit: int, *, required: bool = False) -> str:
         raise FieldError(field, "is required (empty)")
     if len(value) > limit:
         raise FieldError(field, f"must be at most {limit} characters, got {len(value)}")
+    if "\x00" in value:
+        raise FieldError(field, "must not contain a NUL character (the database's text cannot hold it)")
     return value
+
+
+def _error_text(value: str) -> str:
+    """A failure's text as stored: its end when it is long (where compilers and tracebacks say what failed), and
+    any NUL (a crashed kernel's output may hold one; the database's text cannot) shown as U+FFFD."""
+    text = value if len(value) <= MAX_ERROR_CHARS else "..." + value[-MAX_ERROR_CHARS:]
+    return text.replace("\x00", "\ufffd")
 
 
 def _in_range(value: int, field: str, low: int, high: int | None = None) -> int:
@@ -147,8 +157,8 @@ def max_tasks(m: pb.LeaseRequest) -> int:
 
 
 def _seconds(value: float, field: str) -> float:
-    if not math.isfinite(value) or value < 0:
-        raise FieldError(field, f"must be a finite number of seconds >= 0, got {value!r}")
+    if not (math.isfinite(value) and 0 <= value <= MAX_SECONDS):
+        raise FieldError(field, f"must be a number of seconds between 0 and {MAX_SECONDS}, got {value!r}")
     return value
 
 
@@ -194,7 +204,7 @@ def trial_report(m: pb.TrialResult, path: str) -> TrialReport:
                                                       f"{m.max_abs_error!r}")
     median_or_none = median if median > 0 else None
     low, high = _interval(low, median_or_none, high, path)
-    error = m.error if len(m.error) <= MAX_ERROR_CHARS else "..." + m.error[-MAX_ERROR_CHARS:]
+    error = _error_text(m.error)
     baseline = _samples(m.baseline_samples_s, f"{path}.baseline_samples_s")
     reference = _samples(m.reference_samples_s, f"{path}.reference_samples_s")
     for name, paired in (("baseline_samples_s", baseline), ("reference_samples_s", reference)):
@@ -203,6 +213,8 @@ def trial_report(m: pb.TrialResult, path: str) -> TrialReport:
                                                f"{len(paired)}")
     if not (math.isfinite(m.contention) and 0 <= m.contention <= 1):
         raise FieldError(f"{path}.contention", f"must be a share between 0 and 1, got {m.contention!r}")
+    if status != "OK":  # a failed build or run was not timed: no timings are kept (imports hold trials to that too)
+        samples, baseline, reference, median_or_none, low, high = (), (), (), None, None, None
     return TrialReport(
         task_id=_text(m.task_id, f"{path}.task_id", MAX_ID, required=True),
         attempt=_in_range(m.attempt, f"{path}.attempt", 1), status=status, samples_s=samples,

@@ -6,6 +6,7 @@ from the job's earlier trials (`StrategyContext.history`).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -123,6 +124,8 @@ def _type_error(name: str, opt: Option, value: Any) -> str | None:
     wanted = (int, float) if opt.type is float else opt.type
     if (isinstance(value, bool) and opt.type is not bool) or not isinstance(value, wanted):
         return f"option {name!r} must be {opt.type.__name__}, got {type(value).__name__} {value!r}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"option {name!r} must be a finite number, got {value!r}"
     if opt.choices is not None and value not in opt.choices:
         return f"option {name!r}={value!r} not allowed; allowed values: {', '.join(map(repr, opt.choices))}"
     if opt.minimum is not None and value < opt.minimum:

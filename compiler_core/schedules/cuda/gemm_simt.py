@@ -505,19 +505,21 @@ def schedule(g: Gemm, config: dict, target) -> S.Module:
         return S.Module(g.name, (main,), args, (), len(g.inputs))
     # every split writes every element of its slice before the sum reads it: no memset (a launch and, for a
     # large C, tens of microseconds)
-    return S.Module(g.name, (main, _split_k_sum(g.name, ws, out, tl.split)), args, (ws,), len(g.inputs),
-                    overwrites_workspaces=True)
+    return S.Module(g.name, (main, split_k_sum(g.name, ws, out.buffer, out.size, tl.split)), args, (ws,),
+                    len(g.inputs), overwrites_workspaces=True)
 
 
-def _split_k_sum(name: str, ws: S.Buffer, out: Output, split: int) -> S.PrimFunc:
-    """out[e] = sum over splits of ws[s*size + e]: the partials already have the output's layout."""
+def split_k_sum(name: str, ws: S.Buffer, out: S.Buffer, size: int, split: int) -> S.PrimFunc:
+    """out[e] = sum over splits of ws[s*size + e] for e < size, in float32, narrowed as stored where `out` is a
+    half type: the partials already have the output's layout. (The Hopper GEMM's split-K sums its partials here
+    too: schedules/cuda/gemm_sm90.py.)"""
     ib = IRBuilder()
-    with ib.loop("bx", _ceil(out.size, REDUCE_THREADS), S.ForKind.BLOCK_X) as bx, \
+    with ib.loop("bx", _ceil(size, REDUCE_THREADS), S.ForKind.BLOCK_X) as bx, \
             ib.loop("tid", REDUCE_THREADS, S.ForKind.THREAD_X) as tid:
         e = bx * REDUCE_THREADS + tid
-        with ib.if_(e < out.size):
+        with ib.if_(e < size):
             total = ws[e]
             for s in range(1, split):
-                total = total + ws[s * out.size + e]
-            ib.store(out.buffer, e, total)
-    return S.PrimFunc(f"{name}_splitk_sum", (ws, out.buffer), ib.get())
+                total = total + ws[s * size + e]
+            ib.store(out, e, total)
+    return S.PrimFunc(f"{name}_splitk_sum", (ws, out), ib.get())

@@ -19,6 +19,7 @@ It ranks configs; its seconds are not a prediction to report. Change the constan
 """
 from __future__ import annotations
 
+from compiler_core.errors import ConfigError
 from compiler_core.schedules.cuda.gemm_simt import Gemm, Tiling, space
 from compiler_core.space import Space
 
@@ -47,7 +48,12 @@ def default_config(g: Gemm, target) -> dict:
                     seconds = _estimate(g, Tiling.of(g, c))
                     if best is None or seconds < MODEL_MARGIN * best[0]:
                         best = (seconds, c)
-    return best[1] if best else next(iter(sp))
+    if best is not None:
+        return best[1]
+    for config in sp:  # no preferred tile fits: the space's first valid config
+        return config
+    raise ConfigError(f"no config of the SIMT GEMM ({g.M}x{g.N}x{g.K}) is valid on {target.arch}: the target's "
+                      "limits (registers, shared memory, threads) leave none")
 
 
 def _first_valid(sp: Space, base: dict) -> dict | None:

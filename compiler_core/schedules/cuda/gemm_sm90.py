@@ -1,11 +1,16 @@
-"""CUDA template for float16 and bfloat16 matmul on Hopper (sm_90a): the TMA + mbarrier + wgmma kernel of
-codegen/sm90_gemm.py, whose knobs the farm tunes, handed to the pipeline as an OpaqueKernel (ir/opaque.py).
+"""CUDA template for float16 and bfloat16 matmul and batch_matmul on Hopper (sm_90a): the TMA + mbarrier + wgmma
+kernel of codegen/sm90_gemm.py, whose knobs the farm tunes, handed to the pipeline as an OpaqueKernel (ir/opaque.py).
 
-Where it applies (`applies`): matmul, float16 or bfloat16, a target whose tensor cores include "wgmma", and row
-strides TMA can map: A (M x K) and B (K x N) are row-major, so K and N must be multiples of 8 halves (16 bytes).
-Elsewhere half matmuls stay on WMMA (gemm_wmma.py), which is exact for any shape; so does batch_matmul, whose 3-D
-tensor maps the kernel does not take yet. Edge tiles need no guard here: TMA fills out-of-bounds elements with
-zeros and the epilogue masks its stores, so every M, N and K (multiples of 8 for the last two) is exact.
+Where it applies (`applies`): matmul or batch_matmul, float16 or bfloat16, a target whose tensor cores include
+"wgmma", and row strides TMA can map: A (M x K) and B (K x N) are row-major, so K and N must be multiples of 8
+halves (16 bytes). Elsewhere half GEMMs stay on WMMA (gemm_wmma.py), which is exact for any shape. Edge tiles need
+no guard here: TMA fills out-of-bounds elements with zeros and the epilogue masks its stores, so every M, N and K
+(multiples of 8 for the last two) is exact. A batch goes through 3-D tensor maps and the tile scheduler (every
+CTA walks (tile, batch entry) units), not through a grid dimension, so a persistent grid stays one CTA per SM.
+
+Split-K (`split_k` > 1), for shapes whose tiles leave SMs idle: each tile's K loop is cut into split_k ranges, each
+its own work unit writing a float32 partial tile into a workspace (split_k x batch x M x N, every element written
+by exactly one unit: no memset), and a second kernel (gemm_simt.split_k_sum) sums the partials into C.
 
 C is the op's output (the inputs' dtype) and B is taken as the op gives it (K x N, N-major): `out` and
 `b_kmajor` are fixed.
@@ -13,31 +18,48 @@ C is the op's output (the inputs' dtype) and B is taken as the op gives it (K x 
 from __future__ import annotations
 
 from compiler_core.codegen import sm90_gemm
-from compiler_core.codegen.sm90_gemm import HopperGemmConfig
+from compiler_core.codegen.sm90_gemm import SPLIT_K_CHOICES, HopperGemmConfig
 from compiler_core.errors import ConfigError, WorkloadError
 from compiler_core.ir import stmt as S
 from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel, ScalarParam, TensorMapParam
 from compiler_core.passes.verify_resources import BASE_REGISTERS
+from compiler_core.runtime.tensor_map import row_major
+from compiler_core.schedules.cuda.gemm_simt import split_k_sum
 from compiler_core.space import Constraint, Knob, Space
 from compiler_core.target import NOMINAL_SM_COUNT
 
 TMA_ALIGN_ELEMS = 8  # 16-byte row strides of 2-byte elements
+K_BLOCK = HopperGemmConfig().bk  # K per ring stage: one 128-byte swizzled row of 16-bit elements
 TILE_CHOICES = (64, 128, 256)  # bm: whole m64 wgmma slices; bn: the wgmma N, in 64-column B boxes
 LARGE = dict(bm=128, bn=256, stages=4, consumers=2)  # the probe's best at 4096^3 (1.01x cuBLAS on an H100)
 SMALL = dict(bm=64, bn=128, stages=6, consumers=1)  # the probe's best at 1024^3, where LARGE leaves SMs idle
+MIN_SPLIT_K_BLOCKS = 4  # K blocks of 64 per split at least: shorter ranges spend more on the ring's fill than on math
+# A work unit's fixed time in K-block times: the ring's first fill (a TMA round trip before the first wgmma) and
+# the epilogue's store of the tile, each about one to two K blocks' worth of loads.
+UNIT_OVERHEAD_K_BLOCKS = 4
+SPLIT_KNOB = Knob("split_k", SPLIT_K_CHOICES, "K ranges per tile, each a work unit writing float32 partials that a "
+                                              "second kernel sums")
 
 
 def applies(w, target) -> bool:
-    """Whether matmul dispatches `w` here (see the module docstring)."""
-    return (w.op == "matmul" and w.dtype in HALF_TYPES and target.has_tensor_cores("wgmma")
+    """Whether matmul / batch_matmul dispatches `w` here (see the module docstring)."""
+    return (w.op in ("matmul", "batch_matmul") and w.dtype in HALF_TYPES and target.has_tensor_cores("wgmma")
             and w["K"] % TMA_ALIGN_ELEMS == 0 and w["N"] % TMA_ALIGN_ELEMS == 0)
 
 
-def hopper_config(config: dict) -> HopperGemmConfig:
-    """The kernel's knobs from a config of this space (the op fixes bk, out and b_kmajor)."""
+def batch_of(w) -> int:
+    """Independent GEMMs in `w`: batch_matmul's batch, 1 for matmul."""
+    return w["batch"] if w.op == "batch_matmul" else 1
+
+
+def hopper_config(config: dict, batch: int = 1) -> HopperGemmConfig:
+    """The kernel's knobs from a config of this space (the op fixes bk, b_kmajor and the batch; split-K fixes out
+    to float32 partials). A config stored before the split_k knob runs without split-K."""
+    split = config.get("split_k", 1)
     return HopperGemmConfig(bm=config["bm"], bn=config["bn"], stages=config["stages"], consumers=config["consumers"],
-                            persistent=config["persistent"], group_m=config["group_m"], cluster=config["cluster"])
+                            persistent=config["persistent"], group_m=config["group_m"], cluster=config["cluster"],
+                            split_k=split, out="float32" if split > 1 else "same", batch=batch)
 
 
 def _kernel_ok(config: dict) -> bool:
@@ -84,23 +106,51 @@ def kernel_constraints(M: int, N: int, tile_m: tuple, tile_n: tuple, target, ker
     )
 
 
-def space(w, target) -> Space:
+def space(w, target, split_knob: bool = True) -> Space:
+    """`split_knob=False`: the space before the split_k knob (config_space)."""
     if not applies(w, target):
-        raise WorkloadError(f"gemm_sm90 takes float16 or bfloat16 matmul with K and N multiples of {TMA_ALIGN_ELEMS} "
-                            f"on a wgmma target; got {w.key} on {target.arch}")
+        raise WorkloadError(f"gemm_sm90 takes float16 or bfloat16 matmul or batch_matmul with K and N multiples of "
+                            f"{TMA_ALIGN_ELEMS} on a wgmma target; got {w.key} on {target.arch}")
+    M, N = w["M"], w["N"]
     return Space(
         knobs=(
             Knob("bm", TILE_CHOICES, "rows of C per CTA, split over the consumer warpgroups in m64 slices"),
             Knob("bn", TILE_CHOICES, "columns of C per CTA: the wgmma N"),
             *RING_KNOBS,
             Knob("cluster", (1, 2), "CTAs per cluster along M, sharing each B box by TMA multicast"),
+            *((SPLIT_KNOB,) if split_knob else ()),
         ),
         constraints=(
-            *kernel_constraints(w["M"], w["N"], TILE_CHOICES, TILE_CHOICES, target, _kernel_ok, _smem),
+            *kernel_constraints(M, N, TILE_CHOICES, TILE_CHOICES, target, _kernel_ok, _smem),
             Constraint("cluster 2 only where M spans more than one tile (else the second CTA has no rows)",
-                       lambda c: c["cluster"] == 1 or w["M"] > c["bm"]),
+                       lambda c: c["cluster"] == 1 or M > c["bm"]),
+            *(split_constraints(w, target) if split_knob else ()),
         ),
     )
+
+
+def split_constraints(w, target) -> tuple:
+    """The split_k knob's rules: ranges of several K blocks, and splits only where tiles leave SMs idle."""
+    k_blocks, batch, sms = -(-w["K"] // K_BLOCK), batch_of(w), target.sm_count or NOMINAL_SM_COUNT
+    return (
+        Constraint(f"split_k > 1 must leave every K range at least {MIN_SPLIT_K_BLOCKS} K blocks of 64",
+                   lambda c: c["split_k"] == 1 or c["split_k"] * MIN_SPLIT_K_BLOCKS <= k_blocks),
+        Constraint("split_k > 1 only where the tiles (of every batch entry) are fewer than the SMs: a grid that "
+                   "fills them gains nothing from more, shorter units",
+                   lambda c: c["split_k"] == 1 or batch * cta_tiles(w["M"], w["N"], c) < sms),
+    )
+
+
+def config_space(w, target, config: dict) -> Space:
+    """The space `config` belongs to: one without a `split_k` key is of the family before the knob (it lowers
+    without split-K, the kernel it always built), so heads stored or pinned before it keep building."""
+    return space(w, target, split_knob=not isinstance(config, dict) or "split_k" in config)
+
+
+def cta_tiles(M: int, N: int, config: dict) -> int:
+    """Output tiles of one GEMM as CTAs see them: cluster rows of tiles, whole."""
+    cluster = config.get("cluster", 1)
+    return -(-M // (config["bm"] * cluster)) * cluster * -(-N // config["bn"])
 
 
 def _smem(config: dict) -> int:
@@ -108,38 +158,63 @@ def _smem(config: dict) -> int:
 
 
 def default_config(w, target) -> dict:
-    return size_rule_default(w["M"], w["N"], TILE_CHOICES, TILE_CHOICES, target, space(w, target), cluster=1)
+    return size_rule_default(w["M"], w["N"], TILE_CHOICES, TILE_CHOICES, target, space(w, target),
+                             batch=batch_of(w), k_blocks=-(-w["K"] // K_BLOCK), cluster=1)
 
 
-def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: Space, **fixed) -> dict:
-    """LARGE where its tiles alone fill every SM at least once; else the smaller SMALL tile (more, shorter tiles keep
-    the SMs busy): a rule on the problem size. Persistent, grouped raster, plus `fixed`; clipped to small shapes."""
+def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: Space, *, batch: int = 1,
+                      k_blocks: int = 0, **fixed) -> dict:
+    """LARGE where its tiles (of every batch entry) alone fill every SM at least once; else the smaller SMALL tile
+    (more, shorter tiles keep the SMs busy): a rule on the problem size. Persistent, grouped raster, plus `fixed`;
+    clipped to small shapes. Where the space has split_k, the split split_k_rule picks for the tiles."""
     sms = target.sm_count or NOMINAL_SM_COUNT
     large_tiles = tiles(M, N, LARGE)
-    pick = LARGE if large_tiles[0] * large_tiles[1] >= sms else SMALL
+    pick = LARGE if batch * large_tiles[0] * large_tiles[1] >= sms else SMALL
     config = dict(pick, persistent=True, group_m=8, **fixed)
     config["bm"], config["bn"] = min(config["bm"], covering(tile_m, M)), min(config["bn"], covering(tile_n, N))
     if config["bm"] < 64 * config["consumers"]:
         config["consumers"] = 1
+    if "split_k" in s.names:
+        config["split_k"] = 1
     if not s.is_valid(config):
         config["group_m"] = 1
-    return config if s.is_valid(config) else next(iter(s))
+    if not s.is_valid(config):
+        return next(iter(s))
+    if "split_k" in s.names:
+        config["split_k"] = split_k_rule(batch * cta_tiles(M, N, config), k_blocks, sms,
+                                         lambda k: s.is_valid(dict(config, split_k=k)))
+    return config
+
+
+def split_k_rule(units: int, k_blocks: int, sms: int, valid) -> int:
+    """The split that the kernel's occupancy says is fastest for `units` tiles (of every batch entry) of k_blocks
+    K blocks each: a persistent CTA holds an SM alone (__launch_bounds__(THREADS, 1) and a ring of 100+ KB of
+    shared memory), so U units take ceil(U / SMs) rounds, each as long as one unit: its k_blocks / split K blocks
+    plus UNIT_OVERHEAD_K_BLOCKS. Splitting pays while it fills idle SMs (16 tiles on 132 SMs: 8 splits run in one
+    round, each an eighth as long) and stops paying once the units overflow a round. The partials' sum (a launch
+    over split x M x N floats, small where the tiles are few) is left out: ties go to the smaller split.
+    `valid(split)`: the space takes it."""
+    def rounds(split: int) -> float:
+        return -(-units * split // sms) * (k_blocks / split + UNIT_OVERHEAD_K_BLOCKS)
+
+    return min((k for k in SPLIT_K_CHOICES if k == 1 or valid(k)), key=lambda k: (rounds(k), k))
 
 
 # ---- schedule ------------------------------------------------------------------------------------
 def schedule(w, config, target) -> S.Module:
-    cfg = hopper_config(config)
+    """The kernel over the op's buffers; with split_k > 1 it writes float32 partials into a workspace and a second
+    kernel sums them into C."""
+    batch = batch_of(w)
+    cfg = hopper_config(config, batch)
     M, N, K = w["M"], w["N"], w["K"]
     ab = w.dtype
-    A = S.Buffer("in_A", ab, (M, K))
-    B = S.Buffer("in_B", ab, (K, N))
-    C = S.Buffer("out_C", ab, (M, N))
-    m_units = -(-M // (cfg.bm * cfg.cluster))
-    params = (
-        TensorMapParam(A, (M, K), (cfg.bm, cfg.bk)),
-        TensorMapParam(B, (K, N), (cfg.bk, sm90_gemm.B_BOX_COLS)),
-        C, ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K),
-    )
+    lead = (batch,) if w.op == "batch_matmul" else ()
+    A = S.Buffer("in_A", ab, (*lead, M, K))
+    B = S.Buffer("in_B", ab, (*lead, K, N))
+    C = S.Buffer("out_C", ab, (*lead, M, N))
+    ws = S.Buffer(f"ws_{w.op}_partials", "float32", (cfg.split_k * batch * M * N,)) if cfg.split_k > 1 else None
+    params = (*_operand_maps(A, B, cfg, ab, M, N, K), C if ws is None else ws,
+              ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
     kernel = OpaqueKernel(
         name=sm90_gemm.kernel_name(cfg, ab),
         source=sm90_gemm.render_kernel(cfg, ab),
@@ -147,24 +222,39 @@ def schedule(w, config, target) -> S.Module:
         params=params,
         block=(cfg.threads, 1, 1),
         dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, ab).dynamic,
-        units=m_units * -(-N // cfg.bn),
+        units=-(-M // (cfg.bm * cfg.cluster)) * -(-N // cfg.bn) * batch * cfg.split_k,
         persistent=cfg.persistent,
         cluster=cfg.cluster,
         sm_count=target.sm_count,
         requires=("wgmma",),
         profile=profile(M, N, K, cfg),
     )
-    return S.Module(w.op, (kernel,), (A, B, C), (), 2)
+    if ws is None:
+        return S.Module(w.op, (kernel,), (A, B, C), (), 2)
+    # every unit writes its whole slice of partials before the sum reads them: no memset
+    return S.Module(w.op, (kernel, split_k_sum(w.op, ws, C, batch * M * N, cfg.split_k)), (A, B, C), (ws,), 2,
+                    overwrites_workspaces=True)
+
+
+def _operand_maps(A: S.Buffer, B: S.Buffer, cfg: HopperGemmConfig, ab: str, M: int, N: int, K: int) -> tuple:
+    """A's and B's tensor maps: 2-D (one GEMM, or a batch of one), or 3-D with the batch outermost and a box of one
+    entry (codegen/sm90_gemm_units.py)."""
+    if cfg.batch == 1:
+        return (TensorMapParam(A, (M, K), (cfg.bm, cfg.bk)),
+                TensorMapParam(B, (K, N), (cfg.bk, sm90_gemm.B_BOX_COLS)))
+    return (TensorMapParam(A, spec=row_major(ab, (cfg.batch, M, K), cfg.bm, cfg.bk)),
+            TensorMapParam(B, spec=row_major(ab, (cfg.batch, K, N), cfg.bk, sm90_gemm.B_BOX_COLS)))
 
 
 def profile(M: int, N: int, K: int, cfg: HopperGemmConfig) -> KernelProfile:
     """The launch's work as the kernel does it: whole tiles and whole 64-deep K steps (TMA's zero fill and the
-    tensor cores work on the padding too); A boxes per CTA, B boxes once per cluster (multicast)."""
+    tensor cores work on the padding too); A boxes per CTA, B boxes once per cluster (multicast). A batch multiplies
+    the tiles; split-K cuts each tile's K steps over its units and writes float32 partials, one slice per split."""
     m_tiles, n_tiles, k_steps = -(-M // (cfg.bm * cfg.cluster)) * cfg.cluster, -(-N // cfg.bn), -(-K // cfg.bk)
-    cta_tiles = m_tiles * n_tiles
+    cta_tiles = m_tiles * n_tiles * cfg.batch
     k_padded = k_steps * cfg.bk
     a_bytes, b_bytes = cfg.bm * k_padded * 2, cfg.bn * k_padded * 2  # per CTA tile
-    out_bytes = M * N * 2
+    out_bytes = cfg.split_k * cfg.batch * M * N * (4 if cfg.out == "float32" else 2)
     wgmma_per_tile = (cfg.bm // 64) * (k_padded // 16)
     return KernelProfile(
         flops=2.0 * cta_tiles * cfg.bm * cfg.bn * k_padded,
@@ -180,8 +270,9 @@ def profile(M: int, N: int, K: int, cfg: HopperGemmConfig) -> KernelProfile:
         barriers=float(cta_tiles * k_steps * cfg.threads),
         registers=min(255, cfg.accumulators + 2 * BASE_REGISTERS),
         tile=(cfg.bm, cfg.bn, cfg.bk),
-        tiles=cta_tiles,
-        k_steps=k_steps,
+        tiles=cta_tiles * cfg.split_k,  # work units: a persistent CTA's rounds count these
+        k_steps=-(-k_steps // cfg.split_k),  # per unit (the longest range)
         stages=cfg.stages,
         raster_group=min(cfg.group_m, m_tiles // cfg.cluster),  # the kernel groups cluster rows
+        split_k=cfg.split_k,
     )

@@ -1,6 +1,6 @@
 """CUDA template for matmul (and batch_matmul): float32 on the SIMT GEMM, the half types (float16, bfloat16) on
-tensor cores: the Hopper TMA + wgmma kernel where it applies (gemm_sm90.applies: matmul on sm_90a with K, N
-multiples of 8), else WMMA (batch_matmul always, for now)."""
+tensor cores: the Hopper TMA + wgmma kernel where it applies (gemm_sm90.applies: sm_90a with K, N multiples of 8),
+else WMMA (sm_80's path too). A stored config stays on the template whose knobs it has."""
 from __future__ import annotations
 
 from compiler_core.ir import stmt as S
@@ -46,10 +46,13 @@ def space(w, target):
 
 
 def config_space(w, target, config: dict):
-    """The space `config` belongs to (what lower() validates it against): the searched one, or WMMA's for a
-    half-type config stored before the Hopper template took over its device."""
+    """The space `config` belongs to (what lower() validates it against): the searched one, WMMA's for a
+    half-type config stored before the Hopper template took over its device, or the Hopper space before split_k
+    for a config stored without it (gemm_sm90.config_space)."""
     if w.dtype in HALF_TYPES:
-        return _tensor_core_template(w, target, config).space(w, target)
+        template = _tensor_core_template(w, target, config)
+        return template.config_space(w, target, config) if hasattr(template, "config_space") else \
+            template.space(w, target)
     return space(w, target)
 
 

@@ -9,10 +9,12 @@ from fastapi import APIRouter
 from tuner_server import repo
 from tuner_server.api import schemas as s
 from tuner_server.api.deps import Limit, Offset, ReadAccess, SessionDep
+from tuner_server.api.errors import documented
+from tuner_server.api.json_body import StrictJSONRoute
 from tuner_server.api.views import agent_leases_public
 
-router = APIRouter(prefix="/v1", tags=["agents"])
-ERRORS = {code: {"model": s.ErrorBody} for code in (401, 422)}
+router = APIRouter(prefix="/v1", tags=["agents"], route_class=StrictJSONRoute)
+ERRORS = documented(401, 422)
 
 
 @router.get("/agents", response_model=s.Page[s.AgentLeasesPublic], responses=ERRORS)
@@ -26,6 +28,6 @@ def list_agents(session: SessionDep, _: ReadAccess, status: Literal["active", "l
                                        total=len(agents), limit=limit, offset=offset)
 
 
-@router.get("/whoami", response_model=s.WhoAmI, responses=ERRORS)
+@router.get("/whoami", response_model=s.WhoAmI, responses=documented(401))
 def whoami(principal: ReadAccess) -> s.WhoAmI:
     return s.WhoAmI(scope=principal.scope)

@@ -9,12 +9,14 @@ from fastapi import APIRouter
 from tuner_server import repo
 from tuner_server.api import schemas as s
 from tuner_server.api.deps import Limit, Offset, ReadAccess, SessionDep
+from tuner_server.api.errors import documented
+from tuner_server.api.json_body import StrictJSONRoute
 from tuner_server.api.views import device_public
 
-router = APIRouter(prefix="/v1", tags=["devices"])
+router = APIRouter(prefix="/v1", tags=["devices"], route_class=StrictJSONRoute)
 
 
-@router.get("/devices", response_model=s.Page[s.DevicePublic])
+@router.get("/devices", response_model=s.Page[s.DevicePublic], responses=documented(401, 422))
 def list_devices(session: SessionDep, _: ReadAccess, kind: Literal["cpu", "cuda"] | None = None,
                  limit: Limit = 100, offset: Offset = 0) -> s.Page[s.DevicePublic]:
     """Device classes (agents that were replaced by a re-registration are left out)."""

@@ -5,33 +5,29 @@ import tempfile
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 
-import compiler_core as cc
 from tuner_server import repo
 from tuner_server.api import schemas as s
-from tuner_server.api.deps import AdminAccess, ReadAccess, SessionDep
-from tuner_server.api.errors import ApiError
+from tuner_server.api.deps import AdminAccess, DeviceClassFilter, ReadAccess, SessionDep, WorkloadKey
+from tuner_server.api.errors import ApiError, documented
+from tuner_server.api.json_body import StrictJSONRoute
 
-router = APIRouter(prefix="/v1", tags=["exchange"])
+router = APIRouter(prefix="/v1", tags=["exchange"], route_class=StrictJSONRoute)
 NDJSON = "application/x-ndjson"
 SPOOL_IN_MEMORY_BYTES = 16 << 20  # larger exports go to a temporary file
 CHUNK_BYTES = 1 << 16
-ERRORS = {code: {"model": s.ErrorBody} for code in (400, 401, 403, 413, 422)}
 
 
-@router.get("/export", response_class=StreamingResponse, responses={200: {"content": {NDJSON: {}}}, **ERRORS})
-def export(session: SessionDep, _: ReadAccess, op: str | None = None,
-           workload: Annotated[str | None, Query(description="a workload key, e.g. matmul(M=64,N=64,K=64)")] = None,
-           device_class: str | None = None) -> StreamingResponse:
+@router.get("/export", response_class=StreamingResponse,
+            responses={200: {"content": {NDJSON: {}}}, **documented(401, 422)})
+def export(session: SessionDep, _: ReadAccess, op: s.OpName | None = None, workload: WorkloadKey = None,
+           device_class: DeviceClassFilter = None) -> StreamingResponse:
     """Workloads, devices, trials and schedule versions matching the filters, one JSON object per line (the
-    format POST /v1/import reads). Read in one transaction into a spooled temporary file, then streamed: a slow
-    download never holds the database (on SQLite, the write lock every transaction takes)."""
-    if op is not None:
-        cc.get_op(op)  # unknown op: 422 naming the known ones
-    if workload is not None:
-        workload = cc.parse_key(workload).key
+    format POST /v1/import reads; strict JSON: no NaN or Infinity). Read in one transaction into a spooled
+    temporary file, then streamed: a slow download never holds the database (on SQLite, the write lock every
+    transaction takes)."""
     spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY_BYTES)
     try:
         for line in repo.export_jsonl(session=session, workload_key=workload, device_class=device_class, op=op):
@@ -56,7 +52,7 @@ async def raw_body(request: Request) -> bytes:
     return await request.body()
 
 
-@router.post("/import", response_model=s.ImportResult, responses=ERRORS,
+@router.post("/import", response_model=s.ImportResult, responses=documented(400, 401, 403, 413, 422),
              openapi_extra={"requestBody": {"required": True, "content": {NDJSON: {"schema": {"type": "string"}}}}})
 def import_(principal: AdminAccess, body: Annotated[bytes, Depends(raw_body)], session: SessionDep) -> s.ImportResult:
     """Merge an export (JSON lines) into this farm: new trials are appended, duplicates skipped, and each key's

@@ -13,9 +13,11 @@ from fastapi import APIRouter
 import compiler_core as cc
 from tuner_server.api import schemas as s
 from tuner_server.api.deps import Limit, Offset, ReadAccess
+from tuner_server.api.errors import documented
+from tuner_server.api.json_body import StrictJSONRoute
 from tuner_server.search import describe_strategies
 
-router = APIRouter(prefix="/v1", tags=["ops"])
+router = APIRouter(prefix="/v1", tags=["ops"], route_class=StrictJSONRoute)
 
 EXAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "matmul": {"M": 1024, "N": 1024, "K": 1024},
@@ -60,7 +62,7 @@ def ops_catalogue() -> tuple[s.OpPublic, ...]:
     return tuple(out)
 
 
-@router.get("/ops", response_model=s.OpsPage)
+@router.get("/ops", response_model=s.OpsPage, responses=documented(401, 422))
 def list_ops(_: ReadAccess, limit: Limit = 100, offset: Offset = 0) -> s.OpsPage:
     ops = ops_catalogue()
     return s.OpsPage(items=list(ops[offset:offset + limit]), total=len(ops), limit=limit, offset=offset,

@@ -1,0 +1,62 @@
+"""What turns the Hopper GEMM kernel (codegen/sm90_gemm.py) into a batched and/or split-K one: the text of its work
+units and the slots of its loops that read them.
+
+Without either, the persistent loop walks output tiles and every tile runs the whole K loop (the slots below
+render the plain kernel's own text). With them it walks units: unit u is tile u % tiles of batch entry
+(u / tiles) % BATCH over K range u / (tiles * BATCH). Tiles run fastest, so the CTAs running at once read one
+batch entry's operands over one K range (L2 reuse). K range s is K blocks [s * k_blocks / SPLIT_K,
+(s + 1) * k_blocks / SPLIT_K): the ranges differ by at most one block and none is empty where
+k_blocks >= SPLIT_K (the space asks for several blocks per split). A unit's tile goes to slice
+s * BATCH + batch of C, seen as SPLIT_K x BATCH matrices of M x N: with split-K, C is a float32 workspace that a
+second kernel sums over s into the op's output (schedules/cuda/gemm_sm90.py); without, s is 0 and C is the
+output itself. Each slice starts 16-byte aligned: N is a multiple of 8 (TMA's row-stride rule).
+
+Batched operands come through 3-D tensor maps, (K, M, batch) and (N, K, batch) innermost first, a box of 1 in
+the batch: a box never reaches into the next batch entry, and rows or columns past M, N or K read as zeros.
+"""
+from __future__ import annotations
+
+UNIT_CONSTANTS = """constexpr int SPLIT_K = {split_k};  // K ranges per tile: float32 partials, summed by a 2nd kernel
+constexpr int BATCH = {batch};  // independent GEMMs, the batch coordinate of 3-D tensor maps
+"""
+
+UNIT_OF = """
+// A unit of work (sm90_gemm_units.py): the loops' index counts units, tile fastest, then batch, then K range.
+struct Unit {
+  int tile, batch, split, kb_begin, kb_end;
+  size_t c_offset;  // elements from c to the unit's M x N slice: split * BATCH + batch
+};
+
+__device__ __forceinline__ Unit unit_of(int u, const Schedule& s, int M, int N) {
+  const int tiles = s.m_tiles * s.n_tiles;
+  Unit w;
+  w.tile = u % tiles;
+  w.batch = (u / tiles) % BATCH;
+  w.split = u / (tiles * BATCH);
+  w.kb_begin = w.split * s.k_blocks / SPLIT_K;
+  w.kb_end = (w.split + 1) * s.k_blocks / SPLIT_K;
+  w.c_offset = (static_cast<size_t>(w.split) * BATCH + w.batch) * M * N;
+  return w;
+}
+"""
+
+# The plain kernel's text in each slot: a loop over tiles, each over all of K, storing into c.
+PLAIN = dict(units="sc.m_tiles * sc.n_tiles", unit_line="", tile_of_unit="tile", kb_begin="0",
+             kb_end="sc.k_blocks", c_tile="c", unit_helpers="")
+UNITS = dict(units="sc.m_tiles * sc.n_tiles * BATCH * SPLIT_K", unit_line="const Unit unit = unit_of(tile, sc, M, N);",
+             tile_of_unit="unit.tile", kb_begin="unit.kb_begin", kb_end="unit.kb_end", c_tile="c + unit.c_offset",
+             unit_helpers=UNIT_OF)
+
+
+def slots(split_k: int, batch: int) -> dict:
+    """The loop slots of BODY (codegen/sm90_gemm_text.py) for a kernel of `split_k` K ranges over `batch` GEMMs."""
+    return dict(UNITS) if split_k > 1 or batch > 1 else dict(PLAIN)
+
+
+def constants(split_k: int, batch: int) -> str:
+    return UNIT_CONSTANTS.format(split_k=split_k, batch=batch) if split_k > 1 or batch > 1 else ""
+
+
+def batch_coordinate(batch: int) -> tuple[str, str]:
+    """(the TMA loads' dimension, the coordinate they append): 2-D maps, or 3-D with the unit's batch entry."""
+    return ("3", ", unit.batch") if batch > 1 else ("2", "")
