@@ -57,6 +57,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--options", default="{}", help="JSON options for the model strategy")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (runs are independent)")
     p.add_argument("--json", dest="json_out", default=None, help="write every run's figures here")
+    p.add_argument("--reuse", default=None,
+                   help="a --json file of an earlier run (same seeds, budget and batch): its runs of strategies not "
+                        "in --strategies are reported beside the new ones (e.g. the reference strategies, unchanged)")
     return p.parse_args(argv)
 
 
@@ -176,6 +179,16 @@ def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> 
     return "\n".join(lines), failing
 
 
+def reused_runs(args, spaces: set[str], strategies: set[str]) -> list[dict]:
+    """Runs of other strategies from an earlier --json file; it must have run with the same seeds, budget and batch."""
+    earlier = json.loads(Path(args.reuse).read_text())
+    for name in ("seeds", "budget", "batch"):
+        if earlier["args"][name] != getattr(args, name):
+            raise SystemExit(f"--reuse {args.reuse}: it ran with --{name} {earlier['args'][name]}, this run with "
+                             f"{getattr(args, name)}; reuse needs the same seeds, budget and batch")
+    return [r for r in earlier["runs"] if r["space"] in spaces and r["strategy"] not in strategies]
+
+
 def main(argv=None) -> None:
     args = parse_args(argv)
     spaces = load_spaces(args)
@@ -200,6 +213,8 @@ def main(argv=None) -> None:
         if "model+transfer" in strategies:
             _TRANSFER.update({n: transfer_model(t, list(spaces.values()))[0] for n, t in spaces.items()})
         rows = [run_one(task, args) for task in tasks]
+    if args.reuse:
+        rows = reused_runs(args, set(spaces), set(strategies)) + rows
     table, failing = summarize(rows, spaces, args.budget)
     print(table)
     print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.0f} s ({os.cpu_count()} cores here, --jobs {args.jobs}); "

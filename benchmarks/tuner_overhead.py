@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import random
 import statistics
@@ -63,6 +64,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=8, help="tasks leased and reported per round")
     p.add_argument("--workers", type=int, default=2, help="feature pool processes")
     p.add_argument("--database-url", default=None, help="default: a SQLite file in a temporary directory")
+    p.add_argument("--options", default="{}", help="JSON strategy options of the benchmarked job (e.g. "
+                                                   "'{\"gp_until\": 0}' for the search without its GP)")
     return p.parse_args(argv)
 
 
@@ -127,7 +130,8 @@ def run_job(sessions, driver: JobDriver, keeper: ClassModels, pool: FeaturePool,
             args) -> dict:
     w = matmul(args.job_shape)
     with session_scope(sessions) as s:
-        job_id = repo.create_job(JobSpec(w.key, dclass, args.budget, strategy="model"), session=s).id
+        job_id = repo.create_job(JobSpec(w.key, dclass, args.budget, strategy="model",
+                                         strategy_options=json.loads(args.options)), session=s).id
     ticks, measured, refits = [], 0, []
     cpu0, fit0 = pool.worker_cpu_s, keeper.fit_s
     while measured < args.budget:

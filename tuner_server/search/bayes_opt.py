@@ -11,7 +11,8 @@ at a time).
 
 Differences, for bounded cost per proposal: EI with a fixed exploration offset `xi` (in standard deviations of the
 runtimes) instead of Kernel Tuner's portfolio of acquisition functions; and when more than `candidates` configs are
-unmeasured, a fresh uniform sample of that many is scored each round instead of all of them.
+unmeasured, a fresh uniform sample of that many is scored each round instead of all of them. The GP itself lives in
+`tuner_server.search.gaussian_process` (the model-guided strategy's portfolio uses it too).
 
 | option      | default | meaning                                                                      |
 |-------------|---------|------------------------------------------------------------------------------|
@@ -22,14 +23,12 @@ unmeasured, a fresh uniform sample of that many is scored each round instead of 
 """
 from __future__ import annotations
 
-import math
 import random
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
-from scipy.special import ndtr
 
 from tuner_server.search.base import OK, Observation, Option, StrategyContext, check_batch_size, parse_options
+from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates
 from tuner_server.search.knob_walk import config_id, space_filling
 from tuner_server.search.listing import UnseenDraws
 
@@ -39,13 +38,6 @@ OPTIONS: dict[str, tuple] = {
     "xi": Option(float, 0.01, "EI exploration offset, in standard deviations of the runtimes", minimum=0.0),
     "candidates": Option(int, 2048, "unmeasured configs scored per round at most", minimum=1),
 }
-JITTER = 1e-6  # added to the kernel's diagonal: Kernel Tuner's alpha=1e-10 is too small for float64 Cholesky here
-
-
-def matern32(a: np.ndarray, b: np.ndarray, lengthscale: float) -> np.ndarray:
-    squared = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
-    d = np.sqrt(np.maximum(squared, 0.0)) * (math.sqrt(3) / lengthscale)
-    return (1 + d) * np.exp(-d)
 
 
 class BayesOpt:
@@ -59,9 +51,7 @@ class BayesOpt:
         self.rng = random.Random(context.seed)
         self._seen: set[tuple] = set()
         self._draws = UnseenDraws(context.space, self._seen, self.rng)
-        varied = [k for k in context.space.knobs if len(k.choices) > 1]
-        eps = 1.0 / max((len(k.choices) for k in varied), default=1)
-        self._coords = [(k.name, {v: eps * i + eps / 2 for i, v in enumerate(k.choices)}) for k in varied]
+        self._coords = KnobCoordinates(context.space)
         self._X: list[np.ndarray] = []  # coordinates and runtimes of the configs that ran
         self._y: list[float] = []
         self._measured = 0
@@ -89,11 +79,8 @@ class BayesOpt:
             self._fitted.add(key)
             self._measured += 1
             if r.status == OK and r.median_s is not None:
-                self._X.append(self._point(r.config))
+                self._X.append(self._coords.point(r.config))
                 self._y.append(r.median_s)
-
-    def _point(self, config: dict) -> np.ndarray:
-        return np.array([codes[config[name]] for name, codes in self._coords], dtype=np.float64)
 
     def _candidates(self) -> list[dict]:
         listed = self._draws.listed()
@@ -109,30 +96,6 @@ class BayesOpt:
         candidates = self._candidates()
         if len(candidates) <= n:
             return candidates
-        ls = self.options["lengthscale"]
-        X, y = np.stack(self._X), np.asarray(self._y)
-        mu_y, sd_y = y.mean(), y.std() or 1.0
-        z = (y - mu_y) / sd_y
-        C = np.stack([self._point(c) for c in candidates])
-        factor = cho_factor(matern32(X, X, ls) + JITTER * np.eye(len(X)), lower=True)
-        Ks = matern32(X, C, ls)  # observations x candidates
-        mean = Ks.T @ cho_solve(factor, z)
-        V = solve_triangular(factor[0], Ks, lower=True)
-        var = np.maximum(1.0 - (V * V).sum(axis=0), 1e-12)
-        best = z.min() - self.options["xi"]
-        picks: list[int] = []
-        believed: list[np.ndarray] = []  # u_j: the covariance each believed pick removes
-        for _ in range(n):
-            sd = np.sqrt(np.maximum(var, 1e-12))
-            gain = (best - mean) / sd
-            ei = (best - mean) * ndtr(gain) + sd * np.exp(-0.5 * gain ** 2) / math.sqrt(2 * math.pi)
-            ei[picks] = -np.inf
-            j = int(np.argmax(ei))
-            picks.append(j)
-            cov = matern32(C, C[j:j + 1], ls)[:, 0] - V.T @ V[:, j]
-            for u in believed:
-                cov -= u * u[j]
-            u = cov / math.sqrt(max(var[j], 1e-12))
-            believed.append(u)
-            var = np.maximum(var - u * u, 1e-12)
-        return [candidates[j] for j in picks]
+        gp = GaussianProcess(np.stack(self._X), np.asarray(self._y), self.options["lengthscale"])
+        C = np.stack([self._coords.point(c) for c in candidates])
+        return [candidates[j] for j in gp.ei_batch(C, n, self.options["xi"])]

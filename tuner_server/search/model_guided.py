@@ -1,6 +1,7 @@
 """Model-guided search: a bagged LightGBM ensemble scores configs with a mean and a spread; batches mix the most
 promising configs (upper confidence bound, expected improvement or Thompson sampling) with one-knob sweeps of the
-best configs of several distinct basins.
+best configs of several distinct basins and, in the first rounds, the picks of a Gaussian process (a surrogate
+portfolio: each surrogate gets the share its predictions of the latest batches earn).
 
 Each `propose(n)`:
 1. refits when the job's observations grew by `refit_growth` of those the last fit saw (at least one; the members
@@ -17,9 +18,12 @@ Each `propose(n)`:
    at a time, topped up with random configs never looked at (coverage);
 4. fills the batch: a `sweep` share goes to unmeasured one-knob neighbours of the best configs of up to `basins`
    distinct basins (`tuner_server.search.basins`: configs at least `basin_distance` knobs apart), taken round-robin
-   so no basin is deepened alone; the rest to the best candidates by the acquisition, no two closer than
-   `min_distance` knobs, each slot a random unseen config with probability `epsilon`. Nothing proposed or observed
-   is ever proposed again.
+   so no basin is deepened alone; while the job has fewer than `gp_until` observations, a share of the rest goes to
+   a Gaussian process on knob coordinates (expected improvement, `tuner_server.search.portfolio`: the surrogate
+   that finds good configs from a few dozen observations, where the ensemble is weak), the share following how well
+   each surrogate ranked the latest measured batches; the rest to the best candidates by the ensemble's
+   acquisition, no two closer than `min_distance` knobs, each slot a random unseen config with probability
+   `epsilon`. Nothing proposed or observed is ever proposed again.
 
 Features (`own_features`): lowered-IR features when the workload and target are known (what carries one workload's
 trials over to another's, and on the recorded GPU GEMM tables what the job's own models learn fastest from), else
@@ -46,7 +50,8 @@ every proposed config is asked for at once, so its features are there when its m
 | basin_distance   | None         | knobs in which basin bests differ at least; None: a quarter of the knobs (2+)|
 | sweep            | 0.25         | share of a batch spent on one-knob neighbours of basin bests                 |
 | epsilon          | 0.05         | chance that a batch slot is a random unseen config (exploration)             |
-| min_distance     | 2            | knobs in which two configs of one batch must differ (relaxed if needed)      |
+| min_distance     | 2            | knobs in which two configs of one batch must differ (relaxed if needed; the  |
+|                  |              | GP's picks are spread by its kriging believer instead)                       |
 | patience         | None         | stop after this many observations without a better runtime; None: never     |
 | transfer         | True         | start from the device class's model / other workloads' trials when given     |
 | objective        | rank_xendcg  | LightGBM ranking objective: rank_xendcg or lambdarank                        |
@@ -65,6 +70,12 @@ every proposed config is asked for at once, so its features are there when its m
 | feature_budget   | None         | configs new to the strategy featurized per proposed config per round;        |
 |                  |              | None: 16 with lowered features, unbounded with cheap ones                    |
 | pool_size        | None         | unmeasured scored candidates kept; None: 4,096 lowered, 65,536 cheap         |
+| gp_until         | 128          | observations until which the GP proposes a share of each batch (0: never)    |
+| gp_points        | 256          | observations the GP is fitted on at most (the fastest half, then the latest) |
+| gp_lengthscale   | 1.5          | the GP's Matérn 3/2 length scale on [0, 1] knob coordinates                  |
+| gp_candidates    | 2048         | unmeasured configs the GP scores per round at most                           |
+| trust_memory     | 0.5          | weight of earlier batches in each surrogate's rank correlation               |
+| trust_temperature| 1.0          | GP share = logistic((trust of GP - trust of ensemble) / this)                |
 """
 from __future__ import annotations
 
@@ -89,6 +100,7 @@ from tuner_server.search.base import (
 from tuner_server.search.basins import Neighbourhoods, basin_bests
 from tuner_server.search.knob_walk import anneal, config_id, hamming, mutate, pick_diverse, space_filling
 from tuner_server.search.listing import ListedScores, UnseenDraws
+from tuner_server.search.portfolio import Portfolio
 
 ACQUISITIONS = ("ucb", "ei", "thompson", "mean")
 OPTIONS: dict[str, tuple] = {
@@ -102,7 +114,8 @@ OPTIONS: dict[str, tuple] = {
                              minimum=1),
     "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0),
     "epsilon": Option(float, 0.05, "chance that a batch slot is a random unseen config", minimum=0.0),
-    "min_distance": Option(int, 2, "knobs in which two configs of one batch must differ", minimum=0),
+    "min_distance": Option(int, 2, "knobs in which two configs of one batch must differ (the GP's picks: spread by "
+                                   "its kriging believer instead)", minimum=0),
     "patience": Option(int, None, "stop after this many observations without a better runtime", minimum=1),
     "transfer": Option(bool, True, "start from a model of the device class's other workloads when given"),
     "objective": Option(str, "rank_xendcg", "LightGBM ranking objective", choices=OBJECTIVES),
@@ -125,6 +138,17 @@ OPTIONS: dict[str, tuple] = {
                                         "lowered features, unbounded with cheap ones)", minimum=1),
     "pool_size": Option(int, None, "unmeasured scored candidates kept (None: 4096 lowered, 65536 cheap)",
                         minimum=1),
+    "gp_until": Option(int, 128, "observations until which a Gaussian process on knob coordinates proposes a share "
+                                 "of each batch (0: never)", minimum=0),
+    "gp_points": Option(int, 256, "observations the Gaussian process is fitted on at most (the fastest half, then "
+                                  "the latest)", minimum=2),
+    "gp_lengthscale": Option(float, 1.5, "Matérn 3/2 length scale of the Gaussian process on [0, 1] coordinates",
+                             minimum=1e-3),
+    "gp_candidates": Option(int, 2048, "unmeasured configs the Gaussian process scores per round at most", minimum=1),
+    "trust_memory": Option(float, 0.5, "weight of earlier batches in each surrogate's rank correlation",
+                           minimum=0.0),
+    "trust_temperature": Option(float, 1.0, "GP share = logistic((trust of GP - trust of ensemble) / this): how "
+                                            "sharply the better-predicting surrogate takes the slots", minimum=1e-3),
 }
 EXPLORE_GROWTH = 0.25  # annealing explores the pool again when the job's trials grew by this fraction
 LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
@@ -141,7 +165,7 @@ class ModelGuided:
 
     def __init__(self, context: StrategyContext):
         self.options = o = parse_options(OPTIONS, context.options)
-        for name in ("epsilon", "sweep"):
+        for name in ("epsilon", "sweep", "trust_memory"):
             if o[name] > 1:
                 raise ValueError(f"option {name!r}={o[name]!r} must be at most 1")
         self.context, self.space = context, context.space
@@ -177,6 +201,7 @@ class ModelGuided:
         self._fitted_at = -1
         self._best: float | None = None
         self._since_best = 0
+        self._portfolio = Portfolio(context.space, o, self.rng, self._draws)
         self.observe(list(context.history))
 
     # ---- ask / tell ---------------------------------------------------------------------------------------------
@@ -189,6 +214,7 @@ class ModelGuided:
                                   taken=self._recent(256))
         else:
             batch = self._model_batch(model, n)
+            self._portfolio.predicted(batch, self._ensemble_means(model, batch))
         for config in batch:
             self._seen.add(config_id(config))
             self._pool.pop(config_id(config), None)
@@ -205,6 +231,7 @@ class ModelGuided:
             key = config_id(result.config)
             self._pool.pop(key, None)
             self._own[key] = result
+            self._portfolio.measured(result)
             if self._listed is not None:
                 self._listed.mark_seen(result.config)
             if result.status == OK and result.median_s is not None and (self._best is None
@@ -318,6 +345,12 @@ class ModelGuided:
             self._scores_by_id.update((config_id(c), scores[:, i]) for i, c in enumerate(need))
         return self._scores_by_id
 
+    def _ensemble_means(self, model: Mixture, configs: list[dict]) -> np.ndarray:
+        """The members' mean score of each config whose features are ready (NaN for the others)."""
+        ready = {config_id(c) for c in self._ready(configs)}
+        known = self._member_scores(model, [c for c in configs if config_id(c) in ready])
+        return np.array([float(np.mean(known[config_id(c)])) if config_id(c) in ready else np.nan for c in configs])
+
     def _acquisition(self, model: Mixture, configs: list[dict]) -> np.ndarray:
         """What ranks `configs` (features ready): the option `acquisition` over the members' mean and spread."""
         if not configs:
@@ -385,6 +418,8 @@ class ModelGuided:
         if len(self._own) < self.options["min_train"]:  # a transferred model: half the first configs spread out,
             n_random = max(n_random, n // 2)  # so the job's own model starts from an unbiased sample
         batch = self._sweeps(model, min(round(self.options["sweep"] * n), n - n_random), budget)
+        batch += self._portfolio.picks(list(self._own.values()), n - n_random - len(batch), self._seen, batch,
+                                       self._pool.values())
         batch += pick_diverse(self._ranked(model, max(8 * n, 64)), n - n_random - len(batch),
                               self.options["min_distance"], taken=batch)
         taken = {config_id(c) for c in batch}
