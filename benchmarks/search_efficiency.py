@@ -1,12 +1,20 @@
-"""Search efficiency on recorded spaces: how many measurements each strategy needs to get near the optimum.
+"""Search efficiency: how many measurements each strategy needs to get within 5 % of a space's optimum.
 
-Every strategy runs against each table in benchmarks/data (tuner_server.replay: no hardware), once per seed, with the
-job driver's loop (propose a batch, measure it, observe). For each (table, strategy) it reports the median over seeds
-of the measurements needed to reach within 5 % and within 1 % of the table's optimum, and the median best/optimum
-after 64 and 256 measurements. "model+transfer" starts from a cost model trained on the other tables of the same op
-and device class (the device-class model a farm keeps), "model" from nothing. Grid search ignores the seed.
+Every strategy runs against every space, once per seed, with the job driver's loop (propose a batch, measure it,
+observe) and no hardware (tuner_server.replay). The spaces: the recorded tables in benchmarks/data (ours, and Kernel
+Tuner caches converted by benchmarks/fetch_kernel_tuner_caches.py), and the seeded synthetic spaces of
+tuner_server.synthetic_spaces (needles, many basins, invalid regions, noisy timings). "ga" and "bo" are the reference
+strategies (Kernel Tuner's genetic algorithm and Bayesian optimisation, re-implemented); "model+transfer" starts
+from a cost model trained on the other tables of the same op and device class (the model a farm keeps), "model"
+from nothing.
 
-    nice -n 10 python benchmarks/search_efficiency.py --seeds 20 [--tables 'benchmarks/data/cpu-*.json.gz']
+For each (space, strategy): the median over seeds of the measurements needed to reach 5 % of the optimum (a run that
+never does counts as budget + 1; '>B' when the median is such a run), the fraction of seeds that reach it within the
+budget, and the median best/optimum after 100 measurements. The last column checks the model strategy against the
+best of ga and bo on each of the three (median <=, fraction >=, best@100 <=) and the closing line lists the spaces
+where it does not hold.
+
+    nice -n 10 python benchmarks/search_efficiency.py --seeds 20 --jobs 2
 """
 from __future__ import annotations
 
@@ -14,34 +22,48 @@ import argparse
 import glob
 import json
 import math
+import os
 import statistics
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # one core per run: parallel BLAS
+    os.environ.setdefault(_var, "1")  # threads only fight each other (and --jobs) on a shared host
 
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
 from tuner_server.replay import ReplayTable, load_table, run_strategy  # noqa: E402
+from tuner_server.synthetic_spaces import PRESETS, synthetic_table  # noqa: E402
 
-STRATEGIES = ("random", "grid", "model", "model+transfer")
+STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
+REFERENCES = ("ga", "bo")
+TOLERANCE = 0.05
+AT = 100
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tables", default=str(REPO / "benchmarks" / "data" / "*.json.gz"), help="glob of tables")
+    p.add_argument("--tables", default=str(REPO / "benchmarks" / "data" / "*.json.gz"),
+                   help="glob of recorded tables ('' for none)")
+    p.add_argument("--synthetic", default="all", help="comma-separated synthetic presets, 'all' or 'none'")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
-    p.add_argument("--budget", type=int, default=600, help="measurements per run, at most the table's size")
+    p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")
     p.add_argument("--strategies", default=",".join(STRATEGIES))
     p.add_argument("--options", default="{}", help="JSON options for the model strategy")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (runs are independent)")
     p.add_argument("--json", dest="json_out", default=None, help="write every run's figures here")
+    p.add_argument("--reuse", default=None,
+                   help="a --json file of an earlier run (same seeds, budget and batch): its runs of strategies not "
+                        "in --strategies are reported beside the new ones (e.g. the reference strategies, unchanged)")
     return p.parse_args(argv)
 
 
-def reach(observed, optimum: float, tolerance: float) -> int | None:
+def reach(observed, optimum: float, tolerance: float = TOLERANCE) -> int | None:
     """Measurements until the best OK runtime is within `tolerance` of the optimum (None: never, in the run)."""
     best = math.inf
     for i, o in enumerate(observed, 1):
@@ -69,61 +91,135 @@ def transfer_model(table: ReplayTable, tables: list[ReplayTable], seed: int = 0)
     return (model if model.trained else None), [t.meta["name"] for t in others]
 
 
-def run_one(table: ReplayTable, strategy: str, seed: int, args, model_options: dict, base) -> dict:
+_SPACES: dict[str, ReplayTable] = {}  # per process: tables loaded or built once
+_TRANSFER: dict[str, object] = {}
+
+
+def load_spaces(args) -> dict[str, ReplayTable]:
+    paths = sorted(glob.glob(args.tables)) if args.tables else []
+    tables = [t for t in map(load_table, paths) if t.optimum is not None]
+    names = list(PRESETS) if args.synthetic == "all" else [] if args.synthetic == "none" else \
+        [n.strip() for n in args.synthetic.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PRESETS]
+    if unknown:
+        raise SystemExit(f"unknown synthetic preset(s) {unknown}; known: {', '.join(PRESETS)}")
+    tables += [synthetic_table(PRESETS[n]) for n in names]
+    return {t.meta["name"]: t for t in tables}
+
+
+def _init(args) -> None:
+    _SPACES.update(load_spaces(args))
+    if "model+transfer" in args.strategies:
+        for name, table in _SPACES.items():
+            _TRANSFER[name] = transfer_model(table, list(_SPACES.values()))[0]
+
+
+def run_one(task: tuple[str, str, int], args) -> dict:
+    name, strategy, seed = task
+    table = _SPACES[name]
     budget = min(args.budget, len(table))
-    name = "model" if strategy.startswith("model") else strategy
-    options = model_options if name == "model" else {}
+    base = strategy.removesuffix("+transfer")
+    options = json.loads(args.options) if base == "model" else {}
     t0 = time.perf_counter()
-    observed = run_strategy(table, name, budget, seed=seed, batch=args.batch, options=options,
-                            cost_model=base if strategy == "model+transfer" else None)
+    observed = run_strategy(table, base, budget, seed=seed, batch=args.batch, options=options,
+                            cost_model=_TRANSFER.get(name) if strategy == "model+transfer" else None)
     optimum = table.optimum
-    return {"table": table.meta["name"], "strategy": strategy, "seed": seed, "measured": len(observed),
-            "to_5pct": reach(observed, optimum, 0.05), "to_1pct": reach(observed, optimum, 0.01),
-            "best_at_64": best_after(observed, optimum, 64), "best_at_256": best_after(observed, optimum, 256),
+    return {"space": name, "strategy": strategy, "seed": seed, "measured": len(observed),
+            "to_5pct": reach(observed, optimum), f"best_at_{AT}": best_after(observed, optimum, AT),
             "wall_s": time.perf_counter() - t0}
 
 
-def median_steps(values: list[int | None], budget: int) -> str:
-    """Median with runs that never got there counted as past the budget ('>N' when the median is one of them)."""
-    m = statistics.median(v if v is not None else budget + 1 for v in values)
-    return f">{budget}" if m > budget else f"{m:g}"
+def _run_in_worker(task, args) -> dict:
+    if not _SPACES:
+        _init(args)
+    return run_one(task, args)
 
 
-def summarize(rows: list[dict], tables: dict[str, ReplayTable], budget: int) -> str:
-    lines = ["| space | configs | strategy | meas. to 5 % | meas. to 1 % | best/opt @64 | best/opt @256 | s/run |",
-             "|---|---:|---|---:|---:|---:|---:|---:|"]
-    for name, table in tables.items():
+def summary_row(runs: list[dict], cap: int) -> dict:
+    steps = [r["to_5pct"] if r["to_5pct"] is not None else cap + 1 for r in runs]
+    return {"median": statistics.median(steps), "reached": sum(r["to_5pct"] is not None for r in runs) / len(runs),
+            "best_at": statistics.median(r[f"best_at_{AT}"] for r in runs),
+            "wall_s": statistics.median(r["wall_s"] for r in runs)}
+
+
+def verdict(model: dict, refs: list[dict]) -> tuple[bool, str]:
+    """Whether the model strategy is at least as good as the best reference on all three figures."""
+    if not refs:
+        return True, ""
+    problems = []
+    if model["median"] > min(r["median"] for r in refs):
+        problems.append("median")
+    if model["reached"] < max(r["reached"] for r in refs):
+        problems.append("reached")
+    if model["best_at"] > min(r["best_at"] for r in refs) + 1e-12:
+        problems.append(f"@{AT}")
+    return not problems, "ok" if not problems else "worse: " + ", ".join(problems)
+
+
+def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> tuple[str, list[str]]:
+    lines = [f"| space | configs | strategy | meas. to 5 % (median) | seeds reaching 5 % | best/opt @{AT} | s/run "
+             f"| model vs best of GA, BO |", "|---|---:|---|---:|---:|---:|---:|---|"]
+    failing = []
+    for name, table in spaces.items():
         cap = min(budget, len(table))
-        for strategy in dict.fromkeys(r["strategy"] for r in rows if r["table"] == name):
-            runs = [r for r in rows if r["table"] == name and r["strategy"] == strategy]
-            lines.append(
-                f"| {name} | {len(table)} | {strategy} | {median_steps([r['to_5pct'] for r in runs], cap)} | "
-                f"{median_steps([r['to_1pct'] for r in runs], cap)} | "
-                f"{statistics.median(r['best_at_64'] for r in runs):.3f} | "
-                f"{statistics.median(r['best_at_256'] for r in runs):.3f} | "
-                f"{statistics.median(r['wall_s'] for r in runs):.2f} |")
-    return "\n".join(lines)
+        figures = {}
+        for strategy in dict.fromkeys(r["strategy"] for r in rows if r["space"] == name):
+            figures[strategy] = summary_row([r for r in rows if r["space"] == name and r["strategy"] == strategy],
+                                            cap)
+        refs = [figures[s] for s in REFERENCES if s in figures]
+        for strategy, f in figures.items():
+            check = ""
+            if strategy.startswith("model"):
+                good, check = verdict(f, refs)
+                if not good and strategy == "model":
+                    failing.append(name)
+            median = f">{cap}" if f["median"] > cap else f"{f['median']:g}"
+            lines.append(f"| {name} | {len(table)} | {strategy} | {median} | {f['reached']:.2f} | "
+                         f"{f['best_at']:.3f} | {f['wall_s']:.2f} | {check} |")
+    return "\n".join(lines), failing
+
+
+def reused_runs(args, spaces: set[str], strategies: set[str]) -> list[dict]:
+    """Runs of other strategies from an earlier --json file; it must have run with the same seeds, budget and batch."""
+    earlier = json.loads(Path(args.reuse).read_text())
+    for name in ("seeds", "budget", "batch"):
+        if earlier["args"][name] != getattr(args, name):
+            raise SystemExit(f"--reuse {args.reuse}: it ran with --{name} {earlier['args'][name]}, this run with "
+                             f"{getattr(args, name)}; reuse needs the same seeds, budget and batch")
+    return [r for r in earlier["runs"] if r["space"] in spaces and r["strategy"] not in strategies]
 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    paths = sorted(glob.glob(args.tables))
-    if not paths:
-        raise SystemExit(f"no tables match {args.tables}")
-    tables = {t.meta["name"]: t for t in map(load_table, paths) if t.optimum is not None}
+    spaces = load_spaces(args)
+    if not spaces:
+        raise SystemExit("no spaces: --tables matched nothing and --synthetic is none")
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
-    model_options = json.loads(args.options)
-    rows = []
-    for name, table in tables.items():
-        base, sources = transfer_model(table, list(tables.values())) if "model+transfer" in strategies else (None, [])
-        print(f"{name}: {len(table)} configs, optimum {table.optimum * 1e3:.4f} ms"
-              + (f", transfer from {', '.join(sources)}" if sources else ""), file=sys.stderr, flush=True)
+    tasks = []
+    for name, table in spaces.items():
+        print(f"{name}: {len(table)} configs, {len(table.space.knobs)} knobs, optimum "
+              f"{table.optimum * 1e3:.4f} ms", file=sys.stderr, flush=True)
         for strategy in strategies:
-            if strategy == "model+transfer" and base is None:
-                continue
-            seeds = [0] if strategy == "grid" else range(args.seeds)
-            rows += [run_one(table, strategy, seed, args, model_options, base) for seed in seeds]
-    print(summarize(rows, tables, args.budget))
+            if strategy == "model+transfer" and table.workload_key is None:
+                continue  # nothing to transfer from: foreign and synthetic tables
+            seeds = [0] if strategy == "grid" else range(args.seeds)  # grid search ignores the seed
+            tasks += [(name, strategy, seed) for seed in seeds]
+    t0 = time.perf_counter()
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            rows = list(pool.map(_run_in_worker, tasks, [args] * len(tasks), chunksize=4))
+    else:
+        _SPACES.update(spaces)
+        if "model+transfer" in strategies:
+            _TRANSFER.update({n: transfer_model(t, list(spaces.values()))[0] for n, t in spaces.items()})
+        rows = [run_one(task, args) for task in tasks]
+    if args.reuse:
+        rows = reused_runs(args, set(spaces), set(strategies)) + rows
+    table, failing = summarize(rows, spaces, args.budget)
+    print(table)
+    print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.0f} s ({os.cpu_count()} cores here, --jobs {args.jobs}); "
+          f"model at least as good as the best of GA and BO on {len(spaces) - len(failing)} of {len(spaces)} spaces"
+          + (f"; not on: {', '.join(failing)}" if failing else ""))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"args": vars(args), "runs": rows}, indent=1))
 

@@ -22,6 +22,8 @@ overhead), and the feature pool's worker CPU per candidate (off the tuner's hot 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import math
 import random
 import statistics
@@ -48,7 +50,8 @@ from tuner_server.settings import Settings  # noqa: E402
 from tuner_server.targets import target_for_class  # noqa: E402
 
 FINGERPRINT = {"kind": "cpu", "model": "benchmark", "arch": "x86_64", "isa_flags": ["avx2", "fma"],
-               "compute_units": 1, "memory_bytes": 8 << 30}
+               "compute_units": 1, "memory_bytes": 8 << 30,
+               "target": cc.cpu_target(isa="avx2", cores=1).to_dict()}  # what an agent registers with
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -61,6 +64,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=8, help="tasks leased and reported per round")
     p.add_argument("--workers", type=int, default=2, help="feature pool processes")
     p.add_argument("--database-url", default=None, help="default: a SQLite file in a temporary directory")
+    p.add_argument("--options", default="{}", help="JSON strategy options of the benchmarked job (e.g. "
+                                                   "'{\"gp_until\": 0}' for the search without its GP)")
     return p.parse_args(argv)
 
 
@@ -85,7 +90,8 @@ def synthetic_runtime(workload: cc.Workload, config: dict) -> float | None:
 
 def populate(sessions, dclass: str, shapes: list[str], total: int) -> float:
     t0 = time.perf_counter()
-    target = target_for_class(dclass)
+    with session_scope(sessions) as s:
+        target = target_for_class(dclass, session=s)
     start = utcnow() - timedelta(days=1)
     per_shape = math.ceil(total / len(shapes))
     n = 0
@@ -124,7 +130,8 @@ def run_job(sessions, driver: JobDriver, keeper: ClassModels, pool: FeaturePool,
             args) -> dict:
     w = matmul(args.job_shape)
     with session_scope(sessions) as s:
-        job_id = repo.create_job(JobSpec(w.key, dclass, args.budget, strategy="model"), session=s).id
+        job_id = repo.create_job(JobSpec(w.key, dclass, args.budget, strategy="model",
+                                         strategy_options=json.loads(args.options)), session=s).id
     ticks, measured, refits = [], 0, []
     cpu0, fit0 = pool.worker_cpu_s, keeper.fit_s
     while measured < args.budget:
@@ -135,8 +142,12 @@ def run_job(sessions, driver: JobDriver, keeper: ClassModels, pool: FeaturePool,
             leased = repo.lease_tasks(agent_id, args.batch, session=s)
             configs = {t.task_id: t.config for t in leased}
             for task in leased:
-                repo.record_result(agent_id, report(task, synthetic_runtime(w, configs[task.task_id])), session=s)
-        measured += len(leased)
+                result = report(task, synthetic_runtime(w, configs[task.task_id]))
+                if task.kind == "COMPARE":  # a challenge: the candidate head to head with the head's config
+                    baseline = synthetic_runtime(w, task.baseline_config) or 1.0
+                    result = dataclasses.replace(result, baseline_samples_s=(baseline,) * len(result.samples_s))
+                repo.record_result(agent_id, result, session=s)
+        measured += sum(task.kind == "MEASURE" for task in leased)
         if not leased and len(ticks) > 3 * args.budget:
             raise SystemExit("the job stopped proposing before its budget")
         pool.wait()  # an agent's measurement of the batch takes at least this long

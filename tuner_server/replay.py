@@ -96,6 +96,11 @@ class RecordedSpace(Space):
 
     recorded: tuple = field(default=(), compare=False)
 
+    @property
+    def listed_size(self) -> int:
+        """Configs walked to list this space (its recorded ones, not its knobs' product)."""
+        return len(self.recorded)
+
     def __iter__(self):
         for config in self.recorded:
             yield dict(config)

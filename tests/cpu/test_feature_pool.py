@@ -48,7 +48,7 @@ def test_a_config_that_cannot_be_lowered_gets_a_nan_row(pool):
 def test_model_guided_search_with_a_pool_never_waits_and_never_repeats(pool):
     space = cc.get_space(WORKLOAD, TARGET)
     context = StrategyContext(space, seed=3, workload_key=WORKLOAD.key, target=TARGET, feature_pool=pool,
-                              options={"min_train": 4})
+                              options={"min_train": 4, "own_features": "lowered"})
     strategy = make_strategy("model", context)
     seen, slowest = set(), 0.0
     rng = random.Random(0)

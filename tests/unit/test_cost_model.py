@@ -97,7 +97,7 @@ def test_nothing_to_rank_leaves_the_model_untrained():
     all_failed = ranking_data([(X, [None] * 10, ["COMPILE_ERROR"] * 10)])
     assert not CostModel(NAMES).fit(all_failed).trained
     with pytest.raises(ValueError, match="objective"):
-        CostModel(NAMES, objective="regression")
+        CostModel(NAMES, objective="poisson")
 
 
 def test_feature_cache_is_bounded_lru_and_persists():

@@ -157,7 +157,7 @@ def test_best_ignores_failures_and_missing_runtimes():
 
 # ---- options -----------------------------------------------------------------------------------------------------
 def test_unknown_strategy_lists_the_known_ones():
-    with pytest.raises(ValueError, match=r"unknown search strategy 'anneal'; known: grid, model, random"):
+    with pytest.raises(ValueError, match=r"unknown search strategy 'anneal'; known: bo, ga, grid, model, random"):
         make_strategy("anneal", StrategyContext(SMALL))
 
 

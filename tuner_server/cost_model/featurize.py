@@ -191,6 +191,35 @@ class KnobFeatures:
         return out
 
 
+class BothFeatures:
+    """Lowered-IR features followed by the knob values: what tells one workload's configs apart exactly, beside what
+    the IR says about them (a config that cannot be lowered keeps its knob values; its lowered part is NaN)."""
+
+    cheap = False
+
+    def __init__(self, lowered: LoweredFeatures, knobs: KnobFeatures):
+        self.lowered, self.knobs = lowered, knobs
+        self.names = tuple(lowered.names) + knobs.names
+        self.key = f"{lowered.key}+{knobs.key}"
+
+    @property
+    def asynchronous(self) -> bool:
+        return self.lowered.asynchronous
+
+    @property
+    def computed(self) -> int:
+        return self.lowered.computed
+
+    def cached(self, config: dict) -> bool:
+        return self.lowered.cached(config)
+
+    def prefetch(self, configs: Sequence[dict]) -> None:
+        self.lowered.prefetch(configs)
+
+    def __call__(self, configs: Sequence[dict]) -> np.ndarray:
+        return np.hstack([self.lowered(configs), self.knobs(configs)])
+
+
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 

@@ -28,7 +28,8 @@ import numpy as np
 
 from tuner_server.cost_model.grades import MAX_GRADE, RankingData
 
-OBJECTIVES = ("rank_xendcg", "lambdarank")
+OBJECTIVES = ("rank_xendcg", "lambdarank")  # ranking: what a device-class model of many workloads trains on
+REGRESSION = "regression"  # one workload's trials: labels are -log(runtime) (`tuner_server.cost_model.ensemble`)
 FORMAT = "tunefarm-cost-model/1"
 DEFAULT_PARAMS = {
     "learning_rate": 0.1,
@@ -58,8 +59,8 @@ class CostModel:
 
     def __init__(self, feature_names: Sequence[str], objective: str = "rank_xendcg", seed: int = 0,
                  params: dict | None = None, booster: lgb.Booster | None = None):
-        if objective not in OBJECTIVES:
-            raise ValueError(f"objective {objective!r} not in {OBJECTIVES}")
+        if objective not in (*OBJECTIVES, REGRESSION):
+            raise ValueError(f"objective {objective!r} not in {(*OBJECTIVES, REGRESSION)}")
         self.feature_names = tuple(feature_names)
         self.objective, self.seed = objective, seed
         self.params = {**DEFAULT_PARAMS, **(params or {}), "objective": objective, "seed": seed}

@@ -19,6 +19,8 @@ from tuner_server.search.base import (
     describe_options,
     parse_options,
 )
+from tuner_server.search.bayes_opt import BayesOpt
+from tuner_server.search.genetic import GeneticAlgorithm
 from tuner_server.search.grid_search import GridSearch
 from tuner_server.search.model_guided import ModelGuided
 from tuner_server.search.random_search import RandomSearch
@@ -27,6 +29,8 @@ STRATEGIES: dict[str, Callable[[StrategyContext], SearchStrategy]] = {
     "random": RandomSearch,
     "grid": GridSearch,
     "model": ModelGuided,
+    "ga": GeneticAlgorithm,  # reference strategies (Kernel Tuner's), for benchmarks/search_efficiency.py
+    "bo": BayesOpt,
 }
 
 

@@ -107,17 +107,34 @@ def space_filling(candidates: Sequence[dict], n: int, rng: random.Random, taken:
     return chosen
 
 
-def pick_diverse(ranked: Sequence[dict], n: int, min_distance: int) -> list[dict]:
-    """The first n of `ranked` (best first) such that any two differ in at least `min_distance` knobs; when too few
-    qualify, the distance is relaxed one step at a time."""
+def pick_diverse(ranked: Sequence[dict], n: int, min_distance: int, taken: Sequence[dict] = ()) -> list[dict]:
+    """The first n of `ranked` (best first) such that any two, and each and any of `taken` (picked before), differ
+    in at least `min_distance` knobs; when too few qualify, the distance is relaxed one step at a time."""
     out: list[dict] = []
-    taken: set[tuple] = set()
+    keys: set[tuple] = {config_id(c) for c in taken}
     for distance in range(min_distance, -1, -1):
         for config in ranked:
             if len(out) >= n:
                 return out
             key = config_id(config)
-            if key not in taken and all(hamming(config, o) >= distance for o in out):
+            if key not in keys and all(hamming(config, o) >= distance for o in (*taken, *out)):
                 out.append(config)
-                taken.add(key)
+                keys.add(key)
+    return out
+
+
+def neighbours(space: Space, config: dict, is_valid: Callable[[dict], bool] | None = None) -> list[tuple[dict, bool]]:
+    """Every valid config one knob away from `config`, with whether the knob moved to an adjacent choice (one step
+    along its choices); knobs in the space's order, choices in theirs. `config` itself need not be valid.
+    `is_valid` (default: the space's constraints) may be a faster membership test of the same space."""
+    is_valid = space.is_valid if is_valid is None else is_valid
+    out = []
+    for knob in space.knobs:
+        here = knob.choices.index(config[knob.name]) if config[knob.name] in knob.choices else None
+        for i, value in enumerate(knob.choices):
+            if i == here:
+                continue
+            new = {**config, knob.name: value}
+            if is_valid(new):
+                out.append((new, here is not None and abs(i - here) == 1))
     return out

@@ -1,52 +1,93 @@
-"""Model-guided search: simulated annealing over the space, scored by a LightGBM ranking cost model.
+"""Model-guided search: a bagged LightGBM ensemble scores configs with a mean and a spread; batches mix the most
+promising configs (upper confidence bound, expected improvement or Thompson sampling) with one-knob sweeps of the
+best configs of several distinct basins and, in the first rounds, the picks of a Gaussian process (a surrogate
+portfolio: each surrogate gets the share its predictions of the latest batches earn).
 
 Each `propose(n)`:
-1. refits the model when the job's observations grew by `refit_growth` (a model trained on other workloads of the
-   device class, from `StrategyContext.cost_model` or fitted on `StrategyContext.transfer`, is fine-tuned with a few
-   rounds on the job's own trials; with neither, a model is fitted on the job's trials once there are `min_train`);
+1. refits when the job's observations grew by `refit_growth` of those the last fit saw (at least one; the members
+   refit from scratch, so the fitting cost per observation stays bounded as the job grows). `members` models are
+   fitted on bootstrap resamples of the job's trials (`tuner_server.cost_model.ensemble`; by default regressions on
+   -log(runtime): within one workload runtimes compare directly, and a regression learns more from a few dozen
+   trials than a ranker; with knob features, distances to the best configs of a few basins join the features, so
+   "near a good config" is one split for a tree); a ranking model of the device
+   class's other workloads (`StrategyContext.cost_model`, or fitted on `StrategyContext.transfer`) is fine-tuned on
+   the job's trials and mixed in front of them with weight 1 - n / (n + own_weight_at) (n: own observations);
 2. without a model yet, proposes space-filling configs (spread over every knob's values);
-3. otherwise explores: annealing chains start from the best configs known (measured or predicted) and mutate one
-   knob at a time; every config they reach is scored and kept in a pool of unmeasured candidates; what is left of
-   the round's feature budget goes to random configs never looked at (coverage);
-4. proposes the pool's best-scored configs, no two closer than `min_distance` knobs, where each slot is instead a
-   random unseen config with probability `epsilon`. Nothing proposed or observed is ever proposed again.
+3. otherwise scores candidates: every unseen config when the space is listed and the featurizer is cheap (knob
+   values), else a pool explored by annealing chains from the best configs known (measured or predicted), one knob
+   at a time, topped up with random configs never looked at (coverage);
+4. fills the batch: a `sweep` share goes to unmeasured one-knob neighbours of the best configs of up to `basins`
+   distinct basins (`tuner_server.search.basins`: configs at least `basin_distance` knobs apart), taken round-robin
+   so no basin is deepened alone; while the job has fewer than `gp_until` observations, a share of the rest goes to
+   a Gaussian process on knob coordinates (expected improvement, `tuner_server.search.portfolio`: the surrogate
+   that finds good configs from a few dozen observations, where the ensemble is weak), the share following how well
+   each surrogate ranked the latest measured batches; the rest to the best candidates by the ensemble's
+   acquisition, no two closer than `min_distance` knobs, each slot a random unseen config with probability
+   `epsilon`. Nothing proposed or observed is ever proposed again.
 
-Lowering a config for its features costs milliseconds, so a round may look at no more than `feature_budget` new
-configs per proposed one (the budget counts configs new to this strategy, not cache misses, so runs do not depend
-on what the shared feature cache holds). With a feature pool (`StrategyContext.feature_pool`, the tuner's case) the
-lowering happens in worker processes: a round scores and trains on the configs whose features are ready, asks for
-the rest, and finds them ready a round later; every proposed config is asked for at once, so its features are there
-when its measurement comes back. With `patience`, proposing stops once that many observations in a row
-have not improved the best runtime.
+Features (`own_features`): lowered-IR features when the workload and target are known (what carries one workload's
+trials over to another's, and on the recorded GPU GEMM tables what the job's own models learn fastest from), else
+the knob values; a job without a transfer model may instead learn from knob values ("knobs", which tell one
+workload's configs apart exactly and cost nothing) or from both. The limits follow the featurizer's cost (`cheap`):
+knob features cost nothing, so every unseen config of a listed space is scored each round and the pool holds up to
+65,536 configs; lowered-IR features cost milliseconds, so a round may featurize at most `feature_budget` (16)
+configs new to this strategy per proposed config (the budget counts configs new to this strategy, not cache misses,
+so runs do not depend on what the shared cache holds), the pool holds 4,096, and the ensemble has fewer members.
+With a feature pool (`StrategyContext.feature_pool`, the tuner's case) lowering happens in worker processes: a round
+scores and trains on the configs whose features are ready, asks for the rest, and finds them ready a round later;
+every proposed config is asked for at once, so its features are there when its measurement comes back. With
+`patience`, proposing stops once that many observations in a row have not improved the best runtime.
 
 | option           | default      | meaning                                                                      |
 |------------------|--------------|------------------------------------------------------------------------------|
+| acquisition      | ucb          | ucb (mean + kappa * spread), ei (expected improvement over the best measured |
+|                  |              | config's score), thompson (one member's scores per round), mean              |
+| kappa            | 1.0          | UCB's weight on the spread                                                   |
+| members          | None         | models in the ensemble; None: 5 with cheap features, 2 with lowered ones     |
+| basins           | 4            | distinct basins whose best configs are swept                                 |
+| anchors          | None         | basin bests whose distances join the features (knob features: Hamming        |
+|                  |              | distance, so "near a good config" is one split); None: 4 cheap, 0 lowered    |
+| basin_distance   | None         | knobs in which basin bests differ at least; None: a quarter of the knobs (2+)|
+| sweep            | 0.25         | share of a batch spent on one-knob neighbours of basin bests                 |
 | epsilon          | 0.05         | chance that a batch slot is a random unseen config (exploration)             |
-| min_distance     | 2            | knobs in which two configs of one batch must differ (relaxed if needed)      |
+| min_distance     | 2            | knobs in which two configs of one batch must differ (relaxed if needed; the  |
+|                  |              | GP's picks are spread by its kriging believer instead)                       |
 | patience         | None         | stop after this many observations without a better runtime; None: never     |
 | transfer         | True         | start from the device class's model / other workloads' trials when given     |
 | objective        | rank_xendcg  | LightGBM ranking objective: rank_xendcg or lambdarank                        |
-| rounds           | 60           | boosting rounds of a model fitted from scratch                               |
+| own_features     | lowered      | features without a transfer model: lowered (knobs without a workload),       |
+|                  |              | knobs, or both                                                               |
+| own_objective    | regression   | objective of the job's own models: regression on -log(runtime), or ranking   |
+| rounds           | 40           | boosting rounds of each member of the job's own ensemble                     |
 | refit_rounds     | 20           | boosting rounds added to the transfer model on the job's own trials          |
 | refit_rate       | 0.1          | learning rate of those rounds (the job's own trials can overrule transfer)   |
-| own_weight_at    | 16           | with transfer, a model of the job's own trials is blended in with weight     |
-|                  |              | n / (n + own_weight_at) (n: own observations), so a wrong prior fades        |
-| refit_growth     | 0.25         | refit when the job's observations grew by this fraction (at least one)       |
-| min_train        | 8            | own observations before a model without transfer is fitted                   |
-| chains           | 16           | annealing chains per round                                                   |
+| own_weight_at    | 16           | own observations at which the job's ensemble weighs as much as transfer      |
+| refit_growth     | None         | refit when the job's observations grew by this fraction (at least one);     |
+|                  |              | None: every round with cheap features, 0.2 with lowered ones                 |
+| min_train        | 8            | own observations before the job's own ensemble is fitted                     |
+| chains           | 16           | annealing chains per round (pool exploration)                                |
 | steps            | 16           | annealing steps per round                                                    |
-| feature_budget   | 16           | configs new to the strategy it may featurize per proposed config per round   |
-| pool_size        | 4096         | unmeasured scored candidates kept between rounds (the best ones)             |
+| feature_budget   | None         | configs new to the strategy featurized per proposed config per round;        |
+|                  |              | None: 16 with lowered features, unbounded with cheap ones                    |
+| pool_size        | None         | unmeasured scored candidates kept; None: 4,096 lowered, 65,536 cheap         |
+| gp_until         | 128          | observations until which the GP proposes a share of each batch (0: never)    |
+| gp_points        | 256          | observations the GP is fitted on at most (the fastest half, then the latest) |
+| gp_lengthscale   | 1.5          | the GP's Matérn 3/2 length scale on [0, 1] knob coordinates                  |
+| gp_candidates    | 2048         | unmeasured configs the GP scores per round at most                           |
+| trust_memory     | 0.5          | weight of earlier batches in each surrogate's rank correlation               |
+| trust_temperature| 1.0          | GP share = logistic((trust of GP - trust of ensemble) / this)                |
 """
 from __future__ import annotations
 
 import random
 
 import numpy as np
+from scipy.special import ndtr
 
-from tuner_server.cost_model.featurize import LoweredFeatures, featurizer_for
+from tuner_server.cost_model.ensemble import Ensemble, Mixture
+from tuner_server.cost_model.featurize import BothFeatures, KnobFeatures, LoweredFeatures, featurizer_for
 from tuner_server.cost_model.grades import ranking_data
-from tuner_server.cost_model.model import OBJECTIVES, Blend, CostModel
+from tuner_server.cost_model.model import OBJECTIVES, REGRESSION, CostModel
 from tuner_server.cost_model.training import lowered_featurizers, train_on_trials
 from tuner_server.search.base import (
     OK,
@@ -56,60 +97,111 @@ from tuner_server.search.base import (
     check_batch_size,
     parse_options,
 )
-from tuner_server.search.knob_walk import anneal, config_id, draw_unseen, mutate, pick_diverse, space_filling
+from tuner_server.search.basins import Neighbourhoods, basin_bests
+from tuner_server.search.knob_walk import anneal, config_id, hamming, mutate, pick_diverse, space_filling
+from tuner_server.search.listing import ListedScores, UnseenDraws
+from tuner_server.search.portfolio import Portfolio
 
+ACQUISITIONS = ("ucb", "ei", "thompson", "mean")
 OPTIONS: dict[str, tuple] = {
+    "acquisition": Option(str, "ucb", "how the ensemble's mean and spread rank candidates", choices=ACQUISITIONS),
+    "kappa": Option(float, 1.0, "UCB's weight on the spread", minimum=0.0),
+    "members": Option(int, None, "models in the ensemble (None: 5 with cheap features, 2 with lowered)", minimum=1),
+    "basins": Option(int, 4, "distinct basins whose best configs are swept", minimum=1),
+    "anchors": Option(int, None, "basin bests whose knob distances join the features (None: 4 with cheap "
+                                 "features, 0 with lowered ones)", minimum=0),
+    "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: a quarter of the knobs)",
+                             minimum=1),
+    "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0),
     "epsilon": Option(float, 0.05, "chance that a batch slot is a random unseen config", minimum=0.0),
-    "min_distance": Option(int, 2, "knobs in which two configs of one batch must differ", minimum=0),
+    "min_distance": Option(int, 2, "knobs in which two configs of one batch must differ (the GP's picks: spread by "
+                                   "its kriging believer instead)", minimum=0),
     "patience": Option(int, None, "stop after this many observations without a better runtime", minimum=1),
     "transfer": Option(bool, True, "start from a model of the device class's other workloads when given"),
     "objective": Option(str, "rank_xendcg", "LightGBM ranking objective", choices=OBJECTIVES),
-    "rounds": Option(int, 60, "boosting rounds of a model fitted from scratch", minimum=1),
+    "own_features": Option(str, "lowered", "features of a job without a transfer model: lowered-IR features (knob "
+                                           "values where there is no workload), knob values, or both",
+                           choices=("lowered", "knobs", "both")),
+    "own_objective": Option(str, "regression", "objective of the job's own rankers: regression on -log(runtime) "
+                                               "or a ranking objective", choices=(*OBJECTIVES, REGRESSION)),
+    "rounds": Option(int, 40, "boosting rounds of each member", minimum=1),
     "refit_rounds": Option(int, 20, "rounds added to the transfer model on the job's own trials", minimum=1),
     "refit_rate": Option(float, 0.1, "learning rate of the rounds added to the transfer model", minimum=0.0),
-    "own_weight_at": Option(int, 16, "own observations at which the job's own model weighs as much as the "
-                                     "transfer model in a blend", minimum=1),
-    "refit_growth": Option(float, 0.25, "refit when observations grew by this fraction", minimum=0.0),
-    "min_train": Option(int, 8, "own observations before a model without transfer is fitted", minimum=2),
+    "own_weight_at": Option(int, 16, "own observations at which the job's own ensemble weighs as much as the "
+                                     "transfer model", minimum=1),
+    "refit_growth": Option(float, None, "refit when observations grew by this fraction (None: every round with "
+                                        "cheap features, 0.2 with lowered ones)", minimum=0.0),
+    "min_train": Option(int, 8, "own observations before the job's own ensemble is fitted", minimum=2),
     "chains": Option(int, 16, "annealing chains per round", minimum=1),
     "steps": Option(int, 16, "annealing steps per round", minimum=0),
-    "feature_budget": Option(int, 16, "new configs featurized per proposed config per round", minimum=1),
-    "pool_size": Option(int, 4096, "unmeasured scored candidates kept between rounds", minimum=1),
+    "feature_budget": Option(int, None, "new configs featurized per proposed config per round (None: 16 with "
+                                        "lowered features, unbounded with cheap ones)", minimum=1),
+    "pool_size": Option(int, None, "unmeasured scored candidates kept (None: 4096 lowered, 65536 cheap)",
+                        minimum=1),
+    "gp_until": Option(int, 128, "observations until which a Gaussian process on knob coordinates proposes a share "
+                                 "of each batch (0: never)", minimum=0),
+    "gp_points": Option(int, 256, "observations the Gaussian process is fitted on at most (the fastest half, then "
+                                  "the latest)", minimum=2),
+    "gp_lengthscale": Option(float, 1.5, "Matérn 3/2 length scale of the Gaussian process on [0, 1] coordinates",
+                             minimum=1e-3),
+    "gp_candidates": Option(int, 2048, "unmeasured configs the Gaussian process scores per round at most", minimum=1),
+    "trust_memory": Option(float, 0.5, "weight of earlier batches in each surrogate's rank correlation",
+                           minimum=0.0),
+    "trust_temperature": Option(float, 1.0, "GP share = logistic((trust of GP - trust of ensemble) / this): how "
+                                            "sharply the better-predicting surrogate takes the slots", minimum=1e-3),
 }
-EAGER_LIST_LIMIT = 20_000  # spaces whose knob product is at most this are listed up front
-LIST_LIMIT = 200_000  # ... at most this, listed once random draws turn out mostly invalid
+EXPLORE_GROWTH = 0.25  # annealing explores the pool again when the job's trials grew by this fraction
+LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
+    True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4, "refit_growth": 0.0},
+    False: {"members": 2, "feature_budget": 16, "pool_size": 4096, "anchors": 0, "refit_growth": 0.2},
+}
 
 
 class ModelGuided:
-    """Simulated annealing scored by a LightGBM ranking model (transfer from the device class), with ε-greedy,
-    diverse batches and optional early stopping."""
+    """Bagged LightGBM rankers (transfer from the device class) with UCB / EI / Thompson selection and one-knob
+    sweeps of several basins' best configs; diverse batches and optional early stopping."""
 
     OPTIONS = OPTIONS
 
     def __init__(self, context: StrategyContext):
         self.options = o = parse_options(OPTIONS, context.options)
-        if o["epsilon"] > 1:
-            raise ValueError(f"option 'epsilon'={o['epsilon']!r} must be at most 1")
+        for name in ("epsilon", "sweep", "trust_memory"):
+            if o[name] > 1:
+                raise ValueError(f"option {name!r}={o[name]!r} must be at most 1")
         self.context, self.space = context, context.space
         self.rng = random.Random(context.seed)
-        self.features = featurizer_for(context.space, context.workload_key, context.target,
+        transferring = o["transfer"] and (context.cost_model is not None or bool(context.transfer))
+        lowered = o["own_features"] != "knobs" or transferring  # a transfer model reads lowered-IR features
+        self.features = featurizer_for(context.space, context.workload_key if lowered else None, context.target,
                                        pool=context.feature_pool)
+        if o["own_features"] == "both" and not transferring and isinstance(self.features, LoweredFeatures):
+            self.features = BothFeatures(self.features, KnobFeatures(context.space))
+        self.cheap = bool(getattr(self.features, "cheap", False))
+        for name, default in LIMITS[self.cheap].items():
+            if o[name] is None:
+                o[name] = default
+        if o["basin_distance"] is None:
+            o["basin_distance"] = max(2, len(context.space.knobs) // 4)
         self._seen: set[tuple] = set()  # config ids proposed or observed
         self._own: dict[tuple, Observation] = {}  # config key -> latest observation of this job
         self._rows_of: dict[tuple, np.ndarray] = {}  # features of every config this strategy looked at (budgeted)
         self._asked: set[tuple] = set()  # configs whose features were asked of the pool (budget already spent)
         self._to_ask: list[dict] = []  # ... asked for at the end of the round, in one request
         self._pool: dict[tuple, dict] = {}  # unseen candidates, best predicted first after each ranking
-        # Small products are listed at once; larger ones only if random draws are mostly invalid (listing costs ~1 s
-        # per 100,000 configs): `_random_unseen` decides.
-        self._valid: list[dict] | None = list(context.space) if context.space.size <= EAGER_LIST_LIMIT else None
+        self._draws = UnseenDraws(context.space, self._seen, self.rng)
+        self._near = Neighbourhoods(context.space, self._draws.is_valid)
         self._base: CostModel | None | bool = False  # False: not built yet
-        self._model: CostModel | None = None
+        self._model: Mixture | None = None
         self._explored_with = self._scored_with = None  # the model the pool was last explored / scored with
-        self._score_of: dict[tuple, float] = {}
+        self._explored_at = 0  # own observations when the pool was last explored
+        self._scores_by_id: dict[tuple, np.ndarray] = {}  # config id -> member scores under `_scored_with`
+        self._acquired: dict[tuple, float] = {}  # config id -> acquisition value under `_scored_with`
+        self._round_member: int | None = None  # Thompson sampling: the member whose scores rank this round
+        self._listed: ListedScores | None = None  # cheap features over a listed space: every config at once
         self._fitted_at = -1
         self._best: float | None = None
         self._since_best = 0
+        self._portfolio = Portfolio(context.space, o, self.rng, self._draws)
         self.observe(list(context.history))
 
     # ---- ask / tell ---------------------------------------------------------------------------------------------
@@ -122,9 +214,12 @@ class ModelGuided:
                                   taken=self._recent(256))
         else:
             batch = self._model_batch(model, n)
+            self._portfolio.predicted(batch, self._ensemble_means(model, batch))
         for config in batch:
             self._seen.add(config_id(config))
             self._pool.pop(config_id(config), None)
+            if self._listed is not None:
+                self._listed.mark_seen(config)
         # The batch first: its features are needed when its measurements come back (the next fit).
         self.features.prefetch(batch + [c for c in self._to_ask if config_id(c) not in self._seen])
         self._to_ask = []
@@ -136,6 +231,9 @@ class ModelGuided:
             key = config_id(result.config)
             self._pool.pop(key, None)
             self._own[key] = result
+            self._portfolio.measured(result)
+            if self._listed is not None:
+                self._listed.mark_seen(result.config)
             if result.status == OK and result.median_s is not None and (self._best is None
                                                                        or result.median_s < self._best):
                 self._best, self._since_best = result.median_s, 0
@@ -164,11 +262,11 @@ class ModelGuided:
                 else:
                     featurize = lambda _key: self.features  # noqa: E731 - knob features: one space for all
                 model = train_on_trials(ctx.transfer, names, featurize, objective=self.options["objective"],
-                                        rounds=self.options["rounds"], seed=ctx.seed)
+                                        seed=ctx.seed)  # train_on_trials' rounds: as the tuner's class model
                 self._base = model if model.trained else None
         return self._base
 
-    def _current_model(self) -> CostModel | None:
+    def _current_model(self) -> Mixture | None:
         grown = len(self._own) - max(self._fitted_at, 0)
         if self._fitted_at >= 0 and grown < max(1.0, self.options["refit_growth"] * self._fitted_at):
             return self._model
@@ -177,19 +275,21 @@ class ModelGuided:
         if base is None and len(observations) < self.options["min_train"]:
             return self._model
         X = self._rows([o.config for o in observations])
-        data = ranking_data([(X, [o.median_s for o in observations], [o.status for o in observations])],
-                            seed=self.context.seed)
+        medians, statuses = [o.median_s for o in observations], [o.status for o in observations]
         own = None
         if len(observations) >= self.options["min_train"]:
-            own = CostModel(self.features.names, self.options["objective"], self.context.seed)
-            own = own.fit(data, self.options["rounds"]) if len(data) else own
+            anchors = basin_bests(observations, self.options["anchors"], self.options["basin_distance"])
+            own = Ensemble(self.features.names, self.options["own_objective"], self.context.seed,
+                           self.options["members"], self.options["rounds"],
+                           anchors=self._rows(anchors) if anchors else None).fit(X, medians, statuses)
+        tuned = None
         if base is not None:
+            data = ranking_data([(X, medians, statuses)], seed=self.context.seed)
             tuned = base.fine_tuned(data, self.options["refit_rounds"],
                                     {"learning_rate": self.options["refit_rate"]}) if len(data) else base
-            weight = len(observations) / (len(observations) + self.options["own_weight_at"])
-            self._model = Blend([(tuned, 1 - weight), (own, weight)], X) if own and own.trained else tuned
-        else:
-            self._model = own if own is not None and own.trained else None
+        weight = len(observations) / (len(observations) + self.options["own_weight_at"])
+        model = Mixture(tuned, own, weight, X)
+        self._model = model if model.trained else None
         self._fitted_at = len(observations)
         return self._model
 
@@ -230,24 +330,137 @@ class ModelGuided:
             return np.zeros((0, len(self.features.names)), np.float32)
         return np.stack([self._rows_of[k] for k in keys])
 
-    # ---- exploring ---------------------------------------------------------------------------------------------
-    def _model_batch(self, model: CostModel, n: int) -> list[dict]:
+    # ---- scoring ------------------------------------------------------------------------------------------------
+    def _member_scores(self, model: Mixture, configs: list[dict]) -> dict[tuple, np.ndarray]:
+        """Member scores of `configs` (features ready) under `model`, each predicted once per model (a config that
+        cannot be lowered: -inf)."""
+        if model is not self._scored_with:
+            self._scored_with, self._scores_by_id, self._acquired = model, {}, {}
+        need = [c for c in dict((config_id(c), c) for c in configs).values()
+                if config_id(c) not in self._scores_by_id]
+        if need:
+            X = self._rows(need)
+            scores = model.member_scores(X)
+            scores[:, np.all(np.isnan(X), axis=1)] = -np.inf
+            self._scores_by_id.update((config_id(c), scores[:, i]) for i, c in enumerate(need))
+        return self._scores_by_id
+
+    def _ensemble_means(self, model: Mixture, configs: list[dict]) -> np.ndarray:
+        """The members' mean score of each config whose features are ready (NaN for the others)."""
+        ready = {config_id(c) for c in self._ready(configs)}
+        known = self._member_scores(model, [c for c in configs if config_id(c) in ready])
+        return np.array([float(np.mean(known[config_id(c)])) if config_id(c) in ready else np.nan for c in configs])
+
+    def _acquisition(self, model: Mixture, configs: list[dict]) -> np.ndarray:
+        """What ranks `configs` (features ready): the option `acquisition` over the members' mean and spread."""
+        if not configs:
+            return np.zeros(0)
+        known = self._member_scores(model, configs)
+        if self.options["acquisition"] == "thompson":  # a fresh member each round: nothing to keep
+            return self._acquire(model, np.stack([known[config_id(c)] for c in configs], axis=1))
+        keys = [config_id(c) for c in configs]  # else the value is fixed per model: computed once per config
+        need = list(dict.fromkeys(k for k in keys if k not in self._acquired))
+        if need:
+            values = self._acquire(model, np.stack([known[k] for k in need], axis=1))
+            self._acquired.update(zip(need, values.tolist(), strict=True))
+        return np.array([self._acquired[k] for k in keys])
+
+    def _acquire(self, model: Mixture, S: np.ndarray) -> np.ndarray:
+        """Acquisition values from member scores S (members x configs)."""
+        how = self.options["acquisition"]
+        if how == "thompson":
+            if self._round_member is None:
+                self._round_member = self.rng.randrange(len(S))
+            return S[min(self._round_member, len(S) - 1)]
+        with np.errstate(invalid="ignore"):
+            mean, spread = S.mean(axis=0), S.std(axis=0)
+        if how == "mean" or len(S) == 1:
+            return mean
+        if how == "ucb":
+            return mean + self.options["kappa"] * spread
+        incumbent = self._incumbent_score(model)
+        with np.errstate(invalid="ignore"):
+            gain = (mean - incumbent) / np.maximum(spread, 1e-9)
+            ei = (mean - incumbent) * ndtr(gain) + spread * np.exp(-0.5 * gain ** 2) / np.sqrt(2 * np.pi)
+        return np.where(np.isfinite(mean), ei, -np.inf)
+
+    def _incumbent_score(self, model: Mixture) -> float:
+        best = min((o for o in self._own.values() if o.status == OK and o.median_s is not None),
+                   key=lambda o: o.median_s, default=None)
+        if best is None or config_id(best.config) not in self._rows_of:
+            return 0.0
+        return float(np.mean(self._member_scores(model, [best.config])[config_id(best.config)]))
+
+    def _score(self, model: Mixture, configs: list[dict], budget: list[int]) -> np.ndarray:
+        """Acquisition values; a config new to this strategy costs one unit of `budget` (-inf once it is spent,
+        and while its features are being computed in the pool)."""
+        allowed = self._ready(configs, budget)
+        values = dict(zip((config_id(c) for c in allowed), self._acquisition(model, allowed), strict=True))
+        return np.array([values.get(config_id(c), -np.inf) for c in configs])
+
+    # ---- a batch ------------------------------------------------------------------------------------------------
+    def _model_batch(self, model: Mixture, n: int) -> list[dict]:
+        self._round_member = None  # Thompson sampling: a fresh member each round
         budget = [self.options["feature_budget"] * n]
-        unseen = self._all_unseen()
-        if unseen is not None and sum(config_id(c) not in self._rows_of for c in unseen) <= budget[0]:
+        unseen = None if self._listed_cheaply() else self._all_unseen()
+        if self._listed is not None:
+            pass  # every unseen config is ranked at once (`_ranked`)
+        elif unseen is not None and sum(config_id(c) not in self._rows_of for c in unseen) <= budget[0]:
             self._pool.update((config_id(c), c) for c in unseen)  # a small space: score all of it
-        elif model is not self._explored_with or self._ready_in_pool() < 4 * n:
-            self._explore(model, budget)  # a new model (or a pool running dry): worth the annealing
+        elif self._explored_with is None or self._ready_in_pool() < 4 * n or \
+                len(self._own) - self._explored_at >= max(n, EXPLORE_GROWTH * self._explored_at):
+            # a first model, a pool running dry, or a model fitted on a quarter more trials: worth the annealing
+            # (a refit in between re-ranks the pool, whose features are there: the costly part is new lowering)
+            self._explore(model, budget)
             self._spend_on_coverage(budget)
-            self._explored_with = model
-        ranked = self._ranked_pool(model)
+            self._explored_with, self._explored_at = model, len(self._own)
         n_random = sum(self.rng.random() < self.options["epsilon"] for _ in range(n))
         if len(self._own) < self.options["min_train"]:  # a transferred model: half the first configs spread out,
             n_random = max(n_random, n // 2)  # so the job's own model starts from an unbiased sample
-        batch = pick_diverse(ranked[: max(8 * n, 64)], n - n_random, self.options["min_distance"])
+        batch = self._sweeps(model, min(round(self.options["sweep"] * n), n - n_random), budget)
+        batch += self._portfolio.picks(list(self._own.values()), n - n_random - len(batch), self._seen, batch,
+                                       self._pool.values())
+        batch += pick_diverse(self._ranked(model, max(8 * n, 64)), n - n_random - len(batch),
+                              self.options["min_distance"], taken=batch)
         taken = {config_id(c) for c in batch}
         extra = [c for c in self._random_unseen(4 * n + 8, limit=512) if config_id(c) not in taken]
         return batch + space_filling(extra, n - len(batch), self.rng, taken=batch + self._recent(64))
+
+    def _sweeps(self, model: Mixture, slots: int, budget: list[int]) -> list[dict]:
+        """Up to `slots` unmeasured one-knob neighbours of basin bests, the best by acquisition of each basin in
+        turn (basins whose best has no neighbour left are done)."""
+        if slots <= 0:
+            return []
+        bests = basin_bests(self._own.values(), self.options["basins"], self.options["basin_distance"])
+        queues = []
+        for best in bests:
+            near = self._near.unseen(best, self._seen)
+            if near:
+                values = self._score(model, near, budget)
+                queues.append([near[i] for i in np.argsort(-values, kind="stable") if np.isfinite(values[i])])
+        out: list[dict] = []
+        while len(out) < slots and any(queues):
+            for queue in queues:
+                # neighbours of one best that change the same knob are one knob apart: keep the batch diverse
+                while queue and any(hamming(queue[0], o) < self.options["min_distance"] for o in out):
+                    queue.pop(0)
+                if queue and len(out) < slots:
+                    out.append(queue.pop(0))
+        return out
+
+    def _listed_cheaply(self) -> bool:
+        """Whether every config is scored each round: features are cheap and the space is listed (once a space
+        turns out to need listing, `UnseenDraws` lists it)."""
+        if self._listed is None and self.cheap and self._draws.valid is not None \
+                and len(self._draws.valid) <= self.options["pool_size"]:
+            self._listed = ListedScores(self._draws.valid, self.features, self._seen)
+        return self._listed is not None
+
+    def _ranked(self, model: Mixture, k: int) -> list[dict]:
+        """The k best unseen candidates by acquisition."""
+        if self._listed is None:
+            return self._ranked_pool(model)[:k]
+        return self._listed.top(model, lambda S: self._acquire(model, S), k)
 
     def _ready_in_pool(self) -> int:
         return sum(1 for key in self._pool if key in self._rows_of and key not in self._seen)
@@ -257,31 +470,12 @@ class ModelGuided:
         own = list(self._own.values()) if len(self._own) <= k else list(self._own.values())[-k:]
         return [o.config for o in own]
 
-    def _score(self, model: CostModel, configs: list[dict], budget: list[int]) -> np.ndarray:
-        """Model scores; a config new to this strategy costs one unit of `budget` (-inf once it is spent, and while
-        its features are being computed in the pool)."""
-        allowed = self._ready(configs, budget)
-        known = self._scores_of(model, allowed)
-        return np.array([known.get(config_id(c), -np.inf) for c in configs])
-
-    def _scores_of(self, model: CostModel, configs: list[dict]) -> dict[tuple, float]:
-        """Scores of `configs` (features ready) under `model`, each predicted once per model (NaN rows: -inf)."""
-        if model is not self._scored_with:
-            self._scored_with, self._score_of = model, {}
-        need = [c for c in dict((config_id(c), c) for c in configs).values() if config_id(c) not in self._score_of]
-        if need:
-            X = self._rows(need)
-            predicted = model.predict(X)
-            predicted[np.all(np.isnan(X), axis=1)] = -np.inf
-            self._score_of.update((config_id(c), float(v)) for c, v in zip(need, predicted, strict=True))
-        return self._score_of
-
-    def _explore(self, model: CostModel, budget: list[int]) -> None:
+    def _explore(self, model: Mixture, budget: list[int]) -> None:
         chains = self.options["chains"]
         measured = sorted((o for o in self._own.values() if o.status == OK and o.median_s is not None),
                           key=lambda o: o.median_s)
         starts = [o.config for o in measured[: chains // 2]]
-        starts += self._ranked_pool(model)[: chains - len(starts)]
+        starts += self._ranked(model, chains - len(starts))
         starts += self._random_unseen(chains - len(starts))
         if not starts or self.options["steps"] == 0:
             return
@@ -293,26 +487,25 @@ class ModelGuided:
                 self._pool.setdefault(config_id(config), config)
 
     def _spend_on_coverage(self, budget: list[int]) -> None:
-        fresh = [c for c in self._random_unseen(budget[0] + 16) if config_id(c) not in self._rows_of
-                 and config_id(c) not in self._asked]
+        fresh = [c for c in self._random_unseen(min(budget[0], self.options["pool_size"]) + 16)
+                 if config_id(c) not in self._rows_of and config_id(c) not in self._asked]
         for config in fresh[: max(budget[0], 0)]:
             self._pool.setdefault(config_id(config), config)
             self._asked.add(config_id(config))
         self._to_ask.extend(fresh[: max(budget[0], 0)])
         budget[0] = 0
 
-    def _ranked_pool(self, model: CostModel) -> list[dict]:
-        """Unseen pool configs, best predicted first (ties keep pool order); the pool is cut to `pool_size`."""
+    def _ranked_pool(self, model: Mixture) -> list[dict]:
+        """Unseen pool configs, best by acquisition first (ties keep pool order); the pool is cut to `pool_size`."""
         unseen = [c for c in self._pool.values() if config_id(c) not in self._seen]
         configs = self._ready(unseen)
-        known = self._scores_of(model, configs)
         pending = [c for c in unseen if config_id(c) not in self._rows_of]  # still being featurized in the pool
         if not configs:
             self._pool = {config_id(c): c for c in pending[: self.options["pool_size"]]}
             return []
-        scores = np.array([known[config_id(c)] for c in configs])
-        order = np.argsort(-scores, kind="stable")
-        ranked = [configs[i] for i in order if np.isfinite(scores[i])]
+        values = self._acquisition(model, configs)
+        order = np.argsort(-values, kind="stable")
+        ranked = [configs[i] for i in order if np.isfinite(values[i])]
         kept = ranked[: self.options["pool_size"]]
         kept += pending[: self.options["pool_size"] - len(kept)]  # still being featurized: ranked next round
         self._pool = {config_id(c): c for c in kept}
@@ -320,30 +513,11 @@ class ModelGuided:
 
     def _all_unseen(self) -> list[dict] | None:
         """Every unseen valid config when the space is listed and no larger than the pool, else None."""
-        if self._valid is None or len(self._valid) > self.options["pool_size"]:
+        listed = self._draws.valid
+        if listed is None or len(listed) > self.options["pool_size"]:
             return None
-        return [c for c in self._valid if config_id(c) not in self._seen]
+        return [c for c in listed if config_id(c) not in self._seen]
 
     def _random_unseen(self, n: int, limit: int | None = None) -> list[dict]:
         """Up to n distinct valid configs never proposed or observed, drawn uniformly."""
-        n = min(n, limit) if limit is not None else n
-        if n <= 0:
-            return []
-        if self._valid is None:
-            drawn = draw_unseen(self.space, self._seen, self.rng, n)
-            if len(drawn) == n or self.space.size > LIST_LIMIT:
-                return drawn
-            self._valid = list(self.space)
-        out, keys, misses = [], set(), 0
-        while len(out) < n and misses < 4 * n + 64 and self._valid:
-            config = self._valid[self.rng.randrange(len(self._valid))]
-            key = config_id(config)
-            if key in keys or key in self._seen:
-                misses += 1
-                continue
-            out.append(config)
-            keys.add(key)
-        if len(out) < n:  # nearly exhausted: list what is left
-            rest = [c for c in self._valid if config_id(c) not in self._seen and config_id(c) not in keys]
-            out += self.rng.sample(rest, min(n - len(out), len(rest)))
-        return out
+        return self._draws.draw(min(n, limit) if limit is not None else n)

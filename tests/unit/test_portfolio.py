@@ -1,0 +1,134 @@
+"""The model-guided strategy's surrogate portfolio: the GP's share follows the surrogate that ranked the latest
+batches better, its fit stays bounded, and the strategy that uses it stays deterministic under a seed."""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import zlib
+
+import numpy as np
+import pytest
+
+from compiler_core.space import Knob, Space
+from tuner_server.replay import run_strategy
+from tuner_server.search.base import Observation, parse_options
+from tuner_server.search.knob_walk import config_id
+from tuner_server.search.listing import UnseenDraws
+from tuner_server.search.model_guided import OPTIONS
+from tuner_server.search.portfolio import Portfolio, rank_correlation
+from tuner_server.synthetic_spaces import SyntheticSpec, synthetic_table
+
+SPACE = Space((Knob("a", tuple(range(8))), Knob("b", tuple(range(8))), Knob("c", tuple(range(6)))))
+CONFIGS = [dict(zip("abc", v, strict=True)) for v in itertools.product(range(8), range(8), range(6))]
+
+
+def smooth(c: dict) -> float:
+    """A bowl over the knobs' positions: what a GP on knob coordinates models well."""
+    return 1e-3 * math.exp(((c["a"] - 5) / 4) ** 2 + ((c["b"] - 2) / 4) ** 2 + ((c["c"] - 3) / 3) ** 2)
+
+
+def rough(c: dict) -> float:
+    """Runtimes unrelated to the knobs' positions (a hash): no smooth surrogate ranks them."""
+    return 1e-3 * (1 + zlib.crc32(repr(sorted(c.items())).encode()) / 2 ** 32)
+
+
+def portfolio(**options) -> tuple[Portfolio, set[tuple]]:
+    rng, seen = random.Random(0), set()
+    return Portfolio(SPACE, parse_options(OPTIONS, options), rng, UnseenDraws(SPACE, seen, rng)), seen
+
+
+def trust_after_batches(runtime, ensemble_scores, batches: int = 6) -> Portfolio:
+    """Drive a portfolio as the strategy does: fit (picks), predict a batch with both surrogates, measure it."""
+    p, seen = portfolio()
+    rng = random.Random(1)
+    observed = [Observation(c, runtime(c)) for c in rng.sample(CONFIGS, 16)]
+    seen.update(config_id(o.config) for o in observed)
+    for _ in range(batches):
+        p.picks(observed, 4, seen, [], [])
+        batch = rng.sample([c for c in CONFIGS if config_id(c) not in seen], 8)
+        p.predicted(batch, np.array([ensemble_scores(c) for c in batch]))
+        for c in batch:
+            seen.add(config_id(c))
+            result = Observation(c, runtime(c))
+            p.measured(result)
+            observed.append(result)
+    return p
+
+
+def test_a_smooth_space_gives_the_gp_the_slots_over_an_uninformed_ensemble():
+    noise = random.Random(2)
+    p = trust_after_batches(smooth, lambda c: noise.random())
+    assert p.updates == 6
+    assert p.trust["gp"] > 0.5 > p.trust["ensemble"]
+    assert p.gp_share() > 0.7  # logistic of the gap over trust_temperature (1.0)
+
+
+def test_a_rough_space_gives_the_ensemble_the_slots_when_it_ranks_the_batches():
+    p = trust_after_batches(rough, lambda c: -math.log(rough(c)))  # the ensemble knows the runtimes exactly
+    assert p.trust["ensemble"] > 0.99 > p.trust["gp"]
+    assert p.gp_share() < 0.3
+    p, seen = portfolio(trust_temperature=0.2)
+    observed = [Observation(c, rough(c)) for c in CONFIGS[:40]]
+    p.trust.update(gp=0.0, ensemble=1.0)
+    assert p.picks(observed, 8, seen, [], []) == []  # round(0.007 * 8) == 0: the ensemble fills the batch
+    p.trust.update(gp=1.0, ensemble=0.0)
+    assert len(p.picks(observed, 8, seen, [], [])) == 8
+
+
+def test_rank_correlation_averages_ties_and_ranks_failures_lowest():
+    assert rank_correlation(np.array([1.0, 2.0, 3.0]), np.array([-math.inf, 0.0, 5.0])) == 1.0
+    assert rank_correlation(np.array([3.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0])) == -1.0
+    assert rank_correlation(np.ones(4), np.arange(4.0)) == 0.0  # a constant surrogate ranks nothing
+    assert rank_correlation(np.array([1.0, 1.0, 2.0]), np.array([0.0, 1.0, 2.0])) == pytest.approx(0.8660254)
+
+
+def test_failures_rank_slowest_in_the_trust():
+    p, seen = portfolio()
+    observed = [Observation(c, smooth(c)) for c in CONFIGS[::7]]
+    p.picks(observed, 4, seen, [], [])
+    batch = [c for c in CONFIGS[1::7]][:8]
+    truth = [-math.log(smooth(c)) for c in batch]
+    worst = int(np.argmin(truth))
+    p.predicted(batch, np.array([t if i != worst else 1e9 for i, t in enumerate(truth)]))  # ranks it best
+    for i, c in enumerate(batch):
+        p.measured(Observation(c, None, "COMPILE_ERROR") if i == worst else Observation(c, smooth(c)))
+    assert p.updates == 1 and 0 < p.trust["ensemble"] < 1  # its top-ranked config failed: not a perfect rank
+
+
+def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
+    p, seen = portfolio(gp_points=64, gp_until=300, gp_candidates=100)
+    observed = [Observation(c, smooth(c)) for c in random.Random(3).sample(CONFIGS, 200)]
+    picks = p.picks(observed, 8, seen, [], [])
+    assert len(picks) == round(p.gp_share() * 8) == 4  # nothing known yet: half the slots
+    assert len(p._gp.X) == 64
+    fastest = sorted(observed, key=lambda o: o.median_s)[:32]
+    fitted = {tuple(row) for row in p._gp.X}
+    assert all(tuple(p.coords.point(o.config)) in fitted for o in fastest)
+    latest = observed[-1]
+    assert tuple(p.coords.point(latest.config)) in fitted
+    candidates, C = p._candidates(seen | {config_id(o.config) for o in observed}, [])
+    assert len(candidates) == len(C) == 100
+    p, seen = portfolio(gp_until=100)
+    assert p.picks(observed, 8, seen, [], []) == [] and p._gp is None  # past gp_until: no GP at all
+
+
+def test_gp_picks_are_unseen_and_not_taken():
+    p, seen = portfolio()
+    observed = [Observation(c, smooth(c)) for c in CONFIGS[::5]]
+    seen.update(config_id(o.config) for o in observed)
+    taken = [CONFIGS[1], CONFIGS[2]]
+    picks = p.picks(observed, 8, seen, taken, [])
+    keys = {config_id(c) for c in picks}
+    assert len(keys) == len(picks) == 4
+    assert not keys & (seen | {config_id(c) for c in taken})
+
+
+SYNTH = synthetic_table(SyntheticSpec("basins", seed=7, configs=600, knobs=8))
+
+
+def test_model_guided_with_the_portfolio_is_deterministic_under_a_seed():
+    runs = [[config_id(o.config) for o in run_strategy(SYNTH, "model", 96, seed=s)] for s in (5, 5, 6)]
+    assert runs[0] == runs[1] != runs[2]
+    without = [config_id(o.config) for o in run_strategy(SYNTH, "model", 96, seed=5, options={"gp_until": 0})]
+    assert without != runs[0]  # the GP proposes part of the batches

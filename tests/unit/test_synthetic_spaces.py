@@ -1,0 +1,76 @@
+"""Synthetic replay spaces: the same table for the same spec, the structure each kind promises, a file round trip."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from compiler_core.space import config_key
+from tuner_server.replay import load_table
+from tuner_server.search.knob_walk import neighbours
+from tuner_server.synthetic_spaces import PRESETS, SyntheticSpec, save_synthetic, synthetic_table, synthetic_trials
+
+
+def ratios(table) -> list[float]:
+    optimum = table.optimum
+    return sorted(o.median_s / optimum for o in table.results.values() if o.status == "OK")
+
+
+def test_same_spec_same_table_and_the_seed_matters():
+    spec = SyntheticSpec("basins", seed=7, configs=600, knobs=9)
+    assert synthetic_trials(spec) == synthetic_trials(SyntheticSpec("basins", seed=7, configs=600, knobs=9))
+    other = synthetic_trials(SyntheticSpec("basins", seed=8, configs=600, knobs=9))[1]
+    assert [t["median_s"] for t in other] != [t["median_s"] for t in synthetic_trials(spec)[1]]
+
+
+@pytest.mark.parametrize("kind", ["smooth", "basins", "needle", "invalid", "noisy"])
+def test_size_knobs_density_and_a_measured_optimum(kind):
+    table = synthetic_table(SyntheticSpec(kind, seed=1, configs=2000, knobs=10))
+    assert len(table) == 2000 and len(table.space.knobs) == 10
+    assert all(2 <= len(k.choices) <= 8 for k in table.space.knobs)
+    assert table.space.size > len(table)  # a constraint cuts the product: not every combination is recorded
+    configs = list(table.space)[::97]
+    with_neighbour = sum(bool(neighbours(table.space, c)) for c in configs)
+    assert with_neighbour >= 0.9 * len(configs)  # dense: local moves stay inside the recorded space
+    assert table.optimum is not None and math.isfinite(table.optimum)
+
+
+def test_needle_only_the_optimum_is_within_five_percent():
+    for spec in (SyntheticSpec("needle", seed=s, configs=3000, knobs=11) for s in range(3)):
+        r = ratios(synthetic_table(spec))
+        assert r[0] == 1.0 and r[1] >= 1.05 * 1.0 + 0.01, (spec, r[:3])
+
+
+def test_invalid_kind_fails_a_third_and_the_optimum_borders_a_failing_region():
+    table = synthetic_table(SyntheticSpec("invalid", seed=2, configs=3000, knobs=12))
+    failed = sum(o.status != "OK" for o in table.results.values()) / len(table)
+    assert 0.15 <= failed <= 0.6, failed
+    best = min((o for o in table.results.values() if o.status == "OK"), key=lambda o: o.median_s).config
+    assert any(table.measure(c).status == "RUNTIME_ERROR" for c, _ in neighbours(table.space, best))
+
+
+def test_smooth_has_several_good_configs_and_noise_breaks_ties():
+    assert sum(r <= 1.2 for r in ratios(synthetic_table(SyntheticSpec("smooth", seed=3, configs=2000)))) >= 2
+    noisy = synthetic_table(SyntheticSpec("noisy", seed=3, configs=2000))
+    assert len(set(o.median_s for o in noisy.results.values() if o.status == "OK")) > 1900  # noise: few ties
+
+
+def test_written_table_loads_back_equal(tmp_path):
+    spec = SyntheticSpec("needle", seed=4, configs=500, knobs=8)
+    path = save_synthetic(spec, tmp_path / "needle.json.gz")
+    loaded, built = load_table(path), synthetic_table(spec)
+    assert loaded.results == built.results and loaded.meta["spec"]["kind"] == "needle"
+    assert config_key(next(iter(loaded.space))) in loaded.results
+
+
+def test_presets_span_the_kinds_and_sizes_the_benchmark_needs():
+    kinds = {s.kind for s in PRESETS.values()}
+    assert kinds == {"smooth", "basins", "needle", "invalid", "noisy"}
+    assert all(5000 <= s.configs <= 20000 and 8 <= s.knobs <= 15 for s in PRESETS.values())
+
+
+def test_bad_specs_are_refused():
+    with pytest.raises(ValueError, match="known: smooth"):
+        SyntheticSpec("spiky")
+    with pytest.raises(ValueError, match="8-15 knobs"):
+        SyntheticSpec("smooth", knobs=3)

@@ -1,0 +1,83 @@
+"""A Gaussian process over knob coordinates with expected improvement and kriging-believer batches: the surrogate of
+the BO reference strategy (`tuner_server.search.bayes_opt`) and of the model-guided strategy's surrogate portfolio.
+
+Coordinates follow Kernel Tuner: each knob's choice index i maps to eps * i + eps / 2 in [0, 1], with eps = 1 / (the
+largest number of choices); knobs with one choice are left out. The kernel is a fixed Matérn 3/2 (no hyperparameter
+fit: a few dozen points cannot pin a length scale, and a fixed one costs one Cholesky factorization per fit). Targets
+are normalised to mean 0 and spread 1; lower is better (runtimes, or their logarithms).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.special import ndtr
+
+from compiler_core.space import Space
+
+JITTER = 1e-6  # added to the kernel's diagonal: Kernel Tuner's alpha=1e-10 is too small for float64 Cholesky here
+
+
+def matern32(a: np.ndarray, b: np.ndarray, lengthscale: float) -> np.ndarray:
+    squared = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
+    d = np.sqrt(np.maximum(squared, 0.0)) * (math.sqrt(3) / lengthscale)
+    return (1 + d) * np.exp(-d)
+
+
+class KnobCoordinates:
+    """Configs of a space as points of [0, 1]^d (see the module docstring)."""
+
+    def __init__(self, space: Space):
+        varied = [k for k in space.knobs if len(k.choices) > 1]
+        eps = 1.0 / max((len(k.choices) for k in varied), default=1)
+        self._codes = [(k.name, {v: eps * i + eps / 2 for i, v in enumerate(k.choices)}) for k in varied]
+
+    def point(self, config: dict) -> np.ndarray:
+        return np.array([codes[config[name]] for name, codes in self._codes], dtype=np.float64)
+
+    def points(self, configs: list[dict]) -> np.ndarray:
+        if not configs:
+            return np.zeros((0, len(self._codes)))
+        return np.array([[codes[c[name]] for name, codes in self._codes] for c in configs], dtype=np.float64)
+
+
+class GaussianProcess:
+    """Posterior of a zero-mean GP with a Matérn 3/2 kernel on normalised targets (lower is better)."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, lengthscale: float):
+        self.X, self.lengthscale = X, lengthscale
+        self.mu, self.sd = float(y.mean()), float(y.std()) or 1.0
+        self.z = (y - self.mu) / self.sd
+        self.factor = cho_factor(matern32(X, X, lengthscale) + JITTER * np.eye(len(X)), lower=True)
+
+    def posterior(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Normalised mean and variance at rows C, and V = L^-1 K(X, C) (what a believer batch updates)."""
+        Ks = matern32(self.X, C, self.lengthscale)  # observations x candidates
+        mean = Ks.T @ cho_solve(self.factor, self.z)
+        V = solve_triangular(self.factor[0], Ks, lower=True)
+        var = np.maximum(1.0 - (V * V).sum(axis=0), 1e-12)
+        return mean, var, V
+
+    def ei_batch(self, C: np.ndarray, n: int, xi: float) -> list[int]:
+        """Rows of C picked one after another by expected improvement over the best target (less `xi`, in spreads);
+        after each pick the variance is updated as if the pick had been measured at its predicted mean (the
+        "kriging believer"), so the next pick goes elsewhere."""
+        mean, var, V = self.posterior(C)
+        best = self.z.min() - xi
+        picks: list[int] = []
+        believed: list[np.ndarray] = []  # u_j: the covariance each believed pick removes
+        for _ in range(min(n, len(C))):
+            sd = np.sqrt(np.maximum(var, 1e-12))
+            gain = (best - mean) / sd
+            ei = (best - mean) * ndtr(gain) + sd * np.exp(-0.5 * gain ** 2) / math.sqrt(2 * math.pi)
+            ei[picks] = -np.inf
+            j = int(np.argmax(ei))
+            picks.append(j)
+            cov = matern32(C, C[j:j + 1], self.lengthscale)[:, 0] - V.T @ V[:, j]
+            for u in believed:
+                cov -= u * u[j]
+            u = cov / math.sqrt(max(var[j], 1e-12))
+            believed.append(u)
+            var = np.maximum(var - u * u, 1e-12)
+        return picks
