@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
@@ -29,14 +31,26 @@ def wait_for_line(log: Path, pattern: str, proc: subprocess.Popen, timeout_s: fl
     pytest.fail(f"no {pattern!r} in the log after {timeout_s} s:\n{log.read_text()[-4000:]}")
 
 
-def test_server_process_serves_health_and_stops_cleanly_on_sigterm(tmp_path):
+@contextmanager
+def tuner_process(tmp_path: Path, database_url: str, **env: str) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """`python -m tuner_server` on `database_url` with free ports and `env` added, logging to a file; killed on exit
+    if still running."""
     log = tmp_path / "server.log"
-    env = {**os.environ, "TUNEFARM_ENROLMENT_TOKEN": "process-test-token",
-           "TUNEFARM_ADMIN_TOKEN": "process-admin-token"}
-    cmd = [sys.executable, "-m", "tuner_server", "--database-url", f"sqlite:///{tmp_path / 'tf.db'}",
+    env = {**os.environ, "TUNEFARM_ENROLMENT_TOKEN": "process-test-token", **env}
+    cmd = [sys.executable, "-m", "tuner_server", "--database-url", database_url,
            "--data-dir", str(tmp_path / "data"), "--grpc-port", "0", "--rest-port", "0"]
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     try:
+        yield proc, log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_server_process_serves_health_and_stops_cleanly_on_sigterm(tmp_path):
+    with tuner_process(tmp_path, f"sqlite:///{tmp_path / 'tf.db'}",
+                       TUNEFARM_ADMIN_TOKEN="process-admin-token") as (proc, log):
         port = int(wait_for_line(log, r"gRPC listening on 127\.0\.0\.1:(\d+)", proc)[1])
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             health = health_pb2_grpc.HealthStub(channel)
@@ -48,10 +62,6 @@ def test_server_process_serves_health_and_stops_cleanly_on_sigterm(tmp_path):
                 assert response.status == 200
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0, log.read_text()[-4000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert "tuner stopped" in log.read_text()
     assert "process-admin-token" not in log.read_text()
 
@@ -61,12 +71,8 @@ def test_rest_workers_answer_on_the_tuners_port_and_stop_with_it(tmp_path, pg_cl
     still answers on the one port; SIGTERM to the tuner stops the worker too."""
     from tests.db.pg_cluster import create_database
 
-    log = tmp_path / "server.log"
-    env = {**os.environ, "TUNEFARM_ENROLMENT_TOKEN": "process-test-token", "TUNEFARM_REST_WORKERS": "2"}
-    cmd = [sys.executable, "-m", "tuner_server", "--database-url", create_database(pg_cluster, "rest_workers"),
-           "--data-dir", str(tmp_path / "data"), "--grpc-port", "0", "--rest-port", "0"]
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    try:
+    with tuner_process(tmp_path, create_database(pg_cluster, "rest_workers"),
+                       TUNEFARM_REST_WORKERS="2") as (proc, log):
         worker = int(wait_for_line(log, r"1 REST worker process\(es\) started: (\d+)", proc)[1])
         rest = int(wait_for_line(log, r"REST listening on http://127\.0\.0\.1:(\d+)", proc)[1])
         deadline = time.monotonic() + 60
@@ -85,10 +91,6 @@ def test_rest_workers_answer_on_the_tuners_port_and_stop_with_it(tmp_path, pg_cl
             proc.send_signal(signal.SIGCONT)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0, log.read_text()[-4000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     deadline = time.monotonic() + 10
     while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
