@@ -15,7 +15,7 @@ from tuner_server.replay import run_strategy
 from tuner_server.search.base import Observation, parse_options
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
-from tuner_server.search.model_guided import OPTIONS
+from tuner_server.search.model_guided_options import OPTIONS
 from tuner_server.search.portfolio import Portfolio, rank_correlation
 from tuner_server.synthetic_spaces import SyntheticSpec, synthetic_table
 

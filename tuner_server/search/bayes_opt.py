@@ -14,12 +14,7 @@ runtimes) instead of Kernel Tuner's portfolio of acquisition functions; and when
 unmeasured, a fresh uniform sample of that many is scored each round instead of all of them. The GP itself lives in
 `tuner_server.search.gaussian_process` (the model-guided strategy's portfolio uses it too).
 
-| option      | default | meaning                                                                      |
-|-------------|---------|------------------------------------------------------------------------------|
-| popsize     | 20      | configs of the initial space-filling sample                                  |
-| lengthscale | 1.5     | Matérn 3/2 length scale (on the [0, 1] coordinates)                           |
-| xi          | 0.01    | EI's exploration offset, in standard deviations of the measured runtimes     |
-| candidates  | 2048    | unmeasured configs scored per round at most (a fresh sample each round)      |
+Its options, with their defaults and meanings, are OPTIONS below (GET /v1/ops lists them under `strategies`).
 """
 from __future__ import annotations
 

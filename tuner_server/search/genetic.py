@@ -15,13 +15,7 @@ STALL generations in a row breed nothing new), this strategy adds popsize / 4 ra
 generation (immigrants), so it walks the whole space within a job's budget. Kernel Tuner's population-size
 adjustment for small spaces is kept.
 
-| option          | default      | meaning                                                                      |
-|-----------------|--------------|------------------------------------------------------------------------------|
-| popsize         | 26           | configs per generation                                                       |
-| maxiter         | 90           | generations before immigrants join every generation                          |
-| method          | single_point | crossover: single_point, two_point, uniform, disruptive_uniform              |
-| mutation_chance | 55           | a child mutates with chance 1 / mutation_chance                              |
-| selection       | rank         | rank (Kernel Tuner's Beta(1, 2.5) rank bias) or tournament (best of two)     |
+Its options, with their defaults and meanings, are OPTIONS below (GET /v1/ops lists them under `strategies`).
 """
 from __future__ import annotations
 

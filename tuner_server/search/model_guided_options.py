@@ -1,0 +1,59 @@
+"""The model-guided strategy's options: the one table of their names, types, defaults and meanings, and the
+defaults that follow the featurizer's cost (LIMITS)."""
+from __future__ import annotations
+
+from tuner_server.cost_model.model import OBJECTIVES, REGRESSION
+from tuner_server.search.base import Option
+
+ACQUISITIONS = ("ucb", "ei", "thompson", "mean")
+OPTIONS: dict[str, tuple] = {
+    "acquisition": Option(str, "ucb", "how the ensemble's mean and spread rank candidates", choices=ACQUISITIONS),
+    "kappa": Option(float, 1.0, "UCB's weight on the spread", minimum=0.0),
+    "members": Option(int, None, "models in the ensemble (None: 5 with cheap features, 2 with lowered)", minimum=1),
+    "basins": Option(int, 4, "distinct basins whose best configs are swept", minimum=1),
+    "anchors": Option(int, None, "basin bests whose knob distances join the features (None: 4 with cheap "
+                                 "features, 0 with lowered ones)", minimum=0),
+    "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: a quarter of the knobs)",
+                             minimum=1),
+    "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0),
+    "epsilon": Option(float, 0.05, "chance that a batch slot is a random unseen config", minimum=0.0),
+    "min_distance": Option(int, 2, "knobs in which two configs of one batch must differ (the GP's picks: spread by "
+                                   "its kriging believer instead)", minimum=0),
+    "patience": Option(int, None, "stop after this many observations without a better runtime", minimum=1),
+    "transfer": Option(bool, True, "start from a model of the device class's other workloads when given"),
+    "objective": Option(str, "rank_xendcg", "LightGBM ranking objective", choices=OBJECTIVES),
+    "own_features": Option(str, "lowered", "features of a job without a transfer model: lowered-IR features (knob "
+                                           "values where there is no workload), knob values, or both",
+                           choices=("lowered", "knobs", "both")),
+    "own_objective": Option(str, "regression", "objective of the job's own rankers: regression on -log(runtime) "
+                                               "or a ranking objective", choices=(*OBJECTIVES, REGRESSION)),
+    "rounds": Option(int, 40, "boosting rounds of each member", minimum=1),
+    "refit_rounds": Option(int, 20, "rounds added to the transfer model on the job's own trials", minimum=1),
+    "refit_rate": Option(float, 0.1, "learning rate of the rounds added to the transfer model", minimum=0.0),
+    "own_weight_at": Option(int, 16, "own observations at which the job's own ensemble weighs as much as the "
+                                     "transfer model", minimum=1),
+    "refit_growth": Option(float, None, "refit when observations grew by this fraction (None: every round with "
+                                        "cheap features, 0.2 with lowered ones)", minimum=0.0),
+    "min_train": Option(int, 8, "own observations before the job's own ensemble is fitted", minimum=2),
+    "chains": Option(int, 16, "annealing chains per round", minimum=1),
+    "steps": Option(int, 16, "annealing steps per round", minimum=0),
+    "feature_budget": Option(int, None, "new configs featurized per proposed config per round (None: 16 with "
+                                        "lowered features, unbounded with cheap ones)", minimum=1),
+    "pool_size": Option(int, None, "unmeasured scored candidates kept (None: 4096 lowered, 65536 cheap)",
+                        minimum=1),
+    "gp_until": Option(int, 128, "observations until which a Gaussian process on knob coordinates proposes a share "
+                                 "of each batch (0: never)", minimum=0),
+    "gp_points": Option(int, 256, "observations the Gaussian process is fitted on at most (the fastest half, then "
+                                  "the latest)", minimum=2),
+    "gp_lengthscale": Option(float, 1.5, "Matérn 3/2 length scale of the Gaussian process on [0, 1] coordinates",
+                             minimum=1e-3),
+    "gp_candidates": Option(int, 2048, "unmeasured configs the Gaussian process scores per round at most", minimum=1),
+    "trust_memory": Option(float, 0.5, "weight of earlier batches in each surrogate's rank correlation",
+                           minimum=0.0),
+    "trust_temperature": Option(float, 1.0, "GP share = logistic((trust of GP - trust of ensemble) / this): how "
+                                            "sharply the better-predicting surrogate takes the slots", minimum=1e-3),
+}
+LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
+    True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4, "refit_growth": 0.0},
+    False: {"members": 2, "feature_budget": 16, "pool_size": 4096, "anchors": 0, "refit_growth": 0.2},
+}
