@@ -3,17 +3,11 @@ split-K, for the default and several configs of each shape, against the float64 
 poisoned with NaN first, so an element no block writes fails. Marked gpu: skipped without CUDA and pycuda."""
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
-import numpy as np
 import pytest
 
 import compiler_core as cc
-from compiler_core.build import build_module
-from compiler_core.codegen import generate_source
-from compiler_core.runtime.nvcc_check import nvcc_compile
 from tests.gemm_edge_cases import ODD_WORKLOADS, configs_for
+from tests.gpu.reference_runs import built_kernels, verified_failures
 
 pytestmark = pytest.mark.gpu
 
@@ -22,21 +16,7 @@ pytestmark = pytest.mark.gpu
 def test_odd_shapes_match_the_reference_on_gpu(workload):
     from compiler_core.runtime.cuda_runtime import device_arch
 
-    arch = device_arch()
-    target = cc.cuda_target(arch)
+    target = cc.cuda_target(device_arch())
     configs = configs_for(workload, target)
-    modules = [cc.lower(workload, c, target) for c in configs]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        cubins = list(pool.map(lambda m: nvcc_compile(generate_source(m, target), arch), modules))
-    inputs = cc.random_inputs(workload, seed=7)
-    expected = cc.expect(workload, inputs)
-    specs = cc.get_op(workload.op).tensor_specs(workload)[len(inputs):]
-    failures = []
-    for config, module, cubin in zip(configs, modules, cubins, strict=True):
-        kernel = build_module(workload, module, target, config, cubin=cubin)
-        outs = [np.full(s.shape, np.nan, dtype=s.dtype) for s in specs]
-        kernel(*inputs, *outs)
-        result = cc.verify(workload, outs, expected)
-        if not result.ok:
-            failures.append((config, result.message))
+    failures = verified_failures(workload, configs, built_kernels(workload, configs, target), seed=7)
     assert not failures, f"{len(failures)} of {len(configs)} configs wrong on GPU: {failures}"

@@ -1,16 +1,12 @@
 """GPU correctness sweep (run on the device machine): random valid configs match the numpy reference on CUDA."""
 from __future__ import annotations
 
-import os
 import random
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 import compiler_core as cc
-from compiler_core.build import build_module
-from compiler_core.codegen import generate_source
-from compiler_core.runtime.nvcc_check import nvcc_compile
+from tests.gpu.reference_runs import built_kernels
 from tests.sweep_cases import configs_per_case, sweep_workloads
 
 pytestmark = pytest.mark.gpu
@@ -21,18 +17,13 @@ CASES = sweep_workloads()
 def test_random_configs_match_reference_on_gpu(workload):
     from compiler_core.runtime.cuda_runtime import device_arch
 
-    arch = device_arch()
-    target = cc.cuda_target(arch)
+    target = cc.cuda_target(device_arch())
     seed = sum(map(ord, workload.key))
     configs = cc.get_space(workload, target).sample(random.Random(seed), configs_per_case(workload))
-    modules = [cc.lower(workload, c, target) for c in configs]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        cubins = list(pool.map(lambda m: nvcc_compile(generate_source(m, target), arch), modules))
     inputs = cc.random_inputs(workload, seed)
     expected = cc.expect(workload, inputs)
     failures = []
-    for config, module, cubin in zip(configs, modules, cubins, strict=True):
-        kernel = build_module(workload, module, target, config, cubin=cubin)
+    for config, kernel in zip(configs, built_kernels(workload, configs, target), strict=True):
         result = cc.verify(workload, kernel.run(*inputs), expected)
         if not result.ok:
             failures.append((config, result.message))

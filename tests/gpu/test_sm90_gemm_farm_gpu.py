@@ -5,18 +5,14 @@ two outputs: the packed parameters follow the addresses), and the agent's CudaBe
 Marked gpu: skipped without CUDA and pycuda, and on a device that is not sm_90a."""
 from __future__ import annotations
 
-import os
 import random
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 import compiler_core as cc
-from compiler_core.build import build_module
-from compiler_core.codegen import generate_source
 from compiler_core.ir.opaque import OpaqueKernel
-from compiler_core.runtime.nvcc_check import nvcc_compile
+from tests.gpu.reference_runs import built_kernels, verified_failures
 
 pytestmark = pytest.mark.gpu
 
@@ -51,21 +47,9 @@ def configs_for(w, target, samples: int) -> list[dict]:
 
 
 def _run_all(w, target, configs) -> list:
-    modules = [cc.lower(w, c, target) for c in configs]
-    assert all(isinstance(m.kernels[0], OpaqueKernel) for m in modules)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        cubins = list(pool.map(lambda m: nvcc_compile(generate_source(m, target), target.arch), modules))
-    inputs = cc.random_inputs(w, seed=11)
-    expected = cc.expect(w, inputs)
-    failures = []
-    for config, module, cubin in zip(configs, modules, cubins, strict=True):
-        kernel = build_module(w, module, target, config, cubin=cubin)
-        out = np.full((w["M"], w["N"]), np.nan, dtype=np.float16)
-        kernel(*inputs, out)
-        result = cc.verify(w, [out], expected)
-        if not result.ok:
-            failures.append((config, result.message))
-    return failures
+    kernels = built_kernels(w, configs, target)
+    assert all(isinstance(k.module.kernels[0], OpaqueKernel) for k in kernels)
+    return verified_failures(w, configs, kernels, seed=11)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))

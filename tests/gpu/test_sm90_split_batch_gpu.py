@@ -6,18 +6,13 @@ the sum reads before a unit wrote it (the module skips the workspace memset), fa
 Marked gpu: skipped without CUDA and pycuda, and on a device that is not sm_90a."""
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import pytest
 
 import compiler_core as cc
-from compiler_core.build import build_module
-from compiler_core.codegen import generate_source
 from compiler_core.dtypes import numpy_dtype, raw_bytes
 from compiler_core.ir.opaque import OpaqueKernel
-from compiler_core.runtime.nvcc_check import nvcc_compile
+from tests.gpu.reference_runs import built_kernels
 
 pytestmark = pytest.mark.gpu
 
@@ -87,15 +82,12 @@ def test_split_and_batched_kernels_match_the_reference(w, target):
     configs = configs_for(w, target)
     if w.op == "matmul":  # every matmul case here has K ranges to split
         assert any(c["split_k"] > 1 for c in configs), configs
-    modules = [cc.lower(w, c, target) for c in configs]
-    assert all(isinstance(m.kernels[0], OpaqueKernel) for m in modules)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        cubins = list(pool.map(lambda m: nvcc_compile(generate_source(m, target), target.arch), modules))
+    kernels = built_kernels(w, configs, target)
+    assert all(isinstance(k.module.kernels[0], OpaqueKernel) for k in kernels)
     inputs = cc.random_inputs(w, seed=3)
     expected = cc.expect(w, inputs)
     failures = []
-    for config, module, cubin in zip(configs, modules, cubins, strict=True):
-        kernel = build_module(w, module, target, config, cubin=cubin)
+    for config, kernel in zip(configs, kernels, strict=True):
         result = cc.verify(w, [run_poisoned(kernel, inputs)], expected)
         if not result.ok:
             failures.append((config, result.message))
