@@ -19,7 +19,10 @@ from compiler_core.space import Space
 JITTER = 1e-6  # added to the kernel's diagonal: Kernel Tuner's alpha=1e-10 is too small for float64 Cholesky here
 
 
-def matern32(a: np.ndarray, b: np.ndarray, lengthscale: float) -> np.ndarray:
+def matern32(a: np.ndarray, b: np.ndarray, lengthscale: float | np.ndarray) -> np.ndarray:
+    """The Matérn 3/2 kernel between rows of a and b; `lengthscale` is one for every coordinate or one each."""
+    if not np.isscalar(lengthscale):
+        a, b, lengthscale = a / lengthscale, b / lengthscale, 1.0
     squared = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
     d = np.sqrt(np.maximum(squared, 0.0)) * (math.sqrt(3) / lengthscale)
     return (1 + d) * np.exp(-d)
@@ -43,20 +46,26 @@ class KnobCoordinates:
 
 
 class GaussianProcess:
-    """Posterior of a zero-mean GP with a Matérn 3/2 kernel on normalised targets (lower is better)."""
+    """Posterior of a zero-mean GP with a Matérn 3/2 kernel on normalised targets (lower is better). The defaults
+    (one length scale, amplitude 1, no noise but the jitter) are Kernel Tuner's fixed kernel; fitted per-knob length
+    scales, amplitude and noise come from `tuner_server.search.gp_fit`."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, lengthscale: float):
-        self.X, self.lengthscale = X, lengthscale
+    def __init__(self, X: np.ndarray, y: np.ndarray, lengthscale: float | np.ndarray, amplitude: float = 1.0,
+                 noise: float = JITTER):
+        self.X, self.lengthscale, self.amplitude = X, lengthscale, amplitude
         self.mu, self.sd = float(y.mean()), float(y.std()) or 1.0
         self.z = (y - self.mu) / self.sd
-        self.factor = cho_factor(matern32(X, X, lengthscale) + JITTER * np.eye(len(X)), lower=True)
+        self.factor = cho_factor(amplitude * matern32(X, X, lengthscale) + noise * np.eye(len(X)), lower=True)
+
+    def _kernel(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return self.amplitude * matern32(a, b, self.lengthscale)
 
     def posterior(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Normalised mean and variance at rows C, and V = L^-1 K(X, C) (what a believer batch updates)."""
-        Ks = matern32(self.X, C, self.lengthscale)  # observations x candidates
+        Ks = self._kernel(self.X, C)  # observations x candidates
         mean = Ks.T @ cho_solve(self.factor, self.z)
         V = solve_triangular(self.factor[0], Ks, lower=True)
-        var = np.maximum(1.0 - (V * V).sum(axis=0), 1e-12)
+        var = np.maximum(self.amplitude - (V * V).sum(axis=0), 1e-12)
         return mean, var, V
 
     def ei_batch(self, C: np.ndarray, n: int, xi: float) -> list[int]:
@@ -74,7 +83,7 @@ class GaussianProcess:
             ei[picks] = -np.inf
             j = int(np.argmax(ei))
             picks.append(j)
-            cov = matern32(C, C[j:j + 1], self.lengthscale)[:, 0] - V.T @ V[:, j]
+            cov = self._kernel(C, C[j:j + 1])[:, 0] - V.T @ V[:, j]
             for u in believed:
                 cov -= u * u[j]
             u = cov / math.sqrt(max(var[j], 1e-12))

@@ -47,6 +47,11 @@ OPTIONS: dict[str, tuple] = {
                                   "the latest)", minimum=2),
     "gp_lengthscale": Option(float, 1.5, "Matérn 3/2 length scale of the Gaussian process on [0, 1] coordinates",
                              minimum=1e-3),
+    "gp_kernel": Option(str, "fitted", "the Gaussian process's kernel: per-knob length scales, amplitude and noise "
+                                       "fitted to the job's measurements, or one fixed length scale "
+                                       "(`gp_lengthscale`, as the BO reference strategy)", choices=("fitted", "fixed")),
+    "gp_targets": Option(str, "log", "what the Gaussian process models: the logarithms of runtimes or runtimes",
+                         choices=("runtime", "log")),
     "gp_candidates": Option(int, 2048, "unmeasured configs the Gaussian process scores per round at most", minimum=1),
     "trust_memory": Option(float, 0.5, "weight of earlier batches in each surrogate's rank correlation",
                            minimum=0.0),
