@@ -93,7 +93,7 @@ class ModelGuided:
             if o[name] is None:
                 o[name] = default
         if o["basin_distance"] is None:
-            o["basin_distance"] = max(2, len(context.space.knobs) // 4)
+            o["basin_distance"] = max(2, len(context.space.knobs) // 2)
         self._seen: set[tuple] = set()  # config ids proposed or observed
         self._own: dict[tuple, Observation] = {}  # config key -> latest observation of this job
         self._rows_of: dict[tuple, np.ndarray] = {}  # features of every config this strategy looked at (budgeted)
