@@ -37,7 +37,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # o
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
 from tuner_server.replay import ReplayTable, load_table, run_strategy  # noqa: E402
-from tuner_server.synthetic_spaces import PRESETS, synthetic_table  # noqa: E402
+from tuner_server.synthetic_spaces import HELD_OUT, PRESETS, synthetic_table  # noqa: E402
 
 STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
 REFERENCES = ("ga", "bo")
@@ -49,7 +49,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tables", default=str(REPO / "benchmarks" / "data" / "*.json.gz"),
                    help="glob of recorded tables ('' for none)")
-    p.add_argument("--synthetic", default="all", help="comma-separated synthetic presets, 'all' or 'none'")
+    p.add_argument("--synthetic", default="all",
+                   help="comma-separated synthetic presets, 'all' (the presets), 'held-out' (spaces kept apart from "
+                        "tuning the defaults) or 'none'")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
     p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")
@@ -98,12 +100,15 @@ _TRANSFER: dict[str, object] = {}
 def load_spaces(args) -> dict[str, ReplayTable]:
     paths = sorted(glob.glob(args.tables)) if args.tables else []
     tables = [t for t in map(load_table, paths) if t.optimum is not None]
-    names = list(PRESETS) if args.synthetic == "all" else [] if args.synthetic == "none" else \
+    known = PRESETS | HELD_OUT
+    groups = {"all": list(PRESETS), "held-out": list(HELD_OUT), "none": []}
+    names = groups[args.synthetic] if args.synthetic in groups else \
         [n.strip() for n in args.synthetic.split(",") if n.strip()]
-    unknown = [n for n in names if n not in PRESETS]
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise SystemExit(f"unknown synthetic preset(s) {unknown}; known: {', '.join(PRESETS)}")
-    tables += [synthetic_table(PRESETS[n]) for n in names]
+        raise SystemExit(f"unknown synthetic preset(s) {unknown}; known: {', '.join(known)}, or one of "
+                         f"{', '.join(groups)}")
+    tables += [synthetic_table(known[n]) for n in names]
     return {t.meta["name"]: t for t in tables}
 
 

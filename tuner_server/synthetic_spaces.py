@@ -24,7 +24,7 @@ basin is a local optimum under one-knob moves, offset_j says how good it is. The
   noisy median per config, as a recorded one does; the optimum is the fastest recorded value).
 
 `synthetic_table(spec)` builds the ReplayTable in memory; `save_synthetic(spec, path)` writes it as a table file.
-`PRESETS` names the specs benchmarks/search_efficiency.py runs.
+`PRESETS` names the specs benchmarks/search_efficiency.py runs; `HELD_OUT` the ones kept apart from tuning defaults.
 """
 from __future__ import annotations
 
@@ -69,6 +69,16 @@ PRESETS: dict[str, SyntheticSpec] = {s.name: s for s in (
     SyntheticSpec("needle", seed=4, configs=20000, knobs=15),
     SyntheticSpec("invalid", seed=5, configs=15000, knobs=13),
     SyntheticSpec("noisy", seed=6, configs=5000, knobs=8),
+)}
+# Spaces no default was tuned on: after a change to a strategy's defaults, these tell whether it generalises
+# (benchmarks/search_efficiency.py --synthetic held-out).
+HELD_OUT: dict[str, SyntheticSpec] = {s.name: s for s in (
+    SyntheticSpec("smooth", seed=11, configs=8000, knobs=10),
+    SyntheticSpec("basins", seed=12, configs=10000, knobs=13),
+    SyntheticSpec("needle", seed=13, configs=12000, knobs=12),
+    SyntheticSpec("needle", seed=14, configs=8000, knobs=9),
+    SyntheticSpec("invalid", seed=15, configs=9000, knobs=10),
+    SyntheticSpec("noisy", seed=16, configs=7000, knobs=11),
 )}
 
 

@@ -235,6 +235,26 @@ def test_sweeps_deepen_every_basin_not_only_the_best():
     assert not any(hamming(c, second) == 1 for c in solo.propose(8)[:4])
 
 
+def test_a_stalled_search_looks_away_from_every_basin():
+    """Once `stall` observations found nothing faster, `explore` of the batch lies `basin_distance` knobs or more
+    from every basin best; before that, and without `stall`, the batch is what it was."""
+    from tuner_server.search.basins import basin_bests
+
+    table = synthetic_table(SyntheticSpec("basins", seed=5, configs=1200, knobs=8))
+    ordered = sorted(list(table.space), key=lambda c: table.measure(c).median_s or math.inf)
+    history = [table.measure(c) for c in [ordered[0], *list(table.space)[1::30]]]  # the best first: then a stall
+    options = {"epsilon": 0.0, "explore": 0.5, "basin_distance": 4}
+
+    def batch(**extra):
+        context = StrategyContext(table.space, seed=0, history=history, options=options | extra)
+        return make_strategy("model", context).propose(8)
+
+    bests = basin_bests(history, 4, 4)
+    far = [c for c in batch(stall=len(history) - 1) if all(hamming(c, b) >= 4 for b in bests)]
+    assert len(far) >= 4, far
+    assert batch(stall=len(history)) == batch()  # one observation short of a stall: no change
+
+
 def test_model_finds_the_needle_of_a_small_needle_space_more_often_than_random():
     table = synthetic_table(SyntheticSpec("needle", seed=9, configs=1500, knobs=9))
     optimum = table.optimum

@@ -8,7 +8,7 @@ import pytest
 from compiler_core.space import config_key
 from tuner_server.replay import load_table
 from tuner_server.search.knob_walk import neighbours
-from tuner_server.synthetic_spaces import PRESETS, SyntheticSpec, save_synthetic, synthetic_table, synthetic_trials
+from tuner_server.synthetic_spaces import HELD_OUT, PRESETS, SyntheticSpec, save_synthetic, synthetic_table, synthetic_trials
 
 
 def ratios(table) -> list[float]:
@@ -67,6 +67,9 @@ def test_presets_span_the_kinds_and_sizes_the_benchmark_needs():
     kinds = {s.kind for s in PRESETS.values()}
     assert kinds == {"smooth", "basins", "needle", "invalid", "noisy"}
     assert all(5000 <= s.configs <= 20000 and 8 <= s.knobs <= 15 for s in PRESETS.values())
+    held_out = set(HELD_OUT.values())
+    assert {s.kind for s in held_out} == kinds and not held_out & set(PRESETS.values())
+    assert len({s.name for s in held_out} | set(PRESETS)) == len(held_out) + len(PRESETS)  # names stay unique
 
 
 def test_bad_specs_are_refused():

@@ -77,7 +77,7 @@ class ModelGuided:
 
     def __init__(self, context: StrategyContext):
         self.options = o = parse_options(OPTIONS, context.options)
-        for name in ("epsilon", "sweep", "trust_memory"):
+        for name in ("epsilon", "sweep", "explore", "trust_memory"):
             if o[name] > 1:
                 raise ValueError(f"option {name!r}={o[name]!r} must be at most 1")
         self.context, self.space = context, context.space
@@ -329,7 +329,8 @@ class ModelGuided:
         n_random = sum(self.rng.random() < self.options["epsilon"] for _ in range(n))
         if len(self._own) < self.options["min_train"]:  # a transferred model: half the first configs spread out,
             n_random = max(n_random, n // 2)  # so the job's own model starts from an unbiased sample
-        batch = self._sweeps(model, min(round(self.options["sweep"] * n), n - n_random), budget)
+        batch = self._far(model, min(self._far_slots(n), n - n_random), budget)
+        batch += self._sweeps(model, min(round(self.options["sweep"] * n), n - n_random - len(batch)), budget)
         batch += self._portfolio.picks(list(self._own.values()), n - n_random - len(batch), self._seen, batch,
                                        self._pool.values())
         batch += pick_diverse(self._ranked(model, max(8 * n, 64)), n - n_random - len(batch),
@@ -337,6 +338,26 @@ class ModelGuided:
         taken = {config_id(c) for c in batch}
         extra = [c for c in self._random_unseen(4 * n + 8, limit=512) if config_id(c) not in taken]
         return batch + space_filling(extra, n - len(batch), self.rng, taken=batch + self._recent(64))
+
+    def _far_slots(self, n: int) -> int:
+        """Slots for configs away from every basin: none until `stall` observations in a row found nothing faster."""
+        stall = self.options["stall"]
+        return round(self.options["explore"] * n) if stall is not None and self._since_best >= stall else 0
+
+    def _far(self, model: Mixture, slots: int, budget: list[int]) -> list[dict]:
+        """Up to `slots` unseen configs at least `basin_distance` knobs from every basin best, the best of a random
+        draw by acquisition: when the basins swept so far stopped improving, the optimum may sit in one no measured
+        config touches (a second basin as good as the first is found by looking elsewhere, not deeper)."""
+        if slots <= 0:
+            return []
+        bests = basin_bests(self._own.values(), self.options["basins"], self.options["basin_distance"])
+        far = [c for c in self._random_unseen(32 * slots + 32, limit=512)
+               if all(hamming(c, b) >= self.options["basin_distance"] for b in bests)]
+        if not far:
+            return []
+        values = self._score(model, far, budget)
+        ranked = [far[i] for i in np.argsort(-values, kind="stable") if np.isfinite(values[i])]
+        return pick_diverse(ranked, slots, self.options["min_distance"])
 
     def _sweeps(self, model: Mixture, slots: int, budget: list[int]) -> list[dict]:
         """Up to `slots` unmeasured one-knob neighbours of basin bests, the best by acquisition of each basin in

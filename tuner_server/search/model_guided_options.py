@@ -16,6 +16,11 @@ OPTIONS: dict[str, tuple] = {
     "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: a quarter of the knobs)",
                              minimum=1),
     "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0),
+    "stall": Option(int, None, "observations in a row without a faster config after which `explore` of each batch "
+                               "looks away from every basin (None: never)", minimum=1),
+    "explore": Option(float, 0.25, "share of a batch, once stalled, spent on configs at least `basin_distance` "
+                                   "knobs from every basin best (the best of a random draw by acquisition)",
+                      minimum=0.0),
     "epsilon": Option(float, 0.05, "chance that a batch slot is a random unseen config", minimum=0.0),
     "min_distance": Option(int, 2, "knobs in which two configs of one batch must differ (the GP's picks: spread by "
                                    "its kriging believer instead)", minimum=0),
