@@ -41,7 +41,6 @@ from tuner_server.search.listing import UnseenDraws
 XI = 0.01  # EI's exploration offset in spreads of the targets (as the BO reference strategy)
 MIN_RANKED = 3  # measured configs of a batch before its rank correlations count
 BLAS = ThreadpoolController()  # the GP's matrices are small: threaded BLAS only spins (10x the CPU on a busy host)
-HYPER_GROWTH = 1.25  # the kernel's hyperparameters are refitted when the GP's points grew by this factor
 UNLISTED_POOL = 512  # the strategy's pool candidates the GP scores per round when the space is not listed ...
 UNLISTED_DRAWS = 128  # ... and random configs drawn beside them (drawing checks validity: ~10 us a config)
 
@@ -74,7 +73,6 @@ class Portfolio:
         self._gp: GaussianProcess | None = None
         self._fitted_on = -1  # observations the GP was fitted on
         self._hyper: Hyperparameters | None = None  # the kernel's last fitted hyperparameters (the next fit's start)
-        self._hyper_on = 0  # ... and the points they were fitted on
         self._predicted: dict[tuple, tuple[float, float]] = {}  # config id -> (gp, ensemble) scores, higher better
         self._outcomes: list[tuple[float, float, float]] = []  # (gp, ensemble, speed) of measured predicted configs
         self._listed: tuple[list[dict], list[tuple], np.ndarray] | None = None
@@ -163,9 +161,8 @@ class Portfolio:
         if self.options["gp_kernel"] == "fixed":
             self._gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
             return
-        if self._hyper is None or len(ok) >= HYPER_GROWTH * self._hyper_on:  # they move slowly: refit on growth
-            z = (y - y.mean()) / (y.std() or 1.0)
-            self._hyper, self._hyper_on = fit_hyperparameters(X, z, self._hyper), len(ok)
+        z = (y - y.mean()) / (y.std() or 1.0)
+        self._hyper = fit_hyperparameters(X, z, self._hyper)
         self._gp = GaussianProcess(X, y, self._hyper.lengthscales, self._hyper.amplitude, self._hyper.noise)
 
     def _candidates(self, skip: set[tuple], pool: Iterable[dict]) -> tuple[list[dict], np.ndarray]:
