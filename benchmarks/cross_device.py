@@ -89,7 +89,7 @@ def main(argv=None) -> None:
             rs = [r for r in rows if r["table"] == name and r["start"] == start]
             reached = sum(r["to_5pct"] is not None for r in rs)
             print(f"| {name} ({rs[0]['class']}) | {start}{' from ' + rs[0]['donor'] if start == 'warm' else ''} | "
-                  f"{median_steps([r['to_5pct'] for r in rs], cap)} | {reached}/{len(rs)} | "
+                  f"{median_steps([r['to_5pct'] for r in rs], cap):g} | {reached}/{len(rs)} | "
                   f"{statistics.median(r['best_at_32'] for r in rs):.3f} | "
                   f"{statistics.median(r['best_at_64'] for r in rs):.3f} |")
     if args.json_out:

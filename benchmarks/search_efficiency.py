@@ -140,9 +140,13 @@ def _run_in_worker(task, args) -> dict:
     return run_one(task, args)
 
 
+def median_steps(steps: list[int | None], cap: int) -> float:
+    """The median of measurements to 5 %, a run that never got there counting as cap + 1."""
+    return statistics.median(s if s is not None else cap + 1 for s in steps)
+
+
 def summary_row(runs: list[dict], cap: int) -> dict:
-    steps = [r["to_5pct"] if r["to_5pct"] is not None else cap + 1 for r in runs]
-    return {"median": statistics.median(steps), "reached": sum(r["to_5pct"] is not None for r in runs) / len(runs),
+    return {"median": median_steps([r["to_5pct"] for r in runs], cap), "reached": sum(r["to_5pct"] is not None for r in runs) / len(runs),
             "best_at": statistics.median(r[f"best_at_{AT}"] for r in runs),
             "wall_s": statistics.median(r["wall_s"] for r in runs)}
 

@@ -16,9 +16,11 @@ Each `propose(n)`:
 3. otherwise scores candidates: every unseen config when the space is listed and the featurizer is cheap (knob
    values), else a pool explored by annealing chains from the best configs known (measured or predicted), one knob
    at a time, topped up with random configs never looked at (coverage);
-4. fills the batch: a `sweep` share goes to unmeasured one-knob neighbours of the best configs of up to `basins`
-   distinct basins (`tuner_server.search.basins`: configs at least `basin_distance` knobs apart), taken round-robin
-   so no basin is deepened alone; while the job has fewer than `gp_until` observations, a share of the rest goes to
+4. fills the batch: once `stall` observations in a row found nothing faster (off by default), an `explore` share
+   goes to the best by acquisition of a random draw of configs at least `basin_distance` knobs from every basin
+   best; a `sweep` share goes to unmeasured one-knob neighbours of the best configs of up to `basins` distinct
+   basins (`tuner_server.search.basins`: configs at least `basin_distance` knobs apart, by default half the
+   knobs), taken round-robin so no basin is deepened alone; while the job has fewer than `gp_until` observations, a share of the rest goes to
    a Gaussian process on knob coordinates (expected improvement, `tuner_server.search.portfolio`: the surrogate
    that finds good configs from a few dozen observations, where the ensemble is weak), the share following how well
    each surrogate ranked the latest measured batches; the rest to the best candidates by the ensemble's

@@ -35,7 +35,7 @@ OPTIONS: dict[str, tuple] = {
     "rounds": Option(int, 40, "boosting rounds of each member", minimum=1),
     "refit_rounds": Option(int, 20, "rounds added to the transfer model on the job's own trials", minimum=1),
     "refit_rate": Option(float, 0.1, "learning rate of the rounds added to the transfer model", minimum=0.0),
-    "own_weight_at": Option(int, 16, "own observations at which the job's own ensemble weighs as much as the "
+    "own_weight_at": Option(int, 4, "own observations at which the job's own ensemble weighs as much as the "
                                      "transfer model", minimum=1),
     "refit_growth": Option(float, None, "refit when observations grew by this fraction (None: every round with "
                                         "cheap features, 0.2 with lowered ones)", minimum=0.0),
