@@ -146,7 +146,8 @@ def median_steps(steps: list[int | None], cap: int) -> float:
 
 
 def summary_row(runs: list[dict], cap: int) -> dict:
-    return {"median": median_steps([r["to_5pct"] for r in runs], cap), "reached": sum(r["to_5pct"] is not None for r in runs) / len(runs),
+    return {"median": median_steps([r["to_5pct"] for r in runs], cap),
+            "reached": sum(r["to_5pct"] is not None for r in runs) / len(runs),
             "best_at": statistics.median(r[f"best_at_{AT}"] for r in runs),
             "wall_s": statistics.median(r["wall_s"] for r in runs)}
 

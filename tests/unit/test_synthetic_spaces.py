@@ -8,7 +8,14 @@ import pytest
 from compiler_core.space import config_key
 from tuner_server.replay import load_table
 from tuner_server.search.knob_walk import neighbours
-from tuner_server.synthetic_spaces import HELD_OUT, PRESETS, SyntheticSpec, save_synthetic, synthetic_table, synthetic_trials
+from tuner_server.synthetic_spaces import (
+    HELD_OUT,
+    PRESETS,
+    SyntheticSpec,
+    save_synthetic,
+    synthetic_table,
+    synthetic_trials,
+)
 
 
 def ratios(table) -> list[float]:

@@ -13,7 +13,7 @@ OPTIONS: dict[str, tuple] = {
     "basins": Option(int, 4, "distinct basins whose best configs are swept", minimum=1),
     "anchors": Option(int, None, "basin bests whose knob distances join the features (None: 4 with cheap "
                                  "features, 0 with lowered ones)", minimum=0),
-    "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: a quarter of the knobs)",
+    "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: half the knobs)",
                              minimum=1),
     "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0),
     "stall": Option(int, None, "observations in a row without a faster config after which `explore` of each batch "
