@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
-from scipy.special import ndtr
 
 from compiler_core.space import Space
+from tuner_server.search.acquisition import expected_improvement
 
 JITTER = 1e-6  # added to the kernel's diagonal: Kernel Tuner's alpha=1e-10 is too small for float64 Cholesky here
 
@@ -26,6 +26,12 @@ def matern32(a: np.ndarray, b: np.ndarray, lengthscale: float | np.ndarray) -> n
     squared = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
     d = np.sqrt(np.maximum(squared, 0.0)) * (math.sqrt(3) / lengthscale)
     return (1 + d) * np.exp(-d)
+
+
+def standardised(y: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Targets shifted to mean 0 and scaled to spread 1 (spread 1 when constant), with that mean and spread."""
+    mu, sd = float(y.mean()), float(y.std()) or 1.0
+    return (y - mu) / sd, mu, sd
 
 
 class KnobCoordinates:
@@ -53,8 +59,7 @@ class GaussianProcess:
     def __init__(self, X: np.ndarray, y: np.ndarray, lengthscale: float | np.ndarray, amplitude: float = 1.0,
                  noise: float = JITTER):
         self.X, self.lengthscale, self.amplitude = X, lengthscale, amplitude
-        self.mu, self.sd = float(y.mean()), float(y.std()) or 1.0
-        self.z = (y - self.mu) / self.sd
+        self.z, self.mu, self.sd = standardised(y)
         self.factor = cho_factor(amplitude * matern32(X, X, lengthscale) + noise * np.eye(len(X)), lower=True)
 
     def _kernel(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -78,8 +83,7 @@ class GaussianProcess:
         believed: list[np.ndarray] = []  # u_j: the covariance each believed pick removes
         for _ in range(min(n, len(C))):
             sd = np.sqrt(np.maximum(var, 1e-12))
-            gain = (best - mean) / sd
-            ei = (best - mean) * ndtr(gain) + sd * np.exp(-0.5 * gain ** 2) / math.sqrt(2 * math.pi)
+            ei = expected_improvement(best - mean, sd)
             ei[picks] = -np.inf
             j = int(np.argmax(ei))
             picks.append(j)

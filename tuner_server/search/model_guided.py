@@ -48,13 +48,13 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from scipy.special import ndtr
 
 from tuner_server.cost_model.ensemble import Ensemble, Mixture
 from tuner_server.cost_model.featurize import BothFeatures, KnobFeatures, LoweredFeatures, featurizer_for
 from tuner_server.cost_model.grades import ranking_data
 from tuner_server.cost_model.model import CostModel
 from tuner_server.cost_model.training import lowered_featurizers, train_on_trials
+from tuner_server.search.acquisition import ensemble_acquisition
 from tuner_server.search.base import (
     OK,
     Observation,
@@ -286,17 +286,7 @@ class ModelGuided:
             if self._round_member is None:
                 self._round_member = self.rng.randrange(len(S))
             return S[min(self._round_member, len(S) - 1)]
-        with np.errstate(invalid="ignore"):
-            mean, spread = S.mean(axis=0), S.std(axis=0)
-        if how == "mean" or len(S) == 1:
-            return mean
-        if how == "ucb":
-            return mean + self.options["kappa"] * spread
-        incumbent = self._incumbent_score(model)
-        with np.errstate(invalid="ignore"):
-            gain = (mean - incumbent) / np.maximum(spread, 1e-9)
-            ei = (mean - incumbent) * ndtr(gain) + spread * np.exp(-0.5 * gain ** 2) / np.sqrt(2 * np.pi)
-        return np.where(np.isfinite(mean), ei, -np.inf)
+        return ensemble_acquisition(S, how, self.options["kappa"], lambda: self._incumbent_score(model))
 
     def _incumbent_score(self, model: Mixture) -> float:
         best = min((o for o in self._own.values() if o.status == OK and o.median_s is not None),

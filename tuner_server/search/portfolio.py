@@ -33,7 +33,7 @@ from threadpoolctl import ThreadpoolController
 
 from compiler_core.space import Space
 from tuner_server.search.base import OK, Observation
-from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates
+from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, standardised
 from tuner_server.search.gp_fit import Hyperparameters, fit_hyperparameters
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
@@ -161,8 +161,7 @@ class Portfolio:
         if self.options["gp_kernel"] == "fixed":
             self._gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
             return
-        z = (y - y.mean()) / (y.std() or 1.0)
-        self._hyper = fit_hyperparameters(X, z, self._hyper)
+        self._hyper = fit_hyperparameters(X, standardised(y)[0], self._hyper)
         self._gp = GaussianProcess(X, y, self._hyper.lengthscales, self._hyper.amplitude, self._hyper.noise)
 
     def _candidates(self, skip: set[tuple], pool: Iterable[dict]) -> tuple[list[dict], np.ndarray]:
