@@ -37,7 +37,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # o
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
 from tuner_server.replay import ReplayTable, load_table, run_strategy  # noqa: E402
-from tuner_server.synthetic_spaces import HELD_OUT, PRESETS, synthetic_table  # noqa: E402
+from tuner_server.synthetic_spaces import FRESH, HELD_OUT, PRESETS, synthetic_table  # noqa: E402
 
 STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
 REFERENCES = ("ga", "bo")
@@ -50,8 +50,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--tables", default=str(REPO / "benchmarks" / "data" / "*.json.gz"),
                    help="glob of recorded tables ('' for none)")
     p.add_argument("--synthetic", default="all",
-                   help="comma-separated synthetic presets, 'all' (the presets), 'held-out' (spaces kept apart from "
-                        "tuning the defaults) or 'none'")
+                   help="comma-separated synthetic presets, 'all' (the presets), 'held-out' or 'fresh' (spaces kept "
+                        "apart from tuning the defaults) or 'none'")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
     p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")
@@ -100,8 +100,8 @@ _TRANSFER: dict[str, object] = {}
 def load_spaces(args) -> dict[str, ReplayTable]:
     paths = sorted(glob.glob(args.tables)) if args.tables else []
     tables = [t for t in map(load_table, paths) if t.optimum is not None]
-    known = PRESETS | HELD_OUT
-    groups = {"all": list(PRESETS), "held-out": list(HELD_OUT), "none": []}
+    known = PRESETS | HELD_OUT | FRESH
+    groups = {"all": list(PRESETS), "held-out": list(HELD_OUT), "fresh": list(FRESH), "none": []}
     names = groups[args.synthetic] if args.synthetic in groups else \
         [n.strip() for n in args.synthetic.split(",") if n.strip()]
     unknown = [n for n in names if n not in known]

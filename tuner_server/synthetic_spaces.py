@@ -24,7 +24,8 @@ basin is a local optimum under one-knob moves, offset_j says how good it is. The
   noisy median per config, as a recorded one does; the optimum is the fastest recorded value).
 
 `synthetic_table(spec)` builds the ReplayTable in memory; `save_synthetic(spec, path)` writes it as a table file.
-`PRESETS` names the specs benchmarks/search_efficiency.py runs; `HELD_OUT` the ones kept apart from tuning defaults.
+`PRESETS` names the specs benchmarks/search_efficiency.py runs; `HELD_OUT` and `FRESH` the ones kept apart from tuning
+defaults.
 """
 from __future__ import annotations
 
@@ -79,6 +80,16 @@ HELD_OUT: dict[str, SyntheticSpec] = {s.name: s for s in (
     SyntheticSpec("needle", seed=14, configs=8000, knobs=9),
     SyntheticSpec("invalid", seed=15, configs=9000, knobs=10),
     SyntheticSpec("noisy", seed=16, configs=7000, knobs=11),
+)}
+# A second set, built on 2026-11-26 after the strategy's defaults had been compared on `HELD_OUT` too: the spaces a
+# change is checked on last (benchmarks/search_efficiency.py --synthetic fresh). Two of each hard kind.
+FRESH: dict[str, SyntheticSpec] = {s.name: s for s in (
+    SyntheticSpec("basins", seed=21, configs=9000, knobs=11),
+    SyntheticSpec("needle", seed=22, configs=9000, knobs=10),
+    SyntheticSpec("needle", seed=23, configs=15000, knobs=13),
+    SyntheticSpec("invalid", seed=24, configs=11000, knobs=12),
+    SyntheticSpec("noisy", seed=25, configs=6000, knobs=9),
+    SyntheticSpec("noisy", seed=26, configs=10000, knobs=12),
 )}
 
 

@@ -108,10 +108,10 @@ def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
     assert all(tuple(p.coords.point(o.config)) in fitted for o in fastest)
     latest = observed[-1]
     assert tuple(p.coords.point(latest.config)) in fitted
-    candidates, C = p._candidates(seen | {config_id(o.config) for o in observed}, [])
+    candidates, C = p._candidates(seen | {config_id(o.config) for o in observed}, [], 100)
     assert len(candidates) == len(C) == 100
-    p, seen = portfolio(gp_until=100)
-    assert p.picks(observed, 8, seen, [], []) == [] and p._gp is None  # past gp_until: no GP at all
+    p, seen = portfolio(gp_until=100, smooth=0.0)
+    assert p.picks(observed, 8, seen, [], []) == [] and p._gp is None  # past gp_until: no fitted GP at all
 
 
 def test_gp_picks_are_unseen_and_not_taken():
@@ -133,3 +133,56 @@ def test_model_guided_with_the_portfolio_is_deterministic_under_a_seed():
     assert runs[0] == runs[1] != runs[2]
     without = [config_id(o.config) for o in run_strategy(SYNTH, "model", 96, seed=5, options={"gp_until": 0})]
     assert without != runs[0]  # the GP proposes part of the batches
+
+
+def test_past_gp_until_the_smooth_gp_keeps_its_least_share_of_the_slots():
+    observed = [Observation(c, smooth(c)) for c in random.Random(4).sample(CONFIGS, 160)]
+    p, seen = portfolio(gp_until=100, smooth=0.25, trust_temperature=0.2, smooth_candidates=50)
+    seen.update(config_id(o.config) for o in observed)
+    p.trust.update(smooth=0.0, ensemble=1.0)  # the ensemble ranks better: the floor is what the smooth GP keeps
+    picks = p.picks(observed, 8, seen, [], [])
+    assert p._gp is None and p._smooth is not None  # the fitted GP's time is over; the smooth one's is not
+    assert len(picks) == 2 and not {config_id(c) for c in picks} & seen
+    assert len(p._smooth.X) == 160 and p.options["smooth_points"] >= 160
+    p.trust.update(smooth=1.0, ensemble=0.0)
+    assert p.shares(len(observed))["smooth"] > 0.99  # a smooth GP that ranks better takes more than its floor
+    p, seen = portfolio(gp_until=100, smooth=0.0)
+    assert p.picks(observed, 8, seen, [], []) == [] and p._smooth is None  # no floor: the ensemble's slots
+
+
+def test_the_smooth_gp_earns_trust_on_a_smooth_space_once_it_predicts():
+    observed = [Observation(c, smooth(c)) for c in random.Random(5).sample(CONFIGS, 120)]
+    p, seen = portfolio(gp_until=100, smooth=0.25)
+    seen.update(config_id(o.config) for o in observed)
+    noise = random.Random(6)
+    for _ in range(3):
+        p.picks(observed, 8, seen, [], [])
+        batch = random.Random(len(observed)).sample([c for c in CONFIGS if config_id(c) not in seen], 8)
+        p.predicted(batch, np.array([noise.random() for _ in batch]))  # an ensemble that knows nothing
+        for c in batch:
+            seen.add(config_id(c))
+            p.measured(result := Observation(c, smooth(c)))
+            observed.append(result)
+    assert p.updates == 3 and p.trust["smooth"] > 0.5 > p.trust["ensemble"]
+    assert p.shares(len(observed))["smooth"] > 0.6
+
+
+def test_smooth_trust_lets_three_surrogates_share_the_first_rounds():
+    p, _ = portfolio(smooth_trust=True)
+    assert p.shares(0) == pytest.approx({"gp": 1 / 3, "smooth": 1 / 3})  # nothing known: a third each
+    p, _ = portfolio()
+    assert p.shares(0) == {"gp": 0.5, "smooth": 0.0}  # by default the smooth GP waits for gp_until
+
+
+def test_the_smooth_gp_hands_one_believer_batch_out_over_rounds():
+    observed = [Observation(c, smooth(c)) for c in random.Random(7).sample(CONFIGS, 160)]
+    p, seen = portfolio(gp_until=100, smooth=0.25, smooth_batch=8, trust_temperature=0.2)
+    seen.update(config_id(o.config) for o in observed)
+    p.trust.update(smooth=0.0, ensemble=1.0)
+    first = p.picks(observed, 8, seen, [], [])
+    queued = list(p._queue)
+    assert len(first) == 2 and len(queued) == 6  # one batch of 8 picked; 2 handed out, 6 kept for later rounds
+    seen.update(config_id(c) for c in first)
+    seen.add(config_id(queued[0]))  # measured meanwhile (proposed by another part of the batch): dropped
+    second = p.picks(observed, 8, seen, [queued[1]], [])  # taken by this batch already: dropped too
+    assert second == queued[2:4] and p._queue == queued[4:]

@@ -9,6 +9,7 @@ from compiler_core.space import config_key
 from tuner_server.replay import load_table
 from tuner_server.search.knob_walk import neighbours
 from tuner_server.synthetic_spaces import (
+    FRESH,
     HELD_OUT,
     PRESETS,
     SyntheticSpec,
@@ -77,6 +78,9 @@ def test_presets_span_the_kinds_and_sizes_the_benchmark_needs():
     held_out = set(HELD_OUT.values())
     assert {s.kind for s in held_out} == kinds and not held_out & set(PRESETS.values())
     assert len({s.name for s in held_out} | set(PRESETS)) == len(held_out) + len(PRESETS)  # names stay unique
+    fresh = set(FRESH.values())
+    assert {"needle", "noisy"} <= {s.kind for s in fresh} and not fresh & (held_out | set(PRESETS.values()))
+    assert len(set(FRESH) | set(HELD_OUT) | set(PRESETS)) == len(fresh) + len(held_out) + len(PRESETS)
 
 
 def test_bad_specs_are_refused():

@@ -23,7 +23,8 @@ Each `propose(n)`:
    knobs), taken round-robin so no basin is deepened alone; while the job has fewer than `gp_until` observations, a
    share of the rest goes to a Gaussian process on knob coordinates (expected improvement,
    `tuner_server.search.portfolio`: the surrogate that finds good configs from a few dozen observations, where the
-   ensemble is weak), the share following how well each surrogate ranked the latest measured batches; the rest to
+   ensemble is weak), the share following how well each surrogate ranked the latest measured batches, and after
+   that at least a `smooth` share to a smooth GP (the BO reference's: a model of the whole space); the rest to
    the best candidates by the ensemble's acquisition, no two closer than `min_distance` knobs, each slot a random
    unseen config with probability `epsilon`. Nothing proposed or observed is ever proposed again.
 
@@ -79,7 +80,7 @@ class ModelGuided:
 
     def __init__(self, context: StrategyContext):
         self.options = o = parse_options(OPTIONS, context.options)
-        for name in ("epsilon", "sweep", "explore", "trust_memory"):
+        for name in ("epsilon", "sweep", "explore", "trust_memory", "smooth"):
             if o[name] > 1:
                 raise ValueError(f"option {name!r}={o[name]!r} must be at most 1")
         self.context, self.space = context, context.space

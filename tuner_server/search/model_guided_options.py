@@ -57,6 +57,16 @@ OPTIONS: dict[str, tuple] = {
                                        "(`gp_lengthscale`, as the BO reference strategy)", choices=("fitted", "fixed")),
     "gp_targets": Option(str, "log", "what the Gaussian process models: the logarithms of runtimes or runtimes",
                          choices=("runtime", "log")),
+    "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_until` observations on, picked by "
+                                 "expected improvement under a smooth Gaussian process (the BO reference's fixed "
+                                 "kernel on runtimes)", minimum=0.0),
+    "smooth_trust": Option(bool, False, "the smooth Gaussian process also competes for slots by its trust before "
+                                        "`gp_until`"),
+    "smooth_points": Option(int, 512, "observations the smooth Gaussian process is fitted on at most", minimum=2),
+    "smooth_candidates": Option(int, 2048, "unmeasured configs the smooth Gaussian process scores per batch at most",
+                                minimum=1),
+    "smooth_batch": Option(int, 8, "configs the smooth Gaussian process picks at once (a kriging-believer batch), "
+                                   "handed out over the next rounds", minimum=1),
     "gp_candidates": Option(int, 2048, "unmeasured configs the Gaussian process scores per round at most", minimum=1),
     "trust_memory": Option(float, 0.5, "weight of earlier batches in each surrogate's rank correlation",
                            minimum=0.0),

@@ -20,7 +20,20 @@ benchmarks/search_efficiency.py moved where BO had won: CPU matmul 256^3 41.5 ->
 softmax 1024x4096 12 -> 10.5, noisy 47.5 -> 43.5 (BO: 35.5, 18.5, 10.5, 43).
 
 The cost is bounded: the GP is fitted on at most `gp_points` observations (the fastest half, then the latest), and
-only while the job has fewer than `gp_until` observations; after that the ensemble fills every slot.
+only while the job has fewer than `gp_until` observations.
+
+From then on a second GP, the BO reference's (one fixed, long length scale on runtimes: a smooth model of the whole
+space), keeps at least `smooth` of the slots, more when its trust beats the ensemble's. Late in a job the ensemble
+and the basin sweeps look where the measurements already are; on spaces whose best basin lies far from the first
+good one (many basins, needles, noise) BO, slow as it is, ends in the best basin on more seeds, and its expected
+improvement over a smooth model is what a settled search lacks. On the synthetic spaces of
+benchmarks/search_efficiency.py (18 spaces, 20 seeds) `smooth` 0.25 raised the fraction of seeds reaching 5 % of the
+optimum on 6 (held-out noisy 0.70 -> 0.90, basins 9k 0.75 -> 1.00, 15k needle 0.80 -> 0.95, 10k needle 0.85 -> 1.00)
+and lowered it on one (20k needle 0.55 -> 0.40, BO 0.15); the first `gp_until` observations, where every seed on
+every recorded table reached 5 %, are unchanged. Its cost is bounded as the first GP's: at most `smooth_points`
+observations and `smooth_candidates` candidates a round. Before `gp_until` the smooth GP may compete for slots by
+its trust too (`smooth_trust`): that helped two synthetic spaces but cost four recorded tables (CPU matmul
+128x512x384 16.5 -> 19.5 measurements to 5 %), so it is off.
 """
 from __future__ import annotations
 
@@ -61,36 +74,59 @@ def _ranks(x: np.ndarray) -> np.ndarray:
     return (np.bincount(inverse, weights=ranks, minlength=len(values)) / np.bincount(inverse))[inverse]
 
 
+SURROGATES = ("gp", "smooth", "ensemble")
+
+
 class Portfolio:
-    """The GP surrogate and the trust in each surrogate (see the module docstring); options from the model-guided
-    strategy's OPTIONS table."""
+    """The two GP surrogates and the trust in each surrogate (see the module docstring); options from the
+    model-guided strategy's OPTIONS table."""
 
     def __init__(self, space: Space, options: dict, rng: random.Random, draws: UnseenDraws):
         self.options, self.rng, self.draws = options, rng, draws
         self.coords = KnobCoordinates(space)
-        self.trust = {"gp": 0.0, "ensemble": 0.0}  # exponential averages of rank correlations
+        self.trust = dict.fromkeys(SURROGATES, 0.0)  # exponential averages of rank correlations
         self.updates = 0
-        self._gp: GaussianProcess | None = None
-        self._fitted_on = -1  # observations the GP was fitted on
+        self._gp: GaussianProcess | None = None  # the fitted kernel's GP, while the job is young
+        self._smooth: GaussianProcess | None = None  # the BO reference's GP, when it has slots
+        self._fitted_on = self._smoothed_on = -1  # observations each GP was fitted on
+        self._queue: list[dict] = []  # the smooth GP's picks not handed out yet
         self._hyper: Hyperparameters | None = None  # the kernel's last fitted hyperparameters (the next fit's start)
-        self._predicted: dict[tuple, tuple[float, float]] = {}  # config id -> (gp, ensemble) scores, higher better
-        self._outcomes: list[tuple[float, float, float]] = []  # (gp, ensemble, speed) of measured predicted configs
+        self._predicted: dict[tuple, tuple[float, ...]] = {}  # config id -> scores per SURROGATES, higher better
+        self._outcomes: list[tuple[float, ...]] = []  # (*scores, speed) of measured predicted configs
         self._listed: tuple[list[dict], list[tuple], np.ndarray] | None = None
 
     # ---- trust ------------------------------------------------------------------------------------------------
+    def shares(self, observed: int) -> dict[str, float]:
+        """Share of the acquisition's slots each GP fills after `observed` observations: a softmax of the trusts
+        over the surrogates in play (the fitted GP before `gp_until`; the smooth GP before it when `smooth_trust`,
+        after it when `smooth` > 0, then with at least that share); the ensemble fills the rest."""
+        early = observed < self.options["gp_until"]
+        playing = ["ensemble"] + (["gp"] if early else [])
+        if (early and self.options["smooth_trust"]) or (not early and self.options["smooth"] > 0):
+            playing.append("smooth")
+        top = max(self.trust[name] for name in playing)
+        weights = {name: math.exp(max((self.trust[name] - top) / self.options["trust_temperature"], -50.0))
+                   for name in playing}
+        total = sum(weights.values())
+        out = {name: weights.get(name, 0.0) / total for name in ("gp", "smooth")}
+        if not early and "smooth" in playing:
+            out["smooth"] = max(out["smooth"], self.options["smooth"])
+        return out
+
     def gp_share(self) -> float:
-        """Share of the acquisition's slots the GP fills: logistic in the difference of the trusts."""
-        gap = (self.trust["gp"] - self.trust["ensemble"]) / self.options["trust_temperature"]
-        return 1.0 / (1.0 + math.exp(-max(min(gap, 50.0), -50.0)))
+        """The fitted GP's share while the job is young (see `shares`)."""
+        return self.shares(0)["gp"]
 
     def predicted(self, batch: list[dict], ensemble: np.ndarray) -> None:
-        """Remember both surrogates' scores of a proposed batch (compared with its measurements later)."""
-        if self._gp is None or not batch:
+        """Remember every surrogate's scores of a proposed batch (compared with its measurements later)."""
+        if (self._gp is None and self._smooth is None) or not batch:
             return
+        points = self.coords.points(batch)
         with BLAS.limit(limits=1, user_api="blas"):
-            gp = -self._gp.posterior(self.coords.points(batch))[0]
-        for config, g, e in zip(batch, gp, ensemble, strict=True):
-            self._predicted[config_id(config)] = (float(g), float(e))
+            gp, smooth = (-model.posterior(points)[0] if model is not None else np.full(len(batch), np.nan)
+                          for model in (self._gp, self._smooth))
+        for config, *scores in zip(batch, gp, smooth, ensemble, strict=True):
+            self._predicted[config_id(config)] = tuple(float(v) for v in scores)
 
     def measured(self, result: Observation) -> None:
         scores = self._predicted.pop(config_id(result.config), None)
@@ -105,9 +141,9 @@ class Portfolio:
         outcomes, self._outcomes = self._outcomes, []
         if len(outcomes) < MIN_RANKED:
             return
-        speed = np.array([o[2] for o in outcomes])
+        speed = np.array([o[-1] for o in outcomes])
         memory = self.options["trust_memory"] if self.updates else 0.0
-        for i, name in enumerate(("gp", "ensemble")):
+        for i, name in enumerate(SURROGATES):
             scores = np.array([o[i] for o in outcomes])
             usable = ~np.isnan(scores)
             rho = 0.0
@@ -116,27 +152,55 @@ class Portfolio:
             self.trust[name] = memory * self.trust[name] + (1 - memory) * (rho if math.isfinite(rho) else 0.0)
         self.updates += 1
 
-    # ---- the GP's picks -----------------------------------------------------------------------------------------
+    # ---- the GPs' picks -----------------------------------------------------------------------------------------
     def picks(self, observations: list[Observation], slots: int, seen: set[tuple], taken: list[dict],
               pool: Iterable[dict]) -> list[dict]:
-        """The GP's share of `slots` (unseen configs not in `taken`, by expected improvement); fits the GP first.
-        `pool`: the strategy's own candidates, scored when the space is not listed."""
+        """The GPs' shares of `slots` (unseen configs not in `taken`, by each one's expected improvement); fits
+        them first. `pool`: the strategy's own candidates, scored when the space is not listed."""
         with BLAS.limit(limits=1, user_api="blas"):
             return self._picks(observations, slots, seen, taken, pool)
 
     def _picks(self, observations: list[Observation], slots: int, seen: set[tuple], taken: list[dict],
                pool: Iterable[dict]) -> list[dict]:
         self._fit(observations)
-        if self._gp is None or slots <= 0:
-            return []
-        k = round(self.gp_share() * slots)
-        if k <= 0:
-            return []
+        shares = self.shares(len(observations))
         skip = seen | {config_id(c) for c in taken}
-        candidates, C = self._candidates(skip, pool)
+        out = self._smooth_picks(observations, round(shares["smooth"] * max(slots, 0)), skip, pool,
+                                 shares["smooth"] > 0 or self.options["smooth_trust"])
+        k = round(shares["gp"] * slots)
+        if self._gp is None or slots <= 0 or k <= 0:
+            return out
+        candidates, C = self._candidates(skip | {config_id(c) for c in out}, pool, self.options["gp_candidates"])
         if len(candidates) <= k:
-            return candidates
-        return [candidates[j] for j in self._gp.ei_batch(C, k, XI)]
+            return out + candidates
+        return out + [candidates[j] for j in self._gp.ei_batch(C, k, XI)]
+
+    def _smooth_picks(self, observations: list[Observation], k: int, skip: set[tuple], pool: Iterable[dict],
+                      playing: bool) -> list[dict]:
+        """k configs of the smooth GP's queue: a kriging-believer batch of `smooth_batch` by expected improvement,
+        picked when the queue runs short and handed out over the next rounds (its posterior over the candidates,
+        the costly part, is computed once per batch, as a BO of that batch size would)."""
+        if not playing:
+            self._smooth, self._smoothed_on, self._queue = None, -1, []
+            return []
+        self._queue = [c for c in self._queue if config_id(c) not in skip]
+        refill = 0 < k and len(self._queue) < k
+        # refitted for each batch it picks, and between batches often enough for its trust (its predictions of
+        # the configs others proposed) to follow the job
+        if refill or self._smooth is None or \
+                len(observations) - self._smoothed_on >= 4 * self.options["smooth_batch"]:
+            self._smoothed_on = len(observations)
+            X, y = self._points(observations, self.options["smooth_points"])
+            self._smooth = GaussianProcess(X, y, self.options["gp_lengthscale"]) if len(y) >= 2 else None
+        if k <= 0 or self._smooth is None:
+            return []
+        if refill:
+            candidates, C = self._candidates(skip, pool, self.options["smooth_candidates"])
+            n = max(k, self.options["smooth_batch"])
+            self._queue = candidates if len(candidates) <= n else [candidates[j] for j in
+                                                                    self._smooth.ei_batch(C, n, XI)]
+        out, self._queue = self._queue[:k], self._queue[k:]
+        return out
 
     def _fit(self, observations: list[Observation]) -> None:
         if len(observations) >= self.options["gp_until"]:
@@ -144,18 +208,11 @@ class Portfolio:
             return
         if len(observations) == self._fitted_on:
             return
-        ok = [o for o in observations if o.status == OK and o.median_s is not None and o.median_s > 0]
         self._fitted_on = len(observations)
-        if len(ok) < 2:
+        X, y = self._points(observations, self.options["gp_points"])
+        if len(y) < 2:
             self._gp = None
             return
-        cap = self.options["gp_points"]
-        if len(ok) > cap:  # the fastest half and the latest: where the optimum is sought, and where it looks now
-            fastest = set(sorted(range(len(ok)), key=lambda i: ok[i].median_s)[: cap // 2])
-            latest = [i for i in range(len(ok) - 1, -1, -1) if i not in fastest][: cap - len(fastest)]
-            ok = [ok[i] for i in sorted(fastest.union(latest))]
-        X = self.coords.points([o.config for o in ok])
-        y = np.array([o.median_s for o in ok])
         if self.options["gp_targets"] == "log":
             y = np.log(y)
         if self.options["gp_kernel"] == "fixed":
@@ -164,8 +221,17 @@ class Portfolio:
         self._hyper = fit_hyperparameters(X, standardised(y)[0], self._hyper)
         self._gp = GaussianProcess(X, y, self._hyper.lengthscales, self._hyper.amplitude, self._hyper.noise)
 
-    def _candidates(self, skip: set[tuple], pool: Iterable[dict]) -> tuple[list[dict], np.ndarray]:
-        cap = self.options["gp_candidates"]
+    def _points(self, observations: list[Observation], cap: int) -> tuple[np.ndarray, np.ndarray]:
+        """Coordinates and runtimes of at most `cap` configs that ran: the fastest half and the latest (where the
+        optimum is sought, and where the search looks now)."""
+        ok = [o for o in observations if o.status == OK and o.median_s is not None and o.median_s > 0]
+        if len(ok) > cap:
+            fastest = set(sorted(range(len(ok)), key=lambda i: ok[i].median_s)[: cap // 2])
+            latest = [i for i in range(len(ok) - 1, -1, -1) if i not in fastest][: cap - len(fastest)]
+            ok = [ok[i] for i in sorted(fastest.union(latest))]
+        return self.coords.points([o.config for o in ok]), np.array([o.median_s for o in ok])
+
+    def _candidates(self, skip: set[tuple], pool: Iterable[dict], cap: int) -> tuple[list[dict], np.ndarray]:
         listed = self.draws.valid
         if listed is not None:
             if self._listed is None:
