@@ -26,14 +26,15 @@ From then on a second GP, the BO reference's (one fixed, long length scale on ru
 space), keeps at least `smooth` of the slots, more when its trust beats the ensemble's. Late in a job the ensemble
 and the basin sweeps look where the measurements already are; on spaces whose best basin lies far from the first
 good one (many basins, needles, noise) BO, slow as it is, ends in the best basin on more seeds, and its expected
-improvement over a smooth model is what a settled search lacks. On the synthetic spaces of
-benchmarks/search_efficiency.py (18 spaces, 20 seeds) `smooth` 0.25 raised the fraction of seeds reaching 5 % of the
-optimum on 6 (held-out noisy 0.70 -> 0.90, basins 9k 0.75 -> 1.00, 15k needle 0.80 -> 0.95, 10k needle 0.85 -> 1.00)
-and lowered it on one (20k needle 0.55 -> 0.40, BO 0.15); the first `gp_until` observations, where every seed on
-every recorded table reached 5 %, are unchanged. Its cost is bounded as the first GP's: at most `smooth_points`
-observations and `smooth_candidates` candidates a round. Before `gp_until` the smooth GP may compete for slots by
-its trust too (`smooth_trust`): that helped two synthetic spaces but cost four recorded tables (CPU matmul
-128x512x384 16.5 -> 19.5 measurements to 5 %), so it is off.
+improvement over a smooth model is what a settled search lacks. On the 18 synthetic spaces of
+benchmarks/search_efficiency.py (20 seeds) `smooth` 0.25 raised the fraction of seeds reaching 5 % of the optimum on
+6 (held-out noisy 0.70 -> 0.90, fresh basins 0.75 -> 1.00, 10k needle 0.85 -> 1.00, 15k needle 0.80 -> 0.95) and
+lowered it on none; medians moved both ways on the needles (10k: 283 -> 307, 20k: 353.5 -> 385, 15k: 136.5 -> 149.5).
+The first `gp_until` observations, where every seed on every recorded table reached 5 %, are unchanged. Its cost is
+bounded as the first GP's: at most `smooth_points` observations and `smooth_candidates` candidates per batch of
+`smooth_batch` picks. Before `gp_until` the smooth GP may compete for slots by its trust too (`smooth_trust`): that
+helped two synthetic spaces but cost four recorded tables (CPU matmul 128x512x384 16.5 -> 19.5 measurements to 5 %),
+so it is off.
 """
 from __future__ import annotations
 
