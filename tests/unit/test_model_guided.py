@@ -97,10 +97,10 @@ def test_deterministic_by_seed():
 
 
 def test_batches_are_diverse():
-    # min_distance holds between the ensemble's picks and sweeps; the GP's early picks are spread by its kriging
-    # believer instead (tests/unit/test_portfolio.py), so this checks the ensemble's batches without it
-    search = make_strategy("model", StrategyContext(TABLE.space, seed=0, options={"min_distance": 2,
-                                                                                    "epsilon": 0.0, "gp_until": 0}))
+    # min_distance holds between the ensemble's picks and sweeps; the GPs' picks are spread by their kriging
+    # believers instead (tests/unit/test_portfolio.py), so this checks the ensemble's batches without them
+    search = make_strategy("model", StrategyContext(TABLE.space, seed=0, options={
+        "min_distance": 2, "epsilon": 0.0, "gp_until": 0, "smooth": 0.0}))
     for _ in range(4):
         batch = search.propose(6)
         assert all(hamming(a, b) >= 2 for a, b in itertools.combinations(batch, 2))
