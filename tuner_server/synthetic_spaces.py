@@ -63,34 +63,38 @@ class SyntheticSpec:
         return f"synth-{self.kind}-{self.configs // 1000}k{self.knobs}-s{self.seed}"
 
 
-PRESETS: dict[str, SyntheticSpec] = {s.name: s for s in (
+def _by_name(*specs: SyntheticSpec) -> dict[str, SyntheticSpec]:
+    return {s.name: s for s in specs}
+
+
+PRESETS: dict[str, SyntheticSpec] = _by_name(
     SyntheticSpec("smooth", seed=1, configs=6000, knobs=9),
     SyntheticSpec("basins", seed=2, configs=12000, knobs=12),
     SyntheticSpec("needle", seed=3, configs=10000, knobs=11),
     SyntheticSpec("needle", seed=4, configs=20000, knobs=15),
     SyntheticSpec("invalid", seed=5, configs=15000, knobs=13),
     SyntheticSpec("noisy", seed=6, configs=5000, knobs=8),
-)}
+)
 # Spaces no default was tuned on: after a change to a strategy's defaults, these tell whether it generalises
 # (benchmarks/search_efficiency.py --synthetic held-out).
-HELD_OUT: dict[str, SyntheticSpec] = {s.name: s for s in (
+HELD_OUT: dict[str, SyntheticSpec] = _by_name(
     SyntheticSpec("smooth", seed=11, configs=8000, knobs=10),
     SyntheticSpec("basins", seed=12, configs=10000, knobs=13),
     SyntheticSpec("needle", seed=13, configs=12000, knobs=12),
     SyntheticSpec("needle", seed=14, configs=8000, knobs=9),
     SyntheticSpec("invalid", seed=15, configs=9000, knobs=10),
     SyntheticSpec("noisy", seed=16, configs=7000, knobs=11),
-)}
+)
 # A second set, built on 2026-11-26 after the strategy's defaults had been compared on `HELD_OUT` too: the spaces a
 # change is checked on last (benchmarks/search_efficiency.py --synthetic fresh). Two of each hard kind.
-FRESH: dict[str, SyntheticSpec] = {s.name: s for s in (
+FRESH: dict[str, SyntheticSpec] = _by_name(
     SyntheticSpec("basins", seed=21, configs=9000, knobs=11),
     SyntheticSpec("needle", seed=22, configs=9000, knobs=10),
     SyntheticSpec("needle", seed=23, configs=15000, knobs=13),
     SyntheticSpec("invalid", seed=24, configs=11000, knobs=12),
     SyntheticSpec("noisy", seed=25, configs=6000, knobs=9),
     SyntheticSpec("noisy", seed=26, configs=10000, knobs=12),
-)}
+)
 
 
 def _knob_sizes(rng: np.random.Generator, knobs: int, configs: int) -> list[int]:

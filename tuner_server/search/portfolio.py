@@ -167,7 +167,7 @@ class Portfolio:
         shares = self.shares(len(observations))
         skip = seen | {config_id(c) for c in taken}
         out = self._smooth_picks(observations, round(shares["smooth"] * max(slots, 0)), skip, pool,
-                                 shares["smooth"] > 0 or self.options["smooth_trust"])
+                                 shares["smooth"] > 0)  # in play (`shares` gives every surrogate in play a share)
         k = round(shares["gp"] * slots)
         if self._gp is None or slots <= 0 or k <= 0:
             return out
