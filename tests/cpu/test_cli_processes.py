@@ -52,13 +52,26 @@ def _started_job(proc: subprocess.Popen, out: Lines) -> str:
     return re.search(r"job (\S+):", "".join(out.lines)).group(1)
 
 
+def _interrupt(proc: subprocess.Popen, out: Lines, err: Lines, within_s: float = 30) -> int:
+    """SIGINT, as Ctrl-C sends it; the exit code. If the CLI does not exit in time, fail with what tells why: its
+    signal masks (SIGINT is bit 2) and what it printed."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(within_s)
+    except subprocess.TimeoutExpired:
+        with open(f"/proc/{proc.pid}/status") as f:
+            masks = [line.strip() for line in f if line.startswith(("SigBlk", "SigIgn", "SigCgt", "SigPnd", "ShdPnd"))]
+        proc.kill()
+        raise AssertionError(f"no exit {within_s} s after SIGINT; {masks}; stdout {out.lines[-5:]}; stderr "
+                             f"{err.lines[-20:]}") from None
+
+
 def test_ctrl_c_detaches_tune_and_the_job_keeps_running(farm):
     proc = start_tunefarm("tune", *KEY, "--device", "cpu", "--trials", "2000", cwd=farm.cwd, data_dir=farm.data_dir)
     out, err = Lines(proc.stdout), Lines(proc.stderr)
     job_id = _started_job(proc, out)
     time.sleep(1.0)  # following now
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(30) == 130
+    assert _interrupt(proc, out, err) == 130
     message = err.text()
     assert "Traceback" not in message and "KeyboardInterrupt" not in message, message
     assert f"detached from job {job_id}; it keeps running" in message
@@ -74,8 +87,7 @@ def test_tune_on_a_missing_gpu_warns_of_the_stall_and_ctrl_c_can_cancel(farm):
     out, err = Lines(proc.stdout), Lines(proc.stderr)
     job_id = _started_job(proc, out)
     err.wait_for("warning: no cuda agent is online", timeout_s=30)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(30) == 130
+    assert _interrupt(proc, out, err) == 130
     message = err.text()
     assert "Traceback" not in message and f"tunefarm tune: cancelled job {job_id}" in message
     assert "no cuda agent has registered yet" in out.text()
