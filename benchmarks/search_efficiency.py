@@ -12,7 +12,10 @@ For each (space, strategy): the median over seeds of the measurements needed to 
 never does counts as budget + 1; '>B' when the median is such a run), the fraction of seeds that reach it within the
 budget, and the median best/optimum after 100 measurements. The last column checks the model strategy against the
 best of ga and bo on each of the three (median <=, fraction >=, best@100 <=) and the closing line lists the spaces
-where it does not hold.
+where it does not hold. Beside each median and fraction stands its 90 % interval over seeds (a bootstrap of the
+median, Wilson's interval of the fraction): a loss within those intervals is marked "(within spread)", since other
+seeds could reverse it, and the closing line names the spaces with a loss beyond them. `--strategies '' --reuse
+FILE` prints the table of an earlier --json file again.
 
     nice -n 10 python benchmarks/search_efficiency.py --seeds 20 --jobs 2
 """
@@ -29,6 +32,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # one core per run: parallel BLAS
@@ -43,6 +48,9 @@ STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
 REFERENCES = ("ga", "bo")
 TOLERANCE = 0.05
 AT = 100
+LEVEL = 0.9  # of the intervals reported beside medians and fractions
+RESAMPLES = 2000
+WITHIN = " (within spread)"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -145,30 +153,62 @@ def median_steps(steps: list[int | None], cap: int) -> float:
     return statistics.median(s if s is not None else cap + 1 for s in steps)
 
 
+def median_interval(steps: list[int | None], cap: int, level: float = LEVEL) -> tuple[float, float]:
+    """The interval of that median over seeds (see `bootstrap_interval`)."""
+    return bootstrap_interval([s if s is not None else cap + 1 for s in steps], level)
+
+
+def bootstrap_interval(values: list[float], level: float = LEVEL) -> tuple[float, float]:
+    """The percentile-bootstrap interval of the median of per-seed values (seeded: the same runs give the same
+    interval): how far the median could move with other seeds."""
+    values = np.asarray(values, dtype=np.float64)
+    resampled = np.random.default_rng(0).choice(values, size=(RESAMPLES, len(values)), replace=True)
+    medians = np.median(resampled, axis=1)
+    return float(np.quantile(medians, (1 - level) / 2)), float(np.quantile(medians, (1 + level) / 2))
+
+
+def fraction_interval(hits: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson's score interval of a fraction of seeds."""
+    z = statistics.NormalDist().inv_cdf((1 + level) / 2)
+    p, shrink = hits / n, 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / shrink
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / shrink
+    return (0.0 if hits == 0 else centre - half), (1.0 if hits == n else centre + half)  # exact at the ends
+
+
 def summary_row(runs: list[dict], cap: int) -> dict:
-    return {"median": median_steps([r["to_5pct"] for r in runs], cap),
-            "reached": sum(r["to_5pct"] is not None for r in runs) / len(runs),
+    steps = [r["to_5pct"] for r in runs]
+    hits = sum(s is not None for s in steps)
+    return {"median": median_steps(steps, cap), "median_ci": median_interval(steps, cap),
+            "reached": hits / len(runs), "reached_ci": fraction_interval(hits, len(runs)),
             "best_at": statistics.median(r[f"best_at_{AT}"] for r in runs),
+            "best_at_ci": bootstrap_interval([r[f"best_at_{AT}"] for r in runs]),
             "wall_s": statistics.median(r["wall_s"] for r in runs)}
 
 
 def verdict(model: dict, refs: list[dict]) -> tuple[bool, str]:
-    """Whether the model strategy is at least as good as the best reference on all three figures."""
+    """Whether the model strategy is at least as good as the best reference on all three figures; a loss whose
+    intervals overlap the reference's is marked `(within spread)`: other seeds could reverse it."""
     if not refs:
         return True, ""
     problems = []
-    if model["median"] > min(r["median"] for r in refs):
-        problems.append("median")
-    if model["reached"] < max(r["reached"] for r in refs):
-        problems.append("reached")
-    if model["best_at"] > min(r["best_at"] for r in refs) + 1e-12:
-        problems.append(f"@{AT}")
+    best = min(refs, key=lambda r: r["median"])
+    if model["median"] > best["median"]:
+        problems.append("median" + (WITHIN if model["median_ci"][0] <= best["median_ci"][1] else ""))
+    most = max(refs, key=lambda r: r["reached"])
+    if model["reached"] < most["reached"]:
+        problems.append("reached" + (WITHIN if model["reached_ci"][1] >= most["reached_ci"][0] else ""))
+    closest = min(refs, key=lambda r: r["best_at"])
+    if model["best_at"] > closest["best_at"] + 1e-12:
+        problems.append(f"@{AT}" + (WITHIN if model["best_at_ci"][0] <= closest["best_at_ci"][1] + 1e-12 else ""))
     return not problems, "ok" if not problems else "worse: " + ", ".join(problems)
 
 
 def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> tuple[str, list[str]]:
-    lines = [f"| space | configs | strategy | meas. to 5 % (median) | seeds reaching 5 % | best/opt @{AT} | s/run "
-             f"| model vs best of GA, BO |", "|---|---:|---|---:|---:|---:|---:|---|"]
+    level = f"{LEVEL:.0%}"
+    lines = [f"| space | configs | strategy | meas. to 5 % (median [{level} interval]) | seeds reaching 5 % "
+             f"[{level}] | best/opt @{AT} | s/run | model vs best of GA, BO |",
+             "|---|---:|---|---:|---:|---:|---:|---|"]
     failing = []
     for name, table in spaces.items():
         cap = min(budget, len(table))
@@ -182,11 +222,23 @@ def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> 
             if strategy.startswith("model"):
                 good, check = verdict(f, refs)
                 if not good and strategy == "model":
-                    failing.append(name)
-            median = f">{cap}" if f["median"] > cap else f"{f['median']:g}"
-            lines.append(f"| {name} | {len(table)} | {strategy} | {median} | {f['reached']:.2f} | "
+                    failing.append((name, check))
+            median, low, high = (f">{cap}" if v > cap else f"{v:g}" for v in (f["median"], *f["median_ci"]))
+            reached = f"{f['reached']:.2f} [{f['reached_ci'][0]:.2f}, {f['reached_ci'][1]:.2f}]"
+            lines.append(f"| {name} | {len(table)} | {strategy} | {median} [{low}, {high}] | {reached} | "
                          f"{f['best_at']:.3f} | {f['wall_s']:.2f} | {check} |")
     return "\n".join(lines), failing
+
+
+def closing_line(failing: list[tuple[str, str]], spaces: int) -> str:
+    """How many spaces the model strategy holds its own on; of the others, those where other seeds could not
+    reverse a loss (a figure worse beyond the spread)."""
+    line = f"model at least as good as the best of GA and BO on {spaces - len(failing)} of {spaces} spaces"
+    if failing:
+        line += f"; not on: {', '.join(name for name, _ in failing)}"
+        clear = [name for name, check in failing if any(WITHIN not in part for part in check.removeprefix("worse: ").split(", "))]
+        line += f"; beyond the {LEVEL:.0%} spread on: {', '.join(clear) if clear else 'none'}"
+    return line
 
 
 def reused_runs(args, spaces: set[str], strategies: set[str]) -> list[dict]:
@@ -197,6 +249,16 @@ def reused_runs(args, spaces: set[str], strategies: set[str]) -> list[dict]:
             raise SystemExit(f"--reuse {args.reuse}: it ran with --{name} {earlier['args'][name]}, this run with "
                              f"{getattr(args, name)}; reuse needs the same seeds, budget and batch")
     return [r for r in earlier["runs"] if r["space"] in spaces and r["strategy"] not in strategies]
+
+
+def _with_progress(runs, total: int, t0: float) -> list[dict]:
+    """Collect the runs, telling stderr how far along it is about every 5 %."""
+    rows, step = [], max(1, total // 20)
+    for row in runs:
+        rows.append(row)
+        if len(rows) % step == 0 or len(rows) == total:
+            print(f"  {len(rows)}/{total} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    return rows
 
 
 def main(argv=None) -> None:
@@ -217,19 +279,18 @@ def main(argv=None) -> None:
     t0 = time.perf_counter()
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
-            rows = list(pool.map(_run_in_worker, tasks, [args] * len(tasks), chunksize=4))
+            rows = _with_progress(pool.map(_run_in_worker, tasks, [args] * len(tasks), chunksize=4), len(tasks), t0)
     else:
         _SPACES.update(spaces)
         if "model+transfer" in strategies:
             _TRANSFER.update({n: transfer_model(t, list(spaces.values()))[0] for n, t in spaces.items()})
-        rows = [run_one(task, args) for task in tasks]
+        rows = _with_progress((run_one(task, args) for task in tasks), len(tasks), t0)
     if args.reuse:
         rows = reused_runs(args, set(spaces), set(strategies)) + rows
     table, failing = summarize(rows, spaces, args.budget)
     print(table)
     print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.0f} s ({os.cpu_count()} cores here, --jobs {args.jobs}); "
-          f"model at least as good as the best of GA and BO on {len(spaces) - len(failing)} of {len(spaces)} spaces"
-          + (f"; not on: {', '.join(failing)}" if failing else ""))
+          + closing_line(failing, len(spaces)))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"args": vars(args), "runs": rows}, indent=1))
 

@@ -1,0 +1,84 @@
+"""benchmarks/search_efficiency.py's report: the spreads beside each median and fraction, and a verdict that tells a
+loss other seeds could reverse from a clear one; one small end-to-end run."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "search_efficiency.py"
+
+
+@pytest.fixture(scope="module")
+def se():
+    spec = importlib.util.spec_from_file_location("search_efficiency", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fraction_interval_brackets_the_fraction_and_stays_in_0_1(se):
+    for hits in (0, 1, 10, 19, 20):
+        lo, hi = se.fraction_interval(hits, 20)
+        assert 0.0 <= lo <= hits / 20 <= hi <= 1.0 + 1e-12
+    assert se.fraction_interval(20, 20)[0] > 0.8 and se.fraction_interval(0, 20)[1] < 0.2
+    wide, narrow = se.fraction_interval(10, 20), se.fraction_interval(50, 100)
+    assert wide[1] - wide[0] > narrow[1] - narrow[0]  # more seeds, a tighter interval
+
+
+def test_median_interval_brackets_the_median_and_counts_misses_as_cap_plus_one(se):
+    steps = [10, 12, 15, 40, 41, 42, None, None]
+    lo, hi = se.median_interval(steps, 100)
+    assert lo <= se.median_steps(steps, 100) <= hi
+    assert se.median_interval([None] * 5, 100) == (101.0, 101.0)
+    assert se.median_interval(steps, 100) == (lo, hi)  # seeded
+
+
+def _row(se, steps, cap=400):
+    return se.summary_row([{"to_5pct": s, f"best_at_{se.AT}": 1.0, "wall_s": 0.1} for s in steps], cap)
+
+
+def test_verdict_tells_a_loss_within_spread_from_a_clear_one(se):
+    ref = _row(se, [30, 31, 32, 33, 34, 35, 36, 37, 38, 39])
+    assert se.verdict(_row(se, [20] * 10), [ref]) == (True, "ok")
+    good, text = se.verdict(_row(se, [28, 30, 31, 33, 35, 36, 37, 38, 40, 41]), [ref])
+    assert not good and text == "worse: median (within spread)"
+    good, text = se.verdict(_row(se, [90, 91, 92, 93, 94, 95, 96, 97, 98, 99]), [ref])
+    assert not good and text == "worse: median"
+    good, text = se.verdict(_row(se, [None] * 10), [ref])
+    assert not good and text == "worse: median, reached"
+
+
+def test_a_small_run_reports_every_strategy_with_intervals(se, tmp_path, capsys):
+    out = tmp_path / "runs.json"
+    se.main(["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "2", "--budget", "24",
+             "--strategies", "ga,bo,model", "--json", str(out)])
+    printed = capsys.readouterr()
+    rows = [line for line in printed.out.splitlines() if line.startswith("| synth-smooth-6k9-s1 |")]
+    assert [line.split(" | ")[2] for line in rows] == ["ga", "bo", "model"]
+    assert all(" [" in line.split(" | ")[3] and " [" in line.split(" | ")[4] for line in rows)
+    assert "6/6 runs" in printed.err  # progress
+    runs = json.loads(out.read_text())["runs"]
+    assert len(runs) == 6 and {r["strategy"] for r in runs} == {"ga", "bo", "model"}
+
+
+def test_the_closing_line_names_losses_beyond_the_spread(se):
+    failing = [("a", "worse: median (within spread)"), ("b", "worse: median (within spread), reached"),
+               ("c", "worse: @100 (within spread)")]
+    line = se.closing_line(failing, 5)
+    assert line.startswith("model at least as good as the best of GA and BO on 2 of 5 spaces; not on: a, b, c")
+    assert line.endswith("beyond the 90% spread on: b")
+    assert se.closing_line([], 3) == "model at least as good as the best of GA and BO on 3 of 3 spaces"
+
+
+def test_an_earlier_json_is_reported_again(se, tmp_path, capsys):
+    out = tmp_path / "runs.json"
+    args = ["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "2", "--budget", "16"]
+    se.main([*args, "--strategies", "ga,model", "--json", str(out)])
+    first = capsys.readouterr().out
+    se.main([*args, "--strategies", "", "--reuse", str(out)])
+    again = capsys.readouterr().out
+    assert [line for line in again.splitlines() if line.startswith("|")] == \
+        [line for line in first.splitlines() if line.startswith("|")]
