@@ -59,7 +59,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="glob of recorded tables ('' for none)")
     p.add_argument("--synthetic", default="all",
                    help="comma-separated synthetic presets, 'all' (the presets), 'held-out' or 'fresh' (spaces kept "
-                        "apart from tuning the defaults) or 'none'")
+                        "apart from tuning the defaults), 'every' (the three sets) or 'none'")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
     p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")
@@ -109,7 +109,8 @@ def load_spaces(args) -> dict[str, ReplayTable]:
     paths = sorted(glob.glob(args.tables)) if args.tables else []
     tables = [t for t in map(load_table, paths) if t.optimum is not None]
     known = PRESETS | HELD_OUT | FRESH
-    groups = {"all": list(PRESETS), "held-out": list(HELD_OUT), "fresh": list(FRESH), "none": []}
+    groups = {"all": list(PRESETS), "held-out": list(HELD_OUT), "fresh": list(FRESH),
+              "every": [*PRESETS, *HELD_OUT, *FRESH], "none": []}
     names = groups[args.synthetic] if args.synthetic in groups else \
         [n.strip() for n in args.synthetic.split(",") if n.strip()]
     unknown = [n for n in names if n not in known]
@@ -164,7 +165,9 @@ def bootstrap_interval(values: list[float], level: float = LEVEL) -> tuple[float
     values = np.asarray(values, dtype=np.float64)
     resampled = np.random.default_rng(0).choice(values, size=(RESAMPLES, len(values)), replace=True)
     medians = np.median(resampled, axis=1)
-    return float(np.quantile(medians, (1 - level) / 2)), float(np.quantile(medians, (1 + level) / 2))
+    # the bounds are resampled medians themselves (no interpolation between them): values a median can take
+    return (float(np.quantile(medians, (1 - level) / 2, method="lower")),
+            float(np.quantile(medians, (1 + level) / 2, method="higher")))
 
 
 def fraction_interval(hits: int, n: int, level: float = LEVEL) -> tuple[float, float]:
@@ -236,7 +239,8 @@ def closing_line(failing: list[tuple[str, str]], spaces: int) -> str:
     line = f"model at least as good as the best of GA and BO on {spaces - len(failing)} of {spaces} spaces"
     if failing:
         line += f"; not on: {', '.join(name for name, _ in failing)}"
-        clear = [name for name, check in failing if any(WITHIN not in part for part in check.removeprefix("worse: ").split(", "))]
+        clear = [name for name, check in failing
+                 if any(WITHIN not in part for part in check.removeprefix("worse: ").split(", "))]
         line += f"; beyond the {LEVEL:.0%} spread on: {', '.join(clear) if clear else 'none'}"
     return line
 
@@ -289,8 +293,10 @@ def main(argv=None) -> None:
         rows = reused_runs(args, set(spaces), set(strategies)) + rows
     table, failing = summarize(rows, spaces, args.budget)
     print(table)
-    print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.0f} s ({os.cpu_count()} cores here, --jobs {args.jobs}); "
-          + closing_line(failing, len(spaces)))
+    ran = f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s ({os.cpu_count()} cores here, --jobs {args.jobs})"
+    if args.reuse:
+        ran += f", {len(rows) - len(tasks)} reused from {args.reuse}"
+    print(f"\n{ran}; " + closing_line(failing, len(spaces)))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"args": vars(args), "runs": rows}, indent=1))
 
