@@ -65,6 +65,12 @@ class Space:
     def is_valid(self, config: dict) -> bool:
         return not self.violations(config)
 
+    def admits(self, config: dict) -> bool:
+        """`is_valid` for a config drawn from the knobs' own choices (every knob, nothing else): only the
+        constraints are checked, since such a config passes the rest by construction. The samplers' hot path (a
+        third of the cost of `is_valid`); anything else goes through `is_valid`."""
+        return all(c.check(config) for c in self.constraints)
+
     def validate(self, config: dict) -> dict:
         problems = self.violations(config)
         if problems:
@@ -86,7 +92,7 @@ class Space:
                 break
             config = {k.name: rng.choice(k.choices) for k in self.knobs}
             key = config_key(config)
-            if (unique and key in seen) or not self.is_valid(config):
+            if (unique and key in seen) or not self.admits(config):
                 continue
             seen.add(key)
             out.append(config)

@@ -173,3 +173,31 @@ def test_build_refuses_a_float_knob_before_codegen():
     config = next(iter(get_space(w, target)))
     with pytest.raises(ConfigError, match=r"rows_per_task=1.0 not in"):
         lower(w, {**config, "rows_per_task": 1.0}, target)
+
+
+# ---- admits: the samplers' constraint-only check -------------------------------------------------
+ADMIT_WORKLOADS = [
+    make_workload("matmul", M=192, N=384, K=320), make_workload("batch_matmul", batch=3, M=17, N=33, K=45),
+    make_workload("conv2d", N=1, C=16, H=14, W=14, K=32, R=3, S=3, pad=1),
+    make_workload("softmax", rows=1024, cols=4096), make_workload("transpose", rows=64, cols=64), ELEMENTWISE,
+]
+ADMIT_TARGETS = [cpu_target(isa="avx2", cores=2), cpu_target(isa="avx512", cores=4), cuda_target("sm_80"),
+                 cuda_target("sm_90a")]
+
+
+@pytest.mark.parametrize("target", ADMIT_TARGETS, ids=lambda t: t.name if hasattr(t, "name") else str(t))
+def test_admits_agrees_with_is_valid_on_configs_drawn_from_the_choices(target):
+    rng = random.Random(3)
+    checked = rejected = 0
+    for workload in ADMIT_WORKLOADS:
+        space = get_space(workload, target)
+        for _ in range(400):
+            config = {k.name: rng.choice(k.choices) for k in space.knobs}
+            assert space.admits(config) == space.is_valid(config), (workload.key, config)
+            checked, rejected = checked + 1, rejected + (not space.is_valid(config))
+    assert checked == 400 * len(ADMIT_WORKLOADS) and rejected > 0  # the constraints did reject some
+
+
+def test_admits_exactly_the_valid_configs_of_the_product():
+    product = [dict(zip(SPACE.names, v, strict=True)) for v in itertools.product(*(k.choices for k in SPACE.knobs))]
+    assert [c for c in product if SPACE.admits(c)] == VALID

@@ -49,7 +49,7 @@ def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int) -> l
             break
         config = {k.name: rng.choice(k.choices) for k in space.knobs}
         key = config_id(config)
-        if key not in keys and key not in seen and space.is_valid(config):
+        if key not in keys and key not in seen and space.admits(config):  # drawn from the choices
             out.append(config)
             keys.add(key)
     return out
