@@ -39,7 +39,8 @@ def test_schemathesis_checks_all_find_nothing(farm, backend, request, tmp_path):
     live = farm(agents=0, backend=backend, database_url=url,
                 env={"TUNEFARM_MAX_TRIALS_PER_JOB": "64", "TUNEFARM_FEATURE_WORKERS": "0"})
     cmd = [sys.executable, "-m", "schemathesis.cli", "--config-file", str(HERE / "schemathesis.toml"), "run",
-           f"{live.url}/openapi.json", "--checks", "all", "--header", f"Authorization: Bearer {live.admin_token}",
+           f"{live.url}/openapi.json", "--checks", "all", "--exclude-checks", "use_after_free",  # see the .toml
+           "--header", f"Authorization: Bearer {live.admin_token}",
            "--seed", str(SEED), "--max-examples", str(MAX_EXAMPLES), "--workers", "2",
            "--generation-database", "none", "--no-color", "--output-truncate", "false"]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": str(HERE / "schemathesis_hooks.py")}
