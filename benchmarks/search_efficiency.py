@@ -149,14 +149,19 @@ def _run_in_worker(task, args) -> dict:
     return run_one(task, args)
 
 
+def _capped(steps: list[int | None], cap: int) -> list[int]:
+    """Measurements to 5 % per run, a run that never got there counting as cap + 1."""
+    return [s if s is not None else cap + 1 for s in steps]
+
+
 def median_steps(steps: list[int | None], cap: int) -> float:
-    """The median of measurements to 5 %, a run that never got there counting as cap + 1."""
-    return statistics.median(s if s is not None else cap + 1 for s in steps)
+    """The median of measurements to 5 % (see `_capped`)."""
+    return statistics.median(_capped(steps, cap))
 
 
 def median_interval(steps: list[int | None], cap: int, level: float = LEVEL) -> tuple[float, float]:
     """The interval of that median over seeds (see `bootstrap_interval`)."""
-    return bootstrap_interval([s if s is not None else cap + 1 for s in steps], level)
+    return bootstrap_interval(_capped(steps, cap), level)
 
 
 def bootstrap_interval(values: list[float], level: float = LEVEL) -> tuple[float, float]:
@@ -182,10 +187,10 @@ def fraction_interval(hits: int, n: int, level: float = LEVEL) -> tuple[float, f
 def summary_row(runs: list[dict], cap: int) -> dict:
     steps = [r["to_5pct"] for r in runs]
     hits = sum(s is not None for s in steps)
+    best_at = [r[f"best_at_{AT}"] for r in runs]
     return {"median": median_steps(steps, cap), "median_ci": median_interval(steps, cap),
             "reached": hits / len(runs), "reached_ci": fraction_interval(hits, len(runs)),
-            "best_at": statistics.median(r[f"best_at_{AT}"] for r in runs),
-            "best_at_ci": bootstrap_interval([r[f"best_at_{AT}"] for r in runs]),
+            "best_at": statistics.median(best_at), "best_at_ci": bootstrap_interval(best_at),
             "wall_s": statistics.median(r["wall_s"] for r in runs)}
 
 

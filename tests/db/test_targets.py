@@ -2,7 +2,6 @@
 from (no parsing of class names); classes without one are refused by name; 0004 backfills classes recorded before."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from sqlalchemy import text
 import compiler_core as cc
 from tests.db.conftest import BACKENDS, new_database_url
 from tests.db.factories import CPU_TARGET, H100, agent, cpu_fingerprint, cuda_fingerprint, device
+from tests.file_modules import module_from_file
 from tuner_server import repo
 from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
 from tuner_server.db.migrate import migrate
@@ -20,10 +20,7 @@ MIGRATION = Path(__file__).resolve().parents[2] / "tuner_server/db/migrations/ve
 
 
 def _migration_0004():
-    spec = importlib.util.spec_from_file_location("migration_0004", MIGRATION)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from_file("migration_0004", MIGRATION)
 
 
 def test_the_registered_target_is_the_class_target_with_its_arch_specific_suffix(session):

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.file_modules import module_from_file
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("grpc_tools") is None, reason="grpcio-tools not installed")
 def test_generated_code_is_up_to_date(tmp_path):
-    spec = importlib.util.spec_from_file_location("generate", ROOT / "proto" / "generate.py")
-    generate = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generate)
+    generate = module_from_file("generate", ROOT / "proto" / "generate.py")
     fresh = generate.generate(tmp_path)
     assert fresh, "protoc generated nothing"
     for path in fresh:

@@ -2,21 +2,19 @@
 loss other seeds could reverse from a clear one; one small end-to-end run."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from tests.file_modules import module_from_file
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "search_efficiency.py"
 
 
 @pytest.fixture(scope="module")
 def se():
-    spec = importlib.util.spec_from_file_location("search_efficiency", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from_file("search_efficiency", SCRIPT)
 
 
 def test_fraction_interval_brackets_the_fraction_and_stays_in_0_1(se):

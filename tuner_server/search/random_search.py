@@ -69,7 +69,7 @@ class RandomSearch:
         knobs = self.space.knobs
         for _ in range(MAX_MISSES if self.space.size <= ENUMERATE_LIMIT else MAX_MISSES_UNLISTED):
             config = {k.name: self._rng.choice(k.choices) for k in knobs}
-            if config not in self._seen and self.space.is_valid(config):
+            if config not in self._seen and self.space.admits(config):  # drawn from the choices
                 return config
         return None
 
