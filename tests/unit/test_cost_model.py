@@ -73,6 +73,9 @@ def test_fine_tuned_and_update_warm_start(objective):
     tuned = base.fine_tuned(ranking_data([(X2, y2, ["OK"] * 60)]), rounds=5)
     assert tuned.num_trees == base.num_trees + 5
     np.testing.assert_array_equal(base.predict(X), before)  # the base model is left as it was
+    assert base.num_trees == 15
+    again = base.fine_tuned(ranking_data([(X2, y2, ["OK"] * 60)]), rounds=5)  # the first left nothing behind
+    np.testing.assert_array_equal(again.predict(X), tuned.predict(X))
     base.update(ranking_data([(X2, y2, ["OK"] * 60)]), rounds=3)
     assert base.num_trees == 18
 

