@@ -212,12 +212,14 @@ def verdict(model: dict, refs: list[dict]) -> tuple[bool, str]:
     return not problems, "ok" if not problems else "worse: " + ", ".join(problems)
 
 
-def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> tuple[str, list[str]]:
+def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> tuple[str, list[str], int]:
+    """The table, the spaces where the model strategy lost (with the verdict), and how many spaces had the model
+    and a reference to compare it with."""
     level = f"{LEVEL:.0%}"
     lines = [f"| space | configs | strategy | meas. to 5 % (median [{level} interval]) | seeds reaching 5 % "
              f"[{level}] | best/opt @{AT} | s/run | model vs best of GA, BO |",
              "|---|---:|---|---:|---:|---:|---:|---|"]
-    failing = []
+    failing, compared = [], 0
     for name, table in spaces.items():
         cap = min(budget, len(table))
         figures = {}
@@ -225,6 +227,7 @@ def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> 
             figures[strategy] = summary_row([r for r in rows if r["space"] == name and r["strategy"] == strategy],
                                             cap)
         refs = [figures[s] for s in REFERENCES if s in figures]
+        compared += bool(refs) and "model" in figures
         for strategy, f in figures.items():
             check = ""
             if strategy.startswith("model"):
@@ -235,12 +238,14 @@ def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> 
             reached = f"{f['reached']:.2f} [{f['reached_ci'][0]:.2f}, {f['reached_ci'][1]:.2f}]"
             lines.append(f"| {name} | {len(table)} | {strategy} | {median} [{low}, {high}] | {reached} | "
                          f"{f['best_at']:.3f} | {f['wall_s']:.2f} | {check} |")
-    return "\n".join(lines), failing
+    return "\n".join(lines), failing, compared
 
 
 def closing_line(failing: list[tuple[str, str]], spaces: int) -> str:
-    """How many spaces the model strategy holds its own on; of the others, those where other seeds could not
-    reverse a loss (a figure worse beyond the spread)."""
+    """How many of the `spaces` where the model strategy met a reference it holds its own on; of the others, those
+    where other seeds could not reverse a loss (a figure worse beyond the spread)."""
+    if not spaces:
+        return "no space has runs of the model strategy and of GA or BO to compare"
     line = f"model at least as good as the best of GA and BO on {spaces - len(failing)} of {spaces} spaces"
     if failing:
         line += f"; not on: {', '.join(name for name, _ in failing)}"
@@ -296,12 +301,12 @@ def main(argv=None) -> None:
         rows = _with_progress((run_one(task, args) for task in tasks), len(tasks), t0)
     if args.reuse:
         rows = reused_runs(args, set(spaces), set(strategies)) + rows
-    table, failing = summarize(rows, spaces, args.budget)
+    table, failing, compared = summarize(rows, spaces, args.budget)
     print(table)
     ran = f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s ({os.cpu_count()} cores here, --jobs {args.jobs})"
     if args.reuse:
         ran += f", {len(rows) - len(tasks)} reused from {args.reuse}"
-    print(f"\n{ran}; " + closing_line(failing, len(spaces)))
+    print(f"\n{ran}; " + closing_line(failing, compared))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"args": vars(args), "runs": rows}, indent=1))
 

@@ -80,3 +80,9 @@ def test_an_earlier_json_is_reported_again(se, tmp_path, capsys):
     again = capsys.readouterr().out
     assert [line for line in again.splitlines() if line.startswith("|")] == \
         [line for line in first.splitlines() if line.startswith("|")]
+
+
+def test_model_runs_without_a_reference_claim_nothing(se, capsys):
+    se.main(["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "1", "--budget", "16",
+             "--strategies", "model"])
+    assert "no space has runs of the model strategy and of GA or BO to compare" in capsys.readouterr().out
