@@ -18,11 +18,16 @@ Per candidate it prints the hot path (driver ticks), the amortized class-model r
 overhead), and the feature pool's worker CPU per candidate (off the tuner's hot path, on other cores).
 
     nice -n 10 python benchmarks/tuner_overhead.py --history 10000 --budget 256
+
+With --sections it also prints the hot path's time per part of the strategy (refit, annealing, sweeps, the GPs' picks,
+...), from timers around those methods during the job.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
+import importlib
 import json
 import math
 import random
@@ -64,9 +69,66 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=8, help="tasks leased and reported per round")
     p.add_argument("--workers", type=int, default=2, help="feature pool processes")
     p.add_argument("--database-url", default=None, help="default: a SQLite file in a temporary directory")
+    p.add_argument("--sections", action="store_true", help="also print where the hot path's time goes (timers "
+                                                           "around the strategy's parts; sections nest)")
     p.add_argument("--options", default="{}", help="JSON strategy options of the benchmarked job (e.g. "
                                                    "'{\"gp_until\": 0}' for the search without its GP)")
     return p.parse_args(argv)
+
+
+SECTIONS = (  # (module, class, method, label): the model-guided strategy's parts, indented as they nest
+    ("tuner_server.search.model_guided", "ModelGuided", "propose", "strategy proposes"),
+    ("tuner_server.search.model_guided", "ModelGuided", "_current_model", "  refit"),
+    ("tuner_server.cost_model.ensemble", "Ensemble", "fit", "    the job's ensemble"),
+    ("tuner_server.cost_model.model", "CostModel", "fine_tuned", "    class model fine-tuned on the job"),
+    ("tuner_server.search.model_guided", "ModelGuided", "_explore", "  annealing"),
+    ("tuner_server.search.model_guided", "ModelGuided", "_sweeps", "  basin sweeps"),
+    ("tuner_server.search.model_guided", "ModelGuided", "_ranked", "  ranking the pool"),
+    ("tuner_server.search.portfolio", "Portfolio", "picks", "  the GPs' picks"),
+    ("tuner_server.search.portfolio", "Portfolio", "_fit", "    fitted GP's kernel"),
+    ("tuner_server.search.portfolio", "Portfolio", "_smooth_picks", "    smooth GP"),
+    ("tuner_server.search.listing", "UnseenDraws", "draw", "  random unseen draws (inside the above)"),
+    ("tuner_server.search.model_guided", "ModelGuided", "observe", "strategy observes"),
+)
+
+
+class SectionTimers:
+    """Wall time and calls of each of SECTIONS while installed (the methods are wrapped, then restored)."""
+
+    def __init__(self):
+        self.seconds, self.calls, self._restore = {}, {}, []
+
+    def install(self) -> SectionTimers:
+        for module, cls_name, method, label in SECTIONS:
+            cls = getattr(importlib.import_module(module), cls_name)
+            original = getattr(cls, method)
+            self._restore.append((cls, method, original))
+            setattr(cls, method, self._timed(original, label))
+        return self
+
+    def _timed(self, original, label):
+        @functools.wraps(original)
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds[label] = self.seconds.get(label, 0.0) + time.perf_counter() - t0
+                self.calls[label] = self.calls.get(label, 0) + 1
+        return timed
+
+    def uninstall(self) -> None:
+        for cls, method, original in self._restore:
+            setattr(cls, method, original)
+        self._restore = []
+
+    def table(self, candidates: int) -> str:
+        lines = ["| section | ms per candidate | calls |", "|---|---:|---:|"]
+        for *_, label in SECTIONS:
+            depth = (len(label) - len(label.lstrip())) // 2
+            lines.append(f"| {'· ' * depth}{label.lstrip()} | {1e3 * self.seconds.get(label, 0.0) / candidates:.3f} | "
+                         f"{self.calls.get(label, 0)} |")
+        return "\n".join(lines)
 
 
 def matmul(shape: str) -> cc.Workload:
@@ -185,7 +247,10 @@ def main(argv=None) -> None:
     idle_pass_s = time.perf_counter() - t0
     driver = JobDriver(sessions, Settings(database_url=url), class_models=keeper, feature_pool=pool,
                        min_queued=args.batch)
+    timers = SectionTimers().install() if args.sections else None
     r = run_job(sessions, driver, keeper, pool, agent_id, dclass, args)
+    if timers is not None:
+        timers.uninstall()
     pool.close()
     engine.dispose()
     n = r["candidates"]
@@ -201,6 +266,8 @@ def main(argv=None) -> None:
     print("|---:|---:|---:|---:|---:|---:|")
     print(f"| {args.history} | {n} | {hot_ms:.2f} | {amortized_ms:.2f} | {hot_ms + amortized_ms:.2f} | "
           f"{r['worker_cpu_s'] * 1e3 / n:.1f} |")
+    if timers is not None:
+        print("\n" + timers.table(n))
     tmp.cleanup()
 
 
