@@ -15,7 +15,9 @@ best of ga and bo on each of the three (median <=, fraction >=, best@100 <=) and
 where it does not hold. Beside each median and fraction stands its 90 % interval over seeds (a bootstrap of the
 median, Wilson's interval of the fraction): a loss within those intervals is marked "(within spread)", since other
 seeds could reverse it, and the closing line names the spaces with a loss beyond them. `--strategies '' --reuse
-FILE` prints the table of an earlier --json file again.
+FILE` prints the table of an earlier --json file again. With `--checkpoint FILE` every finished run is appended to
+FILE (JSON lines) as it ends, and runs already there are not run again: a run cut short (a time limit, Ctrl-C) goes
+on where it stopped when the same command is given again.
 
     nice -n 10 python benchmarks/search_efficiency.py --seeds 20 --jobs 2
 """
@@ -70,6 +72,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--reuse", default=None,
                    help="a --json file of an earlier run (same seeds, budget and batch): its runs of strategies not "
                         "in --strategies are reported beside the new ones (e.g. the reference strategies, unchanged)")
+    p.add_argument("--checkpoint", default=None,
+                   help="JSON-lines file: each finished run is appended as it ends, and runs already in it (of the "
+                        "same seeds, budget, batch and options) are reported without running them again")
     return p.parse_args(argv)
 
 
@@ -265,13 +270,40 @@ def reused_runs(args, spaces: set[str], strategies: set[str]) -> list[dict]:
     return [r for r in earlier["runs"] if r["space"] in spaces and r["strategy"] not in strategies]
 
 
-def _with_progress(runs, total: int, t0: float) -> list[dict]:
-    """Collect the runs, telling stderr how far along it is about every 5 %."""
+CHECKPOINTED = ("seeds", "budget", "batch", "options")  # what a checkpoint's runs must share with this command
+
+
+def checkpointed_runs(args) -> list[dict]:
+    """The runs of --checkpoint (none when it does not exist yet); it must have been written with the same seeds,
+    budget, batch and options. A new file starts with a line of those settings."""
+    path = Path(args.checkpoint)
+    settings = {name: getattr(args, name) for name in CHECKPOINTED}
+    if not path.exists() or not path.read_text().strip():
+        path.write_text(json.dumps({"settings": settings}) + "\n")
+        return []
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not lines or lines[0].get("settings") != settings:
+        raise SystemExit(f"--checkpoint {path}: written with {lines[0].get('settings') if lines else 'nothing'}, "
+                         f"this command has {settings}; use another file or the same settings")
+    return lines[1:]
+
+
+def _with_progress(runs, total: int, t0: float, checkpoint: str | None = None) -> list[dict]:
+    """Collect the runs (appending each to `checkpoint` as it ends), telling stderr how far along it is about every
+    5 %."""
     rows, step = [], max(1, total // 20)
-    for row in runs:
-        rows.append(row)
-        if len(rows) % step == 0 or len(rows) == total:
-            print(f"  {len(rows)}/{total} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    sink = open(checkpoint, "a") if checkpoint else None  # noqa: SIM115 - closed below, also on Ctrl-C
+    try:
+        for row in runs:
+            rows.append(row)
+            if sink is not None:
+                sink.write(json.dumps(row) + "\n")
+                sink.flush()
+            if len(rows) % step == 0 or len(rows) == total:
+                print(f"  {len(rows)}/{total} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    finally:
+        if sink is not None:
+            sink.close()
     return rows
 
 
@@ -290,22 +322,34 @@ def main(argv=None) -> None:
                 continue  # nothing to transfer from: foreign and synthetic tables
             seeds = [0] if strategy == "grid" else range(args.seeds)  # grid search ignores the seed
             tasks += [(name, strategy, seed) for seed in seeds]
+    done: dict[tuple, dict] = {}  # this command's runs already in the checkpoint (the first of any repeats)
+    if args.checkpoint:
+        wanted = set(tasks)
+        for r in checkpointed_runs(args):
+            if (key := (r["space"], r["strategy"], r["seed"])) in wanted:
+                done.setdefault(key, r)
+        tasks = [task for task in tasks if task not in done]
+        print(f"{len(done)} runs from {args.checkpoint}, {len(tasks)} to go", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    if args.jobs > 1:
+    if args.jobs > 1 and tasks:
         with ProcessPoolExecutor(args.jobs) as pool:
-            rows = _with_progress(pool.map(_run_in_worker, tasks, [args] * len(tasks), chunksize=4), len(tasks), t0)
+            rows = _with_progress(pool.map(_run_in_worker, tasks, [args] * len(tasks), chunksize=4), len(tasks), t0,
+                                  args.checkpoint)
     else:
         _SPACES.update(spaces)
-        if "model+transfer" in strategies:
+        if "model+transfer" in strategies and tasks:
             _TRANSFER.update({n: transfer_model(t, list(spaces.values()))[0] for n, t in spaces.items()})
-        rows = _with_progress((run_one(task, args) for task in tasks), len(tasks), t0)
+        rows = _with_progress((run_one(task, args) for task in tasks), len(tasks), t0, args.checkpoint)
+    rows = list(done.values()) + rows
     if args.reuse:
         rows = reused_runs(args, set(spaces), set(strategies)) + rows
     table, failing, compared = summarize(rows, spaces, args.budget)
     print(table)
     ran = f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s ({os.cpu_count()} cores here, --jobs {args.jobs})"
+    if done:
+        ran += f", {len(done)} from {args.checkpoint}"
     if args.reuse:
-        ran += f", {len(rows) - len(tasks)} reused from {args.reuse}"
+        ran += f", {len(rows) - len(tasks) - len(done)} reused from {args.reuse}"
     print(f"\n{ran}; " + closing_line(failing, compared))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"args": vars(args), "runs": rows}, indent=1))

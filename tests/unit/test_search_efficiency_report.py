@@ -86,3 +86,33 @@ def test_model_runs_without_a_reference_claim_nothing(se, capsys):
     se.main(["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "1", "--budget", "16",
              "--strategies", "model"])
     assert "no space has runs of the model strategy and of GA or BO to compare" in capsys.readouterr().out
+
+
+def test_a_checkpoint_goes_on_where_a_run_stopped(se, tmp_path, capsys):
+    args = ["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "3", "--budget", "16",
+            "--strategies", "ga,model"]
+    se.main(args)
+    whole = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
+    checkpoint = tmp_path / "runs.jsonl"
+    se.main([*args, "--checkpoint", str(checkpoint)])
+    capsys.readouterr()
+    settings, *runs = checkpoint.read_text().splitlines()
+    assert json.loads(settings) == {"settings": {"seeds": 3, "budget": 16, "batch": 8, "options": "{}"}}
+    assert len(runs) == 6
+    checkpoint.write_text("\n".join([settings, *runs[:2]]) + "\n")  # cut short after two runs
+    se.main([*args, "--checkpoint", str(checkpoint)])
+    printed = capsys.readouterr()
+    assert "2 runs from" in printed.err and "4 to go" in printed.err
+    assert [line for line in printed.out.splitlines() if line.startswith("|")] == whole
+    assert len(checkpoint.read_text().splitlines()) == 7
+    se.main([*args, "--checkpoint", str(checkpoint)])  # nothing left to run
+    assert "6 runs from" in capsys.readouterr().err and len(checkpoint.read_text().splitlines()) == 7
+
+
+def test_a_checkpoint_of_other_settings_is_refused(se, tmp_path):
+    checkpoint = tmp_path / "runs.jsonl"
+    args = ["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "1", "--budget", "16",
+            "--strategies", "ga", "--checkpoint", str(checkpoint)]
+    se.main(args)
+    with pytest.raises(SystemExit, match="--checkpoint .*use another file or the same settings"):
+        se.main([*args[:-4], "--budget", "24", *args[-4:]])
