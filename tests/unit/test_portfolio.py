@@ -114,6 +114,25 @@ def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
     assert p.picks(observed, 8, seen, [], []) == [] and p._gp is None  # past gp_until: no fitted GP at all
 
 
+def test_the_first_rounds_score_more_candidates_at_a_bounded_cost():
+    p, seen = portfolio(gp_until=128, gp_candidates=40)
+    assert p._scorable(40, 128) == 40  # at gp_until: the option's number
+    assert p._scorable(40, 64) == 160  # half the points: four times the candidates, the same cost
+    assert p._scorable(40, 16) == p._scorable(40, 2) == 8 * 40  # bounded
+    scored = []
+    candidates = p._candidates
+
+    def counted(skip, pool, cap):
+        out = candidates(skip, pool, cap)
+        scored.append(len(out[0]))
+        return out
+    p._candidates = counted
+    observed = [Observation(c, smooth(c)) for c in random.Random(4).sample(CONFIGS, 16)]
+    seen.update(config_id(o.config) for o in observed)
+    p.picks(observed, 8, seen, [], [])
+    assert scored == [8 * 40]  # 16 points: the whole 8x sample (of 368 unseen configs)
+
+
 def test_gp_picks_are_unseen_and_not_taken():
     p, seen = portfolio()
     observed = [Observation(c, smooth(c)) for c in CONFIGS[::5]]

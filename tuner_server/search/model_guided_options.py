@@ -67,7 +67,9 @@ OPTIONS: dict[str, tuple] = {
                                 minimum=1),
     "smooth_batch": Option(int, 8, "configs the smooth Gaussian process picks at once (a kriging-believer batch), "
                                    "handed out over the next rounds", minimum=1),
-    "gp_candidates": Option(int, 2048, "unmeasured configs the Gaussian process scores per round at most", minimum=1),
+    "gp_candidates": Option(int, 2048, "unmeasured configs the Gaussian process scores per round at most once it "
+                                       "has `gp_until` observations; with n fewer, (gp_until / n)^2 times as many, up "
+                                       "to 8 times", minimum=1),
     "trust_memory": Option(float, 0.5, "weight of earlier batches in each surrogate's rank correlation",
                            minimum=0.0),
     "trust_temperature": Option(float, 1.0, "GP share = logistic((trust of GP - trust of ensemble) / this): how "

@@ -9,7 +9,12 @@ everywhere, so both predict every config of every batch before it is measured, a
 correlation with the measured speeds (failures slowest) is kept as an exponential average over batches
 (`trust_memory`). The GP's share of the batch slots the acquisition fills is the logistic function of the difference
 of the two averages over `trust_temperature` (one half while nothing is known). Its slots are filled by expected
-improvement with the kriging believer, over at most `gp_candidates` unseen configs (all of them when fewer).
+improvement with the kriging believer, over a uniform sample of the unseen configs (all of them when fewer). Its
+posterior costs about n^2 per candidate with n observations, so the sample is `gp_candidates` at `gp_until`
+observations and (gp_until / n)^2 times that before, up to `EARLY_GROWTH` times: a round costs at most what the last
+one does, and the first rounds, where the GP finds most, see up to 16,384 configs instead of 2,048. On spaces of
+thousands of configs a sample of 2,048 often leaves out the few configs within 5 % of the optimum (on fresh noisy
+10k, four of 10,000); over the 18 synthetic spaces at 40 seeds see benchmarks/results/2026-11-27-*.
 
 Unlike the BO reference strategy's fixed kernel, the portfolio's GP fits its kernel to the job (`gp_kernel`
 "fitted", `tuner_server.search.gp_fit`: a length scale per knob, amplitude, noise) and models log-runtimes
@@ -57,6 +62,7 @@ MIN_RANKED = 3  # measured configs of a batch before its rank correlations count
 BLAS = ThreadpoolController()  # the GP's matrices are small: threaded BLAS only spins (10x the CPU on a busy host)
 UNLISTED_POOL = 512  # the strategy's pool candidates the GP scores per round when the space is not listed ...
 UNLISTED_DRAWS = 128  # ... and random configs drawn beside them (drawing checks validity: ~10 us a config)
+EARLY_GROWTH = 8  # the fitted GP scores up to this many times `gp_candidates` configs in its first rounds
 
 
 def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
@@ -171,7 +177,8 @@ class Portfolio:
         k = round(shares["gp"] * slots)
         if self._gp is None or slots <= 0 or k <= 0:
             return out
-        candidates, C = self._candidates(skip | {config_id(c) for c in out}, pool, self.options["gp_candidates"])
+        candidates, C = self._candidates(skip | {config_id(c) for c in out}, pool,
+                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)))
         if len(candidates) <= k:
             return out + candidates
         return out + [candidates[j] for j in self._gp.ei_batch(C, k, XI)]
@@ -221,6 +228,13 @@ class Portfolio:
             return
         self._hyper = fit_hyperparameters(X, standardised(y)[0], self._hyper)
         self._gp = GaussianProcess(X, y, self._hyper.lengthscales, self._hyper.amplitude, self._hyper.noise)
+
+    def _scorable(self, cap: int, points: int) -> int:
+        """Candidates the fitted GP on `points` observations scores per round: `cap` at `gp_until` points, and
+        cap * (gp_until / points)^2 before, at most EARLY_GROWTH * cap (a posterior costs about points^2 per
+        candidate, so a round costs at most what one at `gp_until` does)."""
+        grown = cap * (self.options["gp_until"] / max(points, 1)) ** 2
+        return int(min(max(grown, cap), EARLY_GROWTH * cap))
 
     def _points(self, observations: list[Observation], cap: int) -> tuple[np.ndarray, np.ndarray]:
         """Coordinates and runtimes of at most `cap` configs that ran: the fastest half and the latest (where the
