@@ -14,7 +14,8 @@ posterior costs about n^2 per candidate with n observations, so the sample is `g
 observations and (gp_until / n)^2 times that before, up to `EARLY_GROWTH` times: a round costs at most what the last
 one does, and the first rounds, where the GP finds most, see up to 16,384 configs instead of 2,048. On spaces of
 thousands of configs a sample of 2,048 often leaves out the few configs within 5 % of the optimum (on fresh noisy
-10k, four of 10,000); over the 18 synthetic spaces at 40 seeds see benchmarks/results/2026-11-27-*.
+10k, four of 10,000). At 40 seeds, the model strategy went from 26 to 28 of 33 spaces at least as good as the best of GA
+and BO (benchmarks/results/2026-11-27-search_efficiency-early-gp-candidates-40seeds.md).
 
 Unlike the BO reference strategy's fixed kernel, the portfolio's GP fits its kernel to the job (`gp_kernel`
 "fitted", `tuner_server.search.gp_fit`: a length scale per knob, amplitude, noise) and models log-runtimes
