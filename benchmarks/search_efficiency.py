@@ -24,6 +24,7 @@ on where it stopped when the same command is given again.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import math
@@ -278,13 +279,13 @@ def checkpointed_runs(args) -> list[dict]:
     budget, batch and options. A new file starts with a line of those settings."""
     path = Path(args.checkpoint)
     settings = {name: getattr(args, name) for name in CHECKPOINTED}
-    if not path.exists() or not path.read_text().strip():
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    if not lines:
         path.write_text(json.dumps({"settings": settings}) + "\n")
         return []
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    if not lines or lines[0].get("settings") != settings:
-        raise SystemExit(f"--checkpoint {path}: written with {lines[0].get('settings') if lines else 'nothing'}, "
-                         f"this command has {settings}; use another file or the same settings")
+    if lines[0].get("settings") != settings:
+        raise SystemExit(f"--checkpoint {path}: written with {lines[0].get('settings')}, this command has "
+                         f"{settings}; use another file or the same settings")
     return lines[1:]
 
 
@@ -292,8 +293,7 @@ def _with_progress(runs, total: int, t0: float, checkpoint: str | None = None) -
     """Collect the runs (appending each to `checkpoint` as it ends), telling stderr how far along it is about every
     5 %."""
     rows, step = [], max(1, total // 20)
-    sink = open(checkpoint, "a") if checkpoint else None  # noqa: SIM115 - closed below, also on Ctrl-C
-    try:
+    with open(checkpoint, "a") if checkpoint else contextlib.nullcontext() as sink:
         for row in runs:
             rows.append(row)
             if sink is not None:
@@ -301,9 +301,6 @@ def _with_progress(runs, total: int, t0: float, checkpoint: str | None = None) -
                 sink.flush()
             if len(rows) % step == 0 or len(rows) == total:
                 print(f"  {len(rows)}/{total} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    finally:
-        if sink is not None:
-            sink.close()
     return rows
 
 

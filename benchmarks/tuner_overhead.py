@@ -248,9 +248,11 @@ def main(argv=None) -> None:
     driver = JobDriver(sessions, Settings(database_url=url), class_models=keeper, feature_pool=pool,
                        min_queued=args.batch)
     timers = SectionTimers().install() if args.sections else None
-    r = run_job(sessions, driver, keeper, pool, agent_id, dclass, args)
-    if timers is not None:
-        timers.uninstall()
+    try:
+        r = run_job(sessions, driver, keeper, pool, agent_id, dclass, args)
+    finally:
+        if timers is not None:
+            timers.uninstall()
     pool.close()
     engine.dispose()
     n = r["candidates"]

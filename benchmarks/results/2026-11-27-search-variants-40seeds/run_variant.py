@@ -1,6 +1,6 @@
-"""How the README's variant runs were made: model-only benchmarks/search_efficiency.py runs under a variant, streamed
-to JSON lines as they finish (a call cut short keeps what it ran; further arguments name JSON-lines files whose runs
-are skipped). From the repository root, with SEEDS (40), SYNTH (every), TABLES, JOBS (16) in the environment:
+"""How the README's variant runs were made: benchmarks/search_efficiency.py, model strategy only, under a variant,
+with `--checkpoint FILE` (each run is appended as it ends; the same command again goes on where a call cut short
+stopped). From the repository root, with SEEDS (40), SYNTH (every), TABLES, JOBS (16) in the environment:
 
     MIN_TRAIN_DIMS=1 python3 benchmarks/results/2026-11-27-search-variants-40seeds/run_variant.py v1.jsonl
     VARIANT='tuner_server.search.gp_fit:PRIOR_LENGTHSCALE=1.0' python3 .../run_variant.py v2.jsonl
@@ -8,15 +8,14 @@ are skipped). From the repository root, with SEEDS (40), SYNTH (every), TABLES, 
 
 VARIANT='module:NAME=json;...' sets module constants; MIN_TRAIN_DIMS=k sets min_train to max(8, varied knobs + k);
 GP_FLOOR=s gives the fitted GP at least share s of the acquisition's slots before gp_until; OPTIONS adds model options.
-The patches are made before the worker processes fork, so the workers run them too.
+The patches are made before the worker processes fork, so the workers run them too. (The runs of this folder were
+made by an earlier form of this script that wrote the same rows without the checkpoint's settings line.)
 """
 import dataclasses
 import importlib
 import json
 import os
 import sys
-import time
-from concurrent.futures import ProcessPoolExecutor
 
 sys.path[:0] = ["benchmarks", "."]  # run from the repository root
 for item in filter(None, os.environ.get("VARIANT", "").split(";")):
@@ -56,20 +55,9 @@ if os.environ.get("GP_FLOOR"):
 
 
 def main() -> None:
-    out, done_files = sys.argv[1], sys.argv[2:]
     tables = ["--tables", os.environ["TABLES"]] if "TABLES" in os.environ else []
-    args = se.parse_args(["--synthetic", os.environ.get("SYNTH", "every"), "--seeds", os.environ.get("SEEDS", "40"),
-                          "--strategies", "model", *tables])
-    done = {(r["space"], r["seed"]) for f in done_files for r in map(json.loads, open(f))}
-    tasks = [(n, "model", s) for n in se.load_spaces(args) for s in range(args.seeds) if (n, s) not in done]
-    t0 = time.time()
-    with open(out, "a") as f, ProcessPoolExecutor(int(os.environ.get("JOBS", "16"))) as pool:
-        for i, row in enumerate(pool.map(se._run_in_worker, tasks, [args] * len(tasks), chunksize=2)):
-            f.write(json.dumps(row) + "\n")
-            f.flush()
-            if i % 100 == 0:
-                print(f"{out}: {i}/{len(tasks)} {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
-    print(f"{out}: all {len(tasks)} in {time.time() - t0:.0f} s", file=sys.stderr)
+    se.main(["--synthetic", os.environ.get("SYNTH", "every"), "--seeds", os.environ.get("SEEDS", "40"),
+             "--strategies", "model", "--jobs", os.environ.get("JOBS", "16"), "--checkpoint", sys.argv[1], *tables])
 
 
 if __name__ == "__main__":
