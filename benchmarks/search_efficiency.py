@@ -4,7 +4,9 @@ Every strategy runs against every space, once per seed, with the job driver's lo
 observe) and no hardware (tuner_server.replay). The spaces: the recorded tables in benchmarks/data (ours, and Kernel
 Tuner caches converted by benchmarks/fetch_kernel_tuner_caches.py), and the seeded synthetic spaces of
 tuner_server.synthetic_spaces (needles, many basins, invalid regions, noisy timings). "ga" and "bo" are the reference
-strategies (Kernel Tuner's genetic algorithm and Bayesian optimisation, re-implemented); "model+transfer" starts
+strategies (Kernel Tuner's genetic algorithm and Bayesian optimisation, re-implemented; BO scores every unmeasured
+config each round as Kernel Tuner's does, unless `--bo-sample N` gives it the farm's bounded-cost sample of N);
+"model+transfer" starts
 from a cost model trained on the other tables of the same op and device class (the model a farm keeps), "model"
 from nothing.
 
@@ -68,6 +70,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")
     p.add_argument("--strategies", default=",".join(STRATEGIES))
     p.add_argument("--options", default="{}", help="JSON options for the model strategy")
+    p.add_argument("--bo-sample", type=int, default=0,
+                   help="configs the BO reference scores per round: 0 (default) every unmeasured config, as Kernel "
+                        "Tuner's BO does; N a uniform sample of N (the farm's bounded-cost default is 2048; the "
+                        "results files before 2026-11-27's faithful BO ran with 2048)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (runs are independent)")
     p.add_argument("--json", dest="json_out", default=None, help="write every run's figures here")
     p.add_argument("--reuse", default=None,
@@ -140,6 +146,8 @@ def run_one(task: tuple[str, str, int], args) -> dict:
     budget = min(args.budget, len(table))
     base = strategy.removesuffix("+transfer")
     options = json.loads(args.options) if base == "model" else {}
+    if base == "bo":
+        options = {"candidates": args.bo_sample or len(table)}
     t0 = time.perf_counter()
     observed = run_strategy(table, base, budget, seed=seed, batch=args.batch, options=options,
                             cost_model=_TRANSFER.get(name) if strategy == "model+transfer" else None)
@@ -268,15 +276,25 @@ def reused_runs(args, spaces: set[str], strategies: set[str]) -> list[dict]:
         if earlier["args"][name] != getattr(args, name):
             raise SystemExit(f"--reuse {args.reuse}: it ran with --{name} {earlier['args'][name]}, this run with "
                              f"{getattr(args, name)}; reuse needs the same seeds, budget and batch")
-    return [r for r in earlier["runs"] if r["space"] in spaces and r["strategy"] not in strategies]
+    runs = [r for r in earlier["runs"] if r["space"] in spaces and r["strategy"] not in strategies]
+    sample = earlier["args"].get("bo_sample", EARLIER_BO_SAMPLE)
+    if sample != args.bo_sample and any(r["strategy"] == "bo" for r in runs):
+        raise SystemExit(f"--reuse {args.reuse}: its BO runs scored {_sample_text(sample)} per round, this command's "
+                         f"{_sample_text(args.bo_sample)}; give --bo-sample {sample} to reuse them")
+    return runs
 
 
-CHECKPOINTED = ("seeds", "budget", "batch", "options")  # what a checkpoint's runs must share with this command
+def _sample_text(sample: int) -> str:
+    return f"a sample of {sample}" if sample else "every unmeasured config"
+
+
+EARLIER_BO_SAMPLE = 2048  # what the BO reference scored per round in --json files written before --bo-sample
+CHECKPOINTED = ("seeds", "budget", "batch", "options", "bo_sample")  # what runs of a checkpoint share with this command
 
 
 def checkpointed_runs(args) -> list[dict]:
     """The runs of --checkpoint (none when it does not exist yet); it must have been written with the same seeds,
-    budget, batch and options. A new file starts with a line of those settings."""
+    budget, batch, options and BO sample. A new file starts with a line of those settings."""
     path = Path(args.checkpoint)
     settings = {name: getattr(args, name) for name in CHECKPOINTED}
     lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []

@@ -99,7 +99,8 @@ def test_a_checkpoint_goes_on_where_a_run_stopped(se, tmp_path, capsys):
     se.main([*args, "--checkpoint", str(checkpoint)])
     capsys.readouterr()
     settings, *runs = checkpoint.read_text().splitlines()
-    assert json.loads(settings) == {"settings": {"seeds": 3, "budget": 16, "batch": 8, "options": "{}"}}
+    assert json.loads(settings) == {"settings": {"seeds": 3, "budget": 16, "batch": 8, "options": "{}",
+                                                 "bo_sample": 0}}
     assert len(runs) == 6
     checkpoint.write_text("\n".join([settings, *runs[:2]]) + "\n")  # cut short after two runs
     se.main([*args, "--checkpoint", str(checkpoint)])
@@ -118,3 +119,30 @@ def test_a_checkpoint_of_other_settings_is_refused(se, tmp_path):
     se.main(args)
     with pytest.raises(SystemExit, match="--checkpoint .*use another file or the same settings"):
         se.main([*args[:-4], "--budget", "24", *args[-4:]])
+
+
+def test_the_bo_reference_scores_every_unmeasured_config_unless_told_a_sample(se, monkeypatch):
+    """Kernel Tuner's BO scores every config of the space each round; --bo-sample N gives it the farm's
+    bounded-cost sample instead."""
+    from tuner_server.search import bayes_opt
+    scored = []
+    candidates = bayes_opt.BayesOpt._candidates
+    monkeypatch.setattr(bayes_opt.BayesOpt, "_candidates", lambda self: scored.append(len(c := candidates(self))) or c)
+    args = ["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "1", "--budget", "32",
+            "--strategies", "bo"]
+    se.main(args)
+    assert scored and min(scored) > 5900  # 6,000 configs, fewer than 32 measured
+    scored.clear()
+    se.main([*args, "--bo-sample", "300"])
+    assert scored and set(scored) == {300}
+
+
+def test_reused_bo_runs_must_have_scored_as_this_command_says(se, tmp_path, capsys):
+    out = tmp_path / "runs.json"
+    args = ["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "1", "--budget", "16"]
+    se.main([*args, "--strategies", "bo", "--bo-sample", "512", "--json", str(out)])
+    with pytest.raises(SystemExit, match="a sample of 512 per round, this command's every unmeasured config; give "
+                                         "--bo-sample 512"):
+        se.main([*args, "--strategies", "", "--reuse", str(out)])
+    se.main([*args, "--strategies", "", "--reuse", str(out), "--bo-sample", "512"])
+    assert "| synth-smooth-6k9-s1 | 6000 | bo |" in capsys.readouterr().out

@@ -11,7 +11,9 @@ at a time).
 
 Differences, for bounded cost per proposal: EI with a fixed exploration offset `xi` (in standard deviations of the
 runtimes) instead of Kernel Tuner's portfolio of acquisition functions; and when more than `candidates` configs are
-unmeasured, a fresh uniform sample of that many is scored each round instead of all of them. The GP itself lives in
+unmeasured, a fresh uniform sample of that many is scored each round instead of all of them (the farm's default
+bounds a proposal's cost; benchmarks/search_efficiency.py scores every config, as Kernel Tuner does, unless told
+`--bo-sample`). The GP itself lives in
 `tuner_server.search.gaussian_process` (the model-guided strategy's portfolio uses it too).
 
 Its options, with their defaults and meanings, are OPTIONS below (GET /v1/ops lists them under `strategies`).
@@ -23,7 +25,7 @@ import random
 import numpy as np
 
 from tuner_server.search.base import OK, Observation, Option, StrategyContext, check_batch_size, parse_options
-from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates
+from tuner_server.search.gaussian_process import BLAS, GaussianProcess, KnobCoordinates
 from tuner_server.search.knob_walk import config_id, space_filling
 from tuner_server.search.listing import UnseenDraws
 
@@ -91,6 +93,7 @@ class BayesOpt:
         candidates = self._candidates()
         if len(candidates) <= n:
             return candidates
-        gp = GaussianProcess(np.stack(self._X), np.asarray(self._y), self.options["lengthscale"])
-        C = np.stack([self._coords.point(c) for c in candidates])
-        return [candidates[j] for j in gp.ei_batch(C, n, self.options["xi"])]
+        with BLAS.limit(limits=1, user_api="blas"):
+            gp = GaussianProcess(np.stack(self._X), np.asarray(self._y), self.options["lengthscale"])
+            C = self._coords.points(candidates)
+            return [candidates[j] for j in gp.ei_batch(C, n, self.options["xi"])]

@@ -12,10 +12,15 @@ import math
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from threadpoolctl import ThreadpoolController
 
 from compiler_core.space import Space
 from tuner_server.search.acquisition import expected_improvement
 
+# The GP's matrices are small: threaded BLAS only spins (10x the CPU on a busy host; in 16 benchmark processes on a
+# host whose environment asks for 16 BLAS threads each, BO ran 10x slower). Callers fit and score under
+# `BLAS.limit(limits=1, user_api="blas")`.
+BLAS = ThreadpoolController()
 JITTER = 1e-6  # added to the kernel's diagonal: Kernel Tuner's alpha=1e-10 is too small for float64 Cholesky here
 
 

@@ -49,18 +49,16 @@ import random
 from collections.abc import Iterable
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from compiler_core.space import Space
 from tuner_server.search.base import OK, Observation
-from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, standardised
+from tuner_server.search.gaussian_process import BLAS, GaussianProcess, KnobCoordinates, standardised
 from tuner_server.search.gp_fit import Hyperparameters, fit_hyperparameters
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
 
 XI = 0.01  # EI's exploration offset in spreads of the targets (as the BO reference strategy)
 MIN_RANKED = 3  # measured configs of a batch before its rank correlations count
-BLAS = ThreadpoolController()  # the GP's matrices are small: threaded BLAS only spins (10x the CPU on a busy host)
 UNLISTED_POOL = 512  # the strategy's pool candidates the GP scores per round when the space is not listed ...
 UNLISTED_DRAWS = 128  # ... and random configs drawn beside them (drawing checks validity: ~10 us a config)
 EARLY_GROWTH = 8  # the fitted GP scores up to this many times `gp_candidates` configs in its first rounds
