@@ -47,7 +47,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # o
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
 from tuner_server.replay import ReplayTable, load_table, run_strategy  # noqa: E402
-from tuner_server.synthetic_spaces import FRESH, HELD_OUT, PRESETS, synthetic_table  # noqa: E402
+from tuner_server.synthetic_spaces import FRESH, HELD_OUT, PRESETS, spec_from_name, synthetic_table  # noqa: E402
 
 STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
 REFERENCES = ("ga", "bo")
@@ -63,8 +63,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--tables", default=str(REPO / "benchmarks" / "data" / "*.json.gz"),
                    help="glob of recorded tables ('' for none)")
     p.add_argument("--synthetic", default="all",
-                   help="comma-separated synthetic presets, 'all' (the presets), 'held-out' or 'fresh' (spaces kept "
-                        "apart from tuning the defaults), 'every' (the three sets) or 'none'")
+                   help="comma-separated synthetic spaces by name (a preset's, or any synth-KIND-<N>k<knobs>-s<seed>: "
+                        "N thousand configs), 'all' (the presets), 'held-out' or 'fresh' (spaces kept apart from "
+                        "tuning the defaults), 'every' (the three sets) or 'none'")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
     p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")
@@ -125,11 +126,15 @@ def load_spaces(args) -> dict[str, ReplayTable]:
               "every": [*PRESETS, *HELD_OUT, *FRESH], "none": []}
     names = groups[args.synthetic] if args.synthetic in groups else \
         [n.strip() for n in args.synthetic.split(",") if n.strip()]
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise SystemExit(f"unknown synthetic preset(s) {unknown}; known: {', '.join(known)}, or one of "
-                         f"{', '.join(groups)}")
-    tables += [synthetic_table(known[n]) for n in names]
+    specs, wrong = [], []
+    for name in names:
+        try:
+            specs.append(known[name] if name in known else spec_from_name(name))
+        except ValueError as e:
+            wrong.append(str(e))
+    if wrong:
+        raise SystemExit(f"--synthetic: {'; '.join(wrong)}. Presets: {', '.join(known)}; groups: {', '.join(groups)}")
+    tables += [synthetic_table(spec) for spec in specs]
     return {t.meta["name"]: t for t in tables}
 
 

@@ -25,10 +25,12 @@ basin is a local optimum under one-knob moves, offset_j says how good it is. The
 
 `synthetic_table(spec)` builds the ReplayTable in memory; `save_synthetic(spec, path)` writes it as a table file.
 `PRESETS` names the specs benchmarks/search_efficiency.py runs; `HELD_OUT` and `FRESH` the ones kept apart from tuning
-defaults.
+defaults. A spec's name says all of it (`synth-noisy-8k10-s31`: noisy, 8,000 configs, 10 knobs, seed 31), and
+`spec_from_name` reads one back, so a space no default was ever compared on is one name away.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -61,6 +63,19 @@ class SyntheticSpec:
     @property
     def name(self) -> str:
         return f"synth-{self.kind}-{self.configs // 1000}k{self.knobs}-s{self.seed}"
+
+
+NAME_FORM = "synth-KIND-<thousands of configs>k<knobs>-s<seed>, e.g. synth-noisy-8k10-s31"
+_NAME = re.compile(r"synth-(?P<kind>[a-z]+)-(?P<thousands>\d+)k(?P<knobs>\d+)-s(?P<seed>\d+)")
+
+
+def spec_from_name(name: str) -> SyntheticSpec:
+    """The spec whose `name` this is (configs in whole thousands); ValueError naming the form and what is allowed."""
+    match = _NAME.fullmatch(name)
+    if match is None:
+        raise ValueError(f"{name!r} is not a synthetic space name; the form is {NAME_FORM} (kinds: {', '.join(KINDS)})")
+    return SyntheticSpec(match["kind"], seed=int(match["seed"]), configs=1000 * int(match["thousands"]),
+                         knobs=int(match["knobs"]))
 
 
 def _by_name(*specs: SyntheticSpec) -> dict[str, SyntheticSpec]:

@@ -146,3 +146,11 @@ def test_reused_bo_runs_must_have_scored_as_this_command_says(se, tmp_path, caps
         se.main([*args, "--strategies", "", "--reuse", str(out)])
     se.main([*args, "--strategies", "", "--reuse", str(out), "--bo-sample", "512"])
     assert "| synth-smooth-6k9-s1 | 6000 | bo |" in capsys.readouterr().out
+
+
+def test_any_synthetic_space_runs_by_its_name_and_a_wrong_name_is_refused(se, capsys):
+    se.main(["--tables", "", "--synthetic", "synth-basins-2k9-s77", "--seeds", "1", "--budget", "16",
+             "--strategies", "ga"])
+    assert "| synth-basins-2k9-s77 | 2000 | ga |" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="--synthetic: 'synth-basins-2k9' is not a synthetic space name; the form"):
+        se.main(["--tables", "", "--synthetic", "synth-basins-2k9", "--seeds", "1", "--strategies", "ga"])

@@ -14,6 +14,7 @@ from tuner_server.synthetic_spaces import (
     PRESETS,
     SyntheticSpec,
     save_synthetic,
+    spec_from_name,
     synthetic_table,
     synthetic_trials,
 )
@@ -88,3 +89,14 @@ def test_bad_specs_are_refused():
         SyntheticSpec("spiky")
     with pytest.raises(ValueError, match="8-15 knobs"):
         SyntheticSpec("smooth", knobs=3)
+
+
+def test_a_name_gives_back_its_spec_and_a_wrong_one_says_the_form():
+    for spec in [*PRESETS.values(), *HELD_OUT.values(), *FRESH.values(), SyntheticSpec("invalid", 31, 7000, 14)]:
+        assert spec_from_name(spec.name) == spec
+    with pytest.raises(ValueError, match="the form is synth-KIND-<thousands of configs>k<knobs>-s<seed>"):
+        spec_from_name("synth-noisy-8k10")
+    with pytest.raises(ValueError, match="unknown synthetic space kind 'bumpy'; known: smooth, basins"):
+        spec_from_name("synth-bumpy-8k10-s1")
+    with pytest.raises(ValueError, match="8-15 knobs, got 20"):
+        spec_from_name("synth-noisy-8k20-s1")
