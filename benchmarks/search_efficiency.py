@@ -64,8 +64,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="glob of recorded tables ('' for none)")
     p.add_argument("--synthetic", default="all",
                    help="comma-separated synthetic spaces by name (a preset's, or any synth-KIND-<N>k<knobs>-s<seed>: "
-                        "N thousand configs), 'all' (the presets), 'held-out' or 'fresh' (spaces kept apart from "
-                        "tuning the defaults), 'every' (the three sets) or 'none'")
+                        "N thousand configs) or group: 'all' (the presets), 'held-out' or 'fresh' (spaces kept apart "
+                        "from tuning the defaults), 'every' (the three sets) or 'none'")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
     p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")
@@ -124,8 +124,8 @@ def load_spaces(args) -> dict[str, ReplayTable]:
     known = PRESETS | HELD_OUT | FRESH
     groups = {"all": list(PRESETS), "held-out": list(HELD_OUT), "fresh": list(FRESH),
               "every": [*PRESETS, *HELD_OUT, *FRESH], "none": []}
-    names = groups[args.synthetic] if args.synthetic in groups else \
-        [n.strip() for n in args.synthetic.split(",") if n.strip()]
+    items = [n.strip() for n in args.synthetic.split(",") if n.strip()]
+    names = list(dict.fromkeys(name for item in items for name in groups.get(item, [item])))  # groups expanded
     specs, wrong = [], []
     for name in names:
         try:

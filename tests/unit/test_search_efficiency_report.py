@@ -152,5 +152,7 @@ def test_any_synthetic_space_runs_by_its_name_and_a_wrong_name_is_refused(se, ca
     se.main(["--tables", "", "--synthetic", "synth-basins-2k9-s77", "--seeds", "1", "--budget", "16",
              "--strategies", "ga"])
     assert "| synth-basins-2k9-s77 | 2000 | ga |" in capsys.readouterr().out
+    spaces = se.load_spaces(se.parse_args(["--tables", "", "--synthetic", "fresh,synth-basins-2k9-s77,fresh"]))
+    assert list(spaces) == [*se.FRESH, "synth-basins-2k9-s77"]  # a group among names, each space once
     with pytest.raises(SystemExit, match="--synthetic: 'synth-basins-2k9' is not a synthetic space name; the form"):
         se.main(["--tables", "", "--synthetic", "synth-basins-2k9", "--seeds", "1", "--strategies", "ga"])
