@@ -144,30 +144,6 @@ def test_gp_picks_are_unseen_and_not_taken():
     assert not keys & (seen | {config_id(c) for c in taken})
 
 
-def test_both_kernels_split_the_gp_slots_and_alternate_the_odd_one():
-    """gp_kernel "both": the fitted kernel's GP (log-runtimes) and the BO reference's (fixed kernel, runtimes) each
-    pick their half by expected improvement, distinct and unseen; an odd slot goes to each in turn."""
-    from tuner_server.search.gaussian_process import GaussianProcess
-    p, seen = portfolio(gp_kernel="both")
-    observed = [Observation(c, smooth(c)) for c in CONFIGS[::7]]
-    seen.update(config_id(o.config) for o in observed)
-    picks = p.picks(observed, 8, seen, [], [])
-    assert len(picks) == 4 and len({config_id(c) for c in picks}) == 4 and not {config_id(c) for c in picks} & seen
-    assert p._fixed is not None and np.isscalar(p._fixed.lengthscale) and not np.isscalar(p._gp.lengthscale)
-    y = np.array([o.median_s for o in observed])
-    assert np.allclose(p._fixed.z * p._fixed.sd + p._fixed.mu, y)  # runtimes, not their logarithms
-    candidates, C = p._candidates(seen, [], len(CONFIGS))
-    fitted_first = [candidates[j] for j in p._gp.ei_batch(C, 2, 0.01)]
-    assert picks[:2] == fitted_first  # the fitted GP's half first
-    odd = [len(p.picks(observed, 6, seen, [], [])) for _ in range(2)]  # a share of 3: 1 and 2 fixed, in turn
-    assert odd == [3, 3] and p._odd_to_fixed is False
-    alone, _ = portfolio(gp_kernel="fitted")
-    alone.picks(observed, 8, set(seen), [], [])
-    assert alone._fixed is None and isinstance(alone._gp, GaussianProcess)
-    p.picks([Observation(c, smooth(c)) for c in CONFIGS[:130]], 8, seen, [], [])
-    assert p._gp is None and p._fixed is None  # past gp_until: neither
-
-
 SYNTH = synthetic_table(SyntheticSpec("basins", seed=7, configs=600, knobs=8))
 
 

@@ -53,10 +53,8 @@ OPTIONS: dict[str, tuple] = {
     "gp_lengthscale": Option(float, 1.5, "Matérn 3/2 length scale of the Gaussian process on [0, 1] coordinates",
                              minimum=1e-3),
     "gp_kernel": Option(str, "fitted", "the Gaussian process's kernel: per-knob length scales, amplitude and noise "
-                                       "fitted to the job's measurements, one fixed length scale "
-                                       "(`gp_lengthscale`, as the BO reference strategy), or both: the fitted "
-                                       "kernel's GP and the BO reference's (fixed kernel on runtimes) split its "
-                                       "slots", choices=("fitted", "fixed", "both")),
+                                       "fitted to the job's measurements, or one fixed length scale "
+                                       "(`gp_lengthscale`, as the BO reference strategy)", choices=("fitted", "fixed")),
     "gp_targets": Option(str, "log", "what the Gaussian process models: the logarithms of runtimes or runtimes",
                          choices=("runtime", "log")),
     "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_until` observations on, picked by "

@@ -93,8 +93,6 @@ class Portfolio:
         self.trust = dict.fromkeys(SURROGATES, 0.0)  # exponential averages of rank correlations
         self.updates = 0
         self._gp: GaussianProcess | None = None  # the fitted kernel's GP, while the job is young
-        self._fixed: GaussianProcess | None = None  # with gp_kernel "both": the fixed kernel's GP beside it
-        self._odd_to_fixed = False  # with "both": which GP the odd slot of the next odd share goes to
         self._smooth: GaussianProcess | None = None  # the BO reference's GP, when it has slots
         self._fitted_on = self._smoothed_on = -1  # observations each GP was fitted on
         self._queue: list[dict] = []  # the smooth GP's picks not handed out yet
@@ -182,14 +180,7 @@ class Portfolio:
                                          self._scorable(self.options["gp_candidates"], len(self._gp.X)))
         if len(candidates) <= k:
             return out + candidates
-        if self._fixed is None:
-            return out + [candidates[j] for j in self._gp.ei_batch(C, k, XI)]
-        fixed = k // 2 + (k % 2 if self._odd_to_fixed else 0)
-        self._odd_to_fixed ^= bool(k % 2)
-        rows = self._gp.ei_batch(C, k - fixed, XI)
-        rest = np.setdiff1d(np.arange(len(C)), rows)
-        rows += [int(rest[j]) for j in self._fixed.ei_batch(C[rest], fixed, XI)] if fixed else []
-        return out + [candidates[j] for j in rows]
+        return out + [candidates[j] for j in self._gp.ei_batch(C, k, XI)]
 
     def _smooth_picks(self, observations: list[Observation], k: int, skip: set[tuple], pool: Iterable[dict],
                       playing: bool) -> list[dict]:
@@ -220,17 +211,15 @@ class Portfolio:
 
     def _fit(self, observations: list[Observation]) -> None:
         if len(observations) >= self.options["gp_until"]:
-            self._gp = self._fixed = None
+            self._gp = None
             return
         if len(observations) == self._fitted_on:
             return
         self._fitted_on = len(observations)
         X, y = self._points(observations, self.options["gp_points"])
         if len(y) < 2:
-            self._gp = self._fixed = None
+            self._gp = None
             return
-        if self.options["gp_kernel"] == "both":  # the BO reference's GP, on runtimes as there
-            self._fixed = GaussianProcess(X, y, self.options["gp_lengthscale"])
         if self.options["gp_targets"] == "log":
             y = np.log(y)
         if self.options["gp_kernel"] == "fixed":
