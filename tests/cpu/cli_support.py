@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,10 +22,18 @@ def tunefarm(*args: str, cwd: Path, data_dir: Path | None = None, timeout: float
                           text=True, timeout=timeout, env=cli_env(cwd))
 
 
+def _as_in_a_terminal() -> None:
+    """SIGINT's default disposition, as a command typed in a terminal has it: a suite started in the background of a
+    non-interactive shell (`pytest &`) ignores SIGINT, every child inherits that, and Python then installs no
+    KeyboardInterrupt handler, so the Ctrl-C tests would time out for a reason that is not the CLI's."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_tunefarm(*args: str, cwd: Path, data_dir: Path | None = None) -> subprocess.Popen:
     prefix = ["--data-dir", str(data_dir)] if data_dir is not None else []
     return subprocess.Popen([sys.executable, "-m", "tunefarm_cli", *prefix, *args], cwd=cwd, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(cwd))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(cwd),
+                            preexec_fn=_as_in_a_terminal)
 
 
 def one_line_error(out: subprocess.CompletedProcess, command: str, *needles: str) -> None:
