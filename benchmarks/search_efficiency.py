@@ -6,9 +6,8 @@ Tuner caches converted by benchmarks/fetch_kernel_tuner_caches.py), and the seed
 tuner_server.synthetic_spaces (needles, many basins, invalid regions, noisy timings). "ga" and "bo" are the reference
 strategies (Kernel Tuner's genetic algorithm and Bayesian optimisation, re-implemented; BO scores every unmeasured
 config each round as Kernel Tuner's does, unless `--bo-sample N` gives it the farm's bounded-cost sample of N);
-"model+transfer" starts
-from a cost model trained on the other tables of the same op and device class (the model a farm keeps), "model"
-from nothing.
+"model+transfer" starts from a cost model trained on the other tables of the same op and device class (the model a
+farm keeps), "model" from nothing.
 
 For each (space, strategy): the median over seeds of the measurements needed to reach 5 % of the optimum (a run that
 never does counts as budget + 1; '>B' when the median is such a run), the fraction of seeds that reach it within the
@@ -83,7 +82,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--checkpoint", default=None,
                    help="JSON-lines file: each finished run is appended as it ends, and runs already in it (of the "
                         "same seeds, budget, batch and options) are reported without running them again")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.bo_sample < 0:
+        p.error(f"--bo-sample {args.bo_sample}: give 0 (every unmeasured config) or a positive count")
+    return args
 
 
 def reach(observed, optimum: float, tolerance: float = TOLERANCE) -> int | None:

@@ -121,7 +121,7 @@ def test_a_checkpoint_of_other_settings_is_refused(se, tmp_path):
         se.main([*args[:-4], "--budget", "24", *args[-4:]])
 
 
-def test_the_bo_reference_scores_every_unmeasured_config_unless_told_a_sample(se, monkeypatch):
+def test_the_bo_reference_scores_every_unmeasured_config_unless_told_a_sample(se, monkeypatch, capsys):
     """Kernel Tuner's BO scores every config of the space each round; --bo-sample N gives it the farm's
     bounded-cost sample instead."""
     from tuner_server.search import bayes_opt
@@ -135,6 +135,9 @@ def test_the_bo_reference_scores_every_unmeasured_config_unless_told_a_sample(se
     scored.clear()
     se.main([*args, "--bo-sample", "300"])
     assert scored and set(scored) == {300}
+    with pytest.raises(SystemExit):
+        se.parse_args(["--bo-sample", "-1"])
+    assert "--bo-sample -1: give 0 (every unmeasured config) or a positive count" in capsys.readouterr().err
 
 
 def test_reused_bo_runs_must_have_scored_as_this_command_says(se, tmp_path, capsys):
