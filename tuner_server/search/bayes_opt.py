@@ -25,7 +25,7 @@ import random
 import numpy as np
 
 from tuner_server.search.base import OK, Observation, Option, StrategyContext, check_batch_size, parse_options
-from tuner_server.search.gaussian_process import BLAS, GaussianProcess, KnobCoordinates
+from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, one_blas_thread
 from tuner_server.search.knob_walk import config_id, space_filling
 from tuner_server.search.listing import UnseenDraws
 
@@ -93,7 +93,7 @@ class BayesOpt:
         candidates = self._candidates()
         if len(candidates) <= n:
             return candidates
-        with BLAS.limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             gp = GaussianProcess(np.stack(self._X), np.asarray(self._y), self.options["lengthscale"])
             C = self._coords.points(candidates)
             return [candidates[j] for j in gp.ei_batch(C, n, self.options["xi"])]

@@ -17,11 +17,15 @@ from threadpoolctl import ThreadpoolController
 from compiler_core.space import Space
 from tuner_server.search.acquisition import expected_improvement
 
-# The GP's matrices are small: threaded BLAS only spins (10x the CPU on a busy host; in 16 benchmark processes on a
-# host whose environment asks for 16 BLAS threads each, BO ran 10x slower). Callers fit and score under
-# `BLAS.limit(limits=1, user_api="blas")`.
-BLAS = ThreadpoolController()
+_BLAS = ThreadpoolController()
 JITTER = 1e-6  # added to the kernel's diagonal: Kernel Tuner's alpha=1e-10 is too small for float64 Cholesky here
+
+
+def one_blas_thread():
+    """A context in which BLAS runs on one thread: a GP's matrices are small, so threaded BLAS only spins (10x the CPU
+    on a busy host; in 16 benchmark processes on a host whose environment asks for 16 BLAS threads each, BO ran 10x
+    slower). Every GP is fitted and scored inside one."""
+    return _BLAS.limit(limits=1, user_api="blas")
 
 
 def matern32(a: np.ndarray, b: np.ndarray, lengthscale: float | np.ndarray) -> np.ndarray:

@@ -15,7 +15,8 @@ observations and (gp_until / n)^2 times that before, up to `EARLY_GROWTH` times:
 one does, and the first rounds, where the GP finds most, see up to 16,384 configs instead of 2,048. On spaces of
 thousands of configs a sample of 2,048 often leaves out the few configs within 5 % of the optimum (on fresh noisy
 10k, four of 10,000). At 40 seeds, the model strategy went from 26 to 28 of 33 spaces at least as good as the best of GA
-and BO (benchmarks/results/2026-11-27-search_efficiency-early-gp-candidates-40seeds.md).
+and a BO that scores a sample of 2,048 (benchmarks/results/2026-11-27-search_efficiency-early-gp-candidates-40seeds.md;
+against a BO that scores every config, 25: benchmarks/results/2026-11-27-bo-faithful/).
 
 Unlike the BO reference strategy's fixed kernel, the portfolio's GP fits its kernel to the job (`gp_kernel`
 "fitted", `tuner_server.search.gp_fit`: a length scale per knob, amplitude, noise) and models log-runtimes
@@ -52,7 +53,7 @@ import numpy as np
 
 from compiler_core.space import Space
 from tuner_server.search.base import OK, Observation
-from tuner_server.search.gaussian_process import BLAS, GaussianProcess, KnobCoordinates, standardised
+from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, one_blas_thread, standardised
 from tuner_server.search.gp_fit import Hyperparameters, fit_hyperparameters
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
@@ -128,7 +129,7 @@ class Portfolio:
         if (self._gp is None and self._smooth is None) or not batch:
             return
         points = self.coords.points(batch)
-        with BLAS.limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             gp, smooth = (-model.posterior(points)[0] if model is not None else np.full(len(batch), np.nan)
                           for model in (self._gp, self._smooth))
         for config, *scores in zip(batch, gp, smooth, ensemble, strict=True):
@@ -163,7 +164,7 @@ class Portfolio:
               pool: Iterable[dict]) -> list[dict]:
         """The GPs' shares of `slots` (unseen configs not in `taken`, by each one's expected improvement); fits
         them first. `pool`: the strategy's own candidates, scored when the space is not listed."""
-        with BLAS.limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             return self._picks(observations, slots, seen, taken, pool)
 
     def _picks(self, observations: list[Observation], slots: int, seen: set[tuple], taken: list[dict],
