@@ -1,0 +1,208 @@
+"""How this folder's variant runs were made: benchmarks/search_efficiency.py, model strategy only, with the variants
+named in VARIANT (comma-separated) patched into the strategy before the worker processes fork. From the repository
+root, e.g. (the device runs: 16 jobs on the lent machine's Xeon cores; runs are the same per seed on every host):
+
+    VARIANT=jointei JOINT_UNTIL=48 python3 benchmarks/results/2026-11-27-surrogate-diagnosis/run_variant.py \
+        --tables 'benchmarks/data/*.json.gz' --synthetic every,synth-smooth-7k11-s31,... --seeds 20 --jobs 16 \
+        --strategies model --checkpoint joint_ei_until_48-20seeds.jsonl
+
+Variants (experiments, not strategy options):
+- pure_gp: the fitted GP fills every acquisition slot while the job is young (with options sweep 0, epsilon 0 and
+  gp_kernel/gp_targets/min_train, a BO-like search inside the model strategy);
+- dimprior: the length scales' prior centre is PRIOR_SCALE * sqrt(knobs) instead of 0.5;
+- jointei / jointei_pareto: the fitted GP's slots are picked by the mean of its EI and the fixed-kernel GP's EI (each
+  over its largest value), or by the better of their two ranks, with one believer batch under both; only while the
+  job has fewer than JOINT_UNTIL observations when that is set;
+- unitcube: the portfolio's GPs see each knob's choices spread over [0, 1] (not Kernel Tuner's common step);
+- crossover: from gp_until on, an eighth of each batch is uniform crossovers of two of the 16 fastest configs;
+- sumkernel: the fitted kernel becomes (1 - f) ARD + f the fixed long kernel, f in SUM_F by marginal likelihood;
+- looselect: each fit, the fixed kernel on runtimes replaces the fitted one when its leave-one-out predictions rank
+  the fitted points better.
+"""
+import os
+import sys
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+sys.path[:0] = ["benchmarks", "."]  # run from the repository root
+import search_efficiency  # noqa: E402
+
+import tuner_server.search.gp_fit as gp_fit  # noqa: E402
+import tuner_server.search.model_guided as model_guided  # noqa: E402
+import tuner_server.search.portfolio as portfolio  # noqa: E402
+from tuner_server.search.acquisition import expected_improvement  # noqa: E402
+from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, matern32, standardised  # noqa: E402
+
+VARIANTS = set(filter(None, os.environ.get("VARIANT", "").split(",")))
+Portfolio, ModelGuided = portfolio.Portfolio, model_guided.ModelGuided
+
+
+def pure_gp() -> None:
+    shares = Portfolio.shares
+
+    def only_gp(self, observed):
+        return {"gp": 1.0, "smooth": 0.0} if observed < self.options["gp_until"] else shares(self, observed)
+    Portfolio.shares = only_gp
+
+
+def dimprior() -> None:
+    fit, scale = gp_fit.fit_hyperparameters, float(os.environ.get("PRIOR_SCALE", "0.5"))
+
+    def scaled(X, z, start=None):
+        gp_fit.PRIOR_LENGTHSCALE = scale * np.sqrt(max(X.shape[1], 1))
+        return fit(X, z, start)
+    portfolio.fit_hyperparameters = scaled
+
+
+def joint_ei_batch(gps: list[GaussianProcess], C: np.ndarray, n: int, xi: float, pareto: bool) -> list[int]:
+    """Rows of C picked one at a time by the GPs' EIs together, each GP believing the picks (kriging believer)."""
+    states = [[gp, *gp.posterior(C), []] for gp in gps]  # gp, mean, var, V, believed
+    picks: list[int] = []
+    scale = None
+    for _ in range(min(n, len(C))):
+        eis = [expected_improvement(gp.z.min() - xi - mean, np.sqrt(np.maximum(var, 1e-12)))
+               for gp, mean, var, _, _ in states]
+        scale = scale or [max(float(e.max()), 1e-300) for e in eis]
+        if pareto:
+            ranks = [np.argsort(np.argsort(-e)) for e in eis]
+            value = -np.minimum.reduce(ranks).astype(float) - 1e-3 * sum(ranks)
+        else:
+            value = sum(e / s for e, s in zip(eis, scale, strict=True))
+        value[picks] = -np.inf
+        j = int(np.argmax(value))
+        picks.append(j)
+        for state in states:
+            gp, _, var, V, believed = state
+            cov = gp._kernel(C, C[j:j + 1])[:, 0] - V.T @ V[:, j]
+            for u in believed:
+                cov -= u * u[j]
+            u = cov / np.sqrt(max(var[j], 1e-12))
+            believed.append(u)
+            state[2] = np.maximum(var - u * u, 1e-12)
+    return picks
+
+
+def jointei(pareto: bool) -> None:
+    until = int(os.environ.get("JOINT_UNTIL", "1000000"))
+
+    def picks(self, observations, slots, seen, taken, pool):
+        self._fit(observations)
+        shares = self.shares(len(observations))
+        skip = seen | {portfolio.config_id(c) for c in taken}
+        out = self._smooth_picks(observations, round(shares["smooth"] * max(slots, 0)), skip, pool,
+                                 shares["smooth"] > 0)
+        k = round(shares["gp"] * slots)
+        if self._gp is None or slots <= 0 or k <= 0:
+            return out
+        candidates, C = self._candidates(skip | {portfolio.config_id(c) for c in out}, pool,
+                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)))
+        if len(candidates) <= k:
+            return out + candidates
+        if len(observations) >= until:
+            return out + [candidates[j] for j in self._gp.ei_batch(C, k, portfolio.XI)]
+        X, y = self._points(observations, self.options["gp_points"])
+        fixed = GaussianProcess(X, y, self.options["gp_lengthscale"])
+        return out + [candidates[j] for j in joint_ei_batch([self._gp, fixed], C, k, portfolio.XI, pareto)]
+    Portfolio._picks = picks
+
+
+def unitcube() -> None:
+    class UnitCoordinates(KnobCoordinates):
+        def __init__(self, space):
+            varied = [k for k in space.knobs if len(k.choices) > 1]
+            self._codes = [(k.name, {v: i / (len(k.choices) - 1) for i, v in enumerate(k.choices)}) for k in varied]
+    portfolio.KnobCoordinates = UnitCoordinates
+
+
+def crossover() -> None:
+    batch = ModelGuided._model_batch
+
+    def with_kids(self, model, n):
+        kids: list[dict] = []
+        if len(self._own) >= self.options["gp_until"]:
+            top = sorted((o for o in self._own.values() if o.status == model_guided.OK and o.median_s is not None),
+                         key=lambda o: o.median_s)[:16]
+            for _ in range(64):
+                if len(kids) >= max(1, round(0.125 * n)) or len(top) < 2:
+                    break
+                a, b = (top[i].config for i in sorted(self.rng.sample(range(len(top)), 2)))  # a: the faster
+                if model_guided.hamming(a, b) < 2:
+                    continue
+                kid = {k: (a[k] if self.rng.random() < 0.5 else b[k]) for k in a}
+                if model_guided.config_id(kid) not in self._seen and kid not in (a, b) \
+                        and self._draws.is_valid(kid) and kid not in kids:
+                    kids.append(kid)
+        self._seen.update(model_guided.config_id(c) for c in kids)
+        return kids + batch(self, model, n - len(kids))
+    ModelGuided._model_batch = with_kids
+
+
+class SumGP(GaussianProcess):
+    """amplitude * ((1 - f) * ARD Matern + f * isotropic Matern of `long`) + noise."""
+
+    def __init__(self, X, y, lengthscales, amplitude, noise, fraction, long):
+        self.X, self.lengthscale, self.amplitude, self.fraction, self.long = X, lengthscales, amplitude, fraction, long
+        self.z, self.mu, self.sd = standardised(y)
+        self.factor = cho_factor(self._kernel(X, X) + noise * np.eye(len(X)), lower=True)
+
+    def _kernel(self, a, b):
+        return self.amplitude * ((1 - self.fraction) * matern32(a, b, self.lengthscale)
+                                 + self.fraction * matern32(a, b, self.long))
+
+
+def sumkernel() -> None:
+    fractions = [float(f) for f in os.environ.get("SUM_F", "0,0.25,0.5,0.75").split(",")]
+    fit = Portfolio._fit
+
+    def evidence(X, z, h, f, long):
+        K = h.amplitude * ((1 - f) * matern32(X, X, h.lengthscales) + f * matern32(X, X, long))
+        try:
+            factor = cho_factor(K + h.noise * np.eye(len(X)), lower=True)
+        except np.linalg.LinAlgError:
+            return -np.inf
+        return float(-0.5 * z @ cho_solve(factor, z) - np.log(np.diag(factor[0])).sum())
+
+    def summed(self, observations):
+        fit(self, observations)
+        gp, h, long = self._gp, self._hyper, self.options["gp_lengthscale"]
+        if gp is None or h is None or isinstance(gp, SumGP) or self.options["gp_kernel"] != "fitted":
+            return
+        f = max(fractions, key=lambda f: evidence(gp.X, gp.z, h, f, long))
+        if f > 0:
+            self._gp = SumGP(gp.X, gp.z * gp.sd + gp.mu, h.lengthscales, h.amplitude, h.noise, f, long)
+    Portfolio._fit = summed
+
+
+def looselect() -> None:
+    fit = Portfolio._fit
+
+    def loo_rank(gp):
+        inverse = cho_solve(gp.factor, np.eye(len(gp.z)))
+        return portfolio.rank_correlation(gp.z - (inverse @ gp.z) / np.maximum(np.diag(inverse), 1e-12), gp.z)
+
+    def selected(self, observations):
+        before = self._gp
+        fit(self, observations)
+        gp = self._gp
+        if gp is None or gp is before or len(gp.z) < 2 * portfolio.MIN_RANKED:
+            return
+        targets = gp.z * gp.sd + gp.mu
+        runtimes = np.exp(targets) if self.options["gp_targets"] == "log" else targets
+        smooth = GaussianProcess(gp.X, runtimes, self.options["gp_lengthscale"])
+        if loo_rank(smooth) > loo_rank(gp):
+            self._gp = smooth
+    Portfolio._fit = selected
+
+
+PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(False),
+           "jointei_pareto": lambda: jointei(True), "unitcube": unitcube, "crossover": crossover,
+           "sumkernel": sumkernel, "looselect": looselect}
+
+if __name__ == "__main__":
+    unknown = VARIANTS - set(PATCHES)
+    if unknown:
+        raise SystemExit(f"unknown variants {sorted(unknown)}; known: {', '.join(PATCHES)}")
+    for name in sorted(VARIANTS):
+        PATCHES[name]()
+    search_efficiency.main(sys.argv[1:])
