@@ -17,7 +17,8 @@ Variants (experiments, not strategy options):
 - crossover: from gp_until on, an eighth of each batch is uniform crossovers of two of the 16 fastest configs;
 - sumkernel: the fitted kernel becomes (1 - f) ARD + f the fixed long kernel, f in SUM_F by marginal likelihood;
 - looselect: each fit, the fixed kernel on runtimes replaces the fitted one when its leave-one-out predictions rank
-  the fitted points better.
+  the fitted points better;
+- lateeps: from gp_until on, `epsilon` (the chance that a slot is a random unseen config) is LATE_EPS.
 """
 import os
 import sys
@@ -195,9 +196,23 @@ def looselect() -> None:
     Portfolio._fit = selected
 
 
+def lateeps() -> None:
+    batch, late = ModelGuided._model_batch, float(os.environ.get("LATE_EPS", "0.2"))
+
+    def exploring(self, model, n):
+        early = self.options["epsilon"]
+        if len(self._own) >= self.options["gp_until"]:
+            self.options["epsilon"] = late
+        try:
+            return batch(self, model, n)
+        finally:
+            self.options["epsilon"] = early
+    ModelGuided._model_batch = exploring
+
+
 PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(False),
            "jointei_pareto": lambda: jointei(True), "unitcube": unitcube, "crossover": crossover,
-           "sumkernel": sumkernel, "looselect": looselect}
+           "sumkernel": sumkernel, "looselect": looselect, "lateeps": lateeps}
 
 if __name__ == "__main__":
     unknown = VARIANTS - set(PATCHES)
