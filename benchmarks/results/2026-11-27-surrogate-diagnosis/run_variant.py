@@ -3,8 +3,12 @@ named in VARIANT (comma-separated) patched into the strategy before the worker p
 root, e.g. (the device runs: 16 jobs on the lent machine's Xeon cores; runs are the same per seed on every host):
 
     VARIANT=jointei JOINT_UNTIL=48 python3 benchmarks/results/2026-11-27-surrogate-diagnosis/run_variant.py \
-        --tables 'benchmarks/data/*.json.gz' --synthetic every,synth-smooth-7k11-s31,... --seeds 20 --jobs 16 \
+        --tables 'benchmarks/data/*.json.gz' --synthetic "every,$UNSEEN" --seeds 20 --jobs 16 \
         --strategies model --checkpoint joint_ei_until_48-20seeds.jsonl
+
+where UNSEEN names the eight spaces of ../2026-11-27-search_efficiency-unseen-20seeds.md:
+synth-smooth-7k11-s31,synth-basins-11k12-s32,synth-needle-9k11-s33,synth-needle-14k12-s34,
+synth-invalid-10k11-s35,synth-noisy-8k10-s36,synth-noisy-12k13-s37,synth-basins-6k10-s38 (one comma-separated word).
 
 Variants (experiments, not strategy options):
 - pure_gp: the fitted GP fills every acquisition slot while the job is young (with options sweep 0, epsilon 0 and
