@@ -22,7 +22,8 @@ Variants (experiments, not strategy options):
 - sumkernel: the fitted kernel becomes (1 - f) ARD + f the fixed long kernel, f in SUM_F by marginal likelihood;
 - looselect: each fit, the fixed kernel on runtimes replaces the fitted one when its leave-one-out predictions rank
   the fitted points better;
-- lateeps: from gp_until on, `epsilon` (the chance that a slot is a random unseen config) is LATE_EPS.
+- lateeps: from gp_until on, `epsilon` (the chance that a slot is a random unseen config) is LATE_EPS; with
+  EPS_STALL, only once that many observations in a row found nothing faster.
 """
 import os
 import sys
@@ -202,10 +203,11 @@ def looselect() -> None:
 
 def lateeps() -> None:
     batch, late = ModelGuided._model_batch, float(os.environ.get("LATE_EPS", "0.2"))
+    stalled = int(os.environ.get("EPS_STALL", "0"))
 
     def exploring(self, model, n):
         early = self.options["epsilon"]
-        if len(self._own) >= self.options["gp_until"]:
+        if len(self._own) >= self.options["gp_until"] and self._since_best >= stalled:
             self.options["epsilon"] = late
         try:
             return batch(self, model, n)
