@@ -23,7 +23,11 @@ Variants (experiments, not strategy options):
 - looselect: each fit, the fixed kernel on runtimes replaces the fitted one when its leave-one-out predictions rank
   the fitted points better;
 - lateeps: from gp_until on, `epsilon` (the chance that a slot is a random unseen config) is LATE_EPS; with
-  EPS_STALL, only once that many observations in a row found nothing faster.
+  EPS_STALL, only once that many observations in a row found nothing faster;
+- race: each batch's acquisition is split between BO's mode (expected improvement under the fixed kernel on
+  runtimes) and the default mixture; BO's share is logistic((mean credit of its picks - the mixture's) / 0.05)
+  within [1/8, 7/8], one half until each has 4 measured picks; a pick's credit is q^4, q the fraction of the job's
+  configs that ran slower (0 for a failure), over each mode's last 24 picks.
 """
 import os
 import sys
@@ -38,7 +42,13 @@ import tuner_server.search.gp_fit as gp_fit  # noqa: E402
 import tuner_server.search.model_guided as model_guided  # noqa: E402
 import tuner_server.search.portfolio as portfolio  # noqa: E402
 from tuner_server.search.acquisition import expected_improvement  # noqa: E402
-from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, matern32, standardised  # noqa: E402
+from tuner_server.search.gaussian_process import (  # noqa: E402
+    GaussianProcess,
+    KnobCoordinates,
+    matern32,
+    one_blas_thread,
+    standardised,
+)
 
 VARIANTS = set(filter(None, os.environ.get("VARIANT", "").split(",")))
 Portfolio, ModelGuided = portfolio.Portfolio, model_guided.ModelGuided
@@ -216,9 +226,53 @@ def lateeps() -> None:
     ModelGuided._model_batch = exploring
 
 
+def race() -> None:
+    batch, observe = ModelGuided._model_batch, ModelGuided.observe
+
+    def bo_share(self) -> float:
+        credit = self.__dict__.setdefault("_credit", {"bo": [], "model": []})
+        if min(len(credit["bo"]), len(credit["model"])) < 4:
+            return 0.5
+        gap = np.mean(credit["bo"][-24:]) - np.mean(credit["model"][-24:])
+        return min(max(1 / (1 + np.exp(-gap / 0.05)), 0.125), 0.875)
+
+    def raced(self, model, n):
+        own, k, picks = list(self._own.values()), round(bo_share(self) * n), []
+        if k > 0:
+            X, y = self._portfolio._points(own, self.options["smooth_points"])
+            if len(y) >= 2:
+                with one_blas_thread():
+                    gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
+                    candidates, C = self._portfolio._candidates(
+                        set(self._seen), self._pool.values(),
+                        self._portfolio._scorable(self.options["gp_candidates"], len(y)))
+                    picks = candidates if len(candidates) <= k else \
+                        [candidates[j] for j in gp.ei_batch(C, k, portfolio.XI)]
+        who = self.__dict__.setdefault("_who", {})
+        for config in picks:
+            self._seen.add(model_guided.config_id(config))
+            who[model_guided.config_id(config)] = "bo"
+        rest = batch(self, model, n - len(picks))
+        for config in rest:
+            who.setdefault(model_guided.config_id(config), "model")
+        return picks + rest
+
+    def credited(self, results):
+        observe(self, results)
+        who, credit = self.__dict__.get("_who", {}), self.__dict__.setdefault("_credit", {"bo": [], "model": []})
+        ran = np.array([o.median_s for o in self._own.values() if o.status == model_guided.OK and o.median_s])
+        for result in results:
+            mode = who.pop(model_guided.config_id(result.config), None)
+            if mode is not None:
+                ok = result.status == model_guided.OK and result.median_s and len(ran)
+                credit[mode].append(float((ran > result.median_s).mean()) ** 4 if ok else 0.0)
+    ModelGuided._model_batch, ModelGuided.observe = raced, credited
+
+
 PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(False),
            "jointei_pareto": lambda: jointei(True), "unitcube": unitcube, "crossover": crossover,
-           "sumkernel": sumkernel, "looselect": looselect, "lateeps": lateeps}
+           "sumkernel": sumkernel, "looselect": looselect, "lateeps": lateeps,
+           "race": race}
 
 if __name__ == "__main__":
     unknown = VARIANTS - set(PATCHES)
