@@ -27,7 +27,9 @@ Variants (experiments, not strategy options):
 - race: each batch's acquisition is split between BO's mode (expected improvement under the fixed kernel on
   runtimes) and the default mixture; BO's share is logistic((mean credit of its picks - the mixture's) / 0.05)
   within [1/8, 7/8], one half until each has 4 measured picks; a pick's credit is q^4, q the fraction of the job's
-  configs that ran slower (0 for a failure), over each mode's last 24 picks.
+  configs that ran slower (0 for a failure), over each mode's last 24 picks. With RACE_CREDIT=improve a pick's
+  credit is instead log(the job's best runtime when it was proposed / its runtime), at least 0, the temperature
+  0.005, and BO's share starts at RACE_PRIOR (the logistic is shifted by the prior's log-odds).
 """
 import os
 import sys
@@ -229,12 +231,16 @@ def lateeps() -> None:
 def race() -> None:
     batch, observe = ModelGuided._model_batch, ModelGuided.observe
 
+    improve = os.environ.get("RACE_CREDIT") == "improve"
+    prior, temperature = float(os.environ.get("RACE_PRIOR", "0.5")), 0.005 if improve else 0.05
+
     def bo_share(self) -> float:
         credit = self.__dict__.setdefault("_credit", {"bo": [], "model": []})
         if min(len(credit["bo"]), len(credit["model"])) < 4:
-            return 0.5
+            return prior
         gap = np.mean(credit["bo"][-24:]) - np.mean(credit["model"][-24:])
-        return min(max(1 / (1 + np.exp(-gap / 0.05)), 0.125), 0.875)
+        odds = np.log(prior / (1 - prior)) + gap / temperature
+        return min(max(1 / (1 + np.exp(-odds)), 0.125), 0.875)
 
     def raced(self, model, n):
         own, k, picks = list(self._own.values()), round(bo_share(self) * n), []
@@ -248,24 +254,34 @@ def race() -> None:
                         self._portfolio._scorable(self.options["gp_candidates"], len(y)))
                     picks = candidates if len(candidates) <= k else \
                         [candidates[j] for j in gp.ei_batch(C, k, portfolio.XI)]
-        who = self.__dict__.setdefault("_who", {})
+        who, proposed_at = self.__dict__.setdefault("_who", {}), self.__dict__.setdefault("_proposed_at", {})
+        best = min((o.median_s for o in own if o.status == model_guided.OK and o.median_s), default=None)
         for config in picks:
             self._seen.add(model_guided.config_id(config))
             who[model_guided.config_id(config)] = "bo"
         rest = batch(self, model, n - len(picks))
         for config in rest:
             who.setdefault(model_guided.config_id(config), "model")
+        for config in picks + rest:
+            proposed_at[model_guided.config_id(config)] = best
         return picks + rest
 
     def credited(self, results):
         observe(self, results)
         who, credit = self.__dict__.get("_who", {}), self.__dict__.setdefault("_credit", {"bo": [], "model": []})
         ran = np.array([o.median_s for o in self._own.values() if o.status == model_guided.OK and o.median_s])
+        proposed_at = self.__dict__.get("_proposed_at", {})
         for result in results:
-            mode = who.pop(model_guided.config_id(result.config), None)
-            if mode is not None:
-                ok = result.status == model_guided.OK and result.median_s and len(ran)
-                credit[mode].append(float((ran > result.median_s).mean()) ** 4 if ok else 0.0)
+            key = model_guided.config_id(result.config)
+            mode = who.pop(key, None)
+            if mode is None:
+                continue
+            ok = result.status == model_guided.OK and result.median_s
+            if improve:
+                before = proposed_at.pop(key, None)
+                credit[mode].append(max(0.0, float(np.log(before / result.median_s))) if ok and before else 0.0)
+            else:
+                credit[mode].append(float((ran > result.median_s).mean()) ** 4 if ok and len(ran) else 0.0)
     ModelGuided._model_batch, ModelGuided.observe = raced, credited
 
 
