@@ -6,19 +6,20 @@ the model strategy's (seeds 0-19 of the stored runs). From the repository root:
 
     python3 benchmarks/results/2026-11-27-surrogate-diagnosis/loo_signal.py > loo_signal.txt
 """
-import glob
 import json
 import random
 import sys
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import spearmanr
 
-sys.path.insert(0, ".")
-from tuner_server.replay import load_table  # noqa: E402
+sys.path[:0] = ["benchmarks", "."]  # run from the repository root
+import search_efficiency  # noqa: E402
+
+from tuner_server.search.base import OK  # noqa: E402
 from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, standardised  # noqa: E402
 from tuner_server.search.gp_fit import fit_hyperparameters  # noqa: E402
-from tuner_server.synthetic_spaces import FRESH, HELD_OUT, PRESETS, spec_from_name, synthetic_table  # noqa: E402
 
 POINTS, DRAWS = 24, 6
 UNSEEN = ("synth-smooth-7k11-s31 synth-basins-11k12-s32 synth-needle-9k11-s33 synth-needle-14k12-s34 "
@@ -46,19 +47,14 @@ def loo_rho(make, X, y) -> float:
 
 
 def main() -> None:
-    runs = [r for path in RUNS for r in json.load(open(path))["runs"] if r["seed"] < 20]
-    spaces = {}
-    for path in sorted(glob.glob("benchmarks/data/*.json.gz")):
-        table = load_table(path)
-        spaces[table.meta["name"]] = table
-    for name in [*PRESETS, *HELD_OUT, *FRESH, *UNSEEN]:
-        spaces[name] = synthetic_table(spec_from_name(name))
+    runs = [r for path in RUNS for r in json.loads(Path(path).read_text())["runs"] if r["seed"] < 20]
+    spaces = search_efficiency.load_spaces(search_efficiency.parse_args(["--synthetic", ",".join(["every", *UNSEEN])]))
     print(f"{'space':34s} {'BO/model':>8s} {'rho fixed':>9s} {'rho fitted':>10s}")
     for name, table in spaces.items():
         median = {s: float(np.median([r["to_5pct"] or 401 for r in runs if r["space"] == name and r["strategy"] == s]))
                   for s in ("bo", "model")}
         coords = KnobCoordinates(table.space)
-        ran = [o for o in table.results.values() if o.status == "OK" and o.median_s]
+        ran = [o for o in table.results.values() if o.status == OK and o.median_s]
         rho = {"fixed": [], "fitted": []}
         for seed in range(DRAWS):
             picked = random.Random(seed).sample(ran, POINTS)

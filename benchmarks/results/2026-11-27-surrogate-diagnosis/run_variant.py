@@ -156,8 +156,13 @@ def crossover() -> None:
     ModelGuided._model_batch = with_kids
 
 
+def sum_kernel(a, b, lengthscales, amplitude, fraction, long):
+    """amplitude * ((1 - fraction) * ARD Matern + fraction * isotropic Matern of length scale `long`)."""
+    return amplitude * ((1 - fraction) * matern32(a, b, lengthscales) + fraction * matern32(a, b, long))
+
+
 class SumGP(GaussianProcess):
-    """amplitude * ((1 - f) * ARD Matern + f * isotropic Matern of `long`) + noise."""
+    """A GP whose kernel is `sum_kernel`, plus noise on the diagonal."""
 
     def __init__(self, X, y, lengthscales, amplitude, noise, fraction, long):
         self.X, self.lengthscale, self.amplitude, self.fraction, self.long = X, lengthscales, amplitude, fraction, long
@@ -165,8 +170,7 @@ class SumGP(GaussianProcess):
         self.factor = cho_factor(self._kernel(X, X) + noise * np.eye(len(X)), lower=True)
 
     def _kernel(self, a, b):
-        return self.amplitude * ((1 - self.fraction) * matern32(a, b, self.lengthscale)
-                                 + self.fraction * matern32(a, b, self.long))
+        return sum_kernel(a, b, self.lengthscale, self.amplitude, self.fraction, self.long)
 
 
 def sumkernel() -> None:
@@ -174,9 +178,9 @@ def sumkernel() -> None:
     fit = Portfolio._fit
 
     def evidence(X, z, h, f, long):
-        K = h.amplitude * ((1 - f) * matern32(X, X, h.lengthscales) + f * matern32(X, X, long))
         try:
-            factor = cho_factor(K + h.noise * np.eye(len(X)), lower=True)
+            factor = cho_factor(sum_kernel(X, X, h.lengthscales, h.amplitude, f, long) + h.noise * np.eye(len(X)),
+                                lower=True)
         except np.linalg.LinAlgError:
             return -np.inf
         return float(-0.5 * z @ cho_solve(factor, z) - np.log(np.diag(factor[0])).sum())
@@ -269,7 +273,8 @@ def race() -> None:
     def credited(self, results):
         observe(self, results)
         who, credit = self.__dict__.get("_who", {}), self.__dict__.setdefault("_credit", {"bo": [], "model": []})
-        ran = np.array([o.median_s for o in self._own.values() if o.status == model_guided.OK and o.median_s])
+        ran = None if improve else \
+            np.array([o.median_s for o in self._own.values() if o.status == model_guided.OK and o.median_s])
         proposed_at = self.__dict__.get("_proposed_at", {})
         for result in results:
             key = model_guided.config_id(result.config)
