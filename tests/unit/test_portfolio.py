@@ -13,6 +13,7 @@ import pytest
 from compiler_core.space import Knob, Space
 from tuner_server.replay import run_strategy
 from tuner_server.search.base import Observation, parse_options
+from tuner_server.search.gaussian_process import KnobCoordinates
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
 from tuner_server.search.model_guided_options import OPTIONS
@@ -108,7 +109,7 @@ def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
     assert all(tuple(p.coords.point(o.config)) in fitted for o in fastest)
     latest = observed[-1]
     assert tuple(p.coords.point(latest.config)) in fitted
-    candidates, C = p._candidates(seen | {config_id(o.config) for o in observed}, [], 100)
+    candidates, C = p._candidates(seen | {config_id(o.config) for o in observed}, [], 100, "gp")
     assert len(candidates) == len(C) == 100
     p, seen = portfolio(gp_until=100, smooth=0.0)
     assert p.picks(observed, 8, seen, [], []) == [] and p._gp is None  # past gp_until: no fitted GP at all
@@ -122,8 +123,8 @@ def test_the_first_rounds_score_more_candidates_at_a_bounded_cost():
     scored = []
     candidates = p._candidates
 
-    def counted(skip, pool, cap):
-        out = candidates(skip, pool, cap)
+    def counted(skip, pool, cap, gp):
+        out = candidates(skip, pool, cap, gp)
         scored.append(len(out[0]))
         return out
     p._candidates = counted
@@ -206,3 +207,50 @@ def test_the_smooth_gp_hands_one_believer_batch_out_over_rounds():
     seen.add(config_id(queued[0]))  # measured meanwhile (proposed by another part of the batch): dropped
     second = p.picks(observed, 8, seen, [queued[1]], [])  # taken by this batch already: dropped too
     assert second == queued[2:4] and p._queue == queued[4:]
+
+
+EFFECTS = {knob: random.Random(knob).sample(range(8), 8) for knob in "abc"}  # each value's own cost, in no order
+
+
+def categorical(c: dict) -> float:
+    """Runtimes that add a cost per knob value with no order among the values (which algorithm, which layout)."""
+    return 1e-3 * math.exp(sum(0.3 * EFFECTS[knob][c[knob]] for knob in "abc"))
+
+
+def test_one_hot_codes_put_every_changed_value_at_one_distance_beside_the_coordinates():
+    coords, codes = KnobCoordinates(SPACE), KnobCoordinates(SPACE, onehot=0.25)
+    configs = [dict(a=0, b=0, c=0), dict(a=1, b=0, c=0), dict(a=7, b=0, c=0)]
+    points = codes.points(configs)
+    assert codes.columns == 3 + 8 + 8 + 6 and points.shape == (3, codes.columns)
+    assert np.array_equal(points[:, :3], coords.points(configs))  # the coordinates come first, unchanged
+    hot = points[:, 3:]
+    assert np.all(hot.sum(axis=1) == pytest.approx(3 * 0.25))  # one code per knob
+    assert np.linalg.norm(hot[0] - hot[1]) == np.linalg.norm(hot[0] - hot[2])  # a near and a far value alike
+    assert np.array_equal(codes.point(configs[2]), points[2])
+
+
+def test_with_both_feature_sets_the_better_predicting_fitted_gp_fills_their_slots():
+    p, seen = portfolio(gp_features="both")
+    assert p.shares(0) == {"gp": 0.5, "smooth": 0.0}  # the two fitted GPs share one part of the batch
+    rng = random.Random(8)
+    observed = [Observation(c, categorical(c)) for c in rng.sample(CONFIGS, 24)]
+    seen.update(config_id(o.config) for o in observed)
+    for _ in range(6):
+        p.picks(observed, 4, seen, [], [])
+        assert p._gps["gp"] is not None and p._gps["codes"] is not None
+        batch = rng.sample([c for c in CONFIGS if config_id(c) not in seen], 8)
+        p.predicted(batch, np.zeros(len(batch)))
+        for c in batch:
+            seen.add(config_id(c))
+            p.measured(result := Observation(c, categorical(c)))
+            observed.append(result)
+    # per-value costs in no order: the codes GP models them, the coordinates GP sees a rough function
+    assert p.trust["codes"] > p.trust["gp"] + 0.2
+    assert p._gp is p._gps["codes"] and len(p._gp.X[0]) == p.codes.columns
+
+
+def test_the_codes_gp_alone_runs_the_strategy_deterministically():
+    runs = [[config_id(o.config) for o in run_strategy(SYNTH, "model", 64, seed=5, options={"gp_features": "codes"})]
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert runs[0] != [config_id(o.config) for o in run_strategy(SYNTH, "model", 64, seed=5)]

@@ -44,20 +44,33 @@ def standardised(y: np.ndarray) -> tuple[np.ndarray, float, float]:
 
 
 class KnobCoordinates:
-    """Configs of a space as points of [0, 1]^d (see the module docstring)."""
+    """Configs of a space as points of [0, 1]^d (see the module docstring); with `onehot` > 0 each knob's choice is
+    also given as a one-hot code of that height after the d coordinates, so that a fitted kernel can treat a knob as
+    an ordered value, as a category, or as both."""
 
-    def __init__(self, space: Space):
+    def __init__(self, space: Space, onehot: float = 0.0):
         varied = [k for k in space.knobs if len(k.choices) > 1]
         eps = 1.0 / max((len(k.choices) for k in varied), default=1)
         self._codes = [(k.name, {v: eps * i + eps / 2 for i, v in enumerate(k.choices)}) for k in varied]
+        self._index = [{v: i for i, v in enumerate(k.choices)} for k in varied]
+        self._onehot = onehot
+        self._offsets = np.cumsum([0] + [len(k.choices) for k in varied])  # each knob's first one-hot column
+        self.columns = len(varied) + (int(self._offsets[-1]) if onehot > 0 else 0)
 
     def point(self, config: dict) -> np.ndarray:
-        return np.array([codes[config[name]] for name, codes in self._codes], dtype=np.float64)
+        return self.points([config])[0]
 
     def points(self, configs: list[dict]) -> np.ndarray:
+        out = np.zeros((len(configs), self.columns))
         if not configs:
-            return np.zeros((0, len(self._codes)))
-        return np.array([[codes[c[name]] for name, codes in self._codes] for c in configs], dtype=np.float64)
+            return out
+        d = len(self._codes)
+        out[:, :d] = [[codes[c[name]] for name, codes in self._codes] for c in configs]
+        if self._onehot > 0:
+            hot = np.array([[index[c[name]] for (name, _), index in zip(self._codes, self._index, strict=True)]
+                            for c in configs]) + self._offsets[:-1]
+            np.put_along_axis(out, d + hot, self._onehot, axis=1)
+        return out
 
 
 class GaussianProcess:

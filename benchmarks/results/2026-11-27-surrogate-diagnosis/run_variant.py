@@ -29,7 +29,9 @@ Variants (experiments, not strategy options):
   within [1/8, 7/8], one half until each has 4 measured picks; a pick's credit is q^4, q the fraction of the job's
   configs that ran slower (0 for a failure), over each mode's last 24 picks. With RACE_CREDIT=improve a pick's
   credit is instead log(the job's best runtime when it was proposed / its runtime), at least 0, the temperature
-  0.005, and BO's share starts at RACE_PRIOR (the logistic is shifted by the prior's log-odds).
+  0.005, and BO's share starts at RACE_PRIOR (the logistic is shifted by the prior's log-odds);
+- tiedcodes: with option gp_features "codes" or "both", the codes GP's one-hot columns of a knob share one length
+  scale (fitted as one).
 """
 import os
 import sys
@@ -114,12 +116,12 @@ def jointei(pareto: bool) -> None:
         if self._gp is None or slots <= 0 or k <= 0:
             return out
         candidates, C = self._candidates(skip | {portfolio.config_id(c) for c in out}, pool,
-                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)))
+                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)), "gp")
         if len(candidates) <= k:
             return out + candidates
         if len(observations) >= until:
             return out + [candidates[j] for j in self._gp.ei_batch(C, k, portfolio.XI)]
-        X, y = self._points(observations, self.options["gp_points"])
+        X, y = self._points(observations, self.options["gp_points"], "gp")
         fixed = GaussianProcess(X, y, self.options["gp_lengthscale"])
         return out + [candidates[j] for j in joint_ei_batch([self._gp, fixed], C, k, portfolio.XI, pareto)]
     Portfolio._picks = picks
@@ -187,12 +189,12 @@ def sumkernel() -> None:
 
     def summed(self, observations):
         fit(self, observations)
-        gp, h, long = self._gp, self._hyper, self.options["gp_lengthscale"]
+        gp, h, long = self._gp, self._hyper["gp"], self.options["gp_lengthscale"]
         if gp is None or h is None or isinstance(gp, SumGP) or self.options["gp_kernel"] != "fitted":
             return
         f = max(fractions, key=lambda f: evidence(gp.X, gp.z, h, f, long))
         if f > 0:
-            self._gp = SumGP(gp.X, gp.z * gp.sd + gp.mu, h.lengthscales, h.amplitude, h.noise, f, long)
+            self._gps["gp"] = SumGP(gp.X, gp.z * gp.sd + gp.mu, h.lengthscales, h.amplitude, h.noise, f, long)
     Portfolio._fit = summed
 
 
@@ -213,7 +215,7 @@ def looselect() -> None:
         runtimes = np.exp(targets) if self.options["gp_targets"] == "log" else targets
         smooth = GaussianProcess(gp.X, runtimes, self.options["gp_lengthscale"])
         if loo_rank(smooth) > loo_rank(gp):
-            self._gp = smooth
+            self._gps["gp"] = smooth
     Portfolio._fit = selected
 
 
@@ -249,13 +251,13 @@ def race() -> None:
     def raced(self, model, n):
         own, k, picks = list(self._own.values()), round(bo_share(self) * n), []
         if k > 0:
-            X, y = self._portfolio._points(own, self.options["smooth_points"])
+            X, y = self._portfolio._points(own, self.options["smooth_points"], "smooth")
             if len(y) >= 2:
                 with one_blas_thread():
                     gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
                     candidates, C = self._portfolio._candidates(
                         set(self._seen), self._pool.values(),
-                        self._portfolio._scorable(self.options["gp_candidates"], len(y)))
+                        self._portfolio._scorable(self.options["gp_candidates"], len(y)), "smooth")
                     picks = candidates if len(candidates) <= k else \
                         [candidates[j] for j in gp.ei_batch(C, k, portfolio.XI)]
         who, proposed_at = self.__dict__.setdefault("_who", {}), self.__dict__.setdefault("_proposed_at", {})
@@ -290,10 +292,53 @@ def race() -> None:
     ModelGuided._model_batch, ModelGuided.observe = raced, credited
 
 
+def tiedcodes() -> None:
+    groups = [np.zeros(0, dtype=int)]  # the length-scale group of each column the codes GP sees: its knob's, twice
+    init = Portfolio.__init__
+
+    def stash(self, space, options, rng, draws):
+        init(self, space, options, rng, draws)
+        if self.codes is not None:
+            d, offsets = len(self.codes._codes), self.codes._offsets
+            groups[0] = np.concatenate([np.arange(d)] + [np.full(offsets[j + 1] - offsets[j], d + j)
+                                                          for j in range(d)])
+    fit = portfolio.fit_hyperparameters
+
+    def tied(X, z, start=None):
+        return tied_fit(X, z, start, groups[0]) if X.shape[1] == len(groups[0]) else fit(X, z, start)
+    Portfolio.__init__, portfolio.fit_hyperparameters = stash, tied
+
+
+def tied_fit(X, z, start, group):
+    """`gp_fit.fit_hyperparameters` with the length scales of the columns in one group tied together."""
+    n_groups, columns = int(group.max()) + 1, len(group)
+    counts = np.bincount(group, minlength=n_groups)
+
+    def expand(theta):
+        return np.concatenate([theta[:n_groups][group], theta[n_groups:]])
+
+    def objective(theta):
+        nll, grad = gp_fit._objective(expand(theta), X, z)
+        return nll, np.concatenate([np.bincount(group, grad[:columns], minlength=n_groups), grad[columns:]])
+
+    if start is None or len(start.lengthscales) != columns:
+        start = gp_fit.Hyperparameters.default(columns)
+    if len(X) < 3:
+        return start
+    packed = start.packed()
+    theta0 = np.concatenate([np.bincount(group, packed[:columns], minlength=n_groups) / counts, packed[columns:]])
+    bounds = gp_fit._bounds(n_groups)
+    theta0 = np.clip(theta0, [lo for lo, _ in bounds], [hi for _, hi in bounds])
+    result = gp_fit.minimize(objective, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
+                             options={"maxiter": gp_fit.STEPS})
+    theta = result.x if np.all(np.isfinite(result.x)) else theta0
+    return gp_fit.Hyperparameters.unpacked(expand(theta))
+
+
 PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(False),
            "jointei_pareto": lambda: jointei(True), "unitcube": unitcube, "crossover": crossover,
            "sumkernel": sumkernel, "looselect": looselect, "lateeps": lateeps,
-           "race": race}
+           "race": race, "tiedcodes": tiedcodes}
 
 if __name__ == "__main__":
     unknown = VARIANTS - set(PATCHES)
