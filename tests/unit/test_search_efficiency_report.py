@@ -159,3 +159,20 @@ def test_any_synthetic_space_runs_by_its_name_and_a_wrong_name_is_refused(se, ca
     assert list(spaces) == [*se.FRESH, "synth-basins-2k9-s77"]  # a group among names, each space once
     with pytest.raises(SystemExit, match="--synthetic: 'synth-basins-2k9' is not a synthetic space name; the form"):
         se.main(["--tables", "", "--synthetic", "synth-basins-2k9", "--seeds", "1", "--strategies", "ga"])
+
+
+def test_the_replicate_check_holds_each_strategy_against_the_first_half_of_the_references(se):
+    table = se.synthetic_table(se.spec_from_name("synth-smooth-6k9-s1"))
+    name = table.meta["name"]
+
+    def runs(strategy, steps_by_seed):
+        return [{"space": name, "strategy": strategy, "seed": seed, "to_5pct": steps, f"best_at_{se.AT}": 1.0,
+                 "wall_s": 0.1} for seed, steps in enumerate(steps_by_seed)]
+    rows = (runs("ga", [90] * 10) + runs("bo", [30, 31, 32, 33, 34, 40, 41, 42, 43, 44])
+            + runs("model", [50] * 5 + [20] * 5))
+    line = se.replicate_check(rows, {name: table}, 400)
+    assert line.startswith("replicates (seeds 0-4 of GA and BO")
+    # BO's later seeds (median 42) lose to its own first ones (32); the model's later seeds (20) win
+    assert "ga at least as good on 0 of 1" in line and "bo at least as good on 0 of 1" in line
+    assert "model at least as good on 1 of 1" in line
+    assert se.replicate_check(rows[:8] + rows[10:18] + rows[20:28], {name: table}, 400) == ""  # 8 seeds: too few
