@@ -105,11 +105,11 @@ def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
     assert len(picks) == round(p.gp_share() * 8) == 4  # nothing known yet: half the slots
     assert len(p._gp.X) == 64
     fastest = sorted(observed, key=lambda o: o.median_s)[:32]
-    fitted = {tuple(row) for row in p._gp.X}
+    fitted = {tuple(row[:3]) for row in p._gp.X}  # the coordinates (the one-hot codes follow them)
     assert all(tuple(p.coords.point(o.config)) in fitted for o in fastest)
     latest = observed[-1]
     assert tuple(p.coords.point(latest.config)) in fitted
-    candidates, C = p._candidates(seen | {config_id(o.config) for o in observed}, [], 100, "gp")
+    candidates, C = p._candidates(seen | {config_id(o.config) for o in observed}, [], 100, False)
     assert len(candidates) == len(C) == 100
     p, seen = portfolio(gp_until=100, smooth=0.0)
     assert p.picks(observed, 8, seen, [], []) == [] and p._gp is None  # past gp_until: no fitted GP at all
@@ -229,28 +229,46 @@ def test_one_hot_codes_put_every_changed_value_at_one_distance_beside_the_coordi
     assert np.array_equal(codes.point(configs[2]), points[2])
 
 
-def test_with_both_feature_sets_the_better_predicting_fitted_gp_fills_their_slots():
-    p, seen = portfolio(gp_features="both")
-    assert p.shares(0) == {"gp": 0.5, "smooth": 0.0}  # the two fitted GPs share one part of the batch
-    rng = random.Random(8)
-    observed = [Observation(c, categorical(c)) for c in rng.sample(CONFIGS, 24)]
-    seen.update(config_id(o.config) for o in observed)
-    for _ in range(6):
+def predict_and_measure(p: Portfolio, seen: set, observed: list, runtime, rng: random.Random, batches: int) -> None:
+    for _ in range(batches):
         p.picks(observed, 4, seen, [], [])
-        assert p._gps["gp"] is not None and p._gps["codes"] is not None
         batch = rng.sample([c for c in CONFIGS if config_id(c) not in seen], 8)
         p.predicted(batch, np.zeros(len(batch)))
         for c in batch:
             seen.add(config_id(c))
-            p.measured(result := Observation(c, categorical(c)))
+            p.measured(result := Observation(c, runtime(c)))
             observed.append(result)
-    # per-value costs in no order: the codes GP models them, the coordinates GP sees a rough function
-    assert p.trust["codes"] > p.trust["gp"] + 0.2
-    assert p._gp is p._gps["codes"] and len(p._gp.X[0]) == p.codes.columns
 
 
-def test_the_codes_gp_alone_runs_the_strategy_deterministically():
-    runs = [[config_id(o.config) for o in run_strategy(SYNTH, "model", 64, seed=5, options={"gp_features": "codes"})]
+@pytest.mark.parametrize("codes_from, sees_codes", [(0, True), (1000, False)])
+def test_one_hot_codes_let_the_fitted_gp_rank_values_that_have_no_order(codes_from, sees_codes):
+    p, seen = portfolio(codes_from=codes_from, gp_until=1000)
+    rng = random.Random(8)
+    observed = [Observation(c, categorical(c)) for c in rng.sample(CONFIGS, 24)]
+    seen.update(config_id(o.config) for o in observed)
+    predict_and_measure(p, seen, observed, categorical, rng, 6)
+    assert len(p._gp.X[0]) == (p.codes.columns if sees_codes else 3)
+    # per-value costs in no order: with the codes the GP models them, on coordinates alone it sees a rough function
+    assert (p.trust["gp"] > 0.85) == sees_codes
+
+
+def test_the_fitted_gp_sees_the_codes_from_codes_from_observations_on():
+    p, seen = portfolio(codes_from=40)
+    rng = random.Random(9)
+    observed = [Observation(c, smooth(c)) for c in rng.sample(CONFIGS, 32)]
+    seen.update(config_id(o.config) for o in observed)
+    predict_and_measure(p, seen, observed, smooth, rng, 1)
+    assert len(p._gp.X[0]) == 3 and len(p._hyper.lengthscales) == 3  # 32 observations: coordinates only
+    predict_and_measure(p, seen, observed, smooth, rng, 1)
+    p.picks(observed, 4, seen, [], [])
+    assert len(observed) == 48 and len(p._gp.X[0]) == p.codes.columns  # from 40 on: coordinates and codes
+    assert len(p._hyper.lengthscales) == p.codes.columns
+    p, _ = portfolio(codes_from=0, gp_kernel="fixed")
+    assert not p._sees_codes(100)  # the fixed kernel is the BO reference's, on coordinates
+
+
+def test_the_codes_from_the_start_run_the_strategy_deterministically():
+    runs = [[config_id(o.config) for o in run_strategy(SYNTH, "model", 64, seed=5, options={"codes_from": 0})]
             for _ in range(2)]
     assert runs[0] == runs[1]
     assert runs[0] != [config_id(o.config) for o in run_strategy(SYNTH, "model", 64, seed=5)]

@@ -55,11 +55,9 @@ OPTIONS: dict[str, tuple] = {
     "gp_kernel": Option(str, "fitted", "the Gaussian process's kernel: per-knob length scales, amplitude and noise "
                                        "fitted to the job's measurements, or one fixed length scale "
                                        "(`gp_lengthscale`, as the BO reference strategy)", choices=("fitted", "fixed")),
-    "gp_features": Option(str, "coordinates", "what the fitted Gaussian process sees: knob coordinates (ordered "
-                                              "values), coordinates and one-hot codes (a knob may also act as a "
-                                              "category: finds isolated optima more often, costs the GEMM tables), "
-                                              "or both GPs, the better-predicting one filling the slots",
-                          choices=("coordinates", "codes", "both")),
+    "codes_from": Option(int, 48, "observations from which the fitted Gaussian process sees each knob's one-hot "
+                                  "code beside its coordinate (a knob as a category as well as a value; 0: from the "
+                                  "start, `gp_until` or more: never)", minimum=0),
     "gp_targets": Option(str, "log", "what the Gaussian process models: the logarithms of runtimes or runtimes",
                          choices=("runtime", "log")),
     "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_until` observations on, picked by "

@@ -43,17 +43,18 @@ bounded as the first GP's: at most `smooth_points` observations and `smooth_cand
 helped two synthetic spaces but cost four recorded tables (CPU matmul 128x512x384 16.5 -> 19.5 measurements to 5 %),
 so it is off.
 
-What the fitted GP sees is `gp_features`. Knob coordinates order a knob's values, which suits tile sizes and
-unroll factors; where a knob's values have no order (an algorithm, a layout) or a good region is a set of knob
-values (a needle), a changed value costs the same whichever value it changes to. "codes" adds each knob's one-hot
-code (height `ONEHOT`) after its coordinate, each column with its own fitted length scale, so the fit can treat a
-knob as a value, a category or both; "both" fits the two GPs and gives the fitted GPs' share to the one whose
-predictions ranked the latest batches better. At 20 seeds on the 41 spaces of benchmarks/search_efficiency.py
-(benchmarks/results/2026-11-27-categorical-codes/) "codes" found the isolated optima more often (8k needle: 8 of 20
-seeds within 5 %, GA 6, coordinates 2; 9k needle of 10 knobs: median 189 measurements, every other strategy over
-400) but cost the GPU GEMM tables (f16 20.5 -> 27, f32 37.5 -> 48) and the 15k needle (154 -> 238.5); "both" kept
-the tables and lost elsewhere. Spaces at least as good as the best of GA and BO: coordinates 30, both 29, codes 28,
-so coordinates stay the default.
+From `codes_from` observations on, the fitted GP sees each knob's one-hot code (height `ONEHOT`) beside its
+coordinate, each column with its own fitted length scale (the coordinates' scales go on from the last fit). Knob
+coordinates order a knob's values, which suits tile sizes and unroll factors; but where a knob's values have no
+order (an algorithm, a layout), or a good region is a set of knob values (a needle), a changed value costs the same
+whichever value it changes to, and only a code says so. The first rounds, where the recorded kernels are mostly decided
+(their medians to 5 % are 8-37.5 measurements), keep the coordinates alone:
+with the codes from the start the GPU GEMM tables lost (f16 20.5 -> 27, f32 37.5 -> 48 measurements) while the
+needles gained. From 48 on, at 20 seeds on the 41 spaces of benchmarks/search_efficiency.py
+(benchmarks/results/2026-11-27-categorical-codes/), the spaces at least as good as the best of GA and BO went from 30
+to 32 (8k needle: 7 of 20 seeds within 5 %, GA 6, before 2; 10k needle 257 -> 232 measurements, BO 249.5), the
+recorded tables were unchanged, and no space was lost; basins 11k (205.5 -> 273) and the 12k and 15k needles
+(105.5 -> 121, 154 -> 178) paid for it, still within the bar on the needles.
 """
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ import numpy as np
 from compiler_core.space import Space
 from tuner_server.search.base import OK, Observation
 from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, one_blas_thread, standardised
-from tuner_server.search.gp_fit import Hyperparameters, fit_hyperparameters
+from tuner_server.search.gp_fit import PRIOR_LENGTHSCALE, Hyperparameters, fit_hyperparameters
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
 
@@ -94,8 +95,7 @@ def _ranks(x: np.ndarray) -> np.ndarray:
     return (np.bincount(inverse, weights=ranks, minlength=len(values)) / np.bincount(inverse))[inverse]
 
 
-SURROGATES = ("gp", "codes", "smooth", "ensemble")  # "codes": the fitted GP on coordinates and one-hot codes
-FITTED = {"coordinates": ("gp",), "codes": ("codes",), "both": ("gp", "codes")}  # `gp_features` -> fitted GPs
+SURROGATES = ("gp", "smooth", "ensemble")
 
 
 class Portfolio:
@@ -105,31 +105,25 @@ class Portfolio:
     def __init__(self, space: Space, options: dict, rng: random.Random, draws: UnseenDraws):
         self.options, self.rng, self.draws = options, rng, draws
         self.coords = KnobCoordinates(space)
-        self.fitted = FITTED[options["gp_features"]]
-        self.codes = KnobCoordinates(space, ONEHOT) if "codes" in self.fitted else None
+        self.codes = KnobCoordinates(space, ONEHOT)  # what the fitted GP sees from `codes_from` observations on
         self.trust = dict.fromkeys(SURROGATES, 0.0)  # exponential averages of rank correlations
         self.updates = 0
-        self._gps: dict[str, GaussianProcess | None] = dict.fromkeys(self.fitted)  # fitted GPs while young
+        self._gp: GaussianProcess | None = None  # the fitted kernel's GP, while the job is young
         self._smooth: GaussianProcess | None = None  # the BO reference's GP, when it has slots
         self._fitted_on = self._smoothed_on = -1  # observations each GP was fitted on
         self._queue: list[dict] = []  # the smooth GP's picks not handed out yet
-        self._hyper: dict[str, Hyperparameters | None] = dict.fromkeys(self.fitted)  # last fits: the next's start
+        self._hyper: Hyperparameters | None = None  # the kernel's last fitted hyperparameters (the next fit's start)
         self._predicted: dict[tuple, tuple[float, ...]] = {}  # config id -> scores per SURROGATES, higher better
         self._outcomes: list[tuple[float, ...]] = []  # (*scores, speed) of measured predicted configs
-        self._listed: tuple[list[dict], list[tuple], dict[str, np.ndarray]] | None = None  # points per GP
+        self._listed: tuple[list[dict], list[tuple], dict[bool, np.ndarray]] | None = None  # points, codes or not
 
-    @property
-    def _gp(self) -> GaussianProcess | None:
-        """The fitted GP that fills the fitted GPs' slots: the more trusted one (the first on a tie)."""
-        name = self._leader()
-        return self._gps[name] if name else None
+    def _sees_codes(self, observed: int) -> bool:
+        """Whether the fitted GP on `observed` observations sees the one-hot codes beside the coordinates (a fitted
+        kernel only: the fixed one is the BO reference's, on coordinates)."""
+        return observed >= self.options["codes_from"] and self.options["gp_kernel"] == "fitted"
 
-    def _leader(self) -> str | None:
-        live = [name for name in self.fitted if self._gps[name] is not None]
-        return max(live, key=lambda name: self.trust[name]) if live else None
-
-    def _space(self, name: str) -> KnobCoordinates:
-        return self.codes if name == "codes" else self.coords
+    def _points_of(self, configs: list[dict], codes: bool) -> np.ndarray:
+        return (self.codes if codes else self.coords).points(configs)
 
     # ---- trust ------------------------------------------------------------------------------------------------
     def shares(self, observed: int) -> dict[str, float]:
@@ -138,11 +132,10 @@ class Portfolio:
         after it when `smooth` > 0, then with at least that share); the ensemble fills the rest."""
         early = observed < self.options["gp_until"]
         playing = ["ensemble"] + (["gp"] if early else [])
-        trust = dict(self.trust, gp=max(self.trust[name] for name in self.fitted))  # the fitted GPs' best
         if (early and self.options["smooth_trust"]) or (not early and self.options["smooth"] > 0):
             playing.append("smooth")
-        top = max(trust[name] for name in playing)
-        weights = {name: math.exp(max((trust[name] - top) / self.options["trust_temperature"], -50.0))
+        top = max(self.trust[name] for name in playing)
+        weights = {name: math.exp(max((self.trust[name] - top) / self.options["trust_temperature"], -50.0))
                    for name in playing}
         total = sum(weights.values())
         out = {name: weights.get(name, 0.0) / total for name in ("gp", "smooth")}
@@ -156,14 +149,13 @@ class Portfolio:
 
     def predicted(self, batch: list[dict], ensemble: np.ndarray) -> None:
         """Remember every surrogate's scores of a proposed batch (compared with its measurements later)."""
-        models = {**self._gps, "smooth": self._smooth}
-        if all(model is None for model in models.values()) or not batch:
+        if (self._gp is None and self._smooth is None) or not batch:
             return
-        points = {name: self._space(name).points(batch) for name in models if models[name] is not None}
+        points = {codes: self._points_of(batch, codes) for codes in (False, self._sees_codes(self._fitted_on))}
         with one_blas_thread():
-            gp, codes, smooth = (-models[name].posterior(points[name])[0] if models.get(name) is not None
-                                 else np.full(len(batch), np.nan) for name in ("gp", "codes", "smooth"))
-        for config, *scores in zip(batch, gp, codes, smooth, ensemble, strict=True):
+            gp, smooth = (-model.posterior(points[codes])[0] if model is not None else np.full(len(batch), np.nan)
+                          for model, codes in ((self._gp, self._sees_codes(self._fitted_on)), (self._smooth, False)))
+        for config, *scores in zip(batch, gp, smooth, ensemble, strict=True):
             self._predicted[config_id(config)] = tuple(float(v) for v in scores)
 
     def measured(self, result: Observation) -> None:
@@ -206,15 +198,14 @@ class Portfolio:
         out = self._smooth_picks(observations, round(shares["smooth"] * max(slots, 0)), skip, pool,
                                  shares["smooth"] > 0)  # in play (`shares` gives every surrogate in play a share)
         k = round(shares["gp"] * slots)
-        leader = self._leader()
-        if leader is None or slots <= 0 or k <= 0:
+        if self._gp is None or slots <= 0 or k <= 0:
             return out
-        gp = self._gps[leader]
         candidates, C = self._candidates(skip | {config_id(c) for c in out}, pool,
-                                         self._scorable(self.options["gp_candidates"], len(gp.X)), leader)
+                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)),
+                                         self._sees_codes(len(observations)))
         if len(candidates) <= k:
             return out + candidates
-        return out + [candidates[j] for j in gp.ei_batch(C, k, XI)]
+        return out + [candidates[j] for j in self._gp.ei_batch(C, k, XI)]
 
     def _smooth_picks(self, observations: list[Observation], k: int, skip: set[tuple], pool: Iterable[dict],
                       playing: bool) -> list[dict]:
@@ -231,12 +222,12 @@ class Portfolio:
         if refill or self._smooth is None or \
                 len(observations) - self._smoothed_on >= 4 * self.options["smooth_batch"]:
             self._smoothed_on = len(observations)
-            X, y = self._points(observations, self.options["smooth_points"], "smooth")
+            X, y = self._points(observations, self.options["smooth_points"], False)
             self._smooth = GaussianProcess(X, y, self.options["gp_lengthscale"]) if len(y) >= 2 else None
         if k <= 0 or self._smooth is None:
             return []
         if refill:
-            candidates, C = self._candidates(skip, pool, self.options["smooth_candidates"], "smooth")
+            candidates, C = self._candidates(skip, pool, self.options["smooth_candidates"], False)
             n = max(k, self.options["smooth_batch"])
             self._queue = candidates if len(candidates) <= n else [candidates[j] for j in
                                                                     self._smooth.ei_batch(C, n, XI)]
@@ -245,24 +236,28 @@ class Portfolio:
 
     def _fit(self, observations: list[Observation]) -> None:
         if len(observations) >= self.options["gp_until"]:
-            self._gps = dict.fromkeys(self.fitted)
+            self._gp = None
             return
         if len(observations) == self._fitted_on:
             return
         self._fitted_on = len(observations)
-        for name in self.fitted:
-            self._gps[name] = self._fitted_gp(name, observations)
-
-    def _fitted_gp(self, name: str, observations: list[Observation]) -> GaussianProcess | None:
-        X, y = self._points(observations, self.options["gp_points"], name)
+        codes = self._sees_codes(len(observations))
+        X, y = self._points(observations, self.options["gp_points"], codes)
         if len(y) < 2:
-            return None
+            self._gp = None
+            return
         if self.options["gp_targets"] == "log":
             y = np.log(y)
         if self.options["gp_kernel"] == "fixed":
-            return GaussianProcess(X, y, self.options["gp_lengthscale"])
-        h = self._hyper[name] = fit_hyperparameters(X, standardised(y)[0], self._hyper[name])
-        return GaussianProcess(X, y, h.lengthscales, h.amplitude, h.noise)
+            self._gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
+            return
+        start = self._hyper
+        if start is not None and len(start.lengthscales) < X.shape[1]:  # the codes join: the coordinates' scales go on
+            start = Hyperparameters(np.concatenate([start.lengthscales, np.full(X.shape[1] - len(start.lengthscales),
+                                                                                 PRIOR_LENGTHSCALE)]),
+                                    start.amplitude, start.noise)
+        self._hyper = fit_hyperparameters(X, standardised(y)[0], start)
+        self._gp = GaussianProcess(X, y, self._hyper.lengthscales, self._hyper.amplitude, self._hyper.noise)
 
     def _scorable(self, cap: int, points: int) -> int:
         """Candidates the fitted GP on `points` observations scores per round: `cap` at `gp_until` points, and
@@ -271,29 +266,30 @@ class Portfolio:
         grown = cap * (self.options["gp_until"] / max(points, 1)) ** 2
         return int(min(max(grown, cap), EARLY_GROWTH * cap))
 
-    def _points(self, observations: list[Observation], cap: int, gp: str) -> tuple[np.ndarray, np.ndarray]:
-        """Points (as GP `gp` sees them) and runtimes of at most `cap` configs that ran: the fastest half and the
-        latest (where the optimum is sought, and where the search looks now)."""
+    def _points(self, observations: list[Observation], cap: int, codes: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Points (with the one-hot codes or without) and runtimes of at most `cap` configs that ran: the fastest half
+        and the latest (where the optimum is sought, and where the search looks now)."""
         ok = [o for o in observations if o.status == OK and o.median_s is not None and o.median_s > 0]
         if len(ok) > cap:
             fastest = set(sorted(range(len(ok)), key=lambda i: ok[i].median_s)[: cap // 2])
             latest = [i for i in range(len(ok) - 1, -1, -1) if i not in fastest][: cap - len(fastest)]
             ok = [ok[i] for i in sorted(fastest.union(latest))]
-        return self._space(gp).points([o.config for o in ok]), np.array([o.median_s for o in ok])
+        return self._points_of([o.config for o in ok], codes), np.array([o.median_s for o in ok])
 
-    def _candidates(self, skip: set[tuple], pool: Iterable[dict], cap: int, gp: str) -> tuple[list[dict], np.ndarray]:
-        """Unseen configs for GP `gp` to score, at most `cap`, and their points as it sees them."""
+    def _candidates(self, skip: set[tuple], pool: Iterable[dict], cap: int, codes: bool) -> tuple[list[dict],
+                                                                                                np.ndarray]:
+        """Unseen configs to score, at most `cap`, and their points (with the one-hot codes or without)."""
         listed = self.draws.valid
         if listed is not None:
             if self._listed is None:
                 self._listed = (listed, [config_id(c) for c in listed], {})
             configs, ids, points = self._listed
-            if gp not in points:
-                points[gp] = self._space(gp).points(listed)
+            if codes not in points:
+                points[codes] = self._points_of(listed, codes)
             rows = [i for i, key in enumerate(ids) if key not in skip]
             if len(rows) > cap:
                 rows = sorted(self.rng.sample(rows, cap))
-            return [configs[i] for i in rows], points[gp][rows]
+            return [configs[i] for i in rows], points[codes][rows]
         candidates, keys = [], set(skip)
         for config in pool:  # the ensemble's candidates (annealed towards what it predicts best)
             if len(candidates) >= min(cap, UNLISTED_POOL):
@@ -303,4 +299,4 @@ class Portfolio:
                 keys.add(key)
         fresh = self.draws.draw(min(cap - len(candidates), UNLISTED_DRAWS))
         candidates += [c for c in fresh if config_id(c) not in keys]
-        return candidates, self._space(gp).points(candidates)
+        return candidates, self._points_of(candidates, codes)

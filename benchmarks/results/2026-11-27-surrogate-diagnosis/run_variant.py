@@ -30,7 +30,7 @@ Variants (experiments, not strategy options):
   configs that ran slower (0 for a failure), over each mode's last 24 picks. With RACE_CREDIT=improve a pick's
   credit is instead log(the job's best runtime when it was proposed / its runtime), at least 0, the temperature
   0.005, and BO's share starts at RACE_PRIOR (the logistic is shifted by the prior's log-odds);
-- tiedcodes: with option gp_features "codes" or "both", the codes GP's one-hot columns of a knob share one length
+- tiedcodes: once the fitted GP sees the one-hot codes (option `codes_from`), a knob's code columns share one length
   scale (fitted as one).
 """
 import os
@@ -116,12 +116,12 @@ def jointei(pareto: bool) -> None:
         if self._gp is None or slots <= 0 or k <= 0:
             return out
         candidates, C = self._candidates(skip | {portfolio.config_id(c) for c in out}, pool,
-                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)), "gp")
+                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)), False)
         if len(candidates) <= k:
             return out + candidates
         if len(observations) >= until:
             return out + [candidates[j] for j in self._gp.ei_batch(C, k, portfolio.XI)]
-        X, y = self._points(observations, self.options["gp_points"], "gp")
+        X, y = self._points(observations, self.options["gp_points"], False)
         fixed = GaussianProcess(X, y, self.options["gp_lengthscale"])
         return out + [candidates[j] for j in joint_ei_batch([self._gp, fixed], C, k, portfolio.XI, pareto)]
     Portfolio._picks = picks
@@ -189,12 +189,12 @@ def sumkernel() -> None:
 
     def summed(self, observations):
         fit(self, observations)
-        gp, h, long = self._gp, self._hyper["gp"], self.options["gp_lengthscale"]
+        gp, h, long = self._gp, self._hyper, self.options["gp_lengthscale"]
         if gp is None or h is None or isinstance(gp, SumGP) or self.options["gp_kernel"] != "fitted":
             return
         f = max(fractions, key=lambda f: evidence(gp.X, gp.z, h, f, long))
         if f > 0:
-            self._gps["gp"] = SumGP(gp.X, gp.z * gp.sd + gp.mu, h.lengthscales, h.amplitude, h.noise, f, long)
+            self._gp = SumGP(gp.X, gp.z * gp.sd + gp.mu, h.lengthscales, h.amplitude, h.noise, f, long)
     Portfolio._fit = summed
 
 
@@ -215,7 +215,7 @@ def looselect() -> None:
         runtimes = np.exp(targets) if self.options["gp_targets"] == "log" else targets
         smooth = GaussianProcess(gp.X, runtimes, self.options["gp_lengthscale"])
         if loo_rank(smooth) > loo_rank(gp):
-            self._gps["gp"] = smooth
+            self._gp = smooth
     Portfolio._fit = selected
 
 
@@ -251,13 +251,13 @@ def race() -> None:
     def raced(self, model, n):
         own, k, picks = list(self._own.values()), round(bo_share(self) * n), []
         if k > 0:
-            X, y = self._portfolio._points(own, self.options["smooth_points"], "smooth")
+            X, y = self._portfolio._points(own, self.options["smooth_points"], False)
             if len(y) >= 2:
                 with one_blas_thread():
                     gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
                     candidates, C = self._portfolio._candidates(
                         set(self._seen), self._pool.values(),
-                        self._portfolio._scorable(self.options["gp_candidates"], len(y)), "smooth")
+                        self._portfolio._scorable(self.options["gp_candidates"], len(y)), False)
                     picks = candidates if len(candidates) <= k else \
                         [candidates[j] for j in gp.ei_batch(C, k, portfolio.XI)]
         who, proposed_at = self.__dict__.setdefault("_who", {}), self.__dict__.setdefault("_proposed_at", {})
@@ -298,10 +298,8 @@ def tiedcodes() -> None:
 
     def stash(self, space, options, rng, draws):
         init(self, space, options, rng, draws)
-        if self.codes is not None:
-            d, offsets = len(self.codes._codes), self.codes._offsets
-            groups[0] = np.concatenate([np.arange(d)] + [np.full(offsets[j + 1] - offsets[j], d + j)
-                                                          for j in range(d)])
+        d, offsets = len(self.codes._codes), self.codes._offsets
+        groups[0] = np.concatenate([np.arange(d)] + [np.full(offsets[j + 1] - offsets[j], d + j) for j in range(d)])
     fit = portfolio.fit_hyperparameters
 
     def tied(X, z, start=None):
@@ -341,6 +339,8 @@ PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(
            "race": race, "tiedcodes": tiedcodes}
 
 if __name__ == "__main__":
+    if "ONEHOT_SCALE" in os.environ:  # the height of the one-hot codes the fitted GP sees from `codes_from` on
+        portfolio.ONEHOT = float(os.environ["ONEHOT_SCALE"])
     unknown = VARIANTS - set(PATCHES)
     if unknown:
         raise SystemExit(f"unknown variants {sorted(unknown)}; known: {', '.join(PATCHES)}")
