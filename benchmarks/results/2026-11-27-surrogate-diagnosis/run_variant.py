@@ -10,6 +10,9 @@ where UNSEEN names the eight spaces of ../2026-11-27-search_efficiency-unseen-20
 synth-smooth-7k11-s31,synth-basins-11k12-s32,synth-needle-9k11-s33,synth-needle-14k12-s34,
 synth-invalid-10k11-s35,synth-noisy-8k10-s36,synth-noisy-12k13-s37,synth-basins-6k10-s38 (one comma-separated word).
 
+The variants' runs in this folder predate the option `codes_from`: add "codes_from": 128 to --options to reproduce
+them with a later strategy.
+
 Variants (experiments, not strategy options):
 - pure_gp: the fitted GP fills every acquisition slot while the job is young (with options sweep 0, epsilon 0 and
   gp_kernel/gp_targets/min_train, a BO-like search inside the model strategy);
