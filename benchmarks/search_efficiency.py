@@ -18,7 +18,7 @@ median, Wilson's interval of the fraction): a loss within those intervals is mar
 seeds could reverse it, and the closing line names the spaces with a loss beyond them. With 10 seeds or more a last
 line gives the bar's noise floor: the seeds are split in halves, and each strategy's second half is checked against
 the first half of GA and BO; BO against a replicate of itself fails wherever chance goes against it (with 40 seeds it
-passed on 17 of 33 spaces, the model strategy on 27). `--strategies '' --reuse
+passed on 17 of 33 spaces, the model strategy on 30). `--strategies '' --reuse
 FILE` prints the table of an earlier --json file again. With `--checkpoint FILE` every finished run is appended to
 FILE (JSON lines) as it ends, and runs already there are not run again: a run cut short (a time limit, Ctrl-C) goes
 on where it stopped when the same command is given again.
