@@ -46,31 +46,36 @@ def standardised(y: np.ndarray) -> tuple[np.ndarray, float, float]:
 class KnobCoordinates:
     """Configs of a space as points of [0, 1]^d (see the module docstring); with `onehot` > 0 each knob's choice is
     also given as a one-hot code of that height after the d coordinates, so that a fitted kernel can treat a knob as
-    an ordered value, as a category, or as both."""
+    an ordered value, as a category, or as both. `indices` gives configs as choice indices (small integers: what a
+    caller keeps of many configs) and `at` their points."""
 
     def __init__(self, space: Space, onehot: float = 0.0):
         varied = [k for k in space.knobs if len(k.choices) > 1]
-        eps = 1.0 / max((len(k.choices) for k in varied), default=1)
-        self._codes = [(k.name, {v: eps * i + eps / 2 for i, v in enumerate(k.choices)}) for k in varied]
-        self._index = [{v: i for i, v in enumerate(k.choices)} for k in varied]
+        self._eps = 1.0 / max((len(k.choices) for k in varied), default=1)
+        self._index = [(k.name, {v: i for i, v in enumerate(k.choices)}) for k in varied]
         self._onehot = onehot
         self._offsets = np.cumsum([0] + [len(k.choices) for k in varied])  # each knob's first one-hot column
         self.columns = len(varied) + (int(self._offsets[-1]) if onehot > 0 else 0)
+
+    def indices(self, configs: list[dict]) -> np.ndarray:
+        """Each config's choice index per varied knob (configs x knobs)."""
+        return np.array([[index[c[name]] for name, index in self._index] for c in configs],
+                        dtype=np.int16).reshape(len(configs), len(self._index))
+
+    def at(self, indices: np.ndarray) -> np.ndarray:
+        """The points of configs given by `indices`."""
+        out = np.zeros((len(indices), self.columns))
+        d = len(self._index)
+        out[:, :d] = self._eps * indices + self._eps / 2
+        if self._onehot > 0 and len(indices):
+            np.put_along_axis(out, d + indices + self._offsets[:-1], self._onehot, axis=1)
+        return out
 
     def point(self, config: dict) -> np.ndarray:
         return self.points([config])[0]
 
     def points(self, configs: list[dict]) -> np.ndarray:
-        out = np.zeros((len(configs), self.columns))
-        if not configs:
-            return out
-        d = len(self._codes)
-        out[:, :d] = [[codes[c[name]] for name, codes in self._codes] for c in configs]
-        if self._onehot > 0:
-            hot = np.array([[index[c[name]] for (name, _), index in zip(self._codes, self._index, strict=True)]
-                            for c in configs]) + self._offsets[:-1]
-            np.put_along_axis(out, d + hot, self._onehot, axis=1)
-        return out
+        return self.at(self.indices(configs))
 
 
 class GaussianProcess:

@@ -76,7 +76,7 @@ MIN_RANKED = 3  # measured configs of a batch before its rank correlations count
 UNLISTED_POOL = 512  # the strategy's pool candidates the GP scores per round when the space is not listed ...
 UNLISTED_DRAWS = 128  # ... and random configs drawn beside them (drawing checks validity: ~10 us a config)
 EARLY_GROWTH = 8  # the fitted GP scores up to this many times `gp_candidates` configs in its first rounds
-ONEHOT = 0.18  # height of the one-hot codes the "codes" GP sees: a changed value lies ~2 steps of an 8-choice knob off
+ONEHOT = 0.18  # height of the one-hot codes: a changed value lies about two steps of an 8-choice knob away
 
 
 def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
@@ -115,7 +115,7 @@ class Portfolio:
         self._hyper: Hyperparameters | None = None  # the kernel's last fitted hyperparameters (the next fit's start)
         self._predicted: dict[tuple, tuple[float, ...]] = {}  # config id -> scores per SURROGATES, higher better
         self._outcomes: list[tuple[float, ...]] = []  # (*scores, speed) of measured predicted configs
-        self._listed: tuple[list[dict], list[tuple], dict[bool, np.ndarray]] | None = None  # points, codes or not
+        self._listed: tuple[list[dict], list[tuple], np.ndarray] | None = None  # configs, ids, choice indices
 
     def _sees_codes(self, observed: int) -> bool:
         """Whether the fitted GP on `observed` observations sees the one-hot codes beside the coordinates (a fitted
@@ -124,6 +124,9 @@ class Portfolio:
 
     def _points_of(self, configs: list[dict], codes: bool) -> np.ndarray:
         return (self.codes if codes else self.coords).points(configs)
+
+    def _points_at(self, indices: np.ndarray, codes: bool) -> np.ndarray:
+        return (self.codes if codes else self.coords).at(indices)
 
     # ---- trust ------------------------------------------------------------------------------------------------
     def shares(self, observed: int) -> dict[str, float]:
@@ -282,14 +285,12 @@ class Portfolio:
         listed = self.draws.valid
         if listed is not None:
             if self._listed is None:
-                self._listed = (listed, [config_id(c) for c in listed], {})
-            configs, ids, points = self._listed
-            if codes not in points:
-                points[codes] = self._points_of(listed, codes)
+                self._listed = (listed, [config_id(c) for c in listed], self.coords.indices(listed))
+            configs, ids, indices = self._listed
             rows = [i for i, key in enumerate(ids) if key not in skip]
             if len(rows) > cap:
                 rows = sorted(self.rng.sample(rows, cap))
-            return [configs[i] for i in rows], points[codes][rows]
+            return [configs[i] for i in rows], self._points_at(indices[rows], codes)
         candidates, keys = [], set(skip)
         for config in pool:  # the ensemble's candidates (annealed towards what it predicts best)
             if len(candidates) >= min(cap, UNLISTED_POOL):

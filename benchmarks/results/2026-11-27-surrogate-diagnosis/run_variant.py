@@ -132,9 +132,14 @@ def jointei(pareto: bool) -> None:
 
 def unitcube() -> None:
     class UnitCoordinates(KnobCoordinates):
-        def __init__(self, space):
-            varied = [k for k in space.knobs if len(k.choices) > 1]
-            self._codes = [(k.name, {v: i / (len(k.choices) - 1) for i, v in enumerate(k.choices)}) for k in varied]
+        def __init__(self, space, onehot=0.0):
+            super().__init__(space, onehot)
+            self._spans = np.array([len(index) - 1 for _, index in self._index], dtype=np.float64)
+
+        def at(self, indices):
+            out = super().at(indices)
+            out[:, :len(self._spans)] = indices / self._spans
+            return out
     portfolio.KnobCoordinates = UnitCoordinates
 
 
@@ -301,7 +306,7 @@ def tiedcodes() -> None:
 
     def stash(self, space, options, rng, draws):
         init(self, space, options, rng, draws)
-        d, offsets = len(self.codes._codes), self.codes._offsets
+        d, offsets = len(self.codes._index), self.codes._offsets
         groups[0] = np.concatenate([np.arange(d)] + [np.full(offsets[j + 1] - offsets[j], d + j) for j in range(d)])
     fit = portfolio.fit_hyperparameters
 
