@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import approx_fprime
 
 from tuner_server.search.gaussian_process import GaussianProcess, standardised
-from tuner_server.search.gp_fit import BOUNDS, Hyperparameters, _objective, fit_hyperparameters
+from tuner_server.search.gp_fit import BOUNDS, PRIOR_LENGTHSCALE, Hyperparameters, _objective, fit_hyperparameters
 
 
 def normalised(y: np.ndarray) -> np.ndarray:
@@ -63,6 +63,14 @@ def test_too_few_points_keep_the_start(n):
     X, z = np.zeros((n, 3)), np.zeros(n)
     start = Hyperparameters.default(3)
     assert fit_hyperparameters(X, z, start) is start
+
+
+def test_a_start_widened_to_more_coordinates_keeps_its_own_and_gives_the_new_ones_the_prior():
+    h = Hyperparameters(np.array([0.2, 3.0]), 2.0, 0.1)
+    wide = h.widened(4)
+    assert np.array_equal(wide.lengthscales, [0.2, 3.0, PRIOR_LENGTHSCALE, PRIOR_LENGTHSCALE])
+    assert (wide.amplitude, wide.noise) == (2.0, 0.1)
+    assert h.widened(2) is h and h.widened(1) is h
 
 
 def test_a_warm_start_of_other_dimensions_is_ignored():

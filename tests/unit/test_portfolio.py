@@ -123,8 +123,8 @@ def test_the_first_rounds_score_more_candidates_at_a_bounded_cost():
     scored = []
     candidates = p._candidates
 
-    def counted(skip, pool, cap, gp):
-        out = candidates(skip, pool, cap, gp)
+    def counted(skip, pool, cap, codes):
+        out = candidates(skip, pool, cap, codes)
         scored.append(len(out[0]))
         return out
     p._candidates = counted

@@ -42,6 +42,15 @@ class Hyperparameters:
     def default(cls, dims: int) -> Hyperparameters:
         return cls(np.full(dims, PRIOR_LENGTHSCALE), 1.0, PRIOR_NOISE)
 
+    def widened(self, dims: int) -> Hyperparameters:
+        """These hyperparameters for `dims` coordinates when they are the first of them (coordinates joined by more:
+        the new ones start at the prior); unchanged otherwise."""
+        extra = dims - len(self.lengthscales)
+        if extra <= 0:
+            return self
+        return Hyperparameters(np.concatenate([self.lengthscales, np.full(extra, PRIOR_LENGTHSCALE)]), self.amplitude,
+                               self.noise)
+
     def packed(self) -> np.ndarray:
         return np.log(np.concatenate([self.lengthscales, [self.amplitude, self.noise]]))
 

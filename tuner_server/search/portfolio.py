@@ -67,7 +67,7 @@ import numpy as np
 from compiler_core.space import Space
 from tuner_server.search.base import OK, Observation
 from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, one_blas_thread, standardised
-from tuner_server.search.gp_fit import PRIOR_LENGTHSCALE, Hyperparameters, fit_hyperparameters
+from tuner_server.search.gp_fit import Hyperparameters, fit_hyperparameters
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
 
@@ -122,11 +122,9 @@ class Portfolio:
         kernel only: the fixed one is the BO reference's, on coordinates)."""
         return observed >= self.options["codes_from"] and self.options["gp_kernel"] == "fitted"
 
-    def _points_of(self, configs: list[dict], codes: bool) -> np.ndarray:
-        return (self.codes if codes else self.coords).points(configs)
-
-    def _points_at(self, indices: np.ndarray, codes: bool) -> np.ndarray:
-        return (self.codes if codes else self.coords).at(indices)
+    def _frame(self, codes: bool) -> KnobCoordinates:
+        """How a GP sees configs: coordinates and one-hot codes, or coordinates alone."""
+        return self.codes if codes else self.coords
 
     # ---- trust ------------------------------------------------------------------------------------------------
     def shares(self, observed: int) -> dict[str, float]:
@@ -154,10 +152,11 @@ class Portfolio:
         """Remember every surrogate's scores of a proposed batch (compared with its measurements later)."""
         if (self._gp is None and self._smooth is None) or not batch:
             return
-        points = {codes: self._points_of(batch, codes) for codes in (False, self._sees_codes(self._fitted_on))}
+        fitted_codes = self._sees_codes(self._fitted_on)
+        points = {codes: self._frame(codes).points(batch) for codes in (False, fitted_codes)}
         with one_blas_thread():
             gp, smooth = (-model.posterior(points[codes])[0] if model is not None else np.full(len(batch), np.nan)
-                          for model, codes in ((self._gp, self._sees_codes(self._fitted_on)), (self._smooth, False)))
+                          for model, codes in ((self._gp, fitted_codes), (self._smooth, False)))
         for config, *scores in zip(batch, gp, smooth, ensemble, strict=True):
             self._predicted[config_id(config)] = tuple(float(v) for v in scores)
 
@@ -254,11 +253,7 @@ class Portfolio:
         if self.options["gp_kernel"] == "fixed":
             self._gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
             return
-        start = self._hyper
-        if start is not None and len(start.lengthscales) < X.shape[1]:  # the codes join: the coordinates' scales go on
-            start = Hyperparameters(np.concatenate([start.lengthscales, np.full(X.shape[1] - len(start.lengthscales),
-                                                                                 PRIOR_LENGTHSCALE)]),
-                                    start.amplitude, start.noise)
+        start = self._hyper.widened(X.shape[1]) if self._hyper is not None else None  # codes joining: the scales go on
         self._hyper = fit_hyperparameters(X, standardised(y)[0], start)
         self._gp = GaussianProcess(X, y, self._hyper.lengthscales, self._hyper.amplitude, self._hyper.noise)
 
@@ -277,7 +272,7 @@ class Portfolio:
             fastest = set(sorted(range(len(ok)), key=lambda i: ok[i].median_s)[: cap // 2])
             latest = [i for i in range(len(ok) - 1, -1, -1) if i not in fastest][: cap - len(fastest)]
             ok = [ok[i] for i in sorted(fastest.union(latest))]
-        return self._points_of([o.config for o in ok], codes), np.array([o.median_s for o in ok])
+        return self._frame(codes).points([o.config for o in ok]), np.array([o.median_s for o in ok])
 
     def _candidates(self, skip: set[tuple], pool: Iterable[dict], cap: int, codes: bool) -> tuple[list[dict],
                                                                                                 np.ndarray]:
@@ -290,7 +285,7 @@ class Portfolio:
             rows = [i for i, key in enumerate(ids) if key not in skip]
             if len(rows) > cap:
                 rows = sorted(self.rng.sample(rows, cap))
-            return [configs[i] for i in rows], self._points_at(indices[rows], codes)
+            return [configs[i] for i in rows], self._frame(codes).at(indices[rows])
         candidates, keys = [], set(skip)
         for config in pool:  # the ensemble's candidates (annealed towards what it predicts best)
             if len(candidates) >= min(cap, UNLISTED_POOL):
@@ -300,4 +295,4 @@ class Portfolio:
                 keys.add(key)
         fresh = self.draws.draw(min(cap - len(candidates), UNLISTED_DRAWS))
         candidates += [c for c in fresh if config_id(c) not in keys]
-        return candidates, self._points_of(candidates, codes)
+        return candidates, self._frame(codes).points(candidates)
