@@ -18,7 +18,12 @@ median, Wilson's interval of the fraction): a loss within those intervals is mar
 seeds could reverse it, and the closing line names the spaces with a loss beyond them. With 10 seeds or more a last
 line gives the bar's noise floor: the seeds are split in halves, and each strategy's second half is checked against
 the first half of GA and BO; BO against a replicate of itself fails wherever chance goes against it (with 40 seeds it
-passed on 17 of 33 spaces, the model strategy on 30). `--strategies '' --reuse
+passed on 17 of 33 spaces, the model strategy on 30). With 10 seeds or more a strategy also gets rank tests: per space,
+a one-sided Mann-Whitney U test of its measurements to 5 % against each reference's (misses count as budget + 1),
+the smallest p that it is slower in the last column, and a closing line naming the spaces where it is slower at
+p < 0.05, those that stay so after Holm's correction over all spaces tested, and how many it is faster than both on.
+The medians' bar asks more than a test can show: on 41 spaces at 40 seeds, BO against its own replicate met it on 21.
+`--strategies '' --reuse
 FILE` prints the table of an earlier --json file again. With `--checkpoint FILE` every finished run is appended to
 FILE (JSON lines) as it ends, and runs already there are not run again: a run cut short (a time limit, Ctrl-C) goes
 on where it stopped when the same command is given again.
@@ -40,6 +45,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import mannwhitneyu
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -58,6 +64,8 @@ AT = 100
 LEVEL = 0.9  # of the intervals reported beside medians and fractions
 RESAMPLES = 2000
 WITHIN = " (within spread)"
+ALPHA = 0.05  # the significance level of the rank tests against the references
+MIN_TESTED = 10  # seeds of each strategy at least before a rank test is reported
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -236,33 +244,83 @@ def verdict(model: dict, refs: list[dict]) -> tuple[bool, str]:
     return not problems, "ok" if not problems else "worse: " + ", ".join(problems)
 
 
-def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> tuple[str, list[str], int]:
-    """The table, the spaces where the model strategy lost (with the verdict), and how many spaces had the model
-    and a reference to compare it with."""
+def slower_p(model: list[dict], ref: list[dict], cap: int, alternative: str = "greater") -> float:
+    """One-sided Mann-Whitney U p-value that the model's measurements to 5 % run larger than the reference's (a run
+    that never gets there counts as cap + 1, so reach is in it too); `alternative` "less": that they run smaller."""
+    a, b = _capped([r["to_5pct"] for r in model], cap), _capped([r["to_5pct"] for r in ref], cap)
+    if len(set(a) | set(b)) == 1:
+        return 1.0  # every run the same: no evidence either way
+    return float(mannwhitneyu(a, b, alternative=alternative).pvalue)
+
+
+def rank_tests(model: list[dict], refs: dict[str, list[dict]], cap: int) -> dict | None:
+    """The model against each reference: the smallest p that it is slower (and which reference), and the largest p
+    that it is faster (faster than both takes both); None with fewer than MIN_TESTED seeds on a side."""
+    if len(model) < MIN_TESTED or any(len(runs) < MIN_TESTED for runs in refs.values()) or not refs:
+        return None
+    slower = {name: slower_p(model, runs, cap) for name, runs in refs.items()}
+    worst = min(slower, key=slower.get)
+    return {"slower_p": slower[worst], "slower_than": worst,
+            "faster_p": max(slower_p(model, runs, cap, "less") for runs in refs.values())}
+
+
+def summarize(rows: list[dict], spaces: dict[str, ReplayTable], budget: int) -> tuple[str, list[str], int, dict]:
+    """The table, the spaces where the model strategy lost (with the verdict), how many spaces had the model and a
+    reference to compare it with, and the model's rank tests per space (`rank_tests`)."""
     level = f"{LEVEL:.0%}"
     lines = [f"| space | configs | strategy | meas. to 5 % (median [{level} interval]) | seeds reaching 5 % "
-             f"[{level}] | best/opt @{AT} | s/run | model vs best of GA, BO |",
-             "|---|---:|---|---:|---:|---:|---:|---|"]
-    failing, compared = [], 0
+             f"[{level}] | best/opt @{AT} | s/run | model vs best of GA, BO | p slower (ref) |",
+             "|---|---:|---|---:|---:|---:|---:|---|---:|"]
+    failing, compared, tests = [], 0, {}
     for name, table in spaces.items():
         cap = min(budget, len(table))
-        figures = {}
+        here = {}
         for strategy in dict.fromkeys(r["strategy"] for r in rows if r["space"] == name):
-            figures[strategy] = summary_row([r for r in rows if r["space"] == name and r["strategy"] == strategy],
-                                            cap)
+            here[strategy] = [r for r in rows if r["space"] == name and r["strategy"] == strategy]
+        figures = {strategy: summary_row(runs, cap) for strategy, runs in here.items()}
         refs = [figures[s] for s in REFERENCES if s in figures]
         compared += bool(refs) and "model" in figures
         for strategy, f in figures.items():
-            check = ""
+            check, tested = "", None
             if strategy.startswith("model"):
                 good, check = verdict(f, refs)
                 if not good and strategy == "model":
                     failing.append((name, check))
+                tested = rank_tests(here[strategy], {s: here[s] for s in REFERENCES if s in here}, cap)
+                if tested is not None and strategy == "model":
+                    tests[name] = tested
             median, low, high = (f">{cap}" if v > cap else f"{v:g}" for v in (f["median"], *f["median_ci"]))
             reached = f"{f['reached']:.2f} [{f['reached_ci'][0]:.2f}, {f['reached_ci'][1]:.2f}]"
+            p = f"{tested['slower_p']:.3f} ({tested['slower_than']})" if tested else ""
             lines.append(f"| {name} | {len(table)} | {strategy} | {median} [{low}, {high}] | {reached} | "
-                         f"{f['best_at']:.3f} | {f['wall_s']:.2f} | {check} |")
-    return "\n".join(lines), failing, compared
+                         f"{f['best_at']:.3f} | {f['wall_s']:.2f} | {check} | {p} |")
+    return "\n".join(lines), failing, compared, tests
+
+
+def holm(pvalues: dict[str, float], alpha: float = ALPHA) -> list[str]:
+    """The names whose p-values stay below `alpha` under Holm's step-down correction for testing all of them."""
+    kept = []
+    for i, (name, p) in enumerate(sorted(pvalues.items(), key=lambda item: item[1])):
+        if p > alpha / (len(pvalues) - i):
+            break
+        kept.append(name)
+    return kept
+
+
+def significance_line(tests: dict[str, dict]) -> str:
+    """The rank tests over all spaces: where the model is slower than GA or BO at p < ALPHA, where that survives
+    Holm's correction over the spaces, and where it is faster than both; with identical strategies about ALPHA of
+    the spaces (up to twice that, two references) would be called slower by chance."""
+    if not tests:
+        return ""
+    slower = {name: t["slower_p"] for name, t in tests.items()}
+    flagged = sorted((name for name, p in slower.items() if p < ALPHA), key=slower.get)
+    faster = [name for name, t in tests.items() if t["faster_p"] < ALPHA]
+    named = ", ".join(f"{name} {slower[name]:.3f} ({tests[name]['slower_than']})" for name in flagged)
+    return (f"rank tests (one-sided Mann-Whitney U on measurements to 5 %, misses as budget + 1): model slower than "
+            f"GA or BO at p < {ALPHA:g} on {len(flagged)} of {len(tests)} spaces{': ' + named if named else ''}; "
+            f"after Holm's correction over the {len(tests)}: {', '.join(holm(slower)) or 'none'}; "
+            f"faster than both at p < {ALPHA:g} on {len(faster)}")
 
 
 def closing_line(failing: list[tuple[str, str]], spaces: int) -> str:
@@ -399,7 +457,7 @@ def main(argv=None) -> None:
     rows = list(done.values()) + rows
     if args.reuse:
         rows = reused_runs(args, set(spaces), set(strategies)) + rows
-    table, failing, compared = summarize(rows, spaces, args.budget)
+    table, failing, compared, tests = summarize(rows, spaces, args.budget)
     print(table)
     ran = f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s ({os.cpu_count()} cores here, --jobs {args.jobs})"
     if done:
@@ -409,6 +467,8 @@ def main(argv=None) -> None:
     print(f"\n{ran}; " + closing_line(failing, compared))
     if replicates := replicate_check(rows, spaces, args.budget):
         print(replicates)
+    if significance := significance_line(tests):
+        print(significance)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"args": vars(args), "runs": rows}, indent=1))
 

@@ -176,3 +176,33 @@ def test_the_replicate_check_holds_each_strategy_against_the_first_half_of_the_r
     assert "ga at least as good on 0 of 1" in line and "bo at least as good on 0 of 1" in line
     assert "model at least as good on 1 of 1" in line
     assert se.replicate_check(rows[:8] + rows[10:18] + rows[20:28], {name: table}, 400) == ""  # 8 seeds: too few
+
+
+def _runs(se, steps):
+    return [{"to_5pct": s, f"best_at_{se.AT}": 1.0, "wall_s": 0.1} for s in steps]
+
+
+def test_the_rank_test_tells_a_slower_strategy_from_a_replicate(se):
+    fast = _runs(se, [30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 30, 32])
+    slow = _runs(se, [40, 41, 42, 43, 44, 45, 46, 47, 48, 49, None, None])
+    assert se.slower_p(slow, fast, 400) < 0.001 and se.slower_p(fast, slow, 400) > 0.99
+    assert se.slower_p(fast, slow, 400, "less") < 0.001
+    assert se.slower_p(fast, fast, 400) > 0.4  # a replicate of itself: no evidence either way
+    assert se.slower_p(_runs(se, [None] * 12), _runs(se, [None] * 12), 400) == 1.0
+    tested = se.rank_tests(slow, {"ga": fast, "bo": _runs(se, [60] * 12)}, 400)
+    assert tested["slower_than"] == "ga" and tested["slower_p"] < 0.001 and tested["faster_p"] > 0.99
+    assert se.rank_tests(slow[:9], {"ga": fast}, 400) is None  # too few seeds to test
+
+
+def test_holm_keeps_what_survives_the_correction_and_the_line_names_it(se):
+    assert se.holm({"a": 0.001, "b": 0.03, "c": 0.04}) == ["a"]  # 0.03 > 0.05 / 2
+    assert se.holm({"a": 0.001, "b": 0.02, "c": 0.04}) == ["a", "b", "c"]
+    assert se.holm({"a": 0.001, "b": 0.02}) == ["a", "b"]
+    assert se.holm({"a": 0.5}) == []
+    tests = {"a": {"slower_p": 0.001, "slower_than": "bo", "faster_p": 1.0},
+             "b": {"slower_p": 0.03, "slower_than": "ga", "faster_p": 0.9},
+             "c": {"slower_p": 1.0, "slower_than": "bo", "faster_p": 0.001}}
+    line = se.significance_line(tests)
+    assert "slower than GA or BO at p < 0.05 on 2 of 3 spaces: a 0.001 (bo), b 0.030 (ga)" in line
+    assert "after Holm's correction over the 3: a;" in line and line.endswith("faster than both at p < 0.05 on 1")
+    assert se.significance_line({}) == ""
