@@ -13,7 +13,7 @@ import pytest
 from compiler_core.space import Knob, Space
 from tuner_server.replay import run_strategy
 from tuner_server.search.base import Observation, parse_options
-from tuner_server.search.gaussian_process import KnobCoordinates
+from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, joint_ei_batch
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
 from tuner_server.search.model_guided_options import OPTIONS
@@ -40,8 +40,9 @@ def portfolio(**options) -> tuple[Portfolio, set[tuple]]:
 
 
 def trust_after_batches(runtime, ensemble_scores, batches: int = 6) -> Portfolio:
-    """Drive a portfolio as the strategy does: fit (picks), predict a batch with both surrogates, measure it."""
-    p, seen = portfolio()
+    """Drive a portfolio as the strategy does: fit (picks), predict a batch with both surrogates, measure it (past the
+    joint rounds, where the shares follow the trust)."""
+    p, seen = portfolio(joint_until=0)
     rng = random.Random(1)
     observed = [Observation(c, runtime(c)) for c in rng.sample(CONFIGS, 16)]
     seen.update(config_id(o.config) for o in observed)
@@ -62,15 +63,15 @@ def test_a_smooth_space_gives_the_gp_the_slots_over_an_uninformed_ensemble():
     p = trust_after_batches(smooth, lambda c: noise.random())
     assert p.updates == 6
     assert p.trust["gp"] > 0.5 > p.trust["ensemble"]
-    assert p.gp_share() > 0.7  # logistic of the gap over trust_temperature (1.0)
+    assert p.shares(16)["gp"] > 0.7  # logistic of the gap over trust_temperature (1.0)
 
 
 def test_a_rough_space_gives_the_ensemble_the_slots_when_it_ranks_the_batches():
     p = trust_after_batches(rough, lambda c: -math.log(rough(c)))  # the ensemble knows the runtimes exactly
     assert p.trust["ensemble"] > 0.99 > p.trust["gp"]
     # the GP ranks hashed runtimes only by chance: its rank correlation over a few batches of 8 strays by +-0.4
-    assert p.gp_share() < 0.4
-    p, seen = portfolio(trust_temperature=0.2)
+    assert p.shares(16)["gp"] < 0.4
+    p, seen = portfolio(trust_temperature=0.2, joint_until=0)
     observed = [Observation(c, rough(c)) for c in CONFIGS[:40]]
     p.trust.update(gp=0.0, ensemble=1.0)
     assert p.picks(observed, 8, seen, [], []) == []  # round(0.007 * 8) == 0: the ensemble fills the batch
@@ -102,7 +103,7 @@ def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
     p, seen = portfolio(gp_points=64, gp_until=300, gp_candidates=100)
     observed = [Observation(c, smooth(c)) for c in random.Random(3).sample(CONFIGS, 200)]
     picks = p.picks(observed, 8, seen, [], [])
-    assert len(picks) == round(p.gp_share() * 8) == 4  # nothing known yet: half the slots
+    assert len(picks) == round(p.shares(len(observed))["gp"] * 8) == 4  # nothing known yet: half the slots
     assert len(p._gp.X) == 64
     fastest = sorted(observed, key=lambda o: o.median_s)[:32]
     fitted = {tuple(row[:3]) for row in p._gp.X}  # the coordinates (the one-hot codes follow them)
@@ -189,10 +190,10 @@ def test_the_smooth_gp_earns_trust_on_a_smooth_space_once_it_predicts():
 
 
 def test_smooth_trust_lets_three_surrogates_share_the_first_rounds():
-    p, _ = portfolio(smooth_trust=True)
+    p, _ = portfolio(smooth_trust=True, joint_until=0)
     assert p.shares(0) == pytest.approx({"gp": 1 / 3, "smooth": 1 / 3})  # nothing known: a third each
     p, _ = portfolio()
-    assert p.shares(0) == {"gp": 0.5, "smooth": 0.0}  # by default the smooth GP waits for gp_until
+    assert p.shares(48) == {"gp": 0.5, "smooth": 0.0}  # by default the smooth GP waits for gp_until
 
 
 def test_the_smooth_gp_hands_one_believer_batch_out_over_rounds():
@@ -272,3 +273,27 @@ def test_the_codes_from_the_start_run_the_strategy_deterministically():
             for _ in range(2)]
     assert runs[0] == runs[1]
     assert runs[0] != [config_id(o.config) for o in run_strategy(SYNTH, "model", 64, seed=5)]
+
+
+def test_the_first_rounds_give_every_slot_to_the_joint_expected_improvement():
+    p, seen = portfolio()
+    observed = [Observation(c, smooth(c)) for c in random.Random(10).sample(CONFIGS, 16)]
+    seen.update(config_id(o.config) for o in observed)
+    assert p.shares(16) == p.shares(47) == {"gp": 1.0, "smooth": 0.0}  # joint_until 48: the GPs take every slot
+    picks = p.picks(observed, 8, seen, [], [])
+    assert len(picks) == len({config_id(c) for c in picks}) == 8 and not {config_id(c) for c in picks} & seen
+    p, seen = portfolio(joint_until=0)
+    seen.update(config_id(o.config) for o in observed)
+    assert len(p.picks(observed, 8, seen, [], [])) == 4  # without: the fitted GP's share by trust (half, unknown)
+
+
+def test_joint_expected_improvement_of_one_gp_is_its_own_and_two_gps_each_get_their_best():
+    rng = np.random.default_rng(0)
+    X, C = rng.random((20, 3)), rng.random((300, 3))
+    low_a = np.exp(((X - 0.2) ** 2).sum(1))  # fastest near (0.2, 0.2, 0.2)
+    low_b = np.exp(((X - 0.8) ** 2).sum(1))  # ... near (0.8, 0.8, 0.8)
+    a, b = GaussianProcess(X, low_a, 0.5), GaussianProcess(X, np.log(low_b), 0.5)
+    assert joint_ei_batch([a], [C], 6, 0.01) == a.ei_batch(C, 6, 0.01)
+    assert joint_ei_batch([a, a], [C, C], 6, 0.01) == a.ei_batch(C, 6, 0.01)  # a model twice: the same picks
+    picks = joint_ei_batch([a, b], [C, C], 2, 0.01)
+    assert set(picks) == {a.ei_batch(C, 1, 0.01)[0], b.ei_batch(C, 1, 0.01)[0]}  # each believes the other's pick

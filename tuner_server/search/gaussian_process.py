@@ -104,20 +104,35 @@ class GaussianProcess:
         """Rows of C picked one after another by expected improvement over the best target (less `xi`, in spreads);
         after each pick the variance is updated as if the pick had been measured at its predicted mean (the
         "kriging believer"), so the next pick goes elsewhere."""
-        mean, var, V = self.posterior(C)
-        best = self.z.min() - xi
-        picks: list[int] = []
-        believed: list[np.ndarray] = []  # u_j: the covariance each believed pick removes
-        for _ in range(min(n, len(C))):
-            sd = np.sqrt(np.maximum(var, 1e-12))
-            ei = expected_improvement(best - mean, sd)
-            ei[picks] = -np.inf
-            j = int(np.argmax(ei))
-            picks.append(j)
-            cov = self._kernel(C, C[j:j + 1])[:, 0] - V.T @ V[:, j]
+        return joint_ei_batch([self], [C], n, xi)
+
+
+def joint_ei_batch(gps: list[GaussianProcess], frames: list[np.ndarray], n: int, xi: float) -> list[int]:
+    """Rows of the candidates picked one after another by the GPs' expected improvements together (`ei_batch` with
+    one GP): each GP's EI over its largest at the first pick, summed, so that two models of different targets
+    (runtimes and their logarithms, say) weigh alike; `frames` holds the same candidates as each GP sees them. Every
+    GP believes each pick (kriging believer)."""
+    states = []  # per GP: its mean, variance, V and the covariance each believed pick removed
+    for gp, C in zip(gps, frames, strict=True):
+        mean, var, V = gp.posterior(C)
+        states.append((gp, C, mean, var, V, []))
+    count = len(frames[0]) if frames else 0
+    scales: list[float] | None = None
+    picks: list[int] = []
+    for _ in range(min(n, count)):
+        eis = [expected_improvement(gp.z.min() - xi - mean, np.sqrt(np.maximum(var, 1e-12)))
+               for gp, _, mean, var, _, _ in states]
+        if scales is None:  # one GP: its EI as it is (no rescaled ties)
+            scales = [1.0] if len(eis) == 1 else [max(float(ei.max()), 1e-300) for ei in eis]
+        value = eis[0] / scales[0] if len(eis) == 1 else sum(ei / scale for ei, scale in zip(eis, scales, strict=True))
+        value[picks] = -np.inf
+        j = int(np.argmax(value))
+        picks.append(j)
+        for i, (gp, C, mean, var, V, believed) in enumerate(states):
+            cov = gp._kernel(C, C[j:j + 1])[:, 0] - V.T @ V[:, j]
             for u in believed:
                 cov -= u * u[j]
             u = cov / math.sqrt(max(var[j], 1e-12))
             believed.append(u)
-            var = np.maximum(var - u * u, 1e-12)
-        return picks
+            states[i] = (gp, C, mean, np.maximum(var - u * u, 1e-12), V, believed)
+    return picks

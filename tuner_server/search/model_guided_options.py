@@ -58,6 +58,9 @@ OPTIONS: dict[str, tuple] = {
     "codes_from": Option(int, 48, "observations from which the fitted Gaussian process sees each knob's one-hot "
                                   "code beside its coordinate (a knob as a category as well as a value; 0: from the "
                                   "start, `gp_until` or more: never)", minimum=0),
+    "joint_until": Option(int, 48, "observations until which every acquisition slot goes to the two GPs' expected "
+                                   "improvements together (the fitted GP's and the smooth GP's, each over its largest, "
+                                   "summed; 0: never)", minimum=0),
     "gp_targets": Option(str, "log", "what the Gaussian process models: the logarithms of runtimes or runtimes",
                          choices=("runtime", "log")),
     "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_until` observations on, picked by "
