@@ -10,12 +10,13 @@ where UNSEEN names the eight spaces of ../2026-11-27-search_efficiency-unseen-20
 synth-smooth-7k11-s31,synth-basins-11k12-s32,synth-needle-9k11-s33,synth-needle-14k12-s34,
 synth-invalid-10k11-s35,synth-noisy-8k10-s36,synth-noisy-12k13-s37,synth-basins-6k10-s38 (one comma-separated word).
 
-The variants' runs in this folder predate the option `codes_from`: add "codes_from": 128 to --options to reproduce
-them with a later strategy.
+The variants' runs in this folder predate the options `codes_from` and `joint_until`: add "codes_from": 128,
+"joint_until": 0 to --options to reproduce them with a later strategy.
 
 Variants (experiments, not strategy options):
 - pure_gp: the fitted GP fills every acquisition slot while the job is young (with options sweep 0, epsilon 0 and
-  gp_kernel/gp_targets/min_train, a BO-like search inside the model strategy);
+  gp_kernel/gp_targets/min_train, a BO-like search inside the model strategy); with PURE_UNTIL, only while the job
+  has fewer observations than that;
 - dimprior: the length scales' prior centre is PRIOR_SCALE * sqrt(knobs) instead of 0.5;
 - jointei / jointei_pareto: the fitted GP's slots are picked by the mean of its EI and the fixed-kernel GP's EI (each
   over its largest value), or by the better of their two ranks, with one believer batch under both; only while the
@@ -34,7 +35,14 @@ Variants (experiments, not strategy options):
   credit is instead log(the job's best runtime when it was proposed / its runtime), at least 0, the temperature
   0.005, and BO's share starts at RACE_PRIOR (the logistic is shifted by the prior's log-odds);
 - tiedcodes: once the fitted GP sees the one-hot codes (option `codes_from`), a knob's code columns share one length
-  scale (fitted as one).
+  scale (fitted as one);
+- mcmc: the fitted GP's slots are picked by expected improvement averaged over its MAP kernel and MCMC_S (4)
+  elliptical-slice samples of the length scales and noise under gp_fit's priors, every MCMC_THIN-th (3) step from the
+  MAP, while the job has fewer than MCMC_UNTIL observations (../2026-11-27-rank-tests/).
+
+Since the option `joint_until` (2026-11-27) the strategy itself gives every slot of its first 48 observations to the
+joint EI: `VARIANT=pure_gp,jointei PURE_UNTIL=48 JOINT_UNTIL=48` reproduces it seed for seed (checked on nine runs),
+and the variants above run on top of it unless given `"joint_until": 0` in --options.
 """
 import os
 import sys
@@ -62,10 +70,11 @@ Portfolio, ModelGuided = portfolio.Portfolio, model_guided.ModelGuided
 
 
 def pure_gp() -> None:
-    shares = Portfolio.shares
+    shares, until = Portfolio.shares, int(os.environ.get("PURE_UNTIL", "1000000"))
 
     def only_gp(self, observed):
-        return {"gp": 1.0, "smooth": 0.0} if observed < self.options["gp_until"] else shares(self, observed)
+        young = observed < min(self.options["gp_until"], until)
+        return {"gp": 1.0, "smooth": 0.0} if young else shares(self, observed)
     Portfolio.shares = only_gp
 
 
@@ -78,14 +87,17 @@ def dimprior() -> None:
     portfolio.fit_hyperparameters = scaled
 
 
-def joint_ei_batch(gps: list[GaussianProcess], C: np.ndarray, n: int, xi: float, pareto: bool) -> list[int]:
-    """Rows of C picked one at a time by the GPs' EIs together, each GP believing the picks (kriging believer)."""
-    states = [[gp, *gp.posterior(C), []] for gp in gps]  # gp, mean, var, V, believed
+def joint_ei_batch(gps: list[GaussianProcess], C: np.ndarray | list[np.ndarray], n: int, xi: float,
+                   pareto: bool) -> list[int]:
+    """Rows of C picked one at a time by the GPs' EIs together, each GP believing the picks (kriging believer); C
+    may be one matrix per GP (the same candidates as each GP sees them)."""
+    frames = C if isinstance(C, list) else [C] * len(gps)
+    states = [[gp, *gp.posterior(F), [], F] for gp, F in zip(gps, frames, strict=True)]  # ..., believed, frame
     picks: list[int] = []
     scale = None
-    for _ in range(min(n, len(C))):
+    for _ in range(min(n, len(frames[0]))):
         eis = [expected_improvement(gp.z.min() - xi - mean, np.sqrt(np.maximum(var, 1e-12)))
-               for gp, mean, var, _, _ in states]
+               for gp, mean, var, _, _, _ in states]
         scale = scale or [max(float(e.max()), 1e-300) for e in eis]
         if pareto:
             ranks = [np.argsort(np.argsort(-e)) for e in eis]
@@ -96,8 +108,8 @@ def joint_ei_batch(gps: list[GaussianProcess], C: np.ndarray, n: int, xi: float,
         j = int(np.argmax(value))
         picks.append(j)
         for state in states:
-            gp, _, var, V, believed = state
-            cov = gp._kernel(C, C[j:j + 1])[:, 0] - V.T @ V[:, j]
+            gp, _, var, V, believed, F = state
+            cov = gp._kernel(F, F[j:j + 1])[:, 0] - V.T @ V[:, j]
             for u in believed:
                 cov -= u * u[j]
             u = cov / np.sqrt(max(var[j], 1e-12))
@@ -118,15 +130,18 @@ def jointei(pareto: bool) -> None:
         k = round(shares["gp"] * slots)
         if self._gp is None or slots <= 0 or k <= 0:
             return out
+        codes = self._sees_codes(len(observations))
         candidates, C = self._candidates(skip | {portfolio.config_id(c) for c in out}, pool,
-                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)), False)
+                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)), codes)
         if len(candidates) <= k:
             return out + candidates
         if len(observations) >= until:
             return out + [candidates[j] for j in self._gp.ei_batch(C, k, portfolio.XI)]
         X, y = self._points(observations, self.options["gp_points"], False)
         fixed = GaussianProcess(X, y, self.options["gp_lengthscale"])
-        return out + [candidates[j] for j in joint_ei_batch([self._gp, fixed], C, k, portfolio.XI, pareto)]
+        plain = self.coords.points(candidates) if codes else C  # the fixed kernel sees coordinates only
+        return out + [candidates[j] for j in joint_ei_batch([self._gp, fixed], [C, plain], k, portfolio.XI,
+                                                            pareto)]
     Portfolio._picks = picks
 
 
@@ -341,10 +356,117 @@ def tied_fit(X, z, start, group):
     return gp_fit.Hyperparameters.unpacked(expand(theta))
 
 
+def hyper_samples(X, z, h, count, thin, rng):
+    """`count` elliptical-slice samples (every `thin`-th step from the MAP `h`) of the log length scales and log noise
+    under gp_fit's log-normal priors and the marginal likelihood, the amplitude held at its MAP value."""
+    d = len(h.lengthscales)
+    mean = np.concatenate([np.full(d, np.log(gp_fit.PRIOR_LENGTHSCALE)), [np.log(gp_fit.PRIOR_NOISE)]])
+    spread = np.concatenate([np.full(d, gp_fit.PRIOR_LOG_SD), [gp_fit.PRIOR_NOISE_LOG_SD]])
+    bounds = gp_fit._bounds(d)
+    lo = np.array([b[0] for i, b in enumerate(bounds) if i != d])
+    hi = np.array([b[1] for i, b in enumerate(bounds) if i != d])
+
+    def loglik(v):
+        theta = mean + v
+        if np.any(theta < lo) or np.any(theta > hi):
+            return -np.inf
+        K = h.amplitude * matern32(X, X, np.exp(theta[:d])) + np.exp(theta[d]) * np.eye(len(X))
+        try:
+            factor = cho_factor(K, lower=True)
+        except np.linalg.LinAlgError:
+            return -np.inf
+        return float(-0.5 * z @ cho_solve(factor, z) - np.log(np.diag(factor[0])).sum())
+
+    f = np.concatenate([np.log(h.lengthscales), [np.log(h.noise)]]) - mean
+    here, out = loglik(f), []
+    for step in range(count * thin):
+        nu = rng.normal(0.0, spread)
+        level = here + np.log(rng.random())
+        angle = rng.uniform(0, 2 * np.pi)
+        low, high = angle - 2 * np.pi, angle
+        for _ in range(60):
+            proposal = f * np.cos(angle) + nu * np.sin(angle)
+            value = loglik(proposal)
+            if value > level:
+                f, here = proposal, value
+                break
+            low, high = (angle, high) if angle < 0 else (low, angle)
+            angle = rng.uniform(low, high)
+        if (step + 1) % thin == 0:
+            theta = mean + f
+            out.append(gp_fit.Hyperparameters(np.exp(theta[:d]), h.amplitude, float(np.exp(theta[d]))))
+    return out
+
+
+def mean_ei_batch(gps, C, n, xi):
+    """Rows of C picked one at a time by the mean of the GPs' EIs, each GP believing the picks (kriging believer)."""
+    states = [[gp, *gp.posterior(C), []] for gp in gps]
+    picks: list[int] = []
+    for _ in range(min(n, len(C))):
+        value = sum(expected_improvement(gp.z.min() - xi - mean, np.sqrt(np.maximum(var, 1e-12)))
+                    for gp, mean, var, _, _ in states)
+        value[picks] = -np.inf
+        j = int(np.argmax(value))
+        picks.append(j)
+        for state in states:
+            gp, _, var, V, believed = state
+            cov = gp._kernel(C, C[j:j + 1])[:, 0] - V.T @ V[:, j]
+            for u in believed:
+                cov -= u * u[j]
+            u = cov / np.sqrt(max(var[j], 1e-12))
+            believed.append(u)
+            state[2] = np.maximum(var - u * u, 1e-12)
+    return picks
+
+
+def mcmc() -> None:
+    """The fitted GP's slots are picked by EI averaged over the MAP kernel and MCMC_S elliptical-slice samples of its
+    hyperparameters (every MCMC_THIN-th step), while the job has fewer than MCMC_UNTIL observations."""
+    count, thin = int(os.environ.get("MCMC_S", "4")), int(os.environ.get("MCMC_THIN", "3"))
+    until = int(os.environ.get("MCMC_UNTIL", "1000000"))
+    fit = Portfolio._fit
+
+    def sampled(self, observations):
+        before = self._gp
+        fit(self, observations)
+        gp, h = self._gp, self._hyper
+        if gp is before:
+            return
+        self._samples = []
+        if gp is None or h is None or self.options["gp_kernel"] != "fitted" or len(observations) >= until \
+                or len(gp.z) < 3:
+            return
+        rng = np.random.default_rng([len(observations), 5])
+        y = gp.z * gp.sd + gp.mu
+        for s in hyper_samples(gp.X, gp.z, h, count, thin, rng):
+            try:
+                self._samples.append(GaussianProcess(gp.X, y, s.lengthscales, s.amplitude, s.noise))
+            except np.linalg.LinAlgError:
+                pass
+
+    def picks(self, observations, slots, seen, taken, pool):
+        self._fit(observations)
+        shares = self.shares(len(observations))
+        skip = seen | {portfolio.config_id(c) for c in taken}
+        out = self._smooth_picks(observations, round(shares["smooth"] * max(slots, 0)), skip, pool,
+                                 shares["smooth"] > 0)
+        k = round(shares["gp"] * slots)
+        if self._gp is None or slots <= 0 or k <= 0:
+            return out
+        codes = self._sees_codes(len(observations))
+        candidates, C = self._candidates(skip | {portfolio.config_id(c) for c in out}, pool,
+                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)), codes)
+        if len(candidates) <= k:
+            return out + candidates
+        gps = [self._gp] + getattr(self, "_samples", [])
+        return out + [candidates[j] for j in mean_ei_batch(gps, C, k, portfolio.XI)]
+    Portfolio._fit, Portfolio._picks = sampled, picks
+
+
 PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(False),
            "jointei_pareto": lambda: jointei(True), "unitcube": unitcube, "crossover": crossover,
            "sumkernel": sumkernel, "looselect": looselect, "lateeps": lateeps,
-           "race": race, "tiedcodes": tiedcodes}
+           "race": race, "tiedcodes": tiedcodes, "mcmc": mcmc}
 
 if __name__ == "__main__":
     if "ONEHOT_SCALE" in os.environ:  # the height of the one-hot codes the fitted GP sees from `codes_from` on
