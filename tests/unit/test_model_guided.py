@@ -13,6 +13,7 @@ from tuner_server.cost_model.featurize import KnobFeatures
 from tuner_server.replay import ReplayTable, run_strategy, table_from_trials
 from tuner_server.search import STRATEGIES, Observation, StrategyContext, TransferTrial, make_strategy
 from tuner_server.search.knob_walk import hamming, pick_diverse, space_filling
+from tuner_server.search.model_guided_options import JOINT_UNTIL
 from tuner_server.synthetic_spaces import SyntheticSpec, synthetic_table
 
 KNOBS = {"tile": (4, 8, 16, 32, 64), "unroll": (1, 2, 4, 8), "order": ("ij", "ji"), "vec": (1, 2, 4)}
@@ -126,6 +127,16 @@ def test_transfer_from_another_table_finds_the_optimum_sooner():
         (warm, cold)
     no_transfer = run_strategy(TABLE, "model", 12, seed=0, batch=4, options={"transfer": False}, transfer=transfer)
     assert [o.config for o in no_transfer] == [o.config for o in run_strategy(TABLE, "model", 12, seed=0, batch=4)]
+
+
+def test_a_job_with_a_transfer_model_keeps_the_trust_shares_from_the_first_batch():
+    other = toy_table(best_tile=32, name="other")
+    transfer = [TransferTrial("other", o.config, o.median_s, o.status) for o in other.results.values()]
+    warm = make_strategy("model", StrategyContext(TABLE.space, seed=0, transfer=transfer))
+    cold = make_strategy("model", StrategyContext(TABLE.space, seed=0))
+    assert warm.options["joint_until"] == 0 and cold.options["joint_until"] == JOINT_UNTIL == 48
+    told = make_strategy("model", StrategyContext(TABLE.space, seed=0, transfer=transfer, options={"joint_until": 16}))
+    assert told.options["joint_until"] == 16  # said explicitly: kept
 
 
 def test_patience_stops_proposing():

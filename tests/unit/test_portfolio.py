@@ -16,7 +16,7 @@ from tuner_server.search.base import Observation, parse_options
 from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, joint_ei_batch
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
-from tuner_server.search.model_guided_options import OPTIONS
+from tuner_server.search.model_guided_options import JOINT_UNTIL, OPTIONS
 from tuner_server.search.portfolio import Portfolio, rank_correlation
 from tuner_server.synthetic_spaces import SyntheticSpec, synthetic_table
 
@@ -35,8 +35,10 @@ def rough(c: dict) -> float:
 
 
 def portfolio(**options) -> tuple[Portfolio, set[tuple]]:
+    """A portfolio with the model-guided strategy's options as a job without a transfer model resolves them."""
     rng, seen = random.Random(0), set()
-    return Portfolio(SPACE, parse_options(OPTIONS, options), rng, UnseenDraws(SPACE, seen, rng)), seen
+    resolved = parse_options(OPTIONS, {"joint_until": JOINT_UNTIL} | options)
+    return Portfolio(SPACE, resolved, rng, UnseenDraws(SPACE, seen, rng)), seen
 
 
 def trust_after_batches(runtime, ensemble_scores, batches: int = 6) -> Portfolio:

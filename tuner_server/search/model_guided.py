@@ -16,19 +16,18 @@ Each `propose(n)`:
 3. otherwise scores candidates: every unseen config when the space is listed and the featurizer is cheap (knob
    values), else a pool explored by annealing chains from the best configs known (measured or predicted), one knob
    at a time, topped up with random configs never looked at (coverage);
-4. fills the batch: once `stall` observations in a row found nothing faster (off by default), an `explore` share
-   goes to the best by acquisition of a random draw of configs at least `basin_distance` knobs from every basin
-   best; a `sweep` share goes to unmeasured one-knob neighbours of the best configs of up to `basins` distinct
-   basins (`tuner_server.search.basins`: configs at least `basin_distance` knobs apart, by default half the
-   knobs), taken round-robin so no basin is deepened alone; before `joint_until` observations the rest goes to
-   the expected improvements of the portfolio's two Gaussian processes together, and after that, while the job
-   has fewer than `gp_until` observations, a share of the rest goes to a Gaussian process on knob coordinates
+4. fills the batch: once `stall` observations in a row found nothing faster (off by default), an `explore` share goes
+   to the best by acquisition of a random draw of configs at least `basin_distance` knobs from every basin best; a
+   `sweep` share goes to unmeasured one-knob neighbours of the best configs of up to `basins` distinct basins
+   (`tuner_server.search.basins`: configs at least `basin_distance` knobs apart, by default half the knobs), taken
+   round-robin so no basin is deepened alone; before `joint_until` observations (48 without a transfer model) the
+   rest goes to the expected improvements of the portfolio's two Gaussian processes together, and after that, while
+   the job has fewer than `gp_until` observations, a share of the rest goes to a Gaussian process on knob coordinates
    (expected improvement, `tuner_server.search.portfolio`: the surrogate that finds good configs from a few dozen
-   observations, where the ensemble is weak), the share following how well each surrogate ranked the latest
-   measured batches, and after that at least a `smooth` share to a smooth GP (the BO reference's: a model of the
-   whole space); the rest to the best candidates by the ensemble's acquisition, no two closer than
-   `min_distance` knobs, each slot a random unseen config with probability `epsilon`. Nothing proposed or
-   observed is ever proposed again.
+   observations, where the ensemble is weak), the share following how well each surrogate ranked the latest measured
+   batches, and after that at least a `smooth` share to a smooth GP (the BO reference's: a model of the whole space);
+   the rest to the best candidates by the ensemble's acquisition, no two closer than `min_distance` knobs, each slot
+   a random unseen config with probability `epsilon`. Nothing proposed or observed is ever proposed again.
 
 Features (`own_features`): lowered-IR features when the workload and target are known (what carries one workload's
 trials over to another's, and on the recorded GPU GEMM tables what the job's own models learn fastest from), else
@@ -68,7 +67,7 @@ from tuner_server.search.base import (
 from tuner_server.search.basins import Neighbourhoods, basin_bests
 from tuner_server.search.knob_walk import anneal, config_id, hamming, mutate, pick_diverse, space_filling
 from tuner_server.search.listing import ListedScores, UnseenDraws
-from tuner_server.search.model_guided_options import LIMITS, OPTIONS
+from tuner_server.search.model_guided_options import JOINT_UNTIL, LIMITS, OPTIONS
 from tuner_server.search.portfolio import Portfolio
 
 EXPLORE_GROWTH = 0.25  # annealing explores the pool again when the job's trials grew by this fraction
@@ -97,6 +96,8 @@ class ModelGuided:
         for name, default in LIMITS[self.cheap].items():
             if o[name] is None:
                 o[name] = default
+        if o["joint_until"] is None:  # a transferred model ranks well from the first batch: it keeps its slots
+            o["joint_until"] = 0 if transferring else JOINT_UNTIL
         if o["basin_distance"] is None:
             o["basin_distance"] = max(2, len(context.space.knobs) // 2)
         self._seen: set[tuple] = set()  # config ids proposed or observed

@@ -58,9 +58,10 @@ OPTIONS: dict[str, tuple] = {
     "codes_from": Option(int, 48, "observations from which the fitted Gaussian process sees each knob's one-hot "
                                   "code beside its coordinate (a knob as a category as well as a value; 0: from the "
                                   "start, `gp_until` or more: never)", minimum=0),
-    "joint_until": Option(int, 48, "observations until which every acquisition slot goes to the two GPs' expected "
-                                   "improvements together (the fitted GP's and the smooth GP's, each over its largest, "
-                                   "summed; 0: never)", minimum=0),
+    "joint_until": Option(int, None, "observations until which every acquisition slot goes to the two GPs' expected "
+                                     "improvements together (the fitted GP's and the smooth GP's, each over its "
+                                     "largest, summed; 0: never; None: 48 for a job without a transfer model, 0 for "
+                                     "one with it, whose ensemble ranks well from the first batch)", minimum=0),
     "gp_targets": Option(str, "log", "what the Gaussian process models: the logarithms of runtimes or runtimes",
                          choices=("runtime", "log")),
     "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_until` observations on, picked by "
@@ -81,6 +82,7 @@ OPTIONS: dict[str, tuple] = {
     "trust_temperature": Option(float, 1.0, "GP share = logistic((trust of GP - trust of ensemble) / this): how "
                                             "sharply the better-predicting surrogate takes the slots", minimum=1e-3),
 }
+JOINT_UNTIL = 48  # `joint_until` of a job without a transfer model
 LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
     True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4, "refit_growth": 0.0},
     False: {"members": 2, "feature_budget": 16, "pool_size": 4096, "anchors": 0, "refit_growth": 0.2},

@@ -56,17 +56,18 @@ to 32 (8k needle: 7 of 20 seeds within 5 %, GA 6, before 2; 10k needle 257 -> 23
 recorded tables were unchanged, and no space was lost; basins 11k (205.5 -> 273) and the 12k and 15k needles
 (105.5 -> 121, 154 -> 178) paid for it, still within the bar on the needles.
 
-Before `joint_until` observations (48) the shares are not split: every acquisition slot goes to the two GPs together
-(`gaussian_process.joint_ei_batch`). Each candidate's expected improvement under the fitted GP and under the smooth
-GP, each over its largest at the round's first pick, are summed, and both GPs believe every pick. The fitted kernel
-knows which knobs matter; the smooth one sees the bowl of the whole space, which is what BO finds first on many
-basins; the sum takes what either calls promising. At 40 seeds on the 41 spaces of benchmarks/search_efficiency.py
-(benchmarks/results/2026-11-27-rank-tests/), the spaces where the model strategy was slower than GA or BO by a
-one-sided rank test (p < 0.05) went from 4 to 2, none left after Holm's correction (noisy 10k had been); it was
-faster than both on 20 (before 17); basins 11k went 240.5 -> 115 measurements (BO 83.5) and the 10k needle 224 -> 190
-(BO 222); the medians' bar held on 31 spaces, as before. Invalid 9k paid (57 -> 68; BO 280.5), and CPU matmul
-384x192x256 went 18 -> 24.5 (BO 19; p = 0.10 against the strategy before). Joint EI only in the GP's share of the
-slots, or in every slot until `gp_until`, had moved losses between spaces instead (20 seeds).
+Before `joint_until` observations the shares are not split: every acquisition slot goes to the two GPs together
+(`gaussian_process.joint_ei_batch`). That is 48 for a job that starts from nothing; a job with a transfer model (the
+device class's) gets none, since its ensemble ranks well from the first batch and should keep the slots it earns. Each
+candidate's expected improvement under the fitted GP and under the smooth GP, each over its largest at the round's first
+pick, are summed, and both GPs believe every pick. The fitted kernel knows which knobs matter; the smooth one sees the
+bowl of the whole space, which is what BO finds first on many basins; the sum takes what either calls promising. At 40
+seeds on the 41 spaces of benchmarks/search_efficiency.py (benchmarks/results/2026-11-27-rank-tests/), the spaces where
+the model strategy was slower than GA or BO by a one-sided rank test (p < 0.05) went from 4 to 2, none left after Holm's
+correction (noisy 10k had been); it was faster than both on 20 (before 17); basins 11k went 240.5 -> 115 measurements
+(BO 83.5) and the 10k needle 224 -> 190 (BO 222); the medians' bar held on 31 spaces, as before. Invalid 9k paid (57 ->
+68; BO 280.5), and CPU matmul 384x192x256 went 18 -> 24.5 (BO 19; p = 0.10 against the strategy before). Joint EI only
+in the GP's share of the slots, or in every slot until `gp_until`, had moved losses between spaces instead (20 seeds).
 """
 from __future__ import annotations
 
