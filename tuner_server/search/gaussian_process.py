@@ -9,6 +9,7 @@ are normalised to mean 0 and spread 1; lower is better (runtimes, or their logar
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
@@ -107,11 +108,12 @@ class GaussianProcess:
         return joint_ei_batch([self], [C], n, xi)
 
 
-def joint_ei_batch(gps: list[GaussianProcess], frames: list[np.ndarray], n: int, xi: float) -> list[int]:
+def joint_ei_batch(gps: list[GaussianProcess], frames: list[np.ndarray], n: int, xi: float,
+                   combine: Callable[[list[np.ndarray]], np.ndarray] | None = None) -> list[int]:
     """Rows of the candidates picked one after another by the GPs' expected improvements together (`ei_batch` with
     one GP): each GP's EI over its largest at the first pick, summed, so that two models of different targets
-    (runtimes and their logarithms, say) weigh alike; `frames` holds the same candidates as each GP sees them. Every
-    GP believes each pick (kriging believer)."""
+    (runtimes and their logarithms, say) weigh alike, or `combine` of the GPs' EIs; `frames` holds the same
+    candidates as each GP sees them. Every GP believes each pick (kriging believer)."""
     states = []  # per GP: its mean, variance, V and the covariance each believed pick removed
     for gp, C in zip(gps, frames, strict=True):
         mean, var, V = gp.posterior(C)
@@ -122,9 +124,12 @@ def joint_ei_batch(gps: list[GaussianProcess], frames: list[np.ndarray], n: int,
     for _ in range(min(n, count)):
         eis = [expected_improvement(gp.z.min() - xi - mean, np.sqrt(np.maximum(var, 1e-12)))
                for gp, _, mean, var, _, _ in states]
-        if scales is None:  # one GP: its EI as it is (no rescaled ties)
-            scales = [1.0] if len(eis) == 1 else [max(float(ei.max()), 1e-300) for ei in eis]
-        value = eis[0] / scales[0] if len(eis) == 1 else sum(ei / scale for ei, scale in zip(eis, scales, strict=True))
+        if combine is not None:
+            value = combine(eis)
+        else:
+            if scales is None:  # one GP: its EI as it is (no rescaled ties)
+                scales = [1.0] if len(eis) == 1 else [max(float(ei.max()), 1e-300) for ei in eis]
+            value = eis[0] / scales[0] if len(eis) == 1 else sum(ei / sc for ei, sc in zip(eis, scales, strict=True))
         value[picks] = -np.inf
         j = int(np.argmax(value))
         picks.append(j)

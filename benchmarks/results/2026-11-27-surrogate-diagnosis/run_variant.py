@@ -38,7 +38,8 @@ Variants (experiments, not strategy options):
   scale (fitted as one);
 - mcmc: the fitted GP's slots are picked by expected improvement averaged over its MAP kernel and MCMC_S (4)
   elliptical-slice samples of the length scales and noise under gp_fit's priors, every MCMC_THIN-th (3) step from the
-  MAP, while the job has fewer than MCMC_UNTIL observations (../2026-11-27-rank-tests/).
+  MAP, while the job has fewer than MCMC_UNTIL observations (../2026-11-27-rank-tests/);
+- jointnosweep: no one-knob sweeps while the joint rounds last (`joint_until`).
 
 Since the option `joint_until` (2026-11-27) the strategy itself gives every slot of its first 48 observations to the
 joint EI: `VARIANT=pure_gp,jointei PURE_UNTIL=48 JOINT_UNTIL=48` reproduces it seed for seed (checked on nine runs),
@@ -53,10 +54,10 @@ from scipy.linalg import cho_factor, cho_solve
 sys.path[:0] = ["benchmarks", "."]  # run from the repository root
 import search_efficiency  # noqa: E402
 
+import tuner_server.search.gaussian_process as gaussian_process  # noqa: E402
 import tuner_server.search.gp_fit as gp_fit  # noqa: E402
 import tuner_server.search.model_guided as model_guided  # noqa: E402
 import tuner_server.search.portfolio as portfolio  # noqa: E402
-from tuner_server.search.acquisition import expected_improvement  # noqa: E402
 from tuner_server.search.gaussian_process import (  # noqa: E402
     GaussianProcess,
     KnobCoordinates,
@@ -87,35 +88,17 @@ def dimprior() -> None:
     portfolio.fit_hyperparameters = scaled
 
 
+def pareto_ranks(eis: list[np.ndarray]) -> np.ndarray:
+    """The better of the GPs' EI ranks (ties broken by their sum): the Pareto form of joint EI."""
+    ranks = [np.argsort(np.argsort(-e)) for e in eis]
+    return -np.minimum.reduce(ranks).astype(float) - 1e-3 * sum(ranks)
+
+
 def joint_ei_batch(gps: list[GaussianProcess], C: np.ndarray | list[np.ndarray], n: int, xi: float,
                    pareto: bool) -> list[int]:
-    """Rows of C picked one at a time by the GPs' EIs together, each GP believing the picks (kriging believer); C
-    may be one matrix per GP (the same candidates as each GP sees them)."""
+    """gaussian_process.joint_ei_batch, or its Pareto form; C may be one matrix for every GP."""
     frames = C if isinstance(C, list) else [C] * len(gps)
-    states = [[gp, *gp.posterior(F), [], F] for gp, F in zip(gps, frames, strict=True)]  # ..., believed, frame
-    picks: list[int] = []
-    scale = None
-    for _ in range(min(n, len(frames[0]))):
-        eis = [expected_improvement(gp.z.min() - xi - mean, np.sqrt(np.maximum(var, 1e-12)))
-               for gp, mean, var, _, _, _ in states]
-        scale = scale or [max(float(e.max()), 1e-300) for e in eis]
-        if pareto:
-            ranks = [np.argsort(np.argsort(-e)) for e in eis]
-            value = -np.minimum.reduce(ranks).astype(float) - 1e-3 * sum(ranks)
-        else:
-            value = sum(e / s for e, s in zip(eis, scale, strict=True))
-        value[picks] = -np.inf
-        j = int(np.argmax(value))
-        picks.append(j)
-        for state in states:
-            gp, _, var, V, believed, F = state
-            cov = gp._kernel(F, F[j:j + 1])[:, 0] - V.T @ V[:, j]
-            for u in believed:
-                cov -= u * u[j]
-            u = cov / np.sqrt(max(var[j], 1e-12))
-            believed.append(u)
-            state[2] = np.maximum(var - u * u, 1e-12)
-    return picks
+    return gaussian_process.joint_ei_batch(gps, frames, n, xi, pareto_ranks if pareto else None)
 
 
 def jointei(pareto: bool) -> None:
@@ -400,23 +383,7 @@ def hyper_samples(X, z, h, count, thin, rng):
 
 def mean_ei_batch(gps, C, n, xi):
     """Rows of C picked one at a time by the mean of the GPs' EIs, each GP believing the picks (kriging believer)."""
-    states = [[gp, *gp.posterior(C), []] for gp in gps]
-    picks: list[int] = []
-    for _ in range(min(n, len(C))):
-        value = sum(expected_improvement(gp.z.min() - xi - mean, np.sqrt(np.maximum(var, 1e-12)))
-                    for gp, mean, var, _, _ in states)
-        value[picks] = -np.inf
-        j = int(np.argmax(value))
-        picks.append(j)
-        for state in states:
-            gp, _, var, V, believed = state
-            cov = gp._kernel(C, C[j:j + 1])[:, 0] - V.T @ V[:, j]
-            for u in believed:
-                cov -= u * u[j]
-            u = cov / np.sqrt(max(var[j], 1e-12))
-            believed.append(u)
-            state[2] = np.maximum(var - u * u, 1e-12)
-    return picks
+    return gaussian_process.joint_ei_batch(gps, [C] * len(gps), n, xi, lambda eis: sum(eis))
 
 
 def mcmc() -> None:
@@ -463,10 +430,20 @@ def mcmc() -> None:
     Portfolio._fit, Portfolio._picks = sampled, picks
 
 
+def jointnosweep() -> None:
+    """No one-knob sweeps while the joint rounds last (`joint_until`): every slot but random ones to the joint EI."""
+    sweeps = ModelGuided._sweeps
+
+    def later(self, model, slots, budget):
+        return [] if len(self._own) < self.options["joint_until"] else sweeps(self, model, slots, budget)
+    ModelGuided._sweeps = later
+
+
 PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(False),
            "jointei_pareto": lambda: jointei(True), "unitcube": unitcube, "crossover": crossover,
            "sumkernel": sumkernel, "looselect": looselect, "lateeps": lateeps,
-           "race": race, "tiedcodes": tiedcodes, "mcmc": mcmc}
+           "race": race, "tiedcodes": tiedcodes, "mcmc": mcmc,
+           "jointnosweep": jointnosweep}
 
 if __name__ == "__main__":
     if "ONEHOT_SCALE" in os.environ:  # the height of the one-hot codes the fitted GP sees from `codes_from` on
