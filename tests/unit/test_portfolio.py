@@ -299,3 +299,4 @@ def test_joint_expected_improvement_of_one_gp_is_its_own_and_two_gps_each_get_th
     assert joint_ei_batch([a, a], [C, C], 6, 0.01) == a.ei_batch(C, 6, 0.01)  # a model twice: the same picks
     picks = joint_ei_batch([a, b], [C, C], 2, 0.01)
     assert set(picks) == {a.ei_batch(C, 1, 0.01)[0], b.ei_batch(C, 1, 0.01)[0]}  # each believes the other's pick
+    assert joint_ei_batch([a, b], [C, C], 4, 0.01, lambda eis: eis[1]) == b.ei_batch(C, 4, 0.01)  # told how to combine
