@@ -147,12 +147,13 @@ class Portfolio:
 
     # ---- trust ------------------------------------------------------------------------------------------------
     def shares(self, observed: int) -> dict[str, float]:
-        """Share of the acquisition's slots each GP fills after `observed` observations: a softmax of the trusts
-        over the surrogates in play (the fitted GP before `gp_until`; the smooth GP before it when `smooth_trust`,
-        after it when `smooth` > 0, then with at least that share); the ensemble fills the rest."""
+        """Share of the acquisition's slots each GP fills after `observed` observations: every slot to the fitted GP
+        before `joint_until` (picked jointly with the smooth one, `_picks`); else a softmax of the trusts over the
+        surrogates in play (the fitted GP before `gp_until`; the smooth GP before it when `smooth_trust`, after it
+        when `smooth` > 0, then with at least that share); the ensemble fills the rest."""
         early = observed < self.options["gp_until"]
         if early and observed < self.options["joint_until"]:
-            return {"gp": 1.0, "smooth": 0.0}  # every slot to the joint expected improvement (`_picks`)
+            return {"gp": 1.0, "smooth": 0.0}
         playing = ["ensemble"] + (["gp"] if early else [])
         if (early and self.options["smooth_trust"]) or (not early and self.options["smooth"] > 0):
             playing.append("smooth")
