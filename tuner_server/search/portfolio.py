@@ -73,7 +73,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -225,12 +225,24 @@ class Portfolio:
                                          self._scorable(self.options["gp_candidates"], len(self._gp.X)), codes)
         if len(candidates) <= k:
             return out + candidates
+        return out + [candidates[j] for j in self._gp_batch(observations, candidates, C, codes, k)]
+
+    def _gp_batch(self, observations: list[Observation], candidates: list[dict], C: np.ndarray, codes: bool,
+                  k: int) -> list[int]:
+        """Which k of the candidates (points C, with the one-hot codes when `codes`) the fitted GP picks: by its
+        expected improvement, or before `joint_until` observations by the joint one with the smooth GP."""
         if len(observations) >= self.options["joint_until"]:
-            return out + [candidates[j] for j in self._gp.ei_batch(C, k, XI)]
-        X, y = self._points(observations, self.options["gp_points"], False)  # the BO reference's GP beside it
+            return self._gp.ei_batch(C, k, XI)
+        return self._joint_batch(observations, candidates, C, codes, k)
+
+    def _joint_batch(self, observations: list[Observation], candidates: list[dict], C: np.ndarray, codes: bool,
+                     k: int, combine: Callable[[list[np.ndarray]], np.ndarray] | None = None) -> list[int]:
+        """k candidates by the fitted and the smooth GP's expected improvements together (`joint_ei_batch`, with its
+        `combine`); the smooth GP, the BO reference's, is fitted on the same observations and sees coordinates only."""
+        X, y = self._points(observations, self.options["gp_points"], False)
         smooth = GaussianProcess(X, y, self.options["gp_lengthscale"])
         plain = self.coords.points(candidates) if codes else C
-        return out + [candidates[j] for j in joint_ei_batch([self._gp, smooth], [C, plain], k, XI)]
+        return joint_ei_batch([self._gp, smooth], [C, plain], k, XI, combine)
 
     def _smooth_picks(self, observations: list[Observation], k: int, skip: set[tuple], pool: Iterable[dict],
                       playing: bool) -> list[dict]:

@@ -94,38 +94,14 @@ def pareto_ranks(eis: list[np.ndarray]) -> np.ndarray:
     return -np.minimum.reduce(ranks).astype(float) - 1e-3 * sum(ranks)
 
 
-def joint_ei_batch(gps: list[GaussianProcess], C: np.ndarray | list[np.ndarray], n: int, xi: float,
-                   pareto: bool) -> list[int]:
-    """gaussian_process.joint_ei_batch, or its Pareto form; C may be one matrix for every GP."""
-    frames = C if isinstance(C, list) else [C] * len(gps)
-    return gaussian_process.joint_ei_batch(gps, frames, n, xi, pareto_ranks if pareto else None)
-
-
 def jointei(pareto: bool) -> None:
     until = int(os.environ.get("JOINT_UNTIL", "1000000"))
 
-    def picks(self, observations, slots, seen, taken, pool):
-        self._fit(observations)
-        shares = self.shares(len(observations))
-        skip = seen | {portfolio.config_id(c) for c in taken}
-        out = self._smooth_picks(observations, round(shares["smooth"] * max(slots, 0)), skip, pool,
-                                 shares["smooth"] > 0)
-        k = round(shares["gp"] * slots)
-        if self._gp is None or slots <= 0 or k <= 0:
-            return out
-        codes = self._sees_codes(len(observations))
-        candidates, C = self._candidates(skip | {portfolio.config_id(c) for c in out}, pool,
-                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)), codes)
-        if len(candidates) <= k:
-            return out + candidates
+    def batch(self, observations, candidates, C, codes, k):
         if len(observations) >= until:
-            return out + [candidates[j] for j in self._gp.ei_batch(C, k, portfolio.XI)]
-        X, y = self._points(observations, self.options["gp_points"], False)
-        fixed = GaussianProcess(X, y, self.options["gp_lengthscale"])
-        plain = self.coords.points(candidates) if codes else C  # the fixed kernel sees coordinates only
-        return out + [candidates[j] for j in joint_ei_batch([self._gp, fixed], [C, plain], k, portfolio.XI,
-                                                            pareto)]
-    Portfolio._picks = picks
+            return self._gp.ei_batch(C, k, portfolio.XI)
+        return self._joint_batch(observations, candidates, C, codes, k, pareto_ranks if pareto else None)
+    Portfolio._gp_batch = batch
 
 
 def unitcube() -> None:
@@ -381,11 +357,6 @@ def hyper_samples(X, z, h, count, thin, rng):
     return out
 
 
-def mean_ei_batch(gps, C, n, xi):
-    """Rows of C picked one at a time by the mean of the GPs' EIs, each GP believing the picks (kriging believer)."""
-    return gaussian_process.joint_ei_batch(gps, [C] * len(gps), n, xi, lambda eis: sum(eis))
-
-
 def mcmc() -> None:
     """The fitted GP's slots are picked by EI averaged over the MAP kernel and MCMC_S elliptical-slice samples of its
     hyperparameters (every MCMC_THIN-th step), while the job has fewer than MCMC_UNTIL observations."""
@@ -411,23 +382,10 @@ def mcmc() -> None:
             except np.linalg.LinAlgError:
                 pass
 
-    def picks(self, observations, slots, seen, taken, pool):
-        self._fit(observations)
-        shares = self.shares(len(observations))
-        skip = seen | {portfolio.config_id(c) for c in taken}
-        out = self._smooth_picks(observations, round(shares["smooth"] * max(slots, 0)), skip, pool,
-                                 shares["smooth"] > 0)
-        k = round(shares["gp"] * slots)
-        if self._gp is None or slots <= 0 or k <= 0:
-            return out
-        codes = self._sees_codes(len(observations))
-        candidates, C = self._candidates(skip | {portfolio.config_id(c) for c in out}, pool,
-                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)), codes)
-        if len(candidates) <= k:
-            return out + candidates
+    def batch(self, observations, candidates, C, codes, k):  # the mean of the GPs' EIs, each believing the picks
         gps = [self._gp] + getattr(self, "_samples", [])
-        return out + [candidates[j] for j in mean_ei_batch(gps, C, k, portfolio.XI)]
-    Portfolio._fit, Portfolio._picks = sampled, picks
+        return gaussian_process.joint_ei_batch(gps, [C] * len(gps), k, portfolio.XI, lambda eis: sum(eis))
+    Portfolio._fit, Portfolio._gp_batch = sampled, batch
 
 
 def jointnosweep() -> None:
