@@ -41,10 +41,21 @@ FAST_MEASURE = {"warmup": 1, "min_repeats": 3, "min_time_s": 0.01, "max_time_s":
 MATMUL = {"M": 64, "N": 64, "K": 64, "dtype": "float32"}
 
 
+def free_ports(n: int) -> list[int]:
+    """n distinct free loopback ports: every socket stays bound until all are, since a port just closed may be handed
+    out again (two calls of free_port once gave a tuner the same port for REST and gRPC)."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def base_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -202,7 +213,7 @@ class Farm:
         self.root, self.database_url, self.tracker = root, database_url, tracker
         self.env, self.server_plugins, self.agent_plugins = env, server_plugins, agent_plugins
         self.agent_env = agent_env or {}
-        self.rest_port, self.grpc_port = free_port(), free_port()
+        self.rest_port, self.grpc_port = free_ports(2)
         self.admin_token = "tfa_" + secrets.token_urlsafe(24)
         self.enrolment_token = "tfe_" + secrets.token_urlsafe(24)
         self.admin_token_file = write_secret(root / "secrets" / "admin_token", self.admin_token)

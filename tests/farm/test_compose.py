@@ -53,6 +53,7 @@ from tests.farm.farm_support import (
     Farm,
     base_env,
     free_port,
+    free_ports,
     wait_until,
     write_secret,
 )
@@ -239,8 +240,9 @@ def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, im
     compose_role(pg_cluster, services["db"], secret_files["db_password"].read_text().strip())
     replicas = replica_names(services)
     assert replicas == ["tuner-1", "tuner-2"]
-    replica_ports = {name: {"8080": free_port(), "50051": free_port(), "9090": free_port()} for name in replicas}
-    balancer_ports = {"8080": free_port(), "50051": free_port(), "8404": free_port()}
+    ports = iter(free_ports(3 * len(replicas) + 3))
+    replica_ports = {name: {"8080": next(ports), "50051": next(ports), "9090": next(ports)} for name in replicas}
+    balancer_ports = {"8080": next(ports), "50051": next(ports), "8404": next(ports)}
     addresses = {"db:5432": f"127.0.0.1:{pg_cluster.port}", "tuner:50051": f"127.0.0.1:{balancer_ports['50051']}"}
     volumes = {"tunerdata": user.own(root / "volumes" / "tunerdata"),
                "/tmp": user.own(root / "volumes" / "host-tmp", 0o1777)}  # shared like the host's /tmp
