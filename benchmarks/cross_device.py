@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.search_efficiency import best_after, median_steps, reach  # noqa: E402
+from benchmarks.efficiency_report import median_steps  # noqa: E402
+from benchmarks.search_efficiency import best_after, reach  # noqa: E402
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
 from tuner_server.replay import ReplayTable, load_table, run_strategy  # noqa: E402

@@ -1,5 +1,6 @@
-"""benchmarks/search_efficiency.py's report: the spreads beside each median and fraction, and a verdict that tells a
-loss other seeds could reverse from a clear one; one small end-to-end run."""
+"""benchmarks/search_efficiency.py and its report (benchmarks/efficiency_report.py): the spreads beside each median
+and fraction, a verdict that tells a loss other seeds could reverse from a clear one, rank tests, the replicate
+check; small end-to-end runs."""
 from __future__ import annotations
 
 import json
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import efficiency_report as report
 from tests.file_modules import module_from_file
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "search_efficiency.py"
@@ -17,35 +19,35 @@ def se():
     return module_from_file("search_efficiency", SCRIPT)
 
 
-def test_fraction_interval_brackets_the_fraction_and_stays_in_0_1(se):
+def test_fraction_interval_brackets_the_fraction_and_stays_in_0_1():
     for hits in (0, 1, 10, 19, 20):
-        lo, hi = se.fraction_interval(hits, 20)
+        lo, hi = report.fraction_interval(hits, 20)
         assert 0.0 <= lo <= hits / 20 <= hi <= 1.0 + 1e-12
-    assert se.fraction_interval(20, 20)[0] > 0.8 and se.fraction_interval(0, 20)[1] < 0.2
-    wide, narrow = se.fraction_interval(10, 20), se.fraction_interval(50, 100)
+    assert report.fraction_interval(20, 20)[0] > 0.8 and report.fraction_interval(0, 20)[1] < 0.2
+    wide, narrow = report.fraction_interval(10, 20), report.fraction_interval(50, 100)
     assert wide[1] - wide[0] > narrow[1] - narrow[0]  # more seeds, a tighter interval
 
 
-def test_median_interval_brackets_the_median_and_counts_misses_as_cap_plus_one(se):
+def test_median_interval_brackets_the_median_and_counts_misses_as_cap_plus_one():
     steps = [10, 12, 15, 40, 41, 42, None, None]
-    lo, hi = se.median_interval(steps, 100)
-    assert lo <= se.median_steps(steps, 100) <= hi
-    assert se.median_interval([None] * 5, 100) == (101.0, 101.0)
-    assert se.median_interval(steps, 100) == (lo, hi)  # seeded
+    lo, hi = report.median_interval(steps, 100)
+    assert lo <= report.median_steps(steps, 100) <= hi
+    assert report.median_interval([None] * 5, 100) == (101.0, 101.0)
+    assert report.median_interval(steps, 100) == (lo, hi)  # seeded
 
 
-def _row(se, steps, cap=400):
-    return se.summary_row([{"to_5pct": s, f"best_at_{se.AT}": 1.0, "wall_s": 0.1} for s in steps], cap)
+def _row(steps, cap=400):
+    return report.summary_row([{"to_5pct": s, f"best_at_{report.AT}": 1.0, "wall_s": 0.1} for s in steps], cap)
 
 
-def test_verdict_tells_a_loss_within_spread_from_a_clear_one(se):
-    ref = _row(se, [30, 31, 32, 33, 34, 35, 36, 37, 38, 39])
-    assert se.verdict(_row(se, [20] * 10), [ref]) == (True, "ok")
-    good, text = se.verdict(_row(se, [28, 30, 31, 33, 35, 36, 37, 38, 40, 41]), [ref])
+def test_verdict_tells_a_loss_within_spread_from_a_clear_one():
+    ref = _row([30, 31, 32, 33, 34, 35, 36, 37, 38, 39])
+    assert report.verdict(_row([20] * 10), [ref]) == (True, "ok")
+    good, text = report.verdict(_row([28, 30, 31, 33, 35, 36, 37, 38, 40, 41]), [ref])
     assert not good and text == "worse: median (within spread)"
-    good, text = se.verdict(_row(se, [90, 91, 92, 93, 94, 95, 96, 97, 98, 99]), [ref])
+    good, text = report.verdict(_row([90, 91, 92, 93, 94, 95, 96, 97, 98, 99]), [ref])
     assert not good and text == "worse: median"
-    good, text = se.verdict(_row(se, [None] * 10), [ref])
+    good, text = report.verdict(_row([None] * 10), [ref])
     assert not good and text == "worse: median, reached"
 
 
@@ -62,13 +64,13 @@ def test_a_small_run_reports_every_strategy_with_intervals(se, tmp_path, capsys)
     assert len(runs) == 6 and {r["strategy"] for r in runs} == {"ga", "bo", "model"}
 
 
-def test_the_closing_line_names_losses_beyond_the_spread(se):
+def test_the_closing_line_names_losses_beyond_the_spread():
     failing = [("a", "worse: median (within spread)"), ("b", "worse: median (within spread), reached"),
                ("c", "worse: @100 (within spread)")]
-    line = se.closing_line(failing, 5)
+    line = report.closing_line(failing, 5)
     assert line.startswith("model at least as good as the best of GA and BO on 2 of 5 spaces; not on: a, b, c")
     assert line.endswith("beyond the 90% spread on: b")
-    assert se.closing_line([], 3) == "model at least as good as the best of GA and BO on 3 of 3 spaces"
+    assert report.closing_line([], 3) == "model at least as good as the best of GA and BO on 3 of 3 spaces"
 
 
 def test_an_earlier_json_is_reported_again(se, tmp_path, capsys):
@@ -166,43 +168,43 @@ def test_the_replicate_check_holds_each_strategy_against_the_first_half_of_the_r
     name = table.meta["name"]
 
     def runs(strategy, steps_by_seed):
-        return [{"space": name, "strategy": strategy, "seed": seed, "to_5pct": steps, f"best_at_{se.AT}": 1.0,
+        return [{"space": name, "strategy": strategy, "seed": seed, "to_5pct": steps, f"best_at_{report.AT}": 1.0,
                  "wall_s": 0.1} for seed, steps in enumerate(steps_by_seed)]
     rows = (runs("ga", [90] * 10) + runs("bo", [30, 31, 32, 33, 34, 40, 41, 42, 43, 44])
             + runs("model", [50] * 5 + [20] * 5))
-    line = se.replicate_check(rows, {name: table}, 400)
+    line = report.replicate_check(rows, {name: table}, 400)
     assert line.startswith("replicates (seeds 0-4 of GA and BO")
     # BO's later seeds (median 42) lose to its own first ones (32); the model's later seeds (20) win
     assert "ga at least as good on 0 of 1" in line and "bo at least as good on 0 of 1" in line
     assert "model at least as good on 1 of 1" in line
-    assert se.replicate_check(rows[:8] + rows[10:18] + rows[20:28], {name: table}, 400) == ""  # 8 seeds: too few
+    assert report.replicate_check(rows[:8] + rows[10:18] + rows[20:28], {name: table}, 400) == ""  # 8 seeds: too few
 
 
-def _runs(se, steps):
-    return [{"to_5pct": s, f"best_at_{se.AT}": 1.0, "wall_s": 0.1} for s in steps]
+def _runs(steps):
+    return [{"to_5pct": s, f"best_at_{report.AT}": 1.0, "wall_s": 0.1} for s in steps]
 
 
-def test_the_rank_test_tells_a_slower_strategy_from_a_replicate(se):
-    fast = _runs(se, [30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 30, 32])
-    slow = _runs(se, [40, 41, 42, 43, 44, 45, 46, 47, 48, 49, None, None])
-    assert se.slower_p(slow, fast, 400) < 0.001 and se.slower_p(fast, slow, 400) > 0.99
-    assert se.slower_p(fast, slow, 400, "less") < 0.001
-    assert se.slower_p(fast, fast, 400) > 0.4  # a replicate of itself: no evidence either way
-    assert se.slower_p(_runs(se, [None] * 12), _runs(se, [None] * 12), 400) == 1.0
-    tested = se.rank_tests(slow, {"ga": fast, "bo": _runs(se, [60] * 12)}, 400)
+def test_the_rank_test_tells_a_slower_strategy_from_a_replicate():
+    fast = _runs([30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 30, 32])
+    slow = _runs([40, 41, 42, 43, 44, 45, 46, 47, 48, 49, None, None])
+    assert report.slower_p(slow, fast, 400) < 0.001 and report.slower_p(fast, slow, 400) > 0.99
+    assert report.slower_p(fast, slow, 400, "less") < 0.001
+    assert report.slower_p(fast, fast, 400) > 0.4  # a replicate of itself: no evidence either way
+    assert report.slower_p(_runs([None] * 12), _runs([None] * 12), 400) == 1.0
+    tested = report.rank_tests(slow, {"ga": fast, "bo": _runs([60] * 12)}, 400)
     assert tested["slower_than"] == "ga" and tested["slower_p"] < 0.001 and tested["faster_p"] > 0.99
-    assert se.rank_tests(slow[:9], {"ga": fast}, 400) is None  # too few seeds to test
+    assert report.rank_tests(slow[:9], {"ga": fast}, 400) is None  # too few seeds to test
 
 
-def test_holm_keeps_what_survives_the_correction_and_the_line_names_it(se):
-    assert se.holm({"a": 0.001, "b": 0.03, "c": 0.04}) == ["a"]  # 0.03 > 0.05 / 2
-    assert se.holm({"a": 0.001, "b": 0.02, "c": 0.04}) == ["a", "b", "c"]
-    assert se.holm({"a": 0.001, "b": 0.02}) == ["a", "b"]
-    assert se.holm({"a": 0.5}) == []
+def test_holm_keeps_what_survives_the_correction_and_the_line_names_it():
+    assert report.holm({"a": 0.001, "b": 0.03, "c": 0.04}) == ["a"]  # 0.03 > 0.05 / 2
+    assert report.holm({"a": 0.001, "b": 0.02, "c": 0.04}) == ["a", "b", "c"]
+    assert report.holm({"a": 0.001, "b": 0.02}) == ["a", "b"]
+    assert report.holm({"a": 0.5}) == []
     tests = {"a": {"slower_p": 0.001, "slower_than": "bo", "faster_p": 1.0},
              "b": {"slower_p": 0.03, "slower_than": "ga", "faster_p": 0.9},
              "c": {"slower_p": 1.0, "slower_than": "bo", "faster_p": 0.001}}
-    line = se.significance_line(tests)
+    line = report.significance_line(tests)
     assert "slower than GA or BO at p < 0.05 on 2 of 3 spaces: a 0.001 (bo), b 0.030 (ga)" in line
     assert "after Holm's correction over the 3: a;" in line and line.endswith("faster than both at p < 0.05 on 1")
-    assert se.significance_line({}) == ""
+    assert report.significance_line({}) == ""

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path[:0] = ["benchmarks", "."]  # run from the repository root
-import search_efficiency as se  # noqa: E402
+import efficiency_report as se  # noqa: E402
 
 RESULTS = Path("benchmarks/results")
 STORED = (RESULTS / "2026-11-27-bo-faithful/combined-40seeds.json",
