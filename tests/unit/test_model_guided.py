@@ -116,14 +116,14 @@ def test_model_beats_random_on_a_smooth_space():
 
 
 def test_transfer_from_another_table_finds_the_optimum_sooner():
-    other = toy_table(best_tile=32, name="other")  # a related workload: the optimum moved one tile step
-    transfer = [TransferTrial("other", o.config, o.median_s, o.status) for o in other.results.values()]
+    # a related workload (another shape of the kernel: every runtime 1.7x, nothing failing) where the same tile wins;
+    # one whose optimum moves a tile step tells this 120-config toy nothing the job's first rounds do not find as fast
+    other = toy_table(name="other")
+    transfer = [TransferTrial("other", o.config, 1.7 * o.median_s, o.status) for o in other.results.values()]
     optimum = TABLE.optimum
     cold = [reach(run_strategy(TABLE, "model", 120, seed=s, batch=4), optimum) for s in range(5)]
     warm = [reach(run_strategy(TABLE, "model", 120, seed=s, batch=4, transfer=transfer), optimum) for s in range(5)]
-    # the GP of the first rounds made the cold start about as fast in median on this 120-config toy: transfer's
-    # gain shows in the mean (its first batch lands on the optimum for some seeds), and it must never be slower
-    assert statistics.mean(warm) < statistics.mean(cold) and statistics.median(warm) <= statistics.median(cold), \
+    assert statistics.median(warm) < statistics.median(cold) and statistics.mean(warm) < statistics.mean(cold), \
         (warm, cold)
     no_transfer = run_strategy(TABLE, "model", 12, seed=0, batch=4, options={"transfer": False}, transfer=transfer)
     assert [o.config for o in no_transfer] == [o.config for o in run_strategy(TABLE, "model", 12, seed=0, batch=4)]

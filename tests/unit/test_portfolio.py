@@ -112,8 +112,9 @@ def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
     assert all(tuple(p.coords.point(o.config)) in fitted for o in fastest)
     latest = observed[-1]
     assert tuple(p.coords.point(latest.config)) in fitted
-    candidates, C = p._candidates(seen | {config_id(o.config) for o in observed}, [], 100, False)
-    assert len(candidates) == len(C) == 100
+    candidates, indices = p._candidates(seen | {config_id(o.config) for o in observed}, [], 100)
+    assert len(candidates) == len(indices) == 100
+    assert (p.coords.at(indices) == p.coords.points(candidates)).all()
     p, seen = portfolio(gp_until=100, smooth=0.0)
     assert p.picks(observed, 8, seen, [], []) == [] and p._gp is None  # past gp_until: no fitted GP at all
 
@@ -126,8 +127,8 @@ def test_the_first_rounds_score_more_candidates_at_a_bounded_cost():
     scored = []
     candidates = p._candidates
 
-    def counted(skip, pool, cap, codes):
-        out = candidates(skip, pool, cap, codes)
+    def counted(skip, pool, cap):
+        out = candidates(skip, pool, cap)
         scored.append(len(out[0]))
         return out
     p._candidates = counted
@@ -300,3 +301,5 @@ def test_joint_expected_improvement_of_one_gp_is_its_own_and_two_gps_each_get_th
     picks = joint_ei_batch([a, b], [C, C], 2, 0.01)
     assert set(picks) == {a.ei_batch(C, 1, 0.01)[0], b.ei_batch(C, 1, 0.01)[0]}  # each believes the other's pick
     assert joint_ei_batch([a, b], [C, C], 4, 0.01, lambda eis: eis[1]) == b.ei_batch(C, 4, 0.01)  # told how to combine
+    assert joint_ei_batch([a, b], [C, C], 4, 0.01, weights=(1.0, 0.0)) == a.ei_batch(C, 4, 0.01)  # b has no say
+    assert joint_ei_batch([a, b], [C, C], 4, 0.01, weights=(0.5, 0.5)) == joint_ei_batch([a, b], [C, C], 4, 0.01)

@@ -109,11 +109,12 @@ class GaussianProcess:
 
 
 def joint_ei_batch(gps: list[GaussianProcess], frames: list[np.ndarray], n: int, xi: float,
-                   combine: Callable[[list[np.ndarray]], np.ndarray] | None = None) -> list[int]:
+                   combine: Callable[[list[np.ndarray]], np.ndarray] | None = None,
+                   weights: tuple[float, ...] | None = None) -> list[int]:
     """Rows of the candidates picked one after another by the GPs' expected improvements together (`ei_batch` with
-    one GP): each GP's EI over its largest at the first pick, summed, so that two models of different targets
-    (runtimes and their logarithms, say) weigh alike, or `combine` of the GPs' EIs; `frames` holds the same
-    candidates as each GP sees them. Every GP believes each pick (kriging believer)."""
+    one GP): each GP's EI over its largest at the first pick, summed (times its `weights`, when given), so that models
+    of different targets (runtimes and their logarithms, say) weigh as told, or `combine` of the GPs' EIs; `frames`
+    holds the same candidates as each GP sees them. Every GP believes each pick (kriging believer)."""
     states = []  # per GP: its mean, variance, V and the covariance each believed pick removed
     for gp, C in zip(gps, frames, strict=True):
         mean, var, V = gp.posterior(C)
@@ -129,7 +130,12 @@ def joint_ei_batch(gps: list[GaussianProcess], frames: list[np.ndarray], n: int,
         else:
             if scales is None:  # one GP: its EI as it is (no rescaled ties)
                 scales = [1.0] if len(eis) == 1 else [max(float(ei.max()), 1e-300) for ei in eis]
-            value = eis[0] / scales[0] if len(eis) == 1 else sum(ei / sc for ei, sc in zip(eis, scales, strict=True))
+            if weights is not None:
+                value = sum(w * ei / sc for w, ei, sc in zip(weights, eis, scales, strict=True))
+            elif len(eis) == 1:
+                value = eis[0] / scales[0]
+            else:
+                value = sum(ei / sc for ei, sc in zip(eis, scales, strict=True))
         value[picks] = -np.inf
         j = int(np.argmax(value))
         picks.append(j)

@@ -21,13 +21,14 @@ Each `propose(n)`:
    `sweep` share goes to unmeasured one-knob neighbours of the best configs of up to `basins` distinct basins
    (`tuner_server.search.basins`: configs at least `basin_distance` knobs apart, by default half the knobs), taken
    round-robin so no basin is deepened alone; before `joint_until` observations (48 without a transfer model) the
-   rest goes to the expected improvements of the portfolio's two Gaussian processes together, and after that, while
-   the job has fewer than `gp_until` observations, a share of the rest goes to a Gaussian process on knob coordinates
-   (expected improvement, `tuner_server.search.portfolio`: the surrogate that finds good configs from a few dozen
-   observations, where the ensemble is weak), the share following how well each surrogate ranked the latest measured
-   batches, and after that at least a `smooth` share to a smooth GP (the BO reference's: a model of the whole space);
-   the rest to the best candidates by the ensemble's acquisition, no two closer than `min_distance` knobs, each slot
-   a random unseen config with probability `epsilon`. Nothing proposed or observed is ever proposed again.
+   rest goes to the expected improvements of the portfolio's Gaussian processes together (the fitted, the smooth and the
+   additive one: `tuner_server.search.additive_gp`), and after that, while the job has fewer than `gp_until`
+   observations, a share of the rest goes to a Gaussian process on knob coordinates (expected improvement,
+   `tuner_server.search.portfolio`: the surrogate that finds good configs from a few dozen observations, where the
+   ensemble is weak), the share following how well each surrogate ranked the latest measured batches, and after that
+   at least a `smooth` share to a smooth GP (the BO reference's: a model of the whole space); the rest to the best
+   candidates by the ensemble's acquisition, no two closer than `min_distance` knobs, each slot a random unseen config
+   with probability `epsilon`. Nothing proposed or observed is ever proposed again.
 
 Features (`own_features`): lowered-IR features when the workload and target are known (what carries one workload's
 trials over to another's, and on the recorded GPU GEMM tables what the job's own models learn fastest from), else

@@ -62,6 +62,10 @@ OPTIONS: dict[str, tuple] = {
                                      "improvements together (the fitted GP's and the smooth GP's, each over its "
                                      "largest, summed; 0: never; None: 48 for a job without a transfer model, 0 for "
                                      "one with it, whose ensemble ranks well from the first batch)", minimum=0),
+    "joint_additive": Option(bool, True, "the joint rounds also weigh, at a quarter, the expected improvement of an "
+                                         "additive GP (one effect per knob value and a quadratic trend per knob: its "
+                                         "best config takes each knob's best value; the fitted GP's then weighs a "
+                                         "half, the smooth GP's a quarter)"),
     "gp_targets": Option(str, "log", "what the Gaussian process models: the logarithms of runtimes or runtimes",
                          choices=("runtime", "log")),
     "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_until` observations on, picked by "

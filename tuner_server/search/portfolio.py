@@ -56,18 +56,22 @@ to 32 (8k needle: 7 of 20 seeds within 5 %, GA 6, before 2; 10k needle 257 -> 23
 recorded tables were unchanged, and no space was lost; basins 11k (205.5 -> 273) and the 12k and 15k needles
 (105.5 -> 121, 154 -> 178) paid for it, still within the bar on the needles.
 
-Before `joint_until` observations the shares are not split: every acquisition slot goes to the two GPs together
+Before `joint_until` observations the shares are not split: every acquisition slot goes to the GPs together
 (`gaussian_process.joint_ei_batch`). That is 48 for a job that starts from nothing; a job with a transfer model (the
 device class's) gets none, since its ensemble ranks well from the first batch and should keep the slots it earns. Each
-candidate's expected improvement under the fitted GP and under the smooth GP, each over its largest at the round's first
-pick, are summed, and both GPs believe every pick. The fitted kernel knows which knobs matter; the smooth one sees the
-bowl of the whole space, which is what BO finds first on many basins; the sum takes what either calls promising. At 40
-seeds on the 41 spaces of benchmarks/search_efficiency.py (benchmarks/results/2026-11-27-rank-tests/), the spaces where
-the model strategy was slower than GA or BO by a one-sided rank test (p < 0.05) went from 4 to 2, none left after Holm's
-correction (noisy 10k had been); it was faster than both on 20 (before 17); basins 11k went 240.5 -> 115 measurements
-(BO 83.5) and the 10k needle 224 -> 190 (BO 222); the medians' bar held on 31 spaces, as before. Invalid 9k paid (57 ->
-68; BO 280.5), and CPU matmul 384x192x256 went 18 -> 24.5 (BO 19; p = 0.10 against the strategy before). Joint EI only
-in the GP's share of the slots, or in every slot until `gp_until`, had moved losses between spaces instead (20 seeds).
+candidate's expected improvement under each GP, over that GP's largest at the round's first pick, is weighed and summed,
+and every GP believes every pick. The fitted kernel knows which knobs matter; the smooth one sees the bowl of the whole
+space, which is what BO finds first on many basins; with `joint_additive` (default) the additive GP
+(`tuner_server.search.additive_gp`: one effect per knob value) proposes the config that takes each knob's best value,
+which neither of the others proposes before it is measured near. The fitted GP's EI weighs a half, the other two a
+quarter each (`JOINT_WEIGHTS`; with equal thirds the recorded GPU GEMM tables paid). At 40 seeds on the 41 spaces of
+benchmarks/search_efficiency.py the two-GP joint rounds had left 2 spaces where the strategy was slower than GA or BO
+by a one-sided rank test (p < 0.05: noisy 10k and needle 9k s33; benchmarks/results/2026-11-27-rank-tests/); with the
+additive GP there are none, it is faster than both on 21 (before 20), and the medians' bar holds on 33 (before 31):
+noisy 10k 40.5 -> 29 measurements to 5 % (BO 31), invalid 15k 47 -> 36, needle 15k 251 -> 137, smooth 6k 34.5 -> 27,
+no space slower at p < 0.1 against the two-GP rounds (benchmarks/results/2026-11-27-additive-gp/). The two-GP rounds
+themselves had moved basins 11k 240.5 -> 115 (BO 83.5) against the trust-shared first rounds; joint EI only in the GP's
+share of the slots, or in every slot until `gp_until`, had moved losses between spaces instead (20 seeds).
 """
 from __future__ import annotations
 
@@ -78,6 +82,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from compiler_core.space import Space
+from tuner_server.search.additive_gp import AdditiveFeatures, AdditiveGP
 from tuner_server.search.base import OK, Observation
 from tuner_server.search.gaussian_process import (
     GaussianProcess,
@@ -95,6 +100,7 @@ MIN_RANKED = 3  # measured configs of a batch before its rank correlations count
 UNLISTED_POOL = 512  # the strategy's pool candidates the GP scores per round when the space is not listed ...
 UNLISTED_DRAWS = 128  # ... and random configs drawn beside them (drawing checks validity: ~10 us a config)
 EARLY_GROWTH = 8  # the fitted GP scores up to this many times `gp_candidates` configs in its first rounds
+JOINT_WEIGHTS = (0.5, 0.25, 0.25)  # the fitted GP's EI keeps half the say; the two models of the whole space share half
 ONEHOT = 0.18  # height of the one-hot codes: a changed value lies about two steps of an 8-choice knob away
 
 
@@ -125,6 +131,7 @@ class Portfolio:
         self.options, self.rng, self.draws = options, rng, draws
         self.coords = KnobCoordinates(space)
         self.codes = KnobCoordinates(space, ONEHOT)  # what the fitted GP sees from `codes_from` observations on
+        self.additive = AdditiveFeatures(space)  # what the additive GP of the joint rounds sees
         self.trust = dict.fromkeys(SURROGATES, 0.0)  # exponential averages of rank correlations
         self.updates = 0
         self._gp: GaussianProcess | None = None  # the fitted kernel's GP, while the job is young
@@ -221,28 +228,34 @@ class Portfolio:
         if self._gp is None or slots <= 0 or k <= 0:
             return out
         codes = self._sees_codes(len(observations))
-        candidates, C = self._candidates(skip | {config_id(c) for c in out}, pool,
-                                         self._scorable(self.options["gp_candidates"], len(self._gp.X)), codes)
+        candidates, indices = self._candidates(skip | {config_id(c) for c in out}, pool,
+                                               self._scorable(self.options["gp_candidates"], len(self._gp.X)))
         if len(candidates) <= k:
             return out + candidates
-        return out + [candidates[j] for j in self._gp_batch(observations, candidates, C, codes, k)]
+        return out + [candidates[j] for j in self._gp_batch(observations, indices, codes, k)]
 
-    def _gp_batch(self, observations: list[Observation], candidates: list[dict], C: np.ndarray, codes: bool,
-                  k: int) -> list[int]:
-        """Which k of the candidates (points C, with the one-hot codes when `codes`) the fitted GP picks: by its
-        expected improvement, or before `joint_until` observations by the joint one with the smooth GP."""
+    def _gp_batch(self, observations: list[Observation], indices: np.ndarray, codes: bool, k: int) -> list[int]:
+        """Which k of the candidates (choice indices; the fitted GP sees them with the one-hot codes when `codes`) the
+        fitted GP picks: by its expected improvement, or before `joint_until` observations by the joint one."""
         if len(observations) >= self.options["joint_until"]:
-            return self._gp.ei_batch(C, k, XI)
-        return self._joint_batch(observations, candidates, C, codes, k)
+            return self._gp.ei_batch(self._frame(codes).at(indices), k, XI)
+        return self._joint_batch(observations, indices, codes, k)
 
-    def _joint_batch(self, observations: list[Observation], candidates: list[dict], C: np.ndarray, codes: bool,
-                     k: int, combine: Callable[[list[np.ndarray]], np.ndarray] | None = None) -> list[int]:
-        """k candidates by the fitted and the smooth GP's expected improvements together (`joint_ei_batch`, with its
-        `combine`); the smooth GP, the BO reference's, is fitted on the same observations and sees coordinates only."""
-        X, y = self._points(observations, self.options["gp_points"], False)
-        smooth = GaussianProcess(X, y, self.options["gp_lengthscale"])
-        plain = self.coords.points(candidates) if codes else C
-        return joint_ei_batch([self._gp, smooth], [C, plain], k, XI, combine)
+    def _joint_batch(self, observations: list[Observation], indices: np.ndarray, codes: bool, k: int,
+                     combine: Callable[[list[np.ndarray]], np.ndarray] | None = None) -> list[int]:
+        """k candidates (choice indices) by the expected improvements of the fitted GP, the smooth GP (the BO
+        reference's, on coordinates) and, with `joint_additive`, the additive GP together (`joint_ei_batch`, with its
+        `combine`); the last two are fitted on the same observations as the first."""
+        cap = self.options["gp_points"]
+        X, y = self._points(observations, cap, self.coords)
+        gps = [self._gp, GaussianProcess(X, y, self.options["gp_lengthscale"])]
+        frames = [self._frame(codes).at(indices), self.coords.at(indices)]
+        weights = None  # two: each EI over its largest, summed
+        if self.options["joint_additive"]:
+            gps.append(AdditiveGP(*self._points(observations, cap, self.additive)))
+            frames.append(self.additive.at(indices))
+            weights = JOINT_WEIGHTS
+        return joint_ei_batch(gps, frames, k, XI, combine, weights)
 
     def _smooth_picks(self, observations: list[Observation], k: int, skip: set[tuple], pool: Iterable[dict],
                       playing: bool) -> list[dict]:
@@ -259,15 +272,15 @@ class Portfolio:
         if refill or self._smooth is None or \
                 len(observations) - self._smoothed_on >= 4 * self.options["smooth_batch"]:
             self._smoothed_on = len(observations)
-            X, y = self._points(observations, self.options["smooth_points"], False)
+            X, y = self._points(observations, self.options["smooth_points"], self.coords)
             self._smooth = GaussianProcess(X, y, self.options["gp_lengthscale"]) if len(y) >= 2 else None
         if k <= 0 or self._smooth is None:
             return []
         if refill:
-            candidates, C = self._candidates(skip, pool, self.options["smooth_candidates"], False)
+            candidates, indices = self._candidates(skip, pool, self.options["smooth_candidates"])
             n = max(k, self.options["smooth_batch"])
-            self._queue = candidates if len(candidates) <= n else [candidates[j] for j in
-                                                                    self._smooth.ei_batch(C, n, XI)]
+            self._queue = candidates if len(candidates) <= n else [
+                candidates[j] for j in self._smooth.ei_batch(self.coords.at(indices), n, XI)]
         out, self._queue = self._queue[:k], self._queue[k:]
         return out
 
@@ -279,7 +292,7 @@ class Portfolio:
             return
         self._fitted_on = len(observations)
         codes = self._sees_codes(len(observations))
-        X, y = self._points(observations, self.options["gp_points"], codes)
+        X, y = self._points(observations, self.options["gp_points"], self._frame(codes))
         if len(y) < 2:
             self._gp = None
             return
@@ -299,19 +312,19 @@ class Portfolio:
         grown = cap * (self.options["gp_until"] / max(points, 1)) ** 2
         return int(min(max(grown, cap), EARLY_GROWTH * cap))
 
-    def _points(self, observations: list[Observation], cap: int, codes: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Points (with the one-hot codes or without) and runtimes of at most `cap` configs that ran: the fastest half
-        and the latest (where the optimum is sought, and where the search looks now)."""
+    def _points(self, observations: list[Observation], cap: int, frame: KnobCoordinates | AdditiveFeatures) -> \
+            tuple[np.ndarray, np.ndarray]:
+        """Points (as `frame` gives them) and runtimes of at most `cap` configs that ran: the fastest half and the
+        latest (where the optimum is sought, and where the search looks now)."""
         ok = [o for o in observations if o.status == OK and o.median_s is not None and o.median_s > 0]
         if len(ok) > cap:
             fastest = set(sorted(range(len(ok)), key=lambda i: ok[i].median_s)[: cap // 2])
             latest = [i for i in range(len(ok) - 1, -1, -1) if i not in fastest][: cap - len(fastest)]
             ok = [ok[i] for i in sorted(fastest.union(latest))]
-        return self._frame(codes).points([o.config for o in ok]), np.array([o.median_s for o in ok])
+        return frame.at(self.coords.indices([o.config for o in ok])), np.array([o.median_s for o in ok])
 
-    def _candidates(self, skip: set[tuple], pool: Iterable[dict], cap: int, codes: bool) -> tuple[list[dict],
-                                                                                                np.ndarray]:
-        """Unseen configs to score, at most `cap`, and their points (with the one-hot codes or without)."""
+    def _candidates(self, skip: set[tuple], pool: Iterable[dict], cap: int) -> tuple[list[dict], np.ndarray]:
+        """Unseen configs to score, at most `cap`, and their choice indices (`KnobCoordinates.indices`)."""
         listed = self.draws.valid
         if listed is not None:
             if self._listed is None:
@@ -320,7 +333,7 @@ class Portfolio:
             rows = [i for i, key in enumerate(ids) if key not in skip]
             if len(rows) > cap:
                 rows = sorted(self.rng.sample(rows, cap))
-            return [configs[i] for i in rows], self._frame(codes).at(indices[rows])
+            return [configs[i] for i in rows], indices[rows]
         candidates, keys = [], set(skip)
         for config in pool:  # the ensemble's candidates (annealed towards what it predicts best)
             if len(candidates) >= min(cap, UNLISTED_POOL):
@@ -330,4 +343,4 @@ class Portfolio:
                 keys.add(key)
         fresh = self.draws.draw(min(cap - len(candidates), UNLISTED_DRAWS))
         candidates += [c for c in fresh if config_id(c) not in keys]
-        return candidates, self._frame(codes).points(candidates)
+        return candidates, self.coords.indices(candidates)
