@@ -39,7 +39,18 @@ Variants (experiments, not strategy options):
 - mcmc: the fitted GP's slots are picked by expected improvement averaged over its MAP kernel and MCMC_S (4)
   elliptical-slice samples of the length scales and noise under gp_fit's priors, every MCMC_THIN-th (3) step from the
   MAP, while the job has fewer than MCMC_UNTIL observations (../2026-11-27-rank-tests/);
-- jointnosweep: no one-knob sweeps while the joint rounds last (`joint_until`).
+- jointnosweep: no one-knob sweeps while the joint rounds last (`joint_until`);
+- smoothmid: from `joint_until` to `gp_until` the smooth GP keeps SMOOTH_MID (0.25) of the acquisition's slots;
+- sweepmid: no one-knob sweeps from `joint_until` until SWEEP_OFF_UNTIL (`gp_until`) observations;
+- jointmid: the fitted GP's share is picked by the joint EI until JOINT_MID (128) observations;
+- stallsmooth: once STALL (24) observations in a row found nothing faster, the smooth GP takes STALL_SHARE (0.75) of
+  the acquisition's slots (from `joint_until` on) until a faster config is found;
+- addswap / addthird: in the joint rounds, an additive GP (linear kernel on each knob's one-hot code, coordinate and
+  squared coordinate; log-runtimes) replaces the smooth GP, or joins the two (addhalf: joins them with the fitted
+  GP's EI weighing a half, the smooth and the additive one a quarter each).
+
+The runs of this folder and of ../2026-11-27-rank-tests/ predate `joint_additive` (2026-11-27, the joint rounds'
+additive GP, ../2026-11-27-additive-gp/): add "joint_additive": false to --options to reproduce them.
 
 Since the option `joint_until` (2026-11-27) the strategy itself gives every slot of its first 48 observations to the
 joint EI: `VARIANT=pure_gp,jointei PURE_UNTIL=48 JOINT_UNTIL=48` reproduces it seed for seed (checked on nine runs),
@@ -58,6 +69,7 @@ import tuner_server.search.gaussian_process as gaussian_process  # noqa: E402
 import tuner_server.search.gp_fit as gp_fit  # noqa: E402
 import tuner_server.search.model_guided as model_guided  # noqa: E402
 import tuner_server.search.portfolio as portfolio  # noqa: E402
+from tuner_server.search.additive_gp import AdditiveGP  # noqa: E402
 from tuner_server.search.gaussian_process import (  # noqa: E402
     GaussianProcess,
     KnobCoordinates,
@@ -97,10 +109,10 @@ def pareto_ranks(eis: list[np.ndarray]) -> np.ndarray:
 def jointei(pareto: bool) -> None:
     until = int(os.environ.get("JOINT_UNTIL", "1000000"))
 
-    def batch(self, observations, candidates, C, codes, k):
+    def batch(self, observations, indices, codes, k):
         if len(observations) >= until:
-            return self._gp.ei_batch(C, k, portfolio.XI)
-        return self._joint_batch(observations, candidates, C, codes, k, pareto_ranks if pareto else None)
+            return self._gp.ei_batch(self._frame(codes).at(indices), k, portfolio.XI)
+        return self._joint_batch(observations, indices, codes, k, pareto_ranks if pareto else None)
     Portfolio._gp_batch = batch
 
 
@@ -233,15 +245,15 @@ def race() -> None:
     def raced(self, model, n):
         own, k, picks = list(self._own.values()), round(bo_share(self) * n), []
         if k > 0:
-            X, y = self._portfolio._points(own, self.options["smooth_points"], False)
+            X, y = self._portfolio._points(own, self.options["smooth_points"], self._portfolio.coords)
             if len(y) >= 2:
                 with one_blas_thread():
                     gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
-                    candidates, C = self._portfolio._candidates(
+                    candidates, indices = self._portfolio._candidates(
                         set(self._seen), self._pool.values(),
-                        self._portfolio._scorable(self.options["gp_candidates"], len(y)), False)
+                        self._portfolio._scorable(self.options["gp_candidates"], len(y)))
                     picks = candidates if len(candidates) <= k else \
-                        [candidates[j] for j in gp.ei_batch(C, k, portfolio.XI)]
+                        [candidates[j] for j in gp.ei_batch(self._portfolio.coords.at(indices), k, portfolio.XI)]
         who, proposed_at = self.__dict__.setdefault("_who", {}), self.__dict__.setdefault("_proposed_at", {})
         best = min((o.median_s for o in own if o.status == model_guided.OK and o.median_s), default=None)
         for config in picks:
@@ -382,8 +394,9 @@ def mcmc() -> None:
             except np.linalg.LinAlgError:
                 pass
 
-    def batch(self, observations, candidates, C, codes, k):  # the mean of the GPs' EIs, each believing the picks
+    def batch(self, observations, indices, codes, k):  # the mean of the GPs' EIs, each believing the picks
         gps = [self._gp] + getattr(self, "_samples", [])
+        C = self._frame(codes).at(indices)
         return gaussian_process.joint_ei_batch(gps, [C] * len(gps), k, portfolio.XI, lambda eis: sum(eis))
     Portfolio._fit, Portfolio._gp_batch = sampled, batch
 
@@ -397,11 +410,89 @@ def jointnosweep() -> None:
     ModelGuided._sweeps = later
 
 
+def smoothmid() -> None:
+    """From `joint_until` to `gp_until` observations the smooth GP (BO's) keeps SMOOTH_MID (0.25) of the acquisition's
+    slots, as it does from `gp_until` on; the fitted GP and the ensemble share the rest by trust."""
+    shares, share = Portfolio.shares, float(os.environ.get("SMOOTH_MID", "0.25"))
+
+    def mid(self, observed):
+        out = shares(self, observed)
+        if self.options["joint_until"] <= observed < self.options["gp_until"]:
+            out = {"gp": out["gp"] * (1 - share), "smooth": share}
+        return out
+    Portfolio.shares = mid
+
+
+def sweepmid() -> None:
+    """No one-knob sweeps from `joint_until` until SWEEP_OFF_UNTIL (`gp_until`) observations."""
+    sweeps = ModelGuided._sweeps
+
+    def off(self, model, slots, budget):
+        until = int(os.environ.get("SWEEP_OFF_UNTIL", self.options["gp_until"]))
+        return [] if self.options["joint_until"] <= len(self._own) < until else sweeps(self, model, slots, budget)
+    ModelGuided._sweeps = off
+
+
+def jointmid() -> None:
+    """The fitted GP's share of the slots is picked by the joint EI (with the smooth GP) until JOINT_MID (128)
+    observations, past `joint_until`, where the shares by trust begin."""
+    until = int(os.environ.get("JOINT_MID", "128"))
+
+    def batch(self, observations, indices, codes, k):
+        if len(observations) >= until:
+            return self._gp.ei_batch(self._frame(codes).at(indices), k, portfolio.XI)
+        return self._joint_batch(observations, indices, codes, k)
+    Portfolio._gp_batch = batch
+
+
+def stallsmooth() -> None:
+    """Once STALL (24) observations in a row found nothing faster (and from `joint_until` on), the smooth GP (BO's)
+    takes STALL_SHARE (0.75) of the acquisition's slots until a faster config is found."""
+    shares, batch = Portfolio.shares, ModelGuided._model_batch
+    stall, share = int(os.environ.get("STALL", "24")), float(os.environ.get("STALL_SHARE", "0.75"))
+
+    def stalled_batch(self, model, n):
+        self._portfolio.stalled = self._since_best >= stall
+        return batch(self, model, n)
+
+    def stalled_shares(self, observed):
+        out = shares(self, observed)
+        if getattr(self, "stalled", False) and observed >= self.options["joint_until"]:
+            out = {"gp": out["gp"] * (1 - share), "smooth": share}
+        return out
+    ModelGuided._model_batch, Portfolio.shares = stalled_batch, stalled_shares
+
+
+def additive(mode: str) -> None:
+    """The joint rounds' models as they ran before `joint_additive` was the strategy's: the additive GP instead of the
+    smooth one ("swap"), beside both with equal weights ("third"), or beside both with the fitted GP's EI weighing a
+    half and the other two a quarter each ("half": the strategy's own since, `portfolio.JOINT_WEIGHTS`)."""
+
+    def joint(self, observations, indices, codes, k, combine=None):
+        cap = self.options["gp_points"]
+        add = AdditiveGP(*self._points(observations, cap, self.additive))
+        frames = [self._frame(codes).at(indices), self.coords.at(indices), self.additive.at(indices)]
+        if mode == "swap":
+            return gaussian_process.joint_ei_batch([self._gp, add], frames[::2], k, portfolio.XI, combine)
+        smooth = GaussianProcess(*self._points(observations, cap, self.coords), self.options["gp_lengthscale"])
+        if mode == "half":
+            scales = []
+
+            def combine(eis):
+                if not scales:
+                    scales.extend(max(float(ei.max()), 1e-300) for ei in eis)
+                return sum(w * ei / sc for w, ei, sc in zip((0.5, 0.25, 0.25), eis, scales, strict=True))
+        return gaussian_process.joint_ei_batch([self._gp, smooth, add], frames, k, portfolio.XI, combine)
+    Portfolio._joint_batch = joint
+
+
 PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(False),
            "jointei_pareto": lambda: jointei(True), "unitcube": unitcube, "crossover": crossover,
            "sumkernel": sumkernel, "looselect": looselect, "lateeps": lateeps,
            "race": race, "tiedcodes": tiedcodes, "mcmc": mcmc,
-           "jointnosweep": jointnosweep}
+           "jointnosweep": jointnosweep, "smoothmid": smoothmid, "sweepmid": sweepmid, "jointmid": jointmid,
+           "stallsmooth": stallsmooth, "addswap": lambda: additive("swap"), "addthird": lambda: additive("third"),
+           "addhalf": lambda: additive("half")}
 
 if __name__ == "__main__":
     if "ONEHOT_SCALE" in os.environ:  # the height of the one-hot codes the fitted GP sees from `codes_from` on
