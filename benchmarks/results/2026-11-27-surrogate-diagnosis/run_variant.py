@@ -47,7 +47,8 @@ Variants (experiments, not strategy options):
   the acquisition's slots (from `joint_until` on) until a faster config is found;
 - addswap / addthird: in the joint rounds, an additive GP (linear kernel on each knob's one-hot code, coordinate and
   squared coordinate; log-runtimes) replaces the smooth GP, or joins the two (addhalf: joins them with the fitted
-  GP's EI weighing a half, the smooth and the additive one a quarter each).
+  GP's EI weighing a half, the smooth and the additive one a quarter each);
+- addlate: from `joint_until` on, ADD_SLOTS (1) slot of each batch goes to the additive GP's expected improvement.
 
 The runs of this folder and of ../2026-11-27-rank-tests/ predate `joint_additive` (2026-11-27, the joint rounds'
 additive GP, ../2026-11-27-additive-gp/): add "joint_additive": false to --options to reproduce them.
@@ -486,13 +487,34 @@ def additive(mode: str) -> None:
     Portfolio._joint_batch = joint
 
 
+def addlate() -> None:
+    """From `joint_until` observations on, ADD_SLOTS (1) acquisition slot of each batch goes to the additive GP's
+    expected improvement over unseen configs: a move that changes every knob to its best value at once, where a
+    settled search looks only near its basins."""
+    picks, slots_each = Portfolio.picks, int(os.environ.get("ADD_SLOTS", "1"))
+
+    def with_additive(self, observations, slots, seen, taken, pool):
+        if len(observations) < self.options["joint_until"] or slots <= slots_each:
+            return picks(self, observations, slots, seen, taken, pool)
+        with one_blas_thread():
+            X, y = self._points(observations, self.options["gp_points"], self.additive)
+            skip = seen | {model_guided.config_id(c) for c in taken}
+            candidates, indices = self._candidates(skip, pool, self.options["smooth_candidates"])
+            if len(candidates) <= slots_each:
+                return picks(self, observations, slots, seen, taken, pool)
+            add = AdditiveGP(X, y)
+            mine = [candidates[j] for j in add.ei_batch(self.additive.at(indices), slots_each, portfolio.XI)]
+        return mine + picks(self, observations, slots - len(mine), seen, taken + mine, pool)
+    Portfolio.picks = with_additive
+
+
 PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(False),
            "jointei_pareto": lambda: jointei(True), "unitcube": unitcube, "crossover": crossover,
            "sumkernel": sumkernel, "looselect": looselect, "lateeps": lateeps,
            "race": race, "tiedcodes": tiedcodes, "mcmc": mcmc,
            "jointnosweep": jointnosweep, "smoothmid": smoothmid, "sweepmid": sweepmid, "jointmid": jointmid,
            "stallsmooth": stallsmooth, "addswap": lambda: additive("swap"), "addthird": lambda: additive("third"),
-           "addhalf": lambda: additive("half")}
+           "addhalf": lambda: additive("half"), "addlate": addlate}
 
 if __name__ == "__main__":
     if "ONEHOT_SCALE" in os.environ:  # the height of the one-hot codes the fitted GP sees from `codes_from` on
