@@ -31,11 +31,10 @@ class AdditiveFeatures:
 
     def __init__(self, space: Space):
         self._frame = KnobCoordinates(space, onehot=1.0)
-        self._knobs = sum(len(k.choices) > 1 for k in space.knobs)
 
     def at(self, indices: np.ndarray) -> np.ndarray:
         points = self._frame.at(indices)
-        return np.hstack([points, points[:, :self._knobs] ** 2])
+        return np.hstack([points, points[:, :self._frame.knobs] ** 2])
 
 
 class AdditiveGP(GaussianProcess):

@@ -54,6 +54,7 @@ class KnobCoordinates:
         varied = [k for k in space.knobs if len(k.choices) > 1]
         self._eps = 1.0 / max((len(k.choices) for k in varied), default=1)
         self._index = [(k.name, {v: i for i, v in enumerate(k.choices)}) for k in varied]
+        self.knobs = len(varied)  # the knobs a config's point has a coordinate of
         self._onehot = onehot
         self._offsets = np.cumsum([0] + [len(k.choices) for k in varied])  # each knob's first one-hot column
         self.columns = len(varied) + (int(self._offsets[-1]) if onehot > 0 else 0)
@@ -61,12 +62,12 @@ class KnobCoordinates:
     def indices(self, configs: list[dict]) -> np.ndarray:
         """Each config's choice index per varied knob (configs x knobs)."""
         return np.array([[index[c[name]] for name, index in self._index] for c in configs],
-                        dtype=np.int16).reshape(len(configs), len(self._index))
+                        dtype=np.int16).reshape(len(configs), self.knobs)
 
     def at(self, indices: np.ndarray) -> np.ndarray:
         """The points of configs given by `indices`."""
         out = np.zeros((len(indices), self.columns))
-        d = len(self._index)
+        d = self.knobs
         out[:, :d] = self._eps * indices + self._eps / 2
         if self._onehot > 0 and len(indices):
             np.put_along_axis(out, d + indices + self._offsets[:-1], self._onehot, axis=1)
@@ -130,12 +131,7 @@ def joint_ei_batch(gps: list[GaussianProcess], frames: list[np.ndarray], n: int,
         else:
             if scales is None:  # one GP: its EI as it is (no rescaled ties)
                 scales = [1.0] if len(eis) == 1 else [max(float(ei.max()), 1e-300) for ei in eis]
-            if weights is not None:
-                value = sum(w * ei / sc for w, ei, sc in zip(weights, eis, scales, strict=True))
-            elif len(eis) == 1:
-                value = eis[0] / scales[0]
-            else:
-                value = sum(ei / sc for ei, sc in zip(eis, scales, strict=True))
+            value = sum(w * ei / sc for w, ei, sc in zip(weights or (1.0,) * len(eis), eis, scales, strict=True))
         value[picks] = -np.inf
         j = int(np.argmax(value))
         picks.append(j)

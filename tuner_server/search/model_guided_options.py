@@ -58,10 +58,11 @@ OPTIONS: dict[str, tuple] = {
     "codes_from": Option(int, 48, "observations from which the fitted Gaussian process sees each knob's one-hot "
                                   "code beside its coordinate (a knob as a category as well as a value; 0: from the "
                                   "start, `gp_until` or more: never)", minimum=0),
-    "joint_until": Option(int, None, "observations until which every acquisition slot goes to the two GPs' expected "
-                                     "improvements together (the fitted GP's and the smooth GP's, each over its "
-                                     "largest, summed; 0: never; None: 48 for a job without a transfer model, 0 for "
-                                     "one with it, whose ensemble ranks well from the first batch)", minimum=0),
+    "joint_until": Option(int, None, "observations until which every acquisition slot goes to the GPs' expected "
+                                     "improvements together (the fitted GP's, the smooth GP's and with "
+                                     "`joint_additive` the additive GP's, each over its largest, weighed and "
+                                     "summed; 0: never; None: 48 for a job without a transfer model, 0 for one with "
+                                     "it, whose ensemble ranks well from the first batch)", minimum=0),
     "joint_additive": Option(bool, True, "the joint rounds also weigh, at a quarter, the expected improvement of an "
                                          "additive GP (one effect per knob value and a quadratic trend per knob: its "
                                          "best config takes each knob's best value; the fitted GP's then weighs a "

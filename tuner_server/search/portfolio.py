@@ -155,7 +155,7 @@ class Portfolio:
     # ---- trust ------------------------------------------------------------------------------------------------
     def shares(self, observed: int) -> dict[str, float]:
         """Share of the acquisition's slots each GP fills after `observed` observations: every slot to the fitted GP
-        before `joint_until` (picked jointly with the smooth one, `_picks`); else a softmax of the trusts over the
+        before `joint_until` (picked jointly with the other GPs, `_joint_batch`); else a softmax of the trusts over the
         surrogates in play (the fitted GP before `gp_until`; the smooth GP before it when `smooth_trust`, after it
         when `smooth` > 0, then with at least that share); the ensemble fills the rest."""
         early = observed < self.options["gp_until"]
@@ -246,13 +246,12 @@ class Portfolio:
         """k candidates (choice indices) by the expected improvements of the fitted GP, the smooth GP (the BO
         reference's, on coordinates) and, with `joint_additive`, the additive GP together (`joint_ei_batch`, with its
         `combine`); the last two are fitted on the same observations as the first."""
-        cap = self.options["gp_points"]
-        X, y = self._points(observations, cap, self.coords)
-        gps = [self._gp, GaussianProcess(X, y, self.options["gp_lengthscale"])]
+        ran, y = self._ran(observations, self.options["gp_points"])
+        gps = [self._gp, GaussianProcess(self.coords.at(ran), y, self.options["gp_lengthscale"])]
         frames = [self._frame(codes).at(indices), self.coords.at(indices)]
         weights = None  # two: each EI over its largest, summed
         if self.options["joint_additive"]:
-            gps.append(AdditiveGP(*self._points(observations, cap, self.additive)))
+            gps.append(AdditiveGP(self.additive.at(ran), y))
             frames.append(self.additive.at(indices))
             weights = JOINT_WEIGHTS
         return joint_ei_batch(gps, frames, k, XI, combine, weights)
@@ -272,8 +271,9 @@ class Portfolio:
         if refill or self._smooth is None or \
                 len(observations) - self._smoothed_on >= 4 * self.options["smooth_batch"]:
             self._smoothed_on = len(observations)
-            X, y = self._points(observations, self.options["smooth_points"], self.coords)
-            self._smooth = GaussianProcess(X, y, self.options["gp_lengthscale"]) if len(y) >= 2 else None
+            ran, y = self._ran(observations, self.options["smooth_points"])
+            self._smooth = GaussianProcess(self.coords.at(ran), y, self.options["gp_lengthscale"]) if len(y) >= 2 \
+                else None
         if k <= 0 or self._smooth is None:
             return []
         if refill:
@@ -292,7 +292,8 @@ class Portfolio:
             return
         self._fitted_on = len(observations)
         codes = self._sees_codes(len(observations))
-        X, y = self._points(observations, self.options["gp_points"], self._frame(codes))
+        ran, y = self._ran(observations, self.options["gp_points"])
+        X = self._frame(codes).at(ran)
         if len(y) < 2:
             self._gp = None
             return
@@ -312,16 +313,16 @@ class Portfolio:
         grown = cap * (self.options["gp_until"] / max(points, 1)) ** 2
         return int(min(max(grown, cap), EARLY_GROWTH * cap))
 
-    def _points(self, observations: list[Observation], cap: int, frame: KnobCoordinates | AdditiveFeatures) -> \
-            tuple[np.ndarray, np.ndarray]:
-        """Points (as `frame` gives them) and runtimes of at most `cap` configs that ran: the fastest half and the
-        latest (where the optimum is sought, and where the search looks now)."""
+    def _ran(self, observations: list[Observation], cap: int) -> tuple[np.ndarray, np.ndarray]:
+        """Choice indices (`KnobCoordinates.indices`; each GP takes its own view of them) and runtimes of at most
+        `cap` configs that ran: the fastest half and the latest (where the optimum is sought, and where the search
+        looks now)."""
         ok = [o for o in observations if o.status == OK and o.median_s is not None and o.median_s > 0]
         if len(ok) > cap:
             fastest = set(sorted(range(len(ok)), key=lambda i: ok[i].median_s)[: cap // 2])
             latest = [i for i in range(len(ok) - 1, -1, -1) if i not in fastest][: cap - len(fastest)]
             ok = [ok[i] for i in sorted(fastest.union(latest))]
-        return frame.at(self.coords.indices([o.config for o in ok])), np.array([o.median_s for o in ok])
+        return self.coords.indices([o.config for o in ok]), np.array([o.median_s for o in ok])
 
     def _candidates(self, skip: set[tuple], pool: Iterable[dict], cap: int) -> tuple[list[dict], np.ndarray]:
         """Unseen configs to score, at most `cap`, and their choice indices (`KnobCoordinates.indices`)."""

@@ -42,7 +42,8 @@ def main() -> None:
         observations = list(search._own.values())
         rows = np.flatnonzero([key not in search._seen for key in ids])
         C = search._portfolio.coords.points([listed[i] for i in rows])
-        X, y = search._portfolio._points(observations, 256, False)
+        ran, y = search._portfolio._ran(observations, 256)
+        X = search._portfolio.coords.at(ran)
         incumbent = min(o.median_s for o in observations if o.median_s) / opt
         h = fit_hyperparameters(X, standardised(np.log(y))[0])
         picks = {

@@ -40,15 +40,8 @@ Variants (experiments, not strategy options):
   elliptical-slice samples of the length scales and noise under gp_fit's priors, every MCMC_THIN-th (3) step from the
   MAP, while the job has fewer than MCMC_UNTIL observations (../2026-11-27-rank-tests/);
 - jointnosweep: no one-knob sweeps while the joint rounds last (`joint_until`);
-- smoothmid: from `joint_until` to `gp_until` the smooth GP keeps SMOOTH_MID (0.25) of the acquisition's slots;
-- sweepmid: no one-knob sweeps from `joint_until` until SWEEP_OFF_UNTIL (`gp_until`) observations;
-- jointmid: the fitted GP's share is picked by the joint EI until JOINT_MID (128) observations;
-- stallsmooth: once STALL (24) observations in a row found nothing faster, the smooth GP takes STALL_SHARE (0.75) of
-  the acquisition's slots (from `joint_until` on) until a faster config is found;
-- addswap / addthird: in the joint rounds, an additive GP (linear kernel on each knob's one-hot code, coordinate and
-  squared coordinate; log-runtimes) replaces the smooth GP, or joins the two (addhalf: joins them with the fitted
-  GP's EI weighing a half, the smooth and the additive one a quarter each);
-- addlate: from `joint_until` on, ADD_SLOTS (1) slot of each batch goes to the additive GP's expected improvement.
+- smoothmid, sweepmid, jointmid, stallsmooth, addswap, addthird, addhalf, addlate: the variants of
+  ../2026-11-27-additive-gp/, in `late_variants.py` beside this file.
 
 The runs of this folder and of ../2026-11-27-rank-tests/ predate `joint_additive` (2026-11-27, the joint rounds'
 additive GP, ../2026-11-27-additive-gp/): add "joint_additive": false to --options to reproduce them.
@@ -64,13 +57,13 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 sys.path[:0] = ["benchmarks", "."]  # run from the repository root
+import late_variants  # noqa: E402 - this folder's (the script's directory is on the path)
 import search_efficiency  # noqa: E402
 
 import tuner_server.search.gaussian_process as gaussian_process  # noqa: E402
 import tuner_server.search.gp_fit as gp_fit  # noqa: E402
 import tuner_server.search.model_guided as model_guided  # noqa: E402
 import tuner_server.search.portfolio as portfolio  # noqa: E402
-from tuner_server.search.additive_gp import AdditiveGP  # noqa: E402
 from tuner_server.search.gaussian_process import (  # noqa: E402
     GaussianProcess,
     KnobCoordinates,
@@ -246,7 +239,8 @@ def race() -> None:
     def raced(self, model, n):
         own, k, picks = list(self._own.values()), round(bo_share(self) * n), []
         if k > 0:
-            X, y = self._portfolio._points(own, self.options["smooth_points"], self._portfolio.coords)
+            ran, y = self._portfolio._ran(own, self.options["smooth_points"])
+            X = self._portfolio.coords.at(ran)
             if len(y) >= 2:
                 with one_blas_thread():
                     gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
@@ -293,7 +287,7 @@ def tiedcodes() -> None:
 
     def stash(self, space, options, rng, draws):
         init(self, space, options, rng, draws)
-        d, offsets = len(self.codes._index), self.codes._offsets
+        d, offsets = self.codes.knobs, self.codes._offsets
         groups[0] = np.concatenate([np.arange(d)] + [np.full(offsets[j + 1] - offsets[j], d + j) for j in range(d)])
     fit = portfolio.fit_hyperparameters
 
@@ -411,110 +405,11 @@ def jointnosweep() -> None:
     ModelGuided._sweeps = later
 
 
-def smoothmid() -> None:
-    """From `joint_until` to `gp_until` observations the smooth GP (BO's) keeps SMOOTH_MID (0.25) of the acquisition's
-    slots, as it does from `gp_until` on; the fitted GP and the ensemble share the rest by trust."""
-    shares, share = Portfolio.shares, float(os.environ.get("SMOOTH_MID", "0.25"))
-
-    def mid(self, observed):
-        out = shares(self, observed)
-        if self.options["joint_until"] <= observed < self.options["gp_until"]:
-            out = {"gp": out["gp"] * (1 - share), "smooth": share}
-        return out
-    Portfolio.shares = mid
-
-
-def sweepmid() -> None:
-    """No one-knob sweeps from `joint_until` until SWEEP_OFF_UNTIL (`gp_until`) observations."""
-    sweeps = ModelGuided._sweeps
-
-    def off(self, model, slots, budget):
-        until = int(os.environ.get("SWEEP_OFF_UNTIL", self.options["gp_until"]))
-        return [] if self.options["joint_until"] <= len(self._own) < until else sweeps(self, model, slots, budget)
-    ModelGuided._sweeps = off
-
-
-def jointmid() -> None:
-    """The fitted GP's share of the slots is picked by the joint EI (with the smooth GP) until JOINT_MID (128)
-    observations, past `joint_until`, where the shares by trust begin."""
-    until = int(os.environ.get("JOINT_MID", "128"))
-
-    def batch(self, observations, indices, codes, k):
-        if len(observations) >= until:
-            return self._gp.ei_batch(self._frame(codes).at(indices), k, portfolio.XI)
-        return self._joint_batch(observations, indices, codes, k)
-    Portfolio._gp_batch = batch
-
-
-def stallsmooth() -> None:
-    """Once STALL (24) observations in a row found nothing faster (and from `joint_until` on), the smooth GP (BO's)
-    takes STALL_SHARE (0.75) of the acquisition's slots until a faster config is found."""
-    shares, batch = Portfolio.shares, ModelGuided._model_batch
-    stall, share = int(os.environ.get("STALL", "24")), float(os.environ.get("STALL_SHARE", "0.75"))
-
-    def stalled_batch(self, model, n):
-        self._portfolio.stalled = self._since_best >= stall
-        return batch(self, model, n)
-
-    def stalled_shares(self, observed):
-        out = shares(self, observed)
-        if getattr(self, "stalled", False) and observed >= self.options["joint_until"]:
-            out = {"gp": out["gp"] * (1 - share), "smooth": share}
-        return out
-    ModelGuided._model_batch, Portfolio.shares = stalled_batch, stalled_shares
-
-
-def additive(mode: str) -> None:
-    """The joint rounds' models as they ran before `joint_additive` was the strategy's: the additive GP instead of the
-    smooth one ("swap"), beside both with equal weights ("third"), or beside both with the fitted GP's EI weighing a
-    half and the other two a quarter each ("half": the strategy's own since, `portfolio.JOINT_WEIGHTS`)."""
-
-    def joint(self, observations, indices, codes, k, combine=None):
-        cap = self.options["gp_points"]
-        add = AdditiveGP(*self._points(observations, cap, self.additive))
-        frames = [self._frame(codes).at(indices), self.coords.at(indices), self.additive.at(indices)]
-        if mode == "swap":
-            return gaussian_process.joint_ei_batch([self._gp, add], frames[::2], k, portfolio.XI, combine)
-        smooth = GaussianProcess(*self._points(observations, cap, self.coords), self.options["gp_lengthscale"])
-        if mode == "half":
-            scales = []
-
-            def combine(eis):
-                if not scales:
-                    scales.extend(max(float(ei.max()), 1e-300) for ei in eis)
-                return sum(w * ei / sc for w, ei, sc in zip((0.5, 0.25, 0.25), eis, scales, strict=True))
-        return gaussian_process.joint_ei_batch([self._gp, smooth, add], frames, k, portfolio.XI, combine)
-    Portfolio._joint_batch = joint
-
-
-def addlate() -> None:
-    """From `joint_until` observations on, ADD_SLOTS (1) acquisition slot of each batch goes to the additive GP's
-    expected improvement over unseen configs: a move that changes every knob to its best value at once, where a
-    settled search looks only near its basins."""
-    picks, slots_each = Portfolio.picks, int(os.environ.get("ADD_SLOTS", "1"))
-
-    def with_additive(self, observations, slots, seen, taken, pool):
-        if len(observations) < self.options["joint_until"] or slots <= slots_each:
-            return picks(self, observations, slots, seen, taken, pool)
-        with one_blas_thread():
-            X, y = self._points(observations, self.options["gp_points"], self.additive)
-            skip = seen | {model_guided.config_id(c) for c in taken}
-            candidates, indices = self._candidates(skip, pool, self.options["smooth_candidates"])
-            if len(candidates) <= slots_each:
-                return picks(self, observations, slots, seen, taken, pool)
-            add = AdditiveGP(X, y)
-            mine = [candidates[j] for j in add.ei_batch(self.additive.at(indices), slots_each, portfolio.XI)]
-        return mine + picks(self, observations, slots - len(mine), seen, taken + mine, pool)
-    Portfolio.picks = with_additive
-
-
 PATCHES = {"pure_gp": pure_gp, "dimprior": dimprior, "jointei": lambda: jointei(False),
            "jointei_pareto": lambda: jointei(True), "unitcube": unitcube, "crossover": crossover,
            "sumkernel": sumkernel, "looselect": looselect, "lateeps": lateeps,
            "race": race, "tiedcodes": tiedcodes, "mcmc": mcmc,
-           "jointnosweep": jointnosweep, "smoothmid": smoothmid, "sweepmid": sweepmid, "jointmid": jointmid,
-           "stallsmooth": stallsmooth, "addswap": lambda: additive("swap"), "addthird": lambda: additive("third"),
-           "addhalf": lambda: additive("half"), "addlate": addlate}
+           "jointnosweep": jointnosweep, **late_variants.PATCHES}
 
 if __name__ == "__main__":
     if "ONEHOT_SCALE" in os.environ:  # the height of the one-hot codes the fitted GP sees from `codes_from` on
