@@ -4,16 +4,23 @@ A search that only follows its best config settles in one basin; the optimum may
 measured configs touch (a combination of knob values the optimum and its neighbours share). `basin_bests` keeps the
 best config of each of up to k basins: the fastest measured config, then the next fastest ones that differ from every
 one kept in at least `distance` knobs. Sweeping a basin measures unmeasured one-knob neighbours of its best config; a
-basin whose best has none left is a local optimum, fully swept.
+basin whose best has none left is a local optimum, fully swept. When the basins swept so far stop improving, the
+optimum may sit in one that no measured config touches: `far_from` looks there.
+
+Both choose by a `score` callable (the model-guided strategy's acquisition: higher is better, -inf for a config it
+may not score this round), so they know nothing of the models behind it.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
 
 from compiler_core.space import Space
 from tuner_server.search.base import OK, Observation
-from tuner_server.search.knob_walk import config_id, hamming, neighbours
+from tuner_server.search.knob_walk import config_id, hamming, neighbours, pick_diverse
 
+Score = Callable[[list[dict]], np.ndarray]
 TOP = 64  # fastest configs looked at for basin bests (the rest are slower than every basin's best anyway)
 
 
@@ -42,3 +49,37 @@ class Neighbourhoods:
         if key not in self._of:
             self._of[key] = [c for c, _ in neighbours(self.space, config, self.is_valid)]
         return [c for c in self._of[key] if config_id(c) not in seen]
+
+
+def _best_first(configs: list[dict], score: Score) -> list[dict]:
+    """`configs` by `score`, best first (ties keep their order), without those it may not score."""
+    values = score(configs)
+    return [configs[i] for i in np.argsort(-values, kind="stable") if np.isfinite(values[i])]
+
+
+def sweeps(bests: Sequence[dict], near: Neighbourhoods, seen: set[tuple], score: Score, slots: int,
+           min_distance: int) -> list[dict]:
+    """Up to `slots` unseen one-knob neighbours of `bests`, the best by `score` of each basin in turn (basins whose
+    best has no neighbour left are done), no two of them closer than `min_distance` knobs."""
+    if slots <= 0:
+        return []
+    queues = [_best_first(unseen, score) for best in bests if (unseen := near.unseen(best, seen))]
+    out: list[dict] = []
+    while len(out) < slots and any(queues):
+        for queue in queues:
+            # neighbours of one best that change the same knob are one knob apart: keep the batch diverse
+            while queue and any(hamming(queue[0], o) < min_distance for o in out):
+                queue.pop(0)
+            if queue and len(out) < slots:
+                out.append(queue.pop(0))
+    return out
+
+
+def far_from(bests: Sequence[dict], draw: Callable[[int], list[dict]], score: Score, slots: int, distance: int,
+             min_distance: int) -> list[dict]:
+    """Up to `slots` configs at least `distance` knobs from every one of `bests`: the best by `score` of a random
+    `draw` of 32 per slot (and 32 more), no two closer than `min_distance` knobs."""
+    if slots <= 0:
+        return []
+    far = [c for c in draw(32 * slots + 32) if all(hamming(c, b) >= distance for b in bests)]
+    return pick_diverse(_best_first(far, score), slots, min_distance) if far else []

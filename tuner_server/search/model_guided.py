@@ -65,8 +65,8 @@ from tuner_server.search.base import (
     check_batch_size,
     parse_options,
 )
-from tuner_server.search.basins import Neighbourhoods, basin_bests
-from tuner_server.search.knob_walk import anneal, config_id, hamming, mutate, pick_diverse, space_filling
+from tuner_server.search.basins import Neighbourhoods, basin_bests, far_from, sweeps
+from tuner_server.search.knob_walk import anneal, config_id, mutate, pick_diverse, space_filling
 from tuner_server.search.listing import ListedScores, UnseenDraws
 from tuner_server.search.model_guided_options import JOINT_UNTIL, LIMITS, OPTIONS
 from tuner_server.search.portfolio import Portfolio
@@ -341,42 +341,24 @@ class ModelGuided:
         stall = self.options["stall"]
         return round(self.options["explore"] * n) if stall is not None and self._since_best >= stall else 0
 
+    def _bests(self) -> list[dict]:
+        return basin_bests(self._own.values(), self.options["basins"], self.options["basin_distance"])
+
     def _far(self, model: Mixture, slots: int, budget: list[int]) -> list[dict]:
-        """Up to `slots` unseen configs at least `basin_distance` knobs from every basin best, the best of a random
-        draw by acquisition: when the basins swept so far stopped improving, the optimum may sit in one no measured
-        config touches (a second basin as good as the first is found by looking elsewhere, not deeper)."""
+        """Configs away from every basin best (`basins.far_from`): when the basins swept so far stopped improving, a
+        second basin as good as the first is found by looking elsewhere, not deeper."""
         if slots <= 0:
             return []
-        bests = basin_bests(self._own.values(), self.options["basins"], self.options["basin_distance"])
-        far = [c for c in self._random_unseen(32 * slots + 32, limit=512)
-               if all(hamming(c, b) >= self.options["basin_distance"] for b in bests)]
-        if not far:
-            return []
-        values = self._score(model, far, budget)
-        ranked = [far[i] for i in np.argsort(-values, kind="stable") if np.isfinite(values[i])]
-        return pick_diverse(ranked, slots, self.options["min_distance"])
+        return far_from(self._bests(), lambda k: self._random_unseen(k, limit=512),
+                        lambda configs: self._score(model, configs, budget), slots, self.options["basin_distance"],
+                        self.options["min_distance"])
 
     def _sweeps(self, model: Mixture, slots: int, budget: list[int]) -> list[dict]:
-        """Up to `slots` unmeasured one-knob neighbours of basin bests, the best by acquisition of each basin in
-        turn (basins whose best has no neighbour left are done)."""
+        """Unmeasured one-knob neighbours of basin bests (`basins.sweeps`), each basin in turn."""
         if slots <= 0:
             return []
-        bests = basin_bests(self._own.values(), self.options["basins"], self.options["basin_distance"])
-        queues = []
-        for best in bests:
-            near = self._near.unseen(best, self._seen)
-            if near:
-                values = self._score(model, near, budget)
-                queues.append([near[i] for i in np.argsort(-values, kind="stable") if np.isfinite(values[i])])
-        out: list[dict] = []
-        while len(out) < slots and any(queues):
-            for queue in queues:
-                # neighbours of one best that change the same knob are one knob apart: keep the batch diverse
-                while queue and any(hamming(queue[0], o) < self.options["min_distance"] for o in out):
-                    queue.pop(0)
-                if queue and len(out) < slots:
-                    out.append(queue.pop(0))
-        return out
+        return sweeps(self._bests(), self._near, self._seen, lambda configs: self._score(model, configs, budget),
+                      slots, self.options["min_distance"])
 
     def _listed_cheaply(self) -> bool:
         """Whether every config is scored each round: features are cheap and the space is listed (once a space
