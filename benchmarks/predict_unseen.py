@@ -72,7 +72,8 @@ def held_out(table: ReplayTable, others: list[ReplayTable], args) -> dict:
         speeds.append(optimum / runtime(table, pick))
         ceilings.append(optimum / min(runtime(table, c) for c in configs))
     default_s = runtime(table, cc.default_config(workload, target))
-    return {"table": table.meta["name"], "configs": len(table), "trained_on": [t.meta["name"] for t in others],
+    return {"table": table.meta["name"], "op": table.meta["op"], "device_class": table.meta["device_class"],
+            "configs": len(table), "trained_on": [t.meta["name"] for t in others],
             "training_trials": len(trials), "candidates": args.candidates, "from_heads": from_peers,
             "speed": statistics.median(speeds), "speed_min": min(speeds), "speed_max": max(speeds),
             "ceiling": statistics.median(ceilings), "default_speed": optimum / default_s if default_s else None}
@@ -97,11 +98,11 @@ def main(argv=None) -> None:
         default = f"{r['default_speed']:.3f}" if r["default_speed"] else "not recorded"
         print(f"| {r['table']} | {r['configs']} | {len(r['trained_on'])} tables ({r['training_trials']}) | "
               f"{r['speed']:.3f} ({r['speed_min']:.3f}-{r['speed_max']:.3f}) | {r['ceiling']:.3f} | {default} |")
-    by_op: dict[str, list[float]] = {}
+    by_op: dict[str, list[float]] = {}  # an op on a device class, every dtype and template of it together
     for r in rows:
-        by_op.setdefault(r["table"].rsplit("-", 1)[0], []).append(r["speed"])
+        by_op.setdefault(f"{r['op']} on {r['device_class']}", []).append(r["speed"])
     for op, speeds in by_op.items():
-        print(f"\n{op}: median predicted speed over held-out shapes {statistics.median(speeds):.3f}")
+        print(f"\n{op}: median predicted speed over {len(speeds)} held-out shapes {statistics.median(speeds):.3f}")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"args": vars(args), "rows": rows}, indent=1))
 
