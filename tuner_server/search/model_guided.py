@@ -57,7 +57,6 @@ from tuner_server.cost_model.featurize import BothFeatures, KnobFeatures, Lowere
 from tuner_server.cost_model.grades import ranking_data
 from tuner_server.cost_model.model import CostModel
 from tuner_server.cost_model.training import lowered_featurizers, train_on_trials
-from tuner_server.search.acquisition import ensemble_acquisition
 from tuner_server.search.base import (
     OK,
     Observation,
@@ -66,6 +65,7 @@ from tuner_server.search.base import (
     parse_options,
 )
 from tuner_server.search.basins import Neighbourhoods, basin_bests, far_from, sweeps
+from tuner_server.search.ensemble_scores import EnsembleScores
 from tuner_server.search.knob_walk import anneal, config_id, mutate, pick_diverse, space_filling
 from tuner_server.search.listing import ListedScores, UnseenDraws
 from tuner_server.search.model_guided_options import JOINT_UNTIL, LIMITS, OPTIONS
@@ -111,11 +111,9 @@ class ModelGuided:
         self._near = Neighbourhoods(context.space, self._draws.is_valid)
         self._base: CostModel | None | bool = False  # False: not built yet
         self._model: Mixture | None = None
-        self._explored_with = self._scored_with = None  # the model the pool was last explored / scored with
+        self._explored_with = None  # the model the pool was last explored with
         self._explored_at = 0  # own observations when the pool was last explored
-        self._scores_by_id: dict[tuple, np.ndarray] = {}  # config id -> member scores under `_scored_with`
-        self._acquired: dict[tuple, float] = {}  # config id -> acquisition value under `_scored_with`
-        self._round_member: int | None = None  # Thompson sampling: the member whose scores rank this round
+        self._scores = EnsembleScores(self._rows, self._incumbent, o["acquisition"], o["kappa"], self.rng)
         self._listed: ListedScores | None = None  # cheap features over a listed space: every config at once
         self._fitted_at = -1
         self._best: float | None = None
@@ -250,66 +248,28 @@ class ModelGuided:
         return np.stack([self._rows_of[k] for k in keys])
 
     # ---- scoring ------------------------------------------------------------------------------------------------
-    def _member_scores(self, model: Mixture, configs: list[dict]) -> dict[tuple, np.ndarray]:
-        """Member scores of `configs` (features ready) under `model`, each predicted once per model (a config that
-        cannot be lowered: -inf)."""
-        if model is not self._scored_with:
-            self._scored_with, self._scores_by_id, self._acquired = model, {}, {}
-        need = [c for c in dict((config_id(c), c) for c in configs).values()
-                if config_id(c) not in self._scores_by_id]
-        if need:
-            X = self._rows(need)
-            scores = model.member_scores(X)
-            scores[:, np.all(np.isnan(X), axis=1)] = -np.inf
-            self._scores_by_id.update((config_id(c), scores[:, i]) for i, c in enumerate(need))
-        return self._scores_by_id
+    def _incumbent(self) -> dict | None:
+        """The fastest measured config, when its features are ready (what expected improvement improves on)."""
+        best = min((o for o in self._own.values() if o.status == OK and o.median_s is not None),
+                   key=lambda o: o.median_s, default=None)
+        return best.config if best is not None and config_id(best.config) in self._rows_of else None
 
     def _ensemble_means(self, model: Mixture, configs: list[dict]) -> np.ndarray:
         """The members' mean score of each config whose features are ready (NaN for the others)."""
         ready = {config_id(c) for c in self._ready(configs)}
-        known = self._member_scores(model, [c for c in configs if config_id(c) in ready])
+        known = self._scores.members(model, [c for c in configs if config_id(c) in ready])
         return np.array([float(np.mean(known[config_id(c)])) if config_id(c) in ready else np.nan for c in configs])
-
-    def _acquisition(self, model: Mixture, configs: list[dict]) -> np.ndarray:
-        """What ranks `configs` (features ready): the option `acquisition` over the members' mean and spread."""
-        if not configs:
-            return np.zeros(0)
-        known = self._member_scores(model, configs)
-        if self.options["acquisition"] == "thompson":  # a fresh member each round: nothing to keep
-            return self._acquire(model, np.stack([known[config_id(c)] for c in configs], axis=1))
-        keys = [config_id(c) for c in configs]  # else the value is fixed per model: computed once per config
-        need = list(dict.fromkeys(k for k in keys if k not in self._acquired))
-        if need:
-            values = self._acquire(model, np.stack([known[k] for k in need], axis=1))
-            self._acquired.update(zip(need, values.tolist(), strict=True))
-        return np.array([self._acquired[k] for k in keys])
-
-    def _acquire(self, model: Mixture, S: np.ndarray) -> np.ndarray:
-        """Acquisition values from member scores S (members x configs)."""
-        how = self.options["acquisition"]
-        if how == "thompson":
-            if self._round_member is None:
-                self._round_member = self.rng.randrange(len(S))
-            return S[min(self._round_member, len(S) - 1)]
-        return ensemble_acquisition(S, how, self.options["kappa"], lambda: self._incumbent_score(model))
-
-    def _incumbent_score(self, model: Mixture) -> float:
-        best = min((o for o in self._own.values() if o.status == OK and o.median_s is not None),
-                   key=lambda o: o.median_s, default=None)
-        if best is None or config_id(best.config) not in self._rows_of:
-            return 0.0
-        return float(np.mean(self._member_scores(model, [best.config])[config_id(best.config)]))
 
     def _score(self, model: Mixture, configs: list[dict], budget: list[int]) -> np.ndarray:
         """Acquisition values; a config new to this strategy costs one unit of `budget` (-inf once it is spent,
         and while its features are being computed in the pool)."""
         allowed = self._ready(configs, budget)
-        values = dict(zip((config_id(c) for c in allowed), self._acquisition(model, allowed), strict=True))
+        values = dict(zip((config_id(c) for c in allowed), self._scores.acquisition(model, allowed), strict=True))
         return np.array([values.get(config_id(c), -np.inf) for c in configs])
 
     # ---- a batch ------------------------------------------------------------------------------------------------
     def _model_batch(self, model: Mixture, n: int) -> list[dict]:
-        self._round_member = None  # Thompson sampling: a fresh member each round
+        self._scores.new_round()
         budget = [self.options["feature_budget"] * n]
         unseen = None if self._listed_cheaply() else self._all_unseen()
         if self._listed is not None:
@@ -372,7 +332,7 @@ class ModelGuided:
         """The k best unseen candidates by acquisition."""
         if self._listed is None:
             return self._ranked_pool(model)[:k]
-        return self._listed.top(model, lambda S: self._acquire(model, S), k)
+        return self._listed.top(model, lambda S: self._scores.acquire(model, S), k)
 
     def _ready_in_pool(self) -> int:
         return sum(1 for key in self._pool if key in self._rows_of and key not in self._seen)
@@ -415,7 +375,7 @@ class ModelGuided:
         if not configs:
             self._pool = {config_id(c): c for c in pending[: self.options["pool_size"]]}
             return []
-        values = self._acquisition(model, configs)
+        values = self._scores.acquisition(model, configs)
         order = np.argsort(-values, kind="stable")
         ranked = [configs[i] for i in order if np.isfinite(values[i])]
         kept = ranked[: self.options["pool_size"]]
