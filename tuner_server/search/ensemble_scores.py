@@ -34,27 +34,31 @@ class EnsembleScores:
         """Thompson sampling draws a fresh member for each round."""
         self._round_member = None
 
-    def members(self, model: Mixture, configs: list[dict]) -> dict[tuple, np.ndarray]:
-        """Member scores of `configs` under `model` (by config id), each predicted once per model."""
+    def members(self, model: Mixture, configs: list[dict], keys: list[tuple] | None = None) -> dict[tuple, np.ndarray]:
+        """Member scores of `configs` under `model` (by config id; `keys`: their ids, when the caller has them), each
+        predicted once per model."""
         if model is not self._model:
             self._model, self._members, self._acquired = model, {}, {}
-        need = [c for c in dict((config_id(c), c) for c in configs).values() if config_id(c) not in self._members]
+        need: dict[tuple, dict] = {}
+        for key, config in zip(keys or map(config_id, configs), configs, strict=True):
+            if key not in self._members:
+                need.setdefault(key, config)
         if need:
-            X = self.rows(need)
+            X = self.rows(list(need.values()))
             scores = model.member_scores(X)
             scores[:, np.all(np.isnan(X), axis=1)] = -np.inf
-            self._members.update((config_id(c), scores[:, i]) for i, c in enumerate(need))
+            self._members.update((key, scores[:, i]) for i, key in enumerate(need))
         return self._members
 
     def acquisition(self, model: Mixture, configs: list[dict]) -> np.ndarray:
         """What ranks `configs`: the acquisition over the members' mean and spread."""
         if not configs:
             return np.zeros(0)
-        known = self.members(model, configs)
+        keys = [config_id(c) for c in configs]
+        known = self.members(model, configs, keys)
         if self.how == "thompson":  # a fresh member each round: nothing to keep
-            return self.acquire(model, np.stack([known[config_id(c)] for c in configs], axis=1))
-        keys = [config_id(c) for c in configs]  # else the value is fixed per model: computed once per config
-        need = list(dict.fromkeys(k for k in keys if k not in self._acquired))
+            return self.acquire(model, np.stack([known[k] for k in keys], axis=1))
+        need = list(dict.fromkeys(k for k in keys if k not in self._acquired))  # else fixed per model: once a config
         if need:
             values = self.acquire(model, np.stack([known[k] for k in need], axis=1))
             self._acquired.update(zip(need, values.tolist(), strict=True))

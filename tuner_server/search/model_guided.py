@@ -264,6 +264,8 @@ class ModelGuided:
         """Acquisition values; a config new to this strategy costs one unit of `budget` (-inf once it is spent,
         and while its features are being computed in the pool)."""
         allowed = self._ready(configs, budget)
+        if len(allowed) == len(configs):  # every one (`_ready` keeps their order): no lookup by id
+            return self._scores.acquisition(model, allowed)
         values = dict(zip((config_id(c) for c in allowed), self._scores.acquisition(model, allowed), strict=True))
         return np.array([values.get(config_id(c), -np.inf) for c in configs])
 
