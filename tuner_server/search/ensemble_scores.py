@@ -58,7 +58,8 @@ class EnsembleScores:
         known = self.members(model, configs, keys)
         if self.how == "thompson":  # a fresh member each round: nothing to keep
             return self.acquire(model, np.stack([known[k] for k in keys], axis=1))
-        need = list(dict.fromkeys(k for k in keys if k not in self._acquired))  # else fixed per model: once a config
+        # else a config's value is fixed per model: computed once
+        need = list(dict.fromkeys(k for k in keys if k not in self._acquired))
         if need:
             values = self.acquire(model, np.stack([known[k] for k in need], axis=1))
             self._acquired.update(zip(need, values.tolist(), strict=True))
