@@ -57,7 +57,7 @@ from benchmarks.efficiency_report import (  # noqa: E402
 )
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
-from tuner_server.replay import ReplayTable, load_table, run_strategy  # noqa: E402
+from tuner_server.replay import ReplayError, ReplayTable, load_table, run_strategy  # noqa: E402
 from tuner_server.synthetic_spaces import FRESH, HELD_OUT, PRESETS, spec_from_name, synthetic_table  # noqa: E402
 
 STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
@@ -129,7 +129,14 @@ _TRANSFER: dict[str, object] = {}
 
 def load_spaces(args) -> dict[str, ReplayTable]:
     paths = sorted(glob.glob(args.tables)) if args.tables else []
-    tables = [t for t in map(load_table, paths) if t.optimum is not None]
+    try:
+        loaded = [load_table(path) for path in paths]
+    except ReplayError as exc:
+        raise SystemExit(f"--tables: {exc}") from None
+    tables = [t for t in loaded if t.optimum is not None]
+    for path, table in zip(paths, loaded, strict=True):
+        if table.optimum is None:  # no config ran: nothing to measure a search against
+            print(f"skipped {path}: none of its {len(table)} recorded configs ran (no optimum)", file=sys.stderr)
     known = PRESETS | HELD_OUT | FRESH
     groups = {"all": list(PRESETS), "held-out": list(HELD_OUT), "fresh": list(FRESH),
               "every": [*PRESETS, *HELD_OUT, *FRESH], "none": []}
@@ -234,7 +241,7 @@ def main(argv=None) -> None:
     args = parse_args(argv)
     spaces = load_spaces(args)
     if not spaces:
-        raise SystemExit("no spaces: --tables matched nothing and --synthetic is none")
+        raise SystemExit("no spaces: --tables gave no table with a config that ran, and --synthetic is none")
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     tasks = []
     for name, table in spaces.items():

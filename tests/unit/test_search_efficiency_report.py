@@ -208,3 +208,20 @@ def test_holm_keeps_what_survives_the_correction_and_the_line_names_it():
     assert "slower than GA or BO at p < 0.05 on 2 of 3 spaces: a 0.001 (bo), b 0.030 (ga)" in line
     assert "after Holm's correction over the 3: a;" in line and line.endswith("faster than both at p < 0.05 on 1")
     assert report.significance_line({}) == ""
+
+
+def test_a_table_where_nothing_ran_is_skipped_by_name_and_an_unreadable_one_is_refused(se, tmp_path, capsys):
+    from tuner_server.replay import save_table
+
+    failed = save_table(tmp_path / "allfail.json.gz", {"name": "allfail"},
+                        [{"config": {"x": x}, "median_s": None, "status": "RUNTIME_ERROR"} for x in range(4)])
+    save_table(tmp_path / "ran.json.gz", {"name": "ran"},
+               [{"config": {"x": x}, "median_s": 1e-3 * (1 + x), "status": "OK"} for x in range(4)])
+    spaces = se.load_spaces(se.parse_args(["--tables", str(tmp_path / "*.json.gz"), "--synthetic", ""]))
+    assert list(spaces) == ["ran"]
+    assert f"skipped {failed}: none of its 4 recorded configs ran" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="no table with a config that ran"):
+        se.main(["--tables", str(failed), "--synthetic", "", "--seeds", "1", "--strategies", "ga"])
+    (tmp_path / "broken.json").write_text("not json")
+    with pytest.raises(SystemExit, match="--tables: .*broken.json: not JSON"):
+        se.main(["--tables", str(tmp_path / "broken.json"), "--synthetic", "", "--seeds", "1", "--strategies", "ga"])
