@@ -143,6 +143,9 @@ def test_postgresql_stopped_mid_job_gives_503s_not_500s_and_the_job_completes(ow
 RESTART_ENV = {"TUNEFARM_LEASE_SECONDS": "3", "TUNEFARM_HEARTBEAT_INTERVAL_S": "0.5",
                "TUNEFARM_AGENT_LOST_AFTER_S": "20"}
 DOWN_S = 5.0  # longer than a lease: every lease held at the kill has expired when the tuner is back
+# Each task measured for about 0.15 s or more: with FAST_MEASURE a 64^3 job of 16 trials is over in about 3 s on
+# an idle host, and on a busy one the poll below could miss the moment both agents held leases.
+RESTART_MEASURE = {**FAST_MEASURE, "min_time_s": 0.15, "max_time_s": 0.3, "max_repeats": 100_000}
 
 
 def held_leases(farm: Farm, job_id: str) -> dict[str, tuple[str, int]]:
@@ -155,7 +158,7 @@ def held_leases(farm: Farm, job_id: str) -> dict[str, tuple[str, int]]:
 def test_a_tuner_restart_wastes_no_measurement(farm, backend):
     f = farm(agents=2, backend=backend, env=RESTART_ENV)
     with f.client() as c:
-        job = c.create_job("matmul", MATMUL, "cpu", BUDGET, seed=12, measure=FAST_MEASURE)
+        job = c.create_job("matmul", MATMUL, "cpu", BUDGET, seed=12, measure=RESTART_MEASURE)
     wait_until(lambda: len(f.trials(job.id)) >= 3 and len({a for a, _ in held_leases(f, job.id).values()}) == 2,
                "both agents to hold leases, a few trials in", 90, 0.02, on_poll=f.tracker.snapshot,
                diagnostics=f.logs)
