@@ -303,3 +303,33 @@ def test_joint_expected_improvement_of_one_gp_is_its_own_and_two_gps_each_get_th
     assert joint_ei_batch([a, b], [C, C], 4, 0.01, lambda eis: eis[1]) == b.ei_batch(C, 4, 0.01)  # told how to combine
     assert joint_ei_batch([a, b], [C, C], 4, 0.01, weights=(1.0, 0.0)) == a.ei_batch(C, 4, 0.01)  # b has no say
     assert joint_ei_batch([a, b], [C, C], 4, 0.01, weights=(0.5, 0.5)) == joint_ei_batch([a, b], [C, C], 4, 0.01)
+
+
+def test_a_batch_goes_out_fastest_predicted_first_while_the_gp_is_fitted():
+    p, seen = portfolio()
+    observed = [Observation(c, smooth(c)) for c in random.Random(5).sample(CONFIGS, 40)]
+    seen.update(config_id(o.config) for o in observed)
+    p.picks(observed, 4, seen, [], [])
+    batch = random.Random(6).sample([c for c in CONFIGS if config_id(c) not in seen], 8)
+    assert p.fastest_first(batch) == batch  # nothing predicted yet: as proposed
+    p.predicted(batch, np.zeros(len(batch)))
+    means = p._gp.posterior(p._frame(p._sees_codes(p._fitted_on)).points(batch))[0]
+    ordered = p.fastest_first(batch)
+    assert ordered == [batch[i] for i in np.argsort(means, kind="stable")]
+    assert smooth(ordered[0]) <= np.median([smooth(c) for c in batch])  # the bowl: the GP's first is among the fast
+    retired, seen = portfolio(gp_until=10, smooth=0.25)  # past gp_until only the smooth GP predicts: order kept
+    retired.picks(observed, 4, seen, [], [])
+    retired.predicted(batch, np.zeros(len(batch)))
+    assert retired._gp is None and retired.fastest_first(batch) == batch
+
+
+def test_the_strategy_orders_its_batches_unless_told_not_to():
+    table = synthetic_table(SyntheticSpec("smooth", seed=3, configs=2000, knobs=9))
+    ordered = run_strategy(table, "model", 64, seed=2, batch=8, options={"own_features": "knobs"})
+    as_proposed = run_strategy(table, "model", 64, seed=2, batch=8,
+                               options={"own_features": "knobs", "fastest_first": False})
+    first_batches = [o.config for o in ordered[:8]], [o.config for o in as_proposed[:8]]
+    assert first_batches[0] == first_batches[1]  # space-filling, before any model: nothing to order by
+    later = [sorted(map(config_id, (o.config for o in run[8:16]))) for run in (ordered, as_proposed)]
+    assert later[0] == later[1]  # the same second batch ...
+    assert [o.config for o in ordered[8:16]] != [o.config for o in as_proposed[8:16]]  # ... in another order

@@ -28,7 +28,9 @@ Each `propose(n)`:
    ensemble is weak), the share following how well each surrogate ranked the latest measured batches, and after that
    at least a `smooth` share to a smooth GP (the BO reference's: a model of the whole space); the rest to the best
    candidates by the ensemble's acquisition, no two closer than `min_distance` knobs, each slot a random unseen config
-   with probability `epsilon`. Nothing proposed or observed is ever proposed again.
+   with probability `epsilon`. Nothing proposed or observed is ever proposed again;
+5. orders the batch (`fastest_first`): the configs the fitted Gaussian process predicts fastest go out first, since
+   agents lease a job's tasks in the order they were queued.
 
 Features (`own_features`): lowered-IR features when the workload and target are known (what carries one workload's
 trials over to another's, and on the recorded GPU GEMM tables what the job's own models learn fastest from), else
@@ -132,6 +134,8 @@ class ModelGuided:
         else:
             batch = self._model_batch(model, n)
             self._portfolio.predicted(batch, self._ensemble_means(model, batch))
+            if self.options["fastest_first"]:
+                batch = self._portfolio.fastest_first(batch)
         for config in batch:
             self._seen.add(config_id(config))
             self._pool.pop(config_id(config), None)

@@ -24,6 +24,9 @@ OPTIONS: dict[str, tuple] = {
     "epsilon": Option(float, 0.05, "chance that a batch slot is a random unseen config", minimum=0.0),
     "min_distance": Option(int, 2, "knobs in which two configs of one batch must differ (the GP's picks: spread by "
                                    "its kriging believer instead)", minimum=0),
+    "fastest_first": Option(bool, True, "each batch goes out with the configs the fitted Gaussian process predicts "
+                                        "fastest first (agents lease a job's tasks in that order); off: in the order "
+                                        "its parts proposed them"),
     "patience": Option(int, None, "stop after this many observations without a better runtime", minimum=1),
     "transfer": Option(bool, True, "start from a model of the device class's other workloads when given"),
     "objective": Option(str, "rank_xendcg", "LightGBM ranking objective", choices=OBJECTIVES),
