@@ -12,9 +12,11 @@ this is for the SIMT templates.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ import numpy as np
 from compiler_core.codegen import generate_source
 from compiler_core.ir import stmt as S
 
+RUNNERS = os.cpu_count() or 1  # emulated modules run at once, a process each
 PRELUDE = r"""
 #include <barrier>
 #include <cmath>
@@ -42,20 +45,31 @@ static std::barrier<>* tf_block_barrier;
 #define CUDART_INF_F INFINITY
 struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
+// One thread per CUDA thread of a block, kept for every block of the grid (creating threads per block cost most
+// of a run under ASan): after a block, the last thread to arrive moves blockIdx on while the others wait.
+struct tf_next_block {
+  tf_dim3 grid;
+  void operator()() noexcept {
+    if (++blockIdx.x == grid.x) { blockIdx.x = 0; if (++blockIdx.y == grid.y) { blockIdx.y = 0; ++blockIdx.z; } }
+  }
+};
 template <class F> static void tf_launch(F kernel, tf_dim3 grid, tf_dim3 block) {
   const int n = block.x * block.y * block.z;
-  for (int z = 0; z < grid.z; ++z) for (int y = 0; y < grid.y; ++y) for (int x = 0; x < grid.x; ++x) {
-    blockIdx = {x, y, z};
-    std::barrier<> bar(n);
-    tf_block_barrier = &bar;
-    std::vector<std::thread> threads;
-    for (int t = 0; t < n; ++t)
-      threads.emplace_back([&, t] {
-        threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+  const long blocks = (long)grid.x * grid.y * grid.z;
+  blockIdx = {0, 0, 0};
+  std::barrier<> bar(n);
+  std::barrier<tf_next_block> next(n, tf_next_block{grid});
+  tf_block_barrier = &bar;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t)
+    threads.emplace_back([&, t] {
+      threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+      for (long b = 0; b < blocks; ++b) {
         kernel();
-      });
-    for (auto& th : threads) th.join();
-  }
+        next.arrive_and_wait();
+      }
+    });
+  for (auto& th : threads) th.join();
 }
 static float* tf_alloc(size_t elems) {  // 256-byte aligned like cudaMalloc, exact size: red zones right after
   void* p = nullptr;
@@ -140,10 +154,8 @@ def build_and_run(modules: list[S.Module], target, inputs: list[np.ndarray], tim
             raise RuntimeError(f"emulation build failed:\n{proc.stderr[-4000:]}")
         for i, a in enumerate(inputs):
             np.ascontiguousarray(a, dtype=np.float32).tofile(Path(tmp) / f"in{i}.bin")
-        results = []
-        for i, (module, tag) in enumerate(zip(modules, tags, strict=True)):
-            results.append(_run_one(exe, tmp, i, module, tag, timeout_s))
-        return results
+        with ThreadPoolExecutor(max_workers=RUNNERS) as pool:  # each run is its own process
+            return list(pool.map(lambda i: _run_one(exe, tmp, i, modules[i], tags[i], timeout_s), range(len(modules))))
 
 
 def _run_one(exe: Path, tmp: str, i: int, module: S.Module, tag: str, timeout_s: float):
