@@ -89,5 +89,5 @@ def test_the_joint_rounds_weigh_it_only_with_joint_additive(monkeypatch):
     for flag, used in ((True, (3, JOINT_WEIGHTS)), (False, (2, None))):
         rng, seen = random.Random(0), {config_id(o.config) for o in observed}
         options = parse_options(OPTIONS, {"joint_until": JOINT_UNTIL, "joint_additive": flag})
-        picks = Portfolio(SPACE, options, rng, UnseenDraws(SPACE, seen, rng)).picks(observed, 8, seen, [], [])
+        picks = Portfolio(SPACE, options, rng, UnseenDraws(SPACE, seen, rng)).picks(observed, 8, seen, [], {})
         assert len({config_id(c) for c in picks}) == 8 and models[-1] == used

@@ -49,7 +49,7 @@ def trust_after_batches(runtime, ensemble_scores, batches: int = 6) -> Portfolio
     observed = [Observation(c, runtime(c)) for c in rng.sample(CONFIGS, 16)]
     seen.update(config_id(o.config) for o in observed)
     for _ in range(batches):
-        p.picks(observed, 4, seen, [], [])
+        p.picks(observed, 4, seen, [], {})
         batch = rng.sample([c for c in CONFIGS if config_id(c) not in seen], 8)
         p.predicted(batch, np.array([ensemble_scores(c) for c in batch]))
         for c in batch:
@@ -76,9 +76,9 @@ def test_a_rough_space_gives_the_ensemble_the_slots_when_it_ranks_the_batches():
     p, seen = portfolio(trust_temperature=0.2, joint_until=0)
     observed = [Observation(c, rough(c)) for c in CONFIGS[:40]]
     p.trust.update(gp=0.0, ensemble=1.0)
-    assert p.picks(observed, 8, seen, [], []) == []  # round(0.007 * 8) == 0: the ensemble fills the batch
+    assert p.picks(observed, 8, seen, [], {}) == []  # round(0.007 * 8) == 0: the ensemble fills the batch
     p.trust.update(gp=1.0, ensemble=0.0)
-    assert len(p.picks(observed, 8, seen, [], [])) == 8
+    assert len(p.picks(observed, 8, seen, [], {})) == 8
 
 
 def test_rank_correlation_averages_ties_and_ranks_failures_lowest():
@@ -91,7 +91,7 @@ def test_rank_correlation_averages_ties_and_ranks_failures_lowest():
 def test_failures_rank_slowest_in_the_trust():
     p, seen = portfolio()
     observed = [Observation(c, smooth(c)) for c in CONFIGS[::7]]
-    p.picks(observed, 4, seen, [], [])
+    p.picks(observed, 4, seen, [], {})
     batch = [c for c in CONFIGS[1::7]][:8]
     truth = [-math.log(smooth(c)) for c in batch]
     worst = int(np.argmin(truth))
@@ -104,7 +104,7 @@ def test_failures_rank_slowest_in_the_trust():
 def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
     p, seen = portfolio(gp_points=64, gp_until=300, gp_candidates=100)
     observed = [Observation(c, smooth(c)) for c in random.Random(3).sample(CONFIGS, 200)]
-    picks = p.picks(observed, 8, seen, [], [])
+    picks = p.picks(observed, 8, seen, [], {})
     assert len(picks) == round(p.shares(len(observed))["gp"] * 8) == 4  # nothing known yet: half the slots
     assert len(p._gp.X) == 64
     fastest = sorted(observed, key=lambda o: o.median_s)[:32]
@@ -116,7 +116,7 @@ def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
     assert len(candidates) == len(indices) == 100
     assert (p.coords.at(indices) == p.coords.points(candidates)).all()
     p, seen = portfolio(gp_until=100, smooth=0.0)
-    assert p.picks(observed, 8, seen, [], []) == [] and p._gp is None  # past gp_until: no fitted GP at all
+    assert p.picks(observed, 8, seen, [], {}) == [] and p._gp is None  # past gp_until: no fitted GP at all
 
 
 def test_the_first_rounds_score_more_candidates_at_a_bounded_cost():
@@ -134,7 +134,7 @@ def test_the_first_rounds_score_more_candidates_at_a_bounded_cost():
     p._candidates = counted
     observed = [Observation(c, smooth(c)) for c in random.Random(4).sample(CONFIGS, 16)]
     seen.update(config_id(o.config) for o in observed)
-    p.picks(observed, 8, seen, [], [])
+    p.picks(observed, 8, seen, [], {})
     assert scored == [8 * 40]  # 16 points: the whole 8x sample (of 368 unseen configs)
 
 
@@ -143,7 +143,7 @@ def test_gp_picks_are_unseen_and_not_taken():
     observed = [Observation(c, smooth(c)) for c in CONFIGS[::5]]
     seen.update(config_id(o.config) for o in observed)
     taken = [CONFIGS[1], CONFIGS[2]]
-    picks = p.picks(observed, 8, seen, taken, [])
+    picks = p.picks(observed, 8, seen, taken, {})
     keys = {config_id(c) for c in picks}
     assert len(keys) == len(picks) == 4
     assert not keys & (seen | {config_id(c) for c in taken})
@@ -165,14 +165,14 @@ def test_past_gp_until_the_smooth_gp_keeps_its_least_share_of_the_slots():
     p, seen = portfolio(gp_until=100, smooth=0.25, trust_temperature=0.2, smooth_candidates=50)
     seen.update(config_id(o.config) for o in observed)
     p.trust.update(smooth=0.0, ensemble=1.0)  # the ensemble ranks better: the floor is what the smooth GP keeps
-    picks = p.picks(observed, 8, seen, [], [])
+    picks = p.picks(observed, 8, seen, [], {})
     assert p._gp is None and p._smooth is not None  # the fitted GP's time is over; the smooth one's is not
     assert len(picks) == 2 and not {config_id(c) for c in picks} & seen
     assert len(p._smooth.X) == 160 and p.options["smooth_points"] >= 160
     p.trust.update(smooth=1.0, ensemble=0.0)
     assert p.shares(len(observed))["smooth"] > 0.99  # a smooth GP that ranks better takes more than its floor
     p, seen = portfolio(gp_until=100, smooth=0.0)
-    assert p.picks(observed, 8, seen, [], []) == [] and p._smooth is None  # no floor: the ensemble's slots
+    assert p.picks(observed, 8, seen, [], {}) == [] and p._smooth is None  # no floor: the ensemble's slots
 
 
 def test_the_smooth_gp_earns_trust_on_a_smooth_space_once_it_predicts():
@@ -181,7 +181,7 @@ def test_the_smooth_gp_earns_trust_on_a_smooth_space_once_it_predicts():
     seen.update(config_id(o.config) for o in observed)
     noise = random.Random(6)
     for _ in range(3):
-        p.picks(observed, 8, seen, [], [])
+        p.picks(observed, 8, seen, [], {})
         batch = random.Random(len(observed)).sample([c for c in CONFIGS if config_id(c) not in seen], 8)
         p.predicted(batch, np.array([noise.random() for _ in batch]))  # an ensemble that knows nothing
         for c in batch:
@@ -204,12 +204,12 @@ def test_the_smooth_gp_hands_one_believer_batch_out_over_rounds():
     p, seen = portfolio(gp_until=100, smooth=0.25, smooth_batch=8, trust_temperature=0.2)
     seen.update(config_id(o.config) for o in observed)
     p.trust.update(smooth=0.0, ensemble=1.0)
-    first = p.picks(observed, 8, seen, [], [])
+    first = p.picks(observed, 8, seen, [], {})
     queued = list(p._queue)
     assert len(first) == 2 and len(queued) == 6  # one batch of 8 picked; 2 handed out, 6 kept for later rounds
     seen.update(config_id(c) for c in first)
     seen.add(config_id(queued[0]))  # measured meanwhile (proposed by another part of the batch): dropped
-    second = p.picks(observed, 8, seen, [queued[1]], [])  # taken by this batch already: dropped too
+    second = p.picks(observed, 8, seen, [queued[1]], {})  # taken by this batch already: dropped too
     assert second == queued[2:4] and p._queue == queued[4:]
 
 
@@ -235,7 +235,7 @@ def test_one_hot_codes_put_every_changed_value_at_one_distance_beside_the_coordi
 
 def predict_and_measure(p: Portfolio, seen: set, observed: list, runtime, rng: random.Random, batches: int) -> None:
     for _ in range(batches):
-        p.picks(observed, 4, seen, [], [])
+        p.picks(observed, 4, seen, [], {})
         batch = rng.sample([c for c in CONFIGS if config_id(c) not in seen], 8)
         p.predicted(batch, np.zeros(len(batch)))
         for c in batch:
@@ -264,7 +264,7 @@ def test_the_fitted_gp_sees_the_codes_from_codes_from_observations_on():
     predict_and_measure(p, seen, observed, smooth, rng, 1)
     assert len(p._gp.X[0]) == 3 and len(p._hyper.lengthscales) == 3  # 32 observations: coordinates only
     predict_and_measure(p, seen, observed, smooth, rng, 1)
-    p.picks(observed, 4, seen, [], [])
+    p.picks(observed, 4, seen, [], {})
     assert len(observed) == 48 and len(p._gp.X[0]) == p.codes.columns  # from 40 on: coordinates and codes
     assert len(p._hyper.lengthscales) == p.codes.columns
     p, _ = portfolio(codes_from=0, gp_kernel="fixed")
@@ -283,11 +283,11 @@ def test_the_first_rounds_give_every_slot_to_the_joint_expected_improvement():
     observed = [Observation(c, smooth(c)) for c in random.Random(10).sample(CONFIGS, 16)]
     seen.update(config_id(o.config) for o in observed)
     assert p.shares(16) == p.shares(47) == {"gp": 1.0, "smooth": 0.0}  # joint_until 48: the GPs take every slot
-    picks = p.picks(observed, 8, seen, [], [])
+    picks = p.picks(observed, 8, seen, [], {})
     assert len(picks) == len({config_id(c) for c in picks}) == 8 and not {config_id(c) for c in picks} & seen
     p, seen = portfolio(joint_until=0)
     seen.update(config_id(o.config) for o in observed)
-    assert len(p.picks(observed, 8, seen, [], [])) == 4  # without: the fitted GP's share by trust (half, unknown)
+    assert len(p.picks(observed, 8, seen, [], {})) == 4  # without: the fitted GP's share by trust (half, unknown)
 
 
 def test_joint_expected_improvement_of_one_gp_is_its_own_and_two_gps_each_get_their_best():
@@ -309,7 +309,7 @@ def test_a_batch_goes_out_fastest_predicted_first_while_the_gp_is_fitted():
     p, seen = portfolio()
     observed = [Observation(c, smooth(c)) for c in random.Random(5).sample(CONFIGS, 40)]
     seen.update(config_id(o.config) for o in observed)
-    p.picks(observed, 4, seen, [], [])
+    p.picks(observed, 4, seen, [], {})
     batch = random.Random(6).sample([c for c in CONFIGS if config_id(c) not in seen], 8)
     assert p.fastest_first(batch) == batch  # nothing predicted yet: as proposed
     p.predicted(batch, np.zeros(len(batch)))
@@ -318,7 +318,7 @@ def test_a_batch_goes_out_fastest_predicted_first_while_the_gp_is_fitted():
     assert ordered == [batch[i] for i in np.argsort(means, kind="stable")]
     assert smooth(ordered[0]) <= np.median([smooth(c) for c in batch])  # the bowl: the GP's first is among the fast
     retired, seen = portfolio(gp_until=10, smooth=0.25)  # past gp_until only the smooth GP predicts: order kept
-    retired.picks(observed, 4, seen, [], [])
+    retired.picks(observed, 4, seen, [], {})
     retired.predicted(batch, np.zeros(len(batch)))
     assert retired._gp is None and retired.fastest_first(batch) == batch
 

@@ -295,7 +295,7 @@ class ModelGuided:
         batch = self._far(model, min(self._far_slots(n), n - n_random), budget)
         batch += self._sweeps(model, min(round(self.options["sweep"] * n), n - n_random - len(batch)), budget)
         batch += self._portfolio.picks(list(self._own.values()), n - n_random - len(batch), self._seen, batch,
-                                       self._pool.values())
+                                       self._pool)
         batch += pick_diverse(self._ranked(model, max(8 * n, 64)), n - n_random - len(batch),
                               self.options["min_distance"], taken=batch)
         taken = {config_id(c) for c in batch}

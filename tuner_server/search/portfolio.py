@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -223,14 +223,14 @@ class Portfolio:
 
     # ---- the GPs' picks -----------------------------------------------------------------------------------------
     def picks(self, observations: list[Observation], slots: int, seen: set[tuple], taken: list[dict],
-              pool: Iterable[dict]) -> list[dict]:
+              pool: Mapping[tuple, dict]) -> list[dict]:
         """The GPs' shares of `slots` (unseen configs not in `taken`, by each one's expected improvement); fits
-        them first. `pool`: the strategy's own candidates, scored when the space is not listed."""
+        them first. `pool`: the strategy's own candidates by config id, scored when the space is not listed."""
         with one_blas_thread():
             return self._picks(observations, slots, seen, taken, pool)
 
     def _picks(self, observations: list[Observation], slots: int, seen: set[tuple], taken: list[dict],
-               pool: Iterable[dict]) -> list[dict]:
+               pool: Mapping[tuple, dict]) -> list[dict]:
         self._fit(observations)
         shares = self.shares(len(observations))
         skip = seen | {config_id(c) for c in taken}
@@ -268,7 +268,7 @@ class Portfolio:
             weights = JOINT_WEIGHTS
         return joint_ei_batch(gps, frames, k, XI, combine, weights)
 
-    def _smooth_picks(self, observations: list[Observation], k: int, skip: set[tuple], pool: Iterable[dict],
+    def _smooth_picks(self, observations: list[Observation], k: int, skip: set[tuple], pool: Mapping[tuple, dict],
                       playing: bool) -> list[dict]:
         """k configs of the smooth GP's queue: a kriging-believer batch of `smooth_batch` by expected improvement,
         picked when the queue runs short and handed out over the next rounds (its posterior over the candidates,
@@ -336,7 +336,7 @@ class Portfolio:
             ok = [ok[i] for i in sorted(fastest.union(latest))]
         return self.coords.indices([o.config for o in ok]), np.array([o.median_s for o in ok])
 
-    def _candidates(self, skip: set[tuple], pool: Iterable[dict], cap: int) -> tuple[list[dict], np.ndarray]:
+    def _candidates(self, skip: set[tuple], pool: Mapping[tuple, dict], cap: int) -> tuple[list[dict], np.ndarray]:
         """Unseen configs to score, at most `cap`, and their choice indices (`KnobCoordinates.indices`)."""
         listed = self.draws.valid
         if listed is not None:
@@ -348,10 +348,10 @@ class Portfolio:
                 rows = sorted(self.rng.sample(rows, cap))
             return [configs[i] for i in rows], indices[rows]
         candidates, keys = [], set(skip)
-        for config in pool:  # the ensemble's candidates (annealed towards what it predicts best)
+        for key, config in pool.items():  # the ensemble's candidates (annealed towards what it predicts best)
             if len(candidates) >= min(cap, UNLISTED_POOL):
                 break
-            if (key := config_id(config)) not in keys:
+            if key not in keys:
                 candidates.append(config)
                 keys.add(key)
         fresh = self.draws.draw(min(cap - len(candidates), UNLISTED_DRAWS))
