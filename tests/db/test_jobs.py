@@ -111,6 +111,7 @@ def test_enqueue_skips_known_configs_and_respects_the_budget(session):
     created = repo.enqueue_configs(j.id, [{"tile": 1}, {"tile": 3}, {"tile": 3}, {"tile": 4}, {"tile": 5}],
                                    session=session, now=T0)
     assert [t.config for t in created] == [{"tile": 3}, {"tile": 4}]
+    assert [t.position for t in created] == [3, 4]  # after the job's two: the order agents lease them in
     assert repo.enqueue_configs(j.id, [{"tile": 6}], session=session) == []
     assert repo.job_progress(j.id, session=session).queued == 4
     with pytest.raises(repo.InvalidRequest):

@@ -34,20 +34,27 @@ def enqueue_configs(job_id: str, configs: Iterable[dict[str, Any]], *, session: 
     job = get_job(job_id, session=session, lock=True)
     if job.state not in JOB_OPEN_STATES:
         raise Conflict(f"job {job_id} is {job.state}; configs can only be added to queued or running jobs")
-    seen = set(session.scalars(select(Task.config_key).where(Task.job_id == job.id, Task.kind == "MEASURE")).all())
-    room = job.trial_budget - len(seen)
-    created: list[Task] = []
+    configs = list(configs)
     for config in configs:
         if not isinstance(config, dict):
             raise InvalidRequest(f"a config is a dict of knob values, got {type(config).__name__}")
-        key = cc.config_key(config)
+    keys = [cc.config_key(config) for config in configs]
+    measures = (Task.job_id == job.id, Task.kind == "MEASURE")
+    queued = session.scalar(select(func.count()).select_from(Task).where(*measures))
+    # only this batch's keys are looked up (the (job, key) index), not every key the job holds: a proposal's cost
+    # stays flat as the job grows
+    seen = set(session.scalars(select(Task.config_key).where(*measures, Task.config_key.in_(set(keys)))).all()) \
+        if keys else set()
+    room = job.trial_budget - queued
+    created: list[Task] = []
+    for config, key in zip(configs, keys, strict=True):
         if key in seen:
             continue
         if len(created) >= room:
             break
         seen.add(key)
-        created.append(Task(job_id=job.id, config=dict(config), config_key=key, position=len(seen), attempt=1,
-                            state="queued", kind="MEASURE", created_at=now or utcnow()))
+        created.append(Task(job_id=job.id, config=dict(config), config_key=key, position=queued + len(created) + 1,
+                            attempt=1, state="queued", kind="MEASURE", created_at=now or utcnow()))
     session.add_all(created)
     session.flush()
     return created
