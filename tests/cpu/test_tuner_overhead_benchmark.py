@@ -18,6 +18,7 @@ def test_a_small_run_prints_the_overhead_and_its_sections(capsys):
     row = next(line for line in out.splitlines() if line.startswith("| 120 | 24 |"))
     hot, refit, total = (float(v) for v in row.split("|")[3:6])
     assert hot > 0 and abs(hot + refit - total) < 0.02
+    assert 0 < float(row.split("|")[7]) < 3 * hot  # the hot path's CPU time: this process only
     sections = {line.split(" | ")[0].strip("| ·"): line.split(" | ") for line in out.splitlines()
                 if line.startswith("| ") and " | " in line}
     proposes, calls = float(sections["strategy proposes"][1]), int(sections["strategy proposes"][2].strip(" |"))
