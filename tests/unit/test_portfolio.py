@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from compiler_core.space import Knob, Space
-from tuner_server.replay import run_strategy
+from tuner_server.replay import context_for, run_strategy
+from tuner_server.search import make_strategy
 from tuner_server.search.base import Observation, parse_options
 from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, joint_ei_batch
 from tuner_server.search.knob_walk import config_id
@@ -325,11 +326,20 @@ def test_a_batch_goes_out_fastest_predicted_first_while_the_gp_is_fitted():
 
 def test_the_strategy_orders_its_batches_unless_told_not_to():
     table = synthetic_table(SyntheticSpec("smooth", seed=3, configs=2000, knobs=9))
-    ordered = run_strategy(table, "model", 64, seed=2, batch=8, options={"own_features": "knobs"})
-    as_proposed = run_strategy(table, "model", 64, seed=2, batch=8,
-                               options={"own_features": "knobs", "fastest_first": False})
-    first_batches = [o.config for o in ordered[:8]], [o.config for o in as_proposed[:8]]
-    assert first_batches[0] == first_batches[1]  # space-filling, before any model: nothing to order by
-    later = [sorted(map(config_id, (o.config for o in run[8:16]))) for run in (ordered, as_proposed)]
-    assert later[0] == later[1]  # the same second batch ...
-    assert [o.config for o in ordered[8:16]] != [o.config for o in as_proposed[8:16]]  # ... in another order
+    runs = {}
+    for fastest_first in (True, False):
+        strategy = make_strategy("model", context_for(table, seed=2, options={"own_features": "knobs",
+                                                                              "fastest_first": fastest_first}))
+        batches = []
+        for _ in range(4):
+            batch = strategy.propose(8)
+            predicted = [strategy._portfolio._predicted.get(config_id(c), (math.nan,))[0] for c in batch]
+            batches.append((batch, predicted))
+            strategy.observe([table.measure(c) for c in batch])
+        runs[fastest_first] = batches
+    first, *later = runs[True]
+    assert all(math.isnan(v) for v in first[1])  # space-filling, before any model: nothing to order by
+    for _batch, predicted in later:
+        assert not any(math.isnan(v) for v in predicted) and predicted == sorted(predicted, reverse=True)
+    second = [sorted(map(config_id, run[1][0])) for run in (runs[True], runs[False])]
+    assert second[0] == second[1]  # the same configs; only their order may differ
