@@ -11,7 +11,6 @@ fit time, and per 1,000 candidates the time to predict (features cached) and to 
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import sys
 import time
@@ -32,7 +31,7 @@ from tuner_server.cost_model import (  # noqa: E402
     train_on_trials,
 )
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
-from tuner_server.replay import ReplayTable, load_table  # noqa: E402
+from tuner_server.replay import ReplayError, ReplayTable, load_tables  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -86,7 +85,10 @@ def groups(tables: list[ReplayTable]) -> dict[tuple, list[ReplayTable]]:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    tables = [load_table(p) for p in sorted(glob.glob(args.tables))]
+    try:
+        tables = load_tables(args.tables)
+    except ReplayError as exc:
+        raise SystemExit(f"--tables: {exc}") from None
     cache = FeatureCache()
     rows = []
     for (op, device_class, _), members in groups(tables).items():

@@ -15,7 +15,6 @@ Nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import statistics
 import sys
@@ -28,7 +27,7 @@ from benchmarks.efficiency_report import median_steps  # noqa: E402
 from benchmarks.search_efficiency import best_after, reach  # noqa: E402
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
-from tuner_server.replay import ReplayTable, load_table, run_strategy  # noqa: E402
+from tuner_server.replay import ReplayError, ReplayTable, load_tables, run_strategy  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -68,8 +67,11 @@ def runs(table: ReplayTable, model, args) -> list[dict]:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    tables = [t for t in map(load_table, sorted(glob.glob(args.tables)))
-              if t.optimum is not None and t.workload_key and t.target() is not None]
+    try:
+        tables = [t for t in load_tables(args.tables) if t.optimum is not None and t.workload_key
+                  and t.target() is not None]
+    except ReplayError as exc:
+        raise SystemExit(f"--tables: {exc}") from None
     rows = []
     for table in tables:
         model, donor = donor_model(table, tables)

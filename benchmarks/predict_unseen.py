@@ -15,7 +15,6 @@ would give). Seeds vary the sampled candidates; the median over seeds is reporte
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import statistics
 import sys
@@ -29,7 +28,7 @@ from compiler_core.space import config_key  # noqa: E402
 from tuner_server import predict  # noqa: E402
 from tuner_server.cost_model import LoweredFeatures, lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
-from tuner_server.replay import ReplayTable, load_table  # noqa: E402
+from tuner_server.replay import ReplayError, ReplayTable, load_tables  # noqa: E402
 from tuner_server.search.base import OK  # noqa: E402
 
 
@@ -81,8 +80,11 @@ def held_out(table: ReplayTable, others: list[ReplayTable], args) -> dict:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    tables = [t for t in map(load_table, sorted(glob.glob(args.tables))) if t.optimum is not None and t.workload_key
-              and t.target() is not None]
+    try:
+        tables = [t for t in load_tables(args.tables) if t.optimum is not None and t.workload_key
+                  and t.target() is not None]
+    except ReplayError as exc:
+        raise SystemExit(f"--tables: {exc}") from None
     rows = []
     for table in tables:
         others = peers_of(table, tables)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import json
 import math
 import os
@@ -57,7 +56,7 @@ from benchmarks.efficiency_report import (  # noqa: E402
 )
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
-from tuner_server.replay import ReplayError, ReplayTable, load_table, run_strategy  # noqa: E402
+from tuner_server.replay import ReplayError, ReplayTable, load_tables, run_strategy  # noqa: E402
 from tuner_server.synthetic_spaces import FRESH, HELD_OUT, PRESETS, spec_from_name, synthetic_table  # noqa: E402
 
 STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
@@ -128,15 +127,15 @@ _TRANSFER: dict[str, object] = {}
 
 
 def load_spaces(args) -> dict[str, ReplayTable]:
-    paths = sorted(glob.glob(args.tables)) if args.tables else []
     try:
-        loaded = [load_table(path) for path in paths]
+        loaded = load_tables(args.tables)
     except ReplayError as exc:
         raise SystemExit(f"--tables: {exc}") from None
     tables = [t for t in loaded if t.optimum is not None]
-    for path, table in zip(paths, loaded, strict=True):
+    for table in loaded:
         if table.optimum is None:  # no config ran: nothing to measure a search against
-            print(f"skipped {path}: none of its {len(table)} recorded configs ran (no optimum)", file=sys.stderr)
+            print(f"skipped {table.meta['name']}: none of its {len(table)} recorded configs ran (no optimum)",
+                  file=sys.stderr)
     known = PRESETS | HELD_OUT | FRESH
     groups = {"all": list(PRESETS), "held-out": list(HELD_OUT), "fresh": list(FRESH),
               "every": [*PRESETS, *HELD_OUT, *FRESH], "none": []}

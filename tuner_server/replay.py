@@ -16,6 +16,7 @@ can answer; `measure(config)` is a lookup, deterministic. Two formats load:
 """
 from __future__ import annotations
 
+import glob
 import gzip
 import json
 import math
@@ -165,6 +166,18 @@ def load_table(path: str | Path) -> ReplayTable:
         raise ReplayError(f"{path}: neither a tunefarm table (meta, trials) nor a Kernel Tuner cache")
     meta = {"name": path.name.split(".")[0], **data.get("meta", {})}
     return table_from_trials(meta, data["trials"])
+
+
+def load_tables(pattern: str) -> list[ReplayTable]:
+    """Every table whose path matches the glob `pattern`, in path order; ReplayError naming the file that cannot be
+    read as one."""
+    tables = []
+    for path in sorted(glob.glob(pattern)) if pattern else []:
+        try:
+            tables.append(load_table(path))
+        except ReplayError as exc:
+            raise ReplayError(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}") from None
+    return tables
 
 
 def _parse_json(text: str, path: Path):

@@ -10,6 +10,7 @@ from tuner_server.replay import (
     ReplayError,
     load_kernel_tuner_cache,
     load_table,
+    load_tables,
     run_strategy,
     save_table,
     table_from_trials,
@@ -69,6 +70,16 @@ def test_bad_tables_are_refused(tmp_path):
     other.write_text(json.dumps({"rows": []}))
     with pytest.raises(ReplayError, match="neither"):
         load_table(other)
+
+
+def test_load_tables_reads_a_glob_in_path_order_and_names_the_file_it_cannot_read(tmp_path):
+    save_table(tmp_path / "b.json.gz", META, TRIALS)
+    save_table(tmp_path / "a.json.gz", META, TRIALS)
+    assert [t.meta["name"] for t in load_tables(str(tmp_path / "*.json.gz"))] == ["a", "b"]
+    assert load_tables(str(tmp_path / "none-*.json")) == [] and load_tables("") == []
+    (tmp_path / "c.json").write_text(json.dumps({"trials": [{"config": {"a": 1}, "median_s": -1.0}]}))
+    with pytest.raises(ReplayError, match=r"c\.json: an OK trial needs a positive median_s"):
+        load_tables(str(tmp_path / "*.json"))
 
 
 def test_kernel_tuner_cache(tmp_path):
