@@ -154,30 +154,27 @@ def save_table(path: str | Path, meta: dict, trials: list[dict]) -> Path:
 
 
 def load_table(path: str | Path) -> ReplayTable:
-    """One of our tables (.json.gz or plain .json), or a Kernel Tuner cache file (recognized by its keys)."""
+    """One of our tables (.json.gz or plain .json), or a Kernel Tuner cache file (recognized by its keys);
+    every ReplayError names the file."""
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:
         text = f.read()
     data = _parse_json(text, path)
-    if isinstance(data, dict) and "tune_params_keys" in data:
-        return kernel_tuner_table(data, name=path.name)
-    if not isinstance(data, dict) or "trials" not in data:
+    if not isinstance(data, dict) or not ("tune_params_keys" in data or "trials" in data):
         raise ReplayError(f"{path}: neither a tunefarm table (meta, trials) nor a Kernel Tuner cache")
-    meta = {"name": path.name.split(".")[0], **data.get("meta", {})}
-    return table_from_trials(meta, data["trials"])
+    try:
+        if "tune_params_keys" in data:
+            return kernel_tuner_table(data, name=path.name)
+        meta = {"name": path.name.split(".")[0], **data.get("meta", {})}
+        return table_from_trials(meta, data["trials"])
+    except ReplayError as exc:
+        raise ReplayError(f"{path}: {exc}") from None
 
 
 def load_tables(pattern: str) -> list[ReplayTable]:
-    """Every table whose path matches the glob `pattern`, in path order; ReplayError naming the file that cannot be
-    read as one."""
-    tables = []
-    for path in sorted(glob.glob(pattern)) if pattern else []:
-        try:
-            tables.append(load_table(path))
-        except ReplayError as exc:
-            raise ReplayError(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}") from None
-    return tables
+    """Every table whose path matches the glob `pattern`, in path order (none for an empty pattern)."""
+    return [load_table(path) for path in sorted(glob.glob(pattern))] if pattern else []
 
 
 def _parse_json(text: str, path: Path):
@@ -203,7 +200,7 @@ def kernel_tuner_table(data: dict, name: str = "kernel_tuner") -> ReplayTable:
     try:
         keys, params, cache = list(data["tune_params_keys"]), dict(data["tune_params"]), dict(data["cache"])
     except (KeyError, TypeError) as exc:
-        raise ReplayError(f"{name}: a Kernel Tuner cache needs tune_params_keys, tune_params and cache") from exc
+        raise ReplayError("a Kernel Tuner cache needs tune_params_keys, tune_params and cache") from exc
     results = {}
     for key, record in cache.items():
         config = _kt_config(key, record, keys, params)

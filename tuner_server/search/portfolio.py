@@ -193,8 +193,7 @@ class Portfolio:
         scores = [self._predicted.get(config_id(c), (math.nan,))[0] for c in batch]
         if all(math.isnan(v) for v in scores):
             return batch
-        order = sorted(range(len(batch)), key=lambda i: (math.isnan(scores[i]), -scores[i] if not
-                                                         math.isnan(scores[i]) else 0.0, i))
+        order = sorted(range(len(batch)), key=lambda i: (math.isnan(scores[i]), -scores[i]))  # stable: ties keep order
         return [batch[i] for i in order]
 
     def measured(self, result: Observation) -> None:
