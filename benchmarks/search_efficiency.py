@@ -47,6 +47,7 @@ sys.path.insert(0, str(REPO))
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # one core per run: parallel BLAS
     os.environ.setdefault(_var, "1")  # threads only fight each other (and --jobs) on a shared host
 
+from benchmarks.efficiency_figure import efficiency_svg  # noqa: E402
 from benchmarks.efficiency_report import (  # noqa: E402
     AT,
     closing_line,
@@ -85,6 +86,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--reuse", default=None,
                    help="a --json file of an earlier run (same seeds, budget and batch): its runs of strategies not "
                         "in --strategies are reported beside the new ones (e.g. the reference strategies, unchanged)")
+    p.add_argument("--svg", default=None, help="also draw the report as a figure here (SVG: per space, each "
+                                                "strategy's median measurements to 5 %% with its 90 %% interval)")
     p.add_argument("--checkpoint", default=None,
                    help="JSON-lines file: each finished run is appended as it ends, and runs already in it (of the "
                         "same seeds, budget, batch and options) are reported without running them again")
@@ -286,6 +289,10 @@ def main(argv=None) -> None:
         print(significance)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"args": vars(args), "runs": rows}, indent=1))
+    if args.svg:
+        sizes = {name: len(table) for name, table in spaces.items()}
+        Path(args.svg).write_text(efficiency_svg(rows, sizes, args.budget, f"Search efficiency: {args.seeds} seeds, "
+                                                 f"budget {args.budget}, batch {args.batch}"))
 
 
 if __name__ == "__main__":

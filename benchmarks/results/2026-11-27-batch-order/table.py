@@ -5,6 +5,8 @@ BO and one file of model runs on all 48 spaces at 40 seeds. GA and BO are the st
 
     python3 benchmarks/results/2026-11-27-batch-order/table.py                      # fastest_first (the default now)
     python3 benchmarks/results/2026-11-27-batch-order/table.py before               # the stored runs before it
+    python3 benchmarks/results/2026-11-27-batch-order/table.py fastest_first docs/figures/search-efficiency.svg
+                                                                                    # ... and the report's figure
 """
 import json
 import sys
@@ -29,7 +31,7 @@ def runs(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip() and '"space"' in line]
 
 
-def main(which: str) -> None:
+def main(which: str, svg: str | None = None) -> None:
     references = runs(RESULTS / "2026-11-27-rank-tests" / "all-41-spaces-40seeds.jsonl") + \
         runs(RESULTS / "2026-11-27-new-gpu-tables" / "new-tables-40seeds.jsonl")
     rows = [r for r in references if r["strategy"] in ("ga", "bo") and r["seed"] < 40]
@@ -39,8 +41,8 @@ def main(which: str) -> None:
         checkpoint.write("\n".join(json.dumps(r) for r in [{"settings": settings}, *rows]) + "\n")
         checkpoint.flush()
         se.main(["--tables", "benchmarks/data/*.json.gz", "--synthetic", SYNTHETIC, "--seeds", "40",
-                 "--strategies", "ga,bo,model", "--checkpoint", checkpoint.name])
+                 "--strategies", "ga,bo,model", "--checkpoint", checkpoint.name, *(["--svg", svg] if svg else [])])
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "fastest_first")
+    main(sys.argv[1] if len(sys.argv) > 1 else "fastest_first", sys.argv[2] if len(sys.argv) > 2 else None)
