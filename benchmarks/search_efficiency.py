@@ -94,6 +94,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.bo_sample < 0:
         p.error(f"--bo-sample {args.bo_sample}: give 0 (every unmeasured config) or a positive count")
+    for flag, path in (("--json", args.json_out), ("--svg", args.svg), ("--checkpoint", args.checkpoint)):
+        folder = Path(path).resolve().parent if path else None
+        if folder is not None and not (folder.is_dir() and os.access(folder, os.W_OK)):
+            p.error(f"{flag} {path}: {folder} is not a folder this process can write to (checked before any run, "
+                    "so a long run is not lost at its end)")
     return args
 
 

@@ -69,3 +69,16 @@ def test_search_efficiency_draws_the_figure_of_its_run(tmp_path, capsys, strateg
     assert {m.get("data-strategy") for m in _elements(svg, "median")} == set(strategies.split(","))
     assert len(_elements(svg, "verdict")) == (1 if "ga" in strategies else 0)
     assert ET.fromstring(svg).tag == f"{SVG}svg"
+
+
+@pytest.mark.parametrize("flag", ["--svg", "--json", "--checkpoint"])
+def test_an_output_in_a_missing_folder_is_refused_before_any_run(tmp_path, capsys, flag):
+    se = module_from_file("search_efficiency", Path(__file__).resolve().parents[2] / "benchmarks" /
+                          "search_efficiency.py")
+    with pytest.raises(SystemExit) as stopped:
+        se.main(["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "1", "--budget", "16",
+                 "--strategies", "ga", flag, str(tmp_path / "missing" / "out")])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{flag} " in err and "missing" in err and "not a folder" in err
+    assert "1/1 runs" not in err  # refused before the run, not after it
