@@ -69,7 +69,7 @@ def test_agent_killed_mid_job(farm, backend):
     wait_until(lambda: len(leased_to(f, job.id, victim_id)) >= 2, "the victim to hold leases", 60,
                0.05, on_poll=f.tracker.snapshot, diagnostics=f.logs)
     f.kill_agent(victim)
-    # Measurements only: a slow start can let the job reach its final phase, whose COMPARE tasks leave no trial.
+    # Measurements only: a COMPARE task (a trial that looked faster than the head challenges it) leaves no trial.
     orphaned = {t.id for t in leased_to(f, job.id, victim_id) if t.kind == "MEASURE"}
     assert orphaned, "the victim held no measurement lease when it died"
     wait_until(lambda: not leased_to(f, job.id, victim_id), "the dead agent's leases to be re-queued",
