@@ -1,10 +1,9 @@
 """Faults in a real farm: agents and the tuner killed with SIGKILL mid-job, and kernels that crash, hang or lie.
 
 (a) kill -9 of one of two agents while it holds leases: its leases come back within 20 s (lease 3 s, agent lost
-    after 3 s), the agent is marked lost, its tasks are measured again (attempt >= 2) by the survivor (but those
-    whose report was already on its way when it died), and the job ends with EXACTLY its budget of trials, all
-    verified, with no duplicate (task_id, attempt) and no duplicate config; the victim's sandbox worker and builders
-    exit by themselves (the process tracker checks at teardown).
+    after 3 s), the agent is marked lost, its tasks are measured again (attempt >= 2) by the survivor, and the job
+    ends with EXACTLY its budget of trials, all verified, with no duplicate (task_id, attempt) and no duplicate
+    config; the victim's sandbox worker and builders exit by themselves (the process tracker checks at teardown).
 (b) kill -9 of the tuner mid-job, restarted on the same database and ports: the agents (same processes) notice,
     back off and reconnect by themselves; the job resumes and ends with exactly its budget, all verified, no
     duplicates, nothing recorded before the kill lost. (With the 3 s agent timeout used here the restart grace is
@@ -76,14 +75,8 @@ def test_agent_killed_mid_job(farm, backend):
                REQUEUE_WITHIN_S, 0.2, on_poll=f.tracker.snapshot, diagnostics=f.logs)
 
     trials = check_exact_budget(f, job.id, BUDGET)
-    # A report the victim sent just before SIGKILL may still have been in the tuner's hands when its leases were
-    # read: its results land as the victim's first attempts and those tasks are no orphans. Every other task it held
-    # is measured again, by the survivor.
-    of_orphans = [t for t in trials if t.task_id in orphaned]
-    landed = [t for t in of_orphans if t.agent_id == victim_id]
-    redone = [t for t in of_orphans if t.agent_id != victim_id]
-    assert len(of_orphans) == len(orphaned) and redone
-    assert all(t.attempt == 1 for t in landed), [(t.attempt, t.agent_id) for t in landed]
+    redone = [t for t in trials if t.task_id in orphaned]
+    assert len(redone) == len(orphaned)
     assert all(t.attempt >= 2 and t.agent_id == survivor_id for t in redone), \
         [(t.attempt, t.agent_id) for t in redone]
     with f.client() as c:
