@@ -33,7 +33,7 @@ def efficiency_svg(rows: list[dict], spaces: dict[str, int], budget: int, title:
     strategies = list(dict.fromkeys(r["strategy"] for r in rows))
     height = TOP + ROW * len(spaces) + BOTTOM
     width = LABEL + PLOT + REACH + MARK
-    cap = budget
+    colour = {s: COLOURS.get(s, "#000") for s in strategies}
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
            f'<rect width="{width}" height="{height}" fill="white"/>']
@@ -41,12 +41,12 @@ def efficiency_svg(rows: list[dict], spaces: dict[str, int], budget: int, title:
         out.append(f'<text x="8" y="16" font-size="13" font-weight="bold">{escape(title)}</text>')
     for i, strategy in enumerate(strategies):  # legend
         x = LABEL + 110 * i
-        out.append(f'<circle cx="{x + 5}" cy="33" r="4" fill="{COLOURS.get(strategy, "#000")}"/>'
+        out.append(f'<circle cx="{x + 5}" cy="33" r="4" fill="{colour[strategy]}"/>'
                    f'<text x="{x + 13}" y="37">{escape(strategy)}</text>')
     bottom = TOP + ROW * len(spaces)
-    for t in _ticks(cap) + [cap + 1]:
-        x = _x(t, cap)
-        label = f"&gt;{cap}" if t == cap + 1 else str(t)
+    for t in _ticks(budget) + [budget + 1]:
+        x = _x(t, budget)
+        label = f"&gt;{budget}" if t == budget + 1 else str(t)
         out.append(f'<line x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{bottom}" stroke="#e0e0e0"/>'
                    f'<text x="{x:.1f}" y="{bottom + 14}" text-anchor="middle">{label}</text>')
     out.append(f'<text x="{LABEL + PLOT / 2}" y="{bottom + 32}" text-anchor="middle">measurements to 5 % of the '
@@ -60,22 +60,21 @@ def efficiency_svg(rows: list[dict], spaces: dict[str, int], budget: int, title:
         out.append(f'<text class="space" x="{LABEL - 8}" y="{y + 4:.1f}" text-anchor="end">'
                    f'{escape(name)} ({configs})</text>')
         here = {s: [r for r in rows if r["space"] == name and r["strategy"] == s] for s in strategies}
-        space_cap = min(cap, configs)
+        space_cap = min(budget, configs)
         figures = {s: summary_row(runs, space_cap) for s, runs in here.items() if runs}
         for i, (strategy, f) in enumerate(figures.items()):
             dy = (i - (len(figures) - 1) / 2) * 4  # strategies side by side within the row
-            low, high = (_x(v, cap) for v in f["median_ci"])
-            colour = COLOURS.get(strategy, "#000")
+            low, high = (_x(v, budget) for v in f["median_ci"])
             out.append(f'<line x1="{low:.1f}" y1="{y + dy:.1f}" x2="{high:.1f}" y2="{y + dy:.1f}" '
-                       f'stroke="{colour}" stroke-width="2" opacity="0.6"/>')
+                       f'stroke="{colour[strategy]}" stroke-width="2" opacity="0.6"/>')
             out.append(f'<circle class="median" data-strategy="{escape(strategy)}" data-median="{f["median"]:g}" '
-                       f'cx="{_x(f["median"], cap):.1f}" cy="{y + dy:.1f}" r="3.5" fill="{colour}"/>')
+                       f'cx="{_x(f["median"], budget):.1f}" cy="{y + dy:.1f}" r="3.5" fill="{colour[strategy]}"/>')
         if any(f["reached"] < 1 for f in figures.values()):  # where reach decides; all 1: left blank
             step = REACH / max(len(figures), 1)
             for i, (strategy, f) in enumerate(figures.items()):
                 x = LABEL + PLOT + step * (i + 0.5)
                 out.append(f'<text class="reach" data-strategy="{escape(strategy)}" x="{x:.1f}" y="{y + 4:.1f}" '
-                           f'text-anchor="middle" fill="{COLOURS.get(strategy, "#000")}">{f["reached"]:.2f}</text>')
+                           f'text-anchor="middle" fill="{colour[strategy]}">{f["reached"]:.2f}</text>')
         refs = [figures[s] for s in REFERENCES if s in figures]
         if "model" in figures and refs:
             good, check = verdict(figures["model"], refs)
