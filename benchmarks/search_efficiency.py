@@ -58,7 +58,13 @@ from benchmarks.efficiency_report import (  # noqa: E402
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
 from tuner_server.replay import ReplayError, ReplayTable, load_tables, run_strategy  # noqa: E402
-from tuner_server.synthetic_spaces import FRESH, HELD_OUT, PRESETS, spec_from_name, synthetic_table  # noqa: E402
+from tuner_server.synthetic_spaces import (  # noqa: E402
+    GROUPS,
+    PRESETS,
+    SyntheticSpec,
+    spec_from_name,
+    synthetic_table,
+)
 
 STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
 TOLERANCE = 0.05
@@ -70,8 +76,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="glob of recorded tables ('' for none)")
     p.add_argument("--synthetic", default="all",
                    help="comma-separated synthetic spaces by name (a preset's, or any synth-KIND-<N>k<knobs>-s<seed>: "
-                        "N thousand configs) or group: 'all' (the presets), 'held-out' or 'fresh' (spaces kept apart "
-                        "from tuning the defaults), 'every' (the three sets) or 'none'")
+                        "N thousand configs) or group: 'all' (the presets), 'held-out', 'fresh', 'later' or 'newest' "
+                        "(spaces kept apart from tuning the defaults), 'every' (presets, held-out and fresh), 'report' "
+                        "(those and later: the synthetic half of the 48-space report) or 'none'")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
     p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")
@@ -134,6 +141,23 @@ _SPACES: dict[str, ReplayTable] = {}  # per process: tables loaded or built once
 _TRANSFER: dict[str, object] = {}
 
 
+def synthetic_specs(text: str) -> list[SyntheticSpec]:
+    """The synthetic spaces `--synthetic` names (comma-separated names and groups, each space once, in order); exits
+    naming the wrong ones, the presets and the groups."""
+    known = {name: spec for group in GROUPS.values() for name, spec in group.items()}
+    items = [n.strip() for n in text.split(",") if n.strip()]
+    names = list(dict.fromkeys(name for item in items for name in GROUPS.get(item, [item])))  # groups expanded
+    specs, wrong = [], []
+    for name in names:
+        try:
+            specs.append(known[name] if name in known else spec_from_name(name))
+        except ValueError as e:
+            wrong.append(str(e))
+    if wrong:
+        raise SystemExit(f"--synthetic: {'; '.join(wrong)}. Presets: {', '.join(PRESETS)}; groups: {', '.join(GROUPS)}")
+    return specs
+
+
 def load_spaces(args) -> dict[str, ReplayTable]:
     try:
         loaded = load_tables(args.tables)
@@ -144,20 +168,7 @@ def load_spaces(args) -> dict[str, ReplayTable]:
         if table.optimum is None:  # no config ran: nothing to measure a search against
             print(f"skipped {table.meta['name']}: none of its {len(table)} recorded configs ran (no optimum)",
                   file=sys.stderr)
-    known = PRESETS | HELD_OUT | FRESH
-    groups = {"all": list(PRESETS), "held-out": list(HELD_OUT), "fresh": list(FRESH),
-              "every": [*PRESETS, *HELD_OUT, *FRESH], "none": []}
-    items = [n.strip() for n in args.synthetic.split(",") if n.strip()]
-    names = list(dict.fromkeys(name for item in items for name in groups.get(item, [item])))  # groups expanded
-    specs, wrong = [], []
-    for name in names:
-        try:
-            specs.append(known[name] if name in known else spec_from_name(name))
-        except ValueError as e:
-            wrong.append(str(e))
-    if wrong:
-        raise SystemExit(f"--synthetic: {'; '.join(wrong)}. Presets: {', '.join(known)}; groups: {', '.join(groups)}")
-    tables += [synthetic_table(spec) for spec in specs]
+    tables += [synthetic_table(spec) for spec in synthetic_specs(args.synthetic)]
     return {t.meta["name"]: t for t in tables}
 
 

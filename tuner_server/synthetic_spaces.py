@@ -24,9 +24,10 @@ basin is a local optimum under one-knob moves, offset_j says how good it is. The
   noisy median per config, as a recorded one does; the optimum is the fastest recorded value).
 
 `synthetic_table(spec)` builds the ReplayTable in memory; `save_synthetic(spec, path)` writes it as a table file.
-`PRESETS` names the specs benchmarks/search_efficiency.py runs; `HELD_OUT` and `FRESH` the ones kept apart from tuning
-defaults. A spec's name says all of it (`synth-noisy-8k10-s31`: noisy, 8,000 configs, 10 knobs, seed 31), and
-`spec_from_name` reads one back, so a space no default was ever compared on is one name away.
+`PRESETS` names the specs benchmarks/search_efficiency.py runs; `HELD_OUT`, `FRESH`, `LATER` and `NEWEST` the ones kept
+apart from tuning defaults, and `GROUPS` the sets by the names `--synthetic` takes. A spec's name says all of it
+(`synth-noisy-8k10-s31`: noisy, 8,000 configs, 10 knobs, seed 31), and `spec_from_name` reads one back, so a space no
+default was ever compared on is one name away.
 """
 from __future__ import annotations
 
@@ -110,6 +111,36 @@ FRESH: dict[str, SyntheticSpec] = _by_name(
     SyntheticSpec("noisy", seed=25, configs=6000, knobs=9),
     SyntheticSpec("noisy", seed=26, configs=10000, knobs=12),
 )
+# Eight named on 2026-11-27 after every default had been chosen and run once untuned; every change since has been
+# compared on them too (with the three sets above and the recorded tables: the 48-space report).
+LATER: dict[str, SyntheticSpec] = _by_name(
+    SyntheticSpec("smooth", seed=31, configs=7000, knobs=11),
+    SyntheticSpec("basins", seed=32, configs=11000, knobs=12),
+    SyntheticSpec("needle", seed=33, configs=9000, knobs=11),
+    SyntheticSpec("needle", seed=34, configs=14000, knobs=12),
+    SyntheticSpec("invalid", seed=35, configs=10000, knobs=11),
+    SyntheticSpec("noisy", seed=36, configs=8000, knobs=10),
+    SyntheticSpec("noisy", seed=37, configs=12000, knobs=13),
+    SyntheticSpec("basins", seed=38, configs=6000, knobs=10),
+)
+# Eight named on 2026-11-28, after every default had been chosen: where a change is checked last.
+NEWEST: dict[str, SyntheticSpec] = _by_name(
+    SyntheticSpec("basins", seed=51, configs=10000, knobs=12),
+    SyntheticSpec("needle", seed=52, configs=11000, knobs=11),
+    SyntheticSpec("noisy", seed=53, configs=9000, knobs=11),
+    SyntheticSpec("smooth", seed=54, configs=8000, knobs=11),
+    SyntheticSpec("invalid", seed=55, configs=12000, knobs=12),
+    SyntheticSpec("basins", seed=56, configs=7000, knobs=10),
+    SyntheticSpec("needle", seed=57, configs=13000, knobs=12),
+    SyntheticSpec("noisy", seed=58, configs=11000, knobs=12),
+)
+# What `--synthetic` of benchmarks/search_efficiency.py accepts besides names: each set, and their unions.
+GROUPS: dict[str, dict[str, SyntheticSpec]] = {
+    "all": PRESETS, "held-out": HELD_OUT, "fresh": FRESH, "later": LATER, "newest": NEWEST,
+    "every": PRESETS | HELD_OUT | FRESH,  # the 18 of the 2026-11-26 tables
+    "report": PRESETS | HELD_OUT | FRESH | LATER,  # the 24 synthetic spaces of the 48-space report
+    "none": {},
+}
 
 
 def _knob_sizes(rng: np.random.Generator, knobs: int, configs: int) -> list[int]:

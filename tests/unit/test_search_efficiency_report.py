@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks import efficiency_report as report
 from tests.file_modules import module_from_file
+from tuner_server.synthetic_spaces import FRESH, GROUPS, LATER
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "search_efficiency.py"
 
@@ -158,9 +159,17 @@ def test_any_synthetic_space_runs_by_its_name_and_a_wrong_name_is_refused(se, ca
              "--strategies", "ga"])
     assert "| synth-basins-2k9-s77 | 2000 | ga |" in capsys.readouterr().out
     spaces = se.load_spaces(se.parse_args(["--tables", "", "--synthetic", "fresh,synth-basins-2k9-s77,fresh"]))
-    assert list(spaces) == [*se.FRESH, "synth-basins-2k9-s77"]  # a group among names, each space once
+    assert list(spaces) == [*FRESH, "synth-basins-2k9-s77"]  # a group among names, each space once
     with pytest.raises(SystemExit, match="--synthetic: 'synth-basins-2k9' is not a synthetic space name; the form"):
         se.main(["--tables", "", "--synthetic", "synth-basins-2k9", "--seeds", "1", "--strategies", "ga"])
+
+
+def test_groups_expand_to_their_sets_and_an_unknown_group_is_refused(se):
+    assert [s.name for s in se.synthetic_specs("report")] == list(GROUPS["report"])  # the 48-space report's 24
+    assert [s.name for s in se.synthetic_specs("later, synth-basins-2k9-s77,later")] == [*LATER, "synth-basins-2k9-s77"]
+    with pytest.raises(SystemExit, match="'newer' is not a synthetic space name.*groups: all, held-out, fresh, later, "
+                                         "newest, every, report, none"):
+        se.synthetic_specs("later,newer")
 
 
 def test_the_replicate_check_holds_each_strategy_against_the_first_half_of_the_references(se):

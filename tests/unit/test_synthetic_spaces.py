@@ -10,7 +10,10 @@ from tuner_server.replay import load_table
 from tuner_server.search.knob_walk import neighbours
 from tuner_server.synthetic_spaces import (
     FRESH,
+    GROUPS,
     HELD_OUT,
+    LATER,
+    NEWEST,
     PRESETS,
     SyntheticSpec,
     save_synthetic,
@@ -82,6 +85,16 @@ def test_presets_span_the_kinds_and_sizes_the_benchmark_needs():
     fresh = set(FRESH.values())
     assert {"needle", "noisy"} <= {s.kind for s in fresh} and not fresh & (held_out | set(PRESETS.values()))
     assert len(set(FRESH) | set(HELD_OUT) | set(PRESETS)) == len(fresh) + len(held_out) + len(PRESETS)
+
+
+def test_the_sets_kept_from_tuning_are_disjoint_and_span_the_hard_kinds():
+    sets = [PRESETS, HELD_OUT, FRESH, LATER, NEWEST]
+    assert sum(map(len, sets)) == len(set().union(*sets))  # no space in two sets
+    for later in (LATER, NEWEST):
+        assert {"basins", "needle", "noisy", "invalid", "smooth"} == {s.kind for s in later.values()}
+    for name, group in GROUPS.items():
+        assert all(spec.name == key for key, spec in group.items()), name  # a group is keyed by its specs' names
+    assert list(GROUPS["report"]) == [*PRESETS, *HELD_OUT, *FRESH, *LATER]
 
 
 def test_bad_specs_are_refused():

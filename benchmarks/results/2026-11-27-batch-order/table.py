@@ -18,8 +18,7 @@ import search_efficiency as se  # noqa: E402
 
 HERE = Path(__file__).parent
 RESULTS = HERE.parent
-SYNTHETIC = ("every,synth-smooth-7k11-s31,synth-basins-11k12-s32,synth-needle-9k11-s33,synth-needle-14k12-s34,"
-             "synth-invalid-10k11-s35,synth-noisy-8k10-s36,synth-noisy-12k13-s37,synth-basins-6k10-s38")
+SYNTHETIC = "report"  # the 24 synthetic spaces of the 48-space report (tuner_server.synthetic_spaces.GROUPS)
 MODEL_FILES = {
     "fastest_first": [HERE / "fastest_first-48spaces-40seeds.jsonl"],
     "before": [RESULTS / "2026-11-27-additive-gp" / "additive_joint_weighted-40seeds.jsonl",

@@ -1,6 +1,7 @@
 """The model strategy under a "stalled" variant: once STALL observations in a row found nothing faster, the
 portfolio's GPs take more of the acquisition's slots (benchmarks/search_efficiency.py, model strategy only, with
-`--checkpoint FILE`). From the repository root, with SEEDS (40), SYNTH (every), TABLES, JOBS (16) in the environment:
+`--checkpoint FILE`). From the repository root, with SEEDS (40), SYNTH (report: the 48-space report's synthetic half;
+its runs were made when the default was `every`, which left out `later`), TABLES, JOBS (16) in the environment:
 
     STALL=24 JOINT=1 python3 benchmarks/results/2026-11-28-stalled-bo/run.py joint24.jsonl
     STALL=32 SMOOTH=0.75 python3 benchmarks/results/2026-11-28-stalled-bo/run.py smooth32.jsonl
@@ -62,7 +63,7 @@ portfolio.Portfolio._gp_batch = gp_batch
 
 def main() -> None:
     tables = ["--tables", os.environ["TABLES"]] if "TABLES" in os.environ else []
-    se.main(["--synthetic", os.environ.get("SYNTH", "every"), "--seeds", os.environ.get("SEEDS", "40"),
+    se.main(["--synthetic", os.environ.get("SYNTH", "report"), "--seeds", os.environ.get("SEEDS", "40"),
              "--strategies", "model", "--jobs", os.environ.get("JOBS", "16"), "--checkpoint", sys.argv[1], *tables])
 
 
