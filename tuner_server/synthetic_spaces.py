@@ -83,6 +83,10 @@ def _by_name(*specs: SyntheticSpec) -> dict[str, SyntheticSpec]:
     return {s.name: s for s in specs}
 
 
+def _named(*names: str) -> dict[str, SyntheticSpec]:
+    return {name: spec_from_name(name) for name in names}
+
+
 PRESETS: dict[str, SyntheticSpec] = _by_name(
     SyntheticSpec("smooth", seed=1, configs=6000, knobs=9),
     SyntheticSpec("basins", seed=2, configs=12000, knobs=12),
@@ -113,27 +117,13 @@ FRESH: dict[str, SyntheticSpec] = _by_name(
 )
 # Eight named on 2026-11-27 after every default had been chosen and run once untuned; every change since has been
 # compared on them too (with the three sets above and the recorded tables: the 48-space report).
-LATER: dict[str, SyntheticSpec] = _by_name(
-    SyntheticSpec("smooth", seed=31, configs=7000, knobs=11),
-    SyntheticSpec("basins", seed=32, configs=11000, knobs=12),
-    SyntheticSpec("needle", seed=33, configs=9000, knobs=11),
-    SyntheticSpec("needle", seed=34, configs=14000, knobs=12),
-    SyntheticSpec("invalid", seed=35, configs=10000, knobs=11),
-    SyntheticSpec("noisy", seed=36, configs=8000, knobs=10),
-    SyntheticSpec("noisy", seed=37, configs=12000, knobs=13),
-    SyntheticSpec("basins", seed=38, configs=6000, knobs=10),
-)
+LATER: dict[str, SyntheticSpec] = _named(
+    "synth-smooth-7k11-s31", "synth-basins-11k12-s32", "synth-needle-9k11-s33", "synth-needle-14k12-s34",
+    "synth-invalid-10k11-s35", "synth-noisy-8k10-s36", "synth-noisy-12k13-s37", "synth-basins-6k10-s38")
 # Eight named on 2026-11-28, after every default had been chosen: where a change is checked last.
-NEWEST: dict[str, SyntheticSpec] = _by_name(
-    SyntheticSpec("basins", seed=51, configs=10000, knobs=12),
-    SyntheticSpec("needle", seed=52, configs=11000, knobs=11),
-    SyntheticSpec("noisy", seed=53, configs=9000, knobs=11),
-    SyntheticSpec("smooth", seed=54, configs=8000, knobs=11),
-    SyntheticSpec("invalid", seed=55, configs=12000, knobs=12),
-    SyntheticSpec("basins", seed=56, configs=7000, knobs=10),
-    SyntheticSpec("needle", seed=57, configs=13000, knobs=12),
-    SyntheticSpec("noisy", seed=58, configs=11000, knobs=12),
-)
+NEWEST: dict[str, SyntheticSpec] = _named(
+    "synth-basins-10k12-s51", "synth-needle-11k11-s52", "synth-noisy-9k11-s53", "synth-smooth-8k11-s54",
+    "synth-invalid-12k12-s55", "synth-basins-7k10-s56", "synth-needle-13k12-s57", "synth-noisy-11k12-s58")
 # What `--synthetic` of benchmarks/search_efficiency.py accepts besides names: each set, and their unions.
 GROUPS: dict[str, dict[str, SyntheticSpec]] = {
     "all": PRESETS, "held-out": HELD_OUT, "fresh": FRESH, "later": LATER, "newest": NEWEST,
