@@ -13,8 +13,9 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[3])]
 from tuner_server.synthetic_spaces import spec_from_name, synthetic_table  # noqa: E402
 
 
-def landscape(name: str) -> dict:
-    table = synthetic_table(spec_from_name(name))
+def descent(table) -> tuple[dict[str, str], dict[str, float]]:
+    """Each config that ran (by key) -> its fastest one-knob neighbour that ran when that is faster, else itself; and
+    the runtimes of the configs that ran."""
     configs = {key: o.config for key, o in table.results.items()}
     runtime = {key: o.median_s for key, o in table.results.items() if o.median_s}
     knobs = list(next(iter(configs.values())))
@@ -30,6 +31,12 @@ def landscape(name: str) -> dict:
                 if j != key and j in runtime]
         best = min(near, key=runtime.get, default=key)
         step[key] = best if runtime[best] < runtime[key] else key
+    return step, runtime
+
+
+def landscape(name: str) -> dict:
+    table = synthetic_table(spec_from_name(name))
+    step, runtime = descent(table)
 
     def bottom(key):
         while step[key] != key:
@@ -38,7 +45,7 @@ def landscape(name: str) -> dict:
     basins = Counter(bottom(key) for key in runtime)
     optimum = min(runtime, key=runtime.get)
     best = sorted(basins, key=runtime.get)[:5]
-    return {"space": name, "configs": len(configs), "ran": len(runtime), "local optima": len(basins),
+    return {"space": name, "configs": len(table.results), "ran": len(runtime), "local optima": len(basins),
             "within 5 %": sum(t <= 1.05 * runtime[optimum] for t in runtime.values()),
             "optimum's basin": basins[optimum],
             "best local optima": [(round(runtime[b] / runtime[optimum], 3), basins[b]) for b in best]}
