@@ -78,7 +78,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="comma-separated synthetic spaces by name (a preset's, or any synth-KIND-<N>k<knobs>-s<seed>: "
                         "N thousand configs) or group: 'all' (the presets), 'held-out', 'fresh', 'later' or 'newest' "
                         "(spaces kept apart from tuning the defaults), 'every' (presets, held-out and fresh), 'report' "
-                        "(those and later: the synthetic half of the 48-space report) or 'none'")
+                        "(those and later: the synthetic spaces of the 48-space report) or 'none'")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
     p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")

@@ -165,7 +165,7 @@ def test_any_synthetic_space_runs_by_its_name_and_a_wrong_name_is_refused(se, ca
 
 
 def test_groups_expand_to_their_sets_and_an_unknown_group_is_refused(se):
-    assert [s.name for s in se.synthetic_specs("report")] == list(GROUPS["report"])  # the 48-space report's 24
+    assert [s.name for s in se.synthetic_specs("report")] == list(GROUPS["report"])
     assert [s.name for s in se.synthetic_specs("later, synth-basins-2k9-s77,later")] == [*LATER, "synth-basins-2k9-s77"]
     with pytest.raises(SystemExit, match="'newer' is not a synthetic space name.*groups: all, held-out, fresh, later, "
                                          "newest, every, report, none"):

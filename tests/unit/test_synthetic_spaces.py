@@ -95,7 +95,7 @@ def test_the_sets_are_disjoint_and_the_later_ones_span_every_kind():
         assert {s.kind for s in named_later.values()} == set(KINDS)
     for name, group in GROUPS.items():
         assert all(spec.name == key for key, spec in group.items()), name  # a group is keyed by its specs' names
-    assert list(GROUPS["report"]) == [*PRESETS, *HELD_OUT, *FRESH, *LATER]
+    assert list(GROUPS["report"]) == [*PRESETS, *HELD_OUT, *FRESH, *LATER] and len(GROUPS["report"]) == 26
 
 
 def test_bad_specs_are_refused():

@@ -4,9 +4,9 @@ bar holds (`efficiency_report.verdict`), and a two-sided rank test against the d
 
     python3 benchmarks/results/2026-11-28-stalled-bo/compare.py FILE.jsonl [FILE.jsonl ...]
 
-With `--references FILE` (GA and BO rows) and `--default FILE` (model rows) other stored runs take their places, e.g.
-the eight spaces no default was tuned on: `--references unseen-refs.jsonl --default unseen-refs.jsonl
-unseen-joint24.jsonl` (in this folder).
+With `--references FILE ...` (GA and BO rows) and `--default FILE ...` (model rows) other stored runs take their
+places, e.g. the eight spaces no default was tuned on: `unseen-joint24.jsonl --references unseen-refs.jsonl --default
+unseen-refs.jsonl` (in this folder; the variants come first).
 """
 import argparse
 import json
@@ -43,12 +43,14 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("variants", nargs="*", help="checkpoint files of model runs under a variant")
     p.add_argument("--references", nargs="+", default=REFERENCES, help="files of the GA and BO runs")
-    p.add_argument("--default", default=DEFAULT, help="file of the default model strategy's runs")
+    p.add_argument("--default", nargs="+", default=[DEFAULT], help="files of the default model strategy's runs")
     args = p.parse_args(argv)
     refs = {}
     for f in args.references:
         refs.update(runs(f, ("ga", "bo")))
-    default = runs(args.default, ("model",))
+    default = {}
+    for f in args.default:
+        default.update(runs(f, ("model",)))
     variants = [(Path(f).stem, runs(f, ("model",))) for f in args.variants]
     spaces = sorted({s for s, _ in default})
     header = ["space", "GA", "BO", "default"] + [name for name, _ in variants]

@@ -1,6 +1,6 @@
 """The model strategy under a "stalled" variant: once STALL observations in a row found nothing faster, the
 portfolio's GPs take more of the acquisition's slots (benchmarks/search_efficiency.py, model strategy only, with
-`--checkpoint FILE`). From the repository root, with SEEDS (40), SYNTH (report: the 48-space report's synthetic half;
+`--checkpoint FILE`). From the repository root, with SEEDS (40), SYNTH (report: the 48-space report's synthetic spaces;
 its runs were made when the default was `every`, which left out `later`), TABLES, JOBS (16) in the environment:
 
     STALL=24 JOINT=1 python3 benchmarks/results/2026-11-28-stalled-bo/run.py joint24.jsonl
