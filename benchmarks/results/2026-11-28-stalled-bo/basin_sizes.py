@@ -34,15 +34,18 @@ def descent(table) -> tuple[dict[str, str], dict[str, float]]:
     return step, runtime
 
 
+def bottom(step: dict[str, str], key: str) -> tuple[str, int]:
+    """Where descent from `key` ends (a local optimum), and in how many steps."""
+    steps = 0
+    while step[key] != key:
+        key, steps = step[key], steps + 1
+    return key, steps
+
+
 def landscape(name: str) -> dict:
     table = synthetic_table(spec_from_name(name))
     step, runtime = descent(table)
-
-    def bottom(key):
-        while step[key] != key:
-            key = step[key]
-        return key
-    basins = Counter(bottom(key) for key in runtime)
+    basins = Counter(bottom(step, key)[0] for key in runtime)
     optimum = min(runtime, key=runtime.get)
     best = sorted(basins, key=runtime.get)[:5]
     return {"space": name, "configs": len(table.results), "ran": len(runtime), "local optima": len(basins),

@@ -6,14 +6,17 @@ repository root:
 
     python3 benchmarks/results/2026-11-28-stalled-bo/touch.py synth-basins-11k12-s32 16
 """
+import functools
 import json
 import multiprocessing
 import statistics
 import sys
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[3]), str(Path(__file__).resolve().parent)]
-from basin_sizes import descent  # noqa: E402
+REPO = Path(__file__).resolve().parents[3]
+sys.path[:0] = [str(REPO), str(REPO / "benchmarks"), str(Path(__file__).resolve().parent)]
+from basin_sizes import bottom, descent  # noqa: E402
+from search_efficiency import reach  # noqa: E402
 
 from compiler_core.space import config_key  # noqa: E402
 from tuner_server.replay import run_strategy  # noqa: E402
@@ -22,29 +25,29 @@ from tuner_server.synthetic_spaces import spec_from_name, synthetic_table  # noq
 BUDGET = 400
 
 
-def trace(task: tuple[str, str, int]) -> dict:
-    space, strategy, seed = task
+@functools.cache
+def _landscape(space: str):
+    """The space's table, its descent steps and runtimes (`basin_sizes.descent`), and the optimum's key: built once
+    per process, not once per run."""
     table = synthetic_table(spec_from_name(space))
     step, runtime = descent(table)
-    optimum = min(runtime, key=runtime.get)
+    return table, step, runtime, min(runtime, key=runtime.get)
 
-    def steps_down(key):  # descent steps to the optimum, None when descent ends elsewhere
-        n = 0
-        while step[key] != key:
-            key, n = step[key], n + 1
-        return n if key == optimum else None
 
+def trace(task: tuple[str, str, int]) -> dict:
+    space, strategy, seed = task
+    table, step, runtime, optimum = _landscape(space)
     options = {"candidates": len(table)} if strategy == "bo" else {}
     observed = run_strategy(table, strategy, BUDGET, seed=seed, batch=8, options=options)
     entered, height = None, None
     for i, o in enumerate(observed, 1):
         key = config_key(o.config)
-        if key in runtime and (n := steps_down(key)) is not None:
-            entered, height = i, n
+        end, steps = bottom(step, key) if key in runtime else (None, None)
+        if end == optimum:
+            entered, height = i, steps
             break
-    reached = next((i for i, o in enumerate(observed, 1) if o.median_s and o.median_s <= 1.05 * runtime[optimum]),
-                   None)
-    return {"strategy": strategy, "seed": seed, "entered": entered, "steps_above": height, "to_5pct": reached}
+    return {"strategy": strategy, "seed": seed, "entered": entered, "steps_above": height,
+            "to_5pct": reach(observed, table.optimum)}
 
 
 if __name__ == "__main__":
