@@ -86,7 +86,8 @@ def verdict(model: dict, refs: list[dict]) -> tuple[bool, str]:
 
 def slower_p(model: list[dict], ref: list[dict], cap: int, alternative: str = "greater") -> float:
     """One-sided Mann-Whitney U p-value that the model's measurements to 5 % run larger than the reference's (a run
-    that never gets there counts as cap + 1, so reach is in it too); `alternative` "less": that they run smaller."""
+    that never gets there counts as cap + 1, so reach is in it too); `alternative` "less": that they run smaller,
+    "two-sided": that they differ."""
     a, b = _capped([r["to_5pct"] for r in model], cap), _capped([r["to_5pct"] for r in ref], cap)
     if len(set(a) | set(b)) == 1:
         return 1.0  # every run the same: no evidence either way

@@ -16,8 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path[:0] = [str(REPO / "benchmarks"), str(REPO)]
-from efficiency_report import summary_row, verdict  # noqa: E402
-from scipy.stats import mannwhitneyu  # noqa: E402
+from efficiency_report import slower_p, summary_row, verdict  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent.parent
 REFERENCES = [RESULTS / "2026-11-27-rank-tests" / "all-41-spaces-40seeds.jsonl",
@@ -33,10 +32,6 @@ def runs(path: Path, strategies: tuple[str, ...]) -> dict[str, list[dict]]:
         if r and r["strategy"] in strategies and r["seed"] < 40:
             out[(r["space"], r["strategy"])].append(r)
     return out
-
-
-def capped(rs):
-    return [r["to_5pct"] if r["to_5pct"] is not None else BUDGET + 1 for r in rs]
 
 
 def main(argv=None) -> None:
@@ -68,10 +63,7 @@ def main(argv=None) -> None:
             row = summary_row(rs, BUDGET)
             ok, _ = verdict(row, ref_rows)
             passes[name] += ok
-            p = ""
-            if name != "default":
-                a, b = capped(rs), capped(default[(space, "model")])
-                p = f" p={mannwhitneyu(a, b).pvalue:.2f}" if len(set(a) | set(b)) > 1 else ""
+            p = "" if name == "default" else f" p={slower_p(rs, default[(space, 'model')], BUDGET, 'two-sided'):.2f}"
             cells.append(_cell(row) + ("" if ok else " ✗") + p)
         print("| " + " | ".join(cells) + " |")
     print("\nspaces at the bar: " + ", ".join(f"{k} {v}" for k, v in passes.items()))
