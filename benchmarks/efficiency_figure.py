@@ -7,6 +7,7 @@ behind, and by how much against the spread."""
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from html import escape
 
 from benchmarks.efficiency_report import REFERENCES, summary_row, verdict
@@ -31,6 +32,9 @@ def efficiency_svg(rows: list[dict], spaces: dict[str, int], budget: int, title:
     `spaces` (name -> configs, in the order drawn). The axis runs from 1 to `budget` + 1; a run that never reached 5 %
     counts as min(budget, the space's configs) + 1, as in the report's medians."""
     strategies = list(dict.fromkeys(r["strategy"] for r in rows))
+    runs_of = defaultdict(list)  # (space, strategy) -> its runs, grouped once for every row of the figure
+    for r in rows:
+        runs_of[r["space"], r["strategy"]].append(r)
     height = TOP + ROW * len(spaces) + BOTTOM
     width = LABEL + PLOT + REACH + MARK
     colour = {s: COLOURS.get(s, "#000") for s in strategies}
@@ -59,9 +63,8 @@ def efficiency_svg(rows: list[dict], spaces: dict[str, int], budget: int, title:
             out.append(f'<rect x="0" y="{y - ROW / 2:.1f}" width="{width}" height="{ROW}" fill="#f7f7f7"/>')
         out.append(f'<text class="space" x="{LABEL - 8}" y="{y + 4:.1f}" text-anchor="end">'
                    f'{escape(name)} ({configs})</text>')
-        here = {s: [r for r in rows if r["space"] == name and r["strategy"] == s] for s in strategies}
         space_cap = min(budget, configs)
-        figures = {s: summary_row(runs, space_cap) for s, runs in here.items() if runs}
+        figures = {s: summary_row(runs_of[name, s], space_cap) for s in strategies if runs_of[name, s]}
         for i, (strategy, f) in enumerate(figures.items()):
             dy = (i - (len(figures) - 1) / 2) * 4  # strategies side by side within the row
             low, high = (_x(v, budget) for v in f["median_ci"])
