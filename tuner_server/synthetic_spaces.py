@@ -124,9 +124,14 @@ LATER: dict[str, SyntheticSpec] = _named(
 NEWEST: dict[str, SyntheticSpec] = _named(
     "synth-basins-10k12-s51", "synth-needle-11k11-s52", "synth-noisy-9k11-s53", "synth-smooth-8k11-s54",
     "synth-invalid-12k12-s55", "synth-basins-7k10-s56", "synth-needle-13k12-s57", "synth-noisy-11k12-s58")
+# Eight named on 2026-11-28 before the late GP (`gp_settle`) was run on them: where that change is checked last.
+LATE_GP_CHECK: dict[str, SyntheticSpec] = _named(
+    "synth-needle-12k11-s61", "synth-basins-9k12-s62", "synth-noisy-8k11-s63", "synth-invalid-11k11-s64",
+    "synth-needle-9k10-s65", "synth-basins-12k13-s66", "synth-noisy-10k10-s67", "synth-smooth-9k12-s68")
 # What `--synthetic` of benchmarks/search_efficiency.py accepts besides names: each set, and their unions.
 GROUPS: dict[str, dict[str, SyntheticSpec]] = {
     "all": PRESETS, "held-out": HELD_OUT, "fresh": FRESH, "later": LATER, "newest": NEWEST,
+    "late-gp-check": LATE_GP_CHECK,
     "every": PRESETS | HELD_OUT | FRESH,  # the 18 of the 2026-11-26 tables
     "report": PRESETS | HELD_OUT | FRESH | LATER,  # the 26 synthetic spaces of the 48-space report
     "none": {},

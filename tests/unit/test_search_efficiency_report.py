@@ -168,7 +168,7 @@ def test_groups_expand_to_their_sets_and_an_unknown_group_is_refused(se):
     assert [s.name for s in se.synthetic_specs("report")] == list(GROUPS["report"])
     assert [s.name for s in se.synthetic_specs("later, synth-basins-2k9-s77,later")] == [*LATER, "synth-basins-2k9-s77"]
     with pytest.raises(SystemExit, match="'newer' is not a synthetic space name.*groups: all, held-out, fresh, later, "
-                                         "newest, every, report, none"):
+                                         "newest, late-gp-check, every, report, none"):
         se.synthetic_specs("later,newer")
 
 

@@ -13,6 +13,7 @@ from tuner_server.synthetic_spaces import (
     GROUPS,
     HELD_OUT,
     KINDS,
+    LATE_GP_CHECK,
     LATER,
     NEWEST,
     PRESETS,
@@ -89,9 +90,9 @@ def test_presets_span_the_kinds_and_sizes_the_benchmark_needs():
 
 
 def test_the_sets_are_disjoint_and_the_later_ones_span_every_kind():
-    sets = [PRESETS, HELD_OUT, FRESH, LATER, NEWEST]
+    sets = [PRESETS, HELD_OUT, FRESH, LATER, NEWEST, LATE_GP_CHECK]
     assert sum(map(len, sets)) == len(set().union(*sets))  # no space in two sets
-    for named_later in (LATER, NEWEST):
+    for named_later in (LATER, NEWEST, LATE_GP_CHECK):
         assert {s.kind for s in named_later.values()} == set(KINDS)
     for name, group in GROUPS.items():
         assert all(spec.name == key for key, spec in group.items()), name  # a group is keyed by its specs' names
