@@ -15,7 +15,7 @@ from tuner_server.search.base import Observation, parse_options
 from tuner_server.search.gaussian_process import KnobCoordinates, joint_ei_batch
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
-from tuner_server.search.model_guided_options import JOINT_UNTIL, OPTIONS
+from tuner_server.search.model_guided_options import GP_UNTIL, JOINT_UNTIL, OPTIONS
 from tuner_server.search.portfolio import JOINT_WEIGHTS, Portfolio
 
 SIZES = (5, 4, 6, 3, 5, 4)  # 7,200 configs
@@ -88,6 +88,6 @@ def test_the_joint_rounds_weigh_it_only_with_joint_additive(monkeypatch):
     observed = [Observation(configs[i], float(y[i])) for i in measured]
     for flag, used in ((True, (3, JOINT_WEIGHTS)), (False, (2, None))):
         rng, seen = random.Random(0), {config_id(o.config) for o in observed}
-        options = parse_options(OPTIONS, {"joint_until": JOINT_UNTIL, "joint_additive": flag})
+        options = parse_options(OPTIONS, {"joint_until": JOINT_UNTIL, "gp_until": GP_UNTIL, "joint_additive": flag})
         picks = Portfolio(SPACE, options, rng, UnseenDraws(SPACE, seen, rng)).picks(observed, 8, seen, [], {})
         assert len({config_id(c) for c in picks}) == 8 and models[-1] == used

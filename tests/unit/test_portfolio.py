@@ -17,7 +17,7 @@ from tuner_server.search.base import Observation, parse_options
 from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinates, joint_ei_batch
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
-from tuner_server.search.model_guided_options import JOINT_UNTIL, OPTIONS
+from tuner_server.search.model_guided_options import GP_UNTIL, JOINT_UNTIL, OPTIONS
 from tuner_server.search.portfolio import Portfolio, rank_correlation
 from tuner_server.synthetic_spaces import SyntheticSpec, synthetic_table
 
@@ -38,7 +38,7 @@ def rough(c: dict) -> float:
 def portfolio(**options) -> tuple[Portfolio, set[tuple]]:
     """A portfolio with the model-guided strategy's options as a job without a transfer model resolves them."""
     rng, seen = random.Random(0), set()
-    resolved = parse_options(OPTIONS, {"joint_until": JOINT_UNTIL} | options)
+    resolved = parse_options(OPTIONS, {"joint_until": JOINT_UNTIL, "gp_until": GP_UNTIL} | options)
     return Portfolio(SPACE, resolved, rng, UnseenDraws(SPACE, seen, rng)), seen
 
 
@@ -103,7 +103,7 @@ def test_failures_rank_slowest_in_the_trust():
 
 
 def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
-    p, seen = portfolio(gp_points=64, gp_until=300, gp_candidates=100)
+    p, seen = portfolio(gp_points=64, gp_until=300, gp_settle=300, gp_candidates=100)
     observed = [Observation(c, smooth(c)) for c in random.Random(3).sample(CONFIGS, 200)]
     picks = p.picks(observed, 8, seen, [], {})
     assert len(picks) == round(p.shares(len(observed))["gp"] * 8) == 4  # nothing known yet: half the slots
@@ -122,7 +122,7 @@ def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
 
 def test_the_first_rounds_score_more_candidates_at_a_bounded_cost():
     p, seen = portfolio(gp_until=128, gp_candidates=40)
-    assert p._scorable(40, 128) == 40  # at gp_until: the option's number
+    assert p._scorable(40, 128) == p._scorable(40, 250) == 40  # from gp_settle (128) on: the option's number
     assert p._scorable(40, 64) == 160  # half the points: four times the candidates, the same cost
     assert p._scorable(40, 16) == p._scorable(40, 2) == 8 * 40  # bounded
     scored = []
@@ -176,6 +176,23 @@ def test_past_gp_until_the_smooth_gp_keeps_its_least_share_of_the_slots():
     assert p.picks(observed, 8, seen, [], {}) == [] and p._smooth is None  # no floor: the ensemble's slots
 
 
+def test_from_gp_settle_the_fitted_gp_shares_the_slots_with_the_smooth_gp_and_refits_its_kernel_less_often():
+    rng = random.Random(8)
+    observed = [Observation(c, smooth(c)) for c in rng.sample(CONFIGS, 120)]
+    p, seen = portfolio(gp_settle=40, gp_refit=16, gp_until=200, smooth=0.25, trust_temperature=0.05, joint_until=0)
+    seen.update(config_id(o.config) for o in observed)
+    fits = []
+    for n in (24, 32, 40, 48, 56, 64):  # each round's observations, as a job's batches bring them
+        p.picks(observed[:n], 8, seen, [], {})
+        fits.append(p._kernel_fitted_on)
+        assert len(p._gp.X) == n  # the posterior takes in every observation every round
+    assert fits == [24, 32, 32, 48, 48, 64]  # every round before gp_settle (40), then every gp_refit (16)
+    p.trust.update(gp=1.0, smooth=0.0, ensemble=0.0)  # the fitted GP ranks best: all but the smooth GP's floor
+    assert p.shares(39) == pytest.approx({"gp": 1.0, "smooth": 0.0}, abs=1e-4)
+    assert p.shares(40) == pytest.approx({"gp": 0.75, "smooth": 0.25})
+    assert p.shares(200) == {"gp": 0.0, "smooth": 0.5}  # past gp_until the fitted GP retires: two left, equal trust
+
+
 def test_the_smooth_gp_earns_trust_on_a_smooth_space_once_it_predicts():
     observed = [Observation(c, smooth(c)) for c in random.Random(5).sample(CONFIGS, 120)]
     p, seen = portfolio(gp_until=100, smooth=0.25)
@@ -197,7 +214,7 @@ def test_smooth_trust_lets_three_surrogates_share_the_first_rounds():
     p, _ = portfolio(smooth_trust=True, joint_until=0)
     assert p.shares(0) == pytest.approx({"gp": 1 / 3, "smooth": 1 / 3})  # nothing known: a third each
     p, _ = portfolio()
-    assert p.shares(48) == {"gp": 0.5, "smooth": 0.0}  # by default the smooth GP waits for gp_until
+    assert p.shares(48) == {"gp": 0.5, "smooth": 0.0}  # by default the smooth GP waits for gp_settle
 
 
 def test_the_smooth_gp_hands_one_believer_batch_out_over_rounds():

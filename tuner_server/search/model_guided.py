@@ -25,10 +25,10 @@ Each `propose(n)`:
    additive one: `tuner_server.search.additive_gp`), and after that, while the job has fewer than `gp_until`
    observations, a share of the rest goes to a Gaussian process on knob coordinates (expected improvement,
    `tuner_server.search.portfolio`: the surrogate that finds good configs from a few dozen observations, where the
-   ensemble is weak), the share following how well each surrogate ranked the latest measured batches, and after that
-   at least a `smooth` share to a smooth GP (the BO reference's: a model of the whole space); the rest to the best
-   candidates by the ensemble's acquisition, no two closer than `min_distance` knobs, each slot a random unseen config
-   with probability `epsilon`. Nothing proposed or observed is ever proposed again;
+   ensemble is weak), the share following how well each surrogate ranked the latest measured batches, and from
+   `gp_settle` observations on at least a `smooth` share to a smooth GP (the BO reference's: a model of the whole
+   space); the rest to the best candidates by the ensemble's acquisition, no two closer than `min_distance` knobs,
+   each slot a random unseen config with probability `epsilon`. Nothing proposed or observed is ever proposed again;
 5. orders the batch (`fastest_first`): the configs the fitted Gaussian process predicts fastest go out first, since
    agents lease a job's tasks in the order they were queued.
 
@@ -70,7 +70,7 @@ from tuner_server.search.basins import Neighbourhoods, basin_bests, far_from, sw
 from tuner_server.search.ensemble_scores import EnsembleScores
 from tuner_server.search.knob_walk import anneal, config_id, mutate, pick_diverse, space_filling
 from tuner_server.search.listing import ListedScores, UnseenDraws
-from tuner_server.search.model_guided_options import JOINT_UNTIL, LIMITS, OPTIONS
+from tuner_server.search.model_guided_options import GP_UNTIL, JOINT_UNTIL, LIMITS, OPTIONS
 from tuner_server.search.portfolio import Portfolio
 
 EXPLORE_GROWTH = 0.25  # annealing explores the pool again when the job's trials grew by this fraction
@@ -101,6 +101,8 @@ class ModelGuided:
                 o[name] = default
         if o["joint_until"] is None:  # a transferred model ranks well from the first batch: it keeps its slots
             o["joint_until"] = 0 if transferring else JOINT_UNTIL
+        if o["gp_until"] is None:  # ... and no measured space has shown it a late GP's gain, only the GP's cost
+            o["gp_until"] = o["gp_settle"] if transferring else GP_UNTIL
         if o["basin_distance"] is None:
             o["basin_distance"] = max(2, len(context.space.knobs) // 2)
         self._seen: set[tuple] = set()  # config ids proposed or observed

@@ -49,8 +49,16 @@ OPTIONS: dict[str, tuple] = {
                                         "lowered features, unbounded with cheap ones)", minimum=1),
     "pool_size": Option(int, None, "unmeasured scored candidates kept (None: 4096 lowered, 65536 cheap)",
                         minimum=1),
-    "gp_until": Option(int, 128, "observations until which a Gaussian process on knob coordinates proposes a share "
-                                 "of each batch (0: never)", minimum=0),
+    "gp_until": Option(int, None, "observations until which a Gaussian process on knob coordinates proposes a share "
+                                  "of each batch (0: never; None: 256 for a job without a transfer model, `gp_settle` "
+                                  "for one with it, whose ensemble knows the device class from the first batch)",
+                       minimum=0),
+    "gp_settle": Option(int, 128, "observations from which the fitted Gaussian process's round stops growing in "
+                                  "cost (it scores `gp_candidates` configs, with n fewer (gp_settle / n)^2 times as "
+                                  "many, up to 8 times, and refits its kernel only every `gp_refit` observations) "
+                                  "and the smooth Gaussian process keeps at least `smooth` of the slots", minimum=1),
+    "gp_refit": Option(int, 32, "observations between fits of the fitted kernel's hyperparameters from `gp_settle` "
+                                "on (its posterior takes in every observation every round)", minimum=1),
     "gp_points": Option(int, 256, "observations the Gaussian process is fitted on at most (the fastest half, then "
                                   "the latest)", minimum=2),
     "gp_lengthscale": Option(float, 1.5, "Matérn 3/2 length scale of the Gaussian process on [0, 1] coordinates",
@@ -72,25 +80,26 @@ OPTIONS: dict[str, tuple] = {
                                          "half, the smooth GP's a quarter)"),
     "gp_targets": Option(str, "log", "what the Gaussian process models: the logarithms of runtimes or runtimes",
                          choices=("runtime", "log")),
-    "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_until` observations on, picked by "
+    "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_settle` observations on, picked by "
                                  "expected improvement under a smooth Gaussian process (the BO reference's fixed "
                                  "kernel on runtimes)", minimum=0.0),
     "smooth_trust": Option(bool, False, "the smooth Gaussian process also competes for slots by its trust before "
-                                        "`gp_until`"),
+                                        "`gp_settle`"),
     "smooth_points": Option(int, 512, "observations the smooth Gaussian process is fitted on at most", minimum=2),
     "smooth_candidates": Option(int, 2048, "unmeasured configs the smooth Gaussian process scores per batch at most",
                                 minimum=1),
     "smooth_batch": Option(int, 8, "configs the smooth Gaussian process picks at once (a kriging-believer batch), "
                                    "handed out over the next rounds", minimum=1),
     "gp_candidates": Option(int, 2048, "unmeasured configs the Gaussian process scores per round at most once it "
-                                       "has `gp_until` observations; with n fewer, (gp_until / n)^2 times as many, up "
-                                       "to 8 times", minimum=1),
+                                       "has `gp_settle` observations; with n fewer, (gp_settle / n)^2 times as "
+                                       "many, up to 8 times", minimum=1),
     "trust_memory": Option(float, 0.5, "weight of earlier batches in each surrogate's rank correlation",
                            minimum=0.0),
     "trust_temperature": Option(float, 1.0, "GP share = logistic((trust of GP - trust of ensemble) / this): how "
                                             "sharply the better-predicting surrogate takes the slots", minimum=1e-3),
 }
 JOINT_UNTIL = 48  # `joint_until` of a job without a transfer model
+GP_UNTIL = 256  # `gp_until` of a job without a transfer model
 LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
     True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4, "refit_growth": 0.0},
     False: {"members": 2, "feature_budget": 16, "pool_size": 4096, "anchors": 0, "refit_growth": 0.2},

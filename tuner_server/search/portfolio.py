@@ -7,16 +7,17 @@ smoothly between its points and knows where it has not looked, which is what fin
 the trees take over once they have seen enough to learn interactions, invalid regions and needles. Neither is right
 everywhere, so both predict every config of every batch before it is measured, and each surrogate's Spearman rank
 correlation with the measured speeds (failures slowest) is kept as an exponential average over batches
-(`trust_memory`). The GP's share of the batch slots the acquisition fills is the logistic function of the difference
-of the two averages over `trust_temperature` (one half while nothing is known). Its slots are filled by expected
+(`trust_memory`). The GP's share of the batch slots the acquisition fills is the logistic function of the difference of
+the two averages over `trust_temperature` (one half while nothing is known). Its slots are filled by expected
 improvement with the kriging believer, over a uniform sample of the unseen configs (all of them when fewer). Its
-posterior costs about n^2 per candidate with n observations, so the sample is `gp_candidates` at `gp_until`
-observations and (gp_until / n)^2 times that before, up to `EARLY_GROWTH` times: a round costs at most what the last
-one does, and the first rounds, where the GP finds most, see up to 16,384 configs instead of 2,048. On spaces of
-thousands of configs a sample of 2,048 often leaves out the few configs within 5 % of the optimum (on fresh noisy
-10k, four of 10,000). At 40 seeds, the model strategy went from 26 to 28 of 33 spaces at least as good as the best of GA
-and a BO that scores a sample of 2,048 (benchmarks/results/2026-11-27-search_efficiency-early-gp-candidates-40seeds.md;
-against a BO that scores every config, 25: benchmarks/results/2026-11-27-bo-faithful/).
+posterior costs about n^2 per candidate with n observations, so the sample is `gp_candidates` from `gp_settle`
+observations on and (gp_settle / n)^2 times that before, up to `EARLY_GROWTH` times: an early round costs at most what
+the one at `gp_settle` does, and the first rounds, where the GP finds most, see up to 16,384 configs instead of 2,048.
+On spaces of thousands of configs a sample of 2,048 often leaves out the few configs within 5 % of the optimum (on fresh
+noisy 10k, four of 10,000). At 40 seeds, the model strategy went from 26 to 28 of 33 spaces at least as good as the best
+of GA and a BO that scores a sample of 2,048
+(benchmarks/results/2026-11-27-search_efficiency-early-gp-candidates-40seeds.md; against a BO that scores every config,
+25: benchmarks/results/2026-11-27-bo-faithful/).
 
 Unlike the BO reference strategy's fixed kernel, the portfolio's GP fits its kernel to the job (`gp_kernel`
 "fitted", `tuner_server.search.gp_fit`: a length scale per knob, amplitude, noise) and models log-runtimes
@@ -27,19 +28,32 @@ benchmarks/search_efficiency.py moved where BO had won: CPU matmul 256^3 41.5 ->
 softmax 1024x4096 12 -> 10.5, noisy 47.5 -> 43.5 (BO: 35.5, 18.5, 10.5, 43).
 
 The cost is bounded: the GP is fitted on at most `gp_points` observations (the fastest half, then the latest), and
-only while the job has fewer than `gp_until` observations.
+only while the job has fewer than `gp_until` observations; from `gp_settle` on, its kernel's hyperparameters are
+fitted again only every `gp_refit` observations (its posterior takes in every observation every round).
 
-From then on a second GP, the BO reference's (one fixed, long length scale on runtimes: a smooth model of the whole
-space), keeps at least `smooth` of the slots, more when its trust beats the ensemble's. Late in a job the ensemble
+The fitted GP keeps proposing past `gp_settle` (128), by its trust against the ensemble's, until `gp_until` (256 for a
+job without a transfer model). On a needle space the few configs within 5 % of the optimum share some knob values; the
+ensemble's trees learn that late, and the fitted GP, whose per-knob length scales and one-hot codes say which knobs and
+values matter, gets there sooner. At 40 seeds on the 34 synthetic spaces of benchmarks/search_efficiency.py
+(benchmarks/results/2026-11-28-late-gp/), against the GP retired at 128: the 8k needle went from >400 measurements to 5
+% (19 of 40 seeds reaching it) to 161 (40 of 40), the 14k from 397 (20 seeds) to 230.5 (36), the 13k from 295.5 (28) to
+189 (38), the 15k from 236 to 173 and the 10k from 203.5 to 158.5; the spaces at the medians' bar went from 25 to 28 of
+34, and from 5 to 6 of 8 on spaces named before it ran. A run that reaches 5 % within 128 measurements is unchanged, and
+so is every recorded table. Screened and not kept: the kernel frozen at 128 points (noisy 7k's reach 36 -> 26 of 40
+seeds, while the smooth GP still waited for `gp_until`), refits every 8 observations (as good, at more cost), and
+(gp_settle / n)^2 times `gp_candidates` past `gp_settle` too (the 13k and 14k needles' reach back to 0.88 and 0.70).
+
+From `gp_settle` on a second GP, the BO reference's (one fixed, long length scale on runtimes: a smooth model of the
+whole space), keeps at least `smooth` of the slots, more when its trust beats the ensemble's. Late in a job the ensemble
 and the basin sweeps look where the measurements already are; on spaces whose best basin lies far from the first
 good one (many basins, needles, noise) BO, slow as it is, ends in the best basin on more seeds, and its expected
 improvement over a smooth model is what a settled search lacks. On the 18 synthetic spaces of
 benchmarks/search_efficiency.py (20 seeds) `smooth` 0.25 raised the fraction of seeds reaching 5 % of the optimum on
 6 (held-out noisy 0.70 -> 0.90, fresh basins 0.75 -> 1.00, 10k needle 0.85 -> 1.00, 15k needle 0.80 -> 0.95) and
 lowered it on none; medians moved both ways on the needles (10k: 283 -> 307, 20k: 353.5 -> 385, 15k: 136.5 -> 149.5).
-The first `gp_until` observations, where every seed on every recorded table reached 5 %, are unchanged. Its cost is
+The first `gp_settle` observations, where every seed on every recorded table reached 5 %, are unchanged. Its cost is
 bounded as the first GP's: at most `smooth_points` observations and `smooth_candidates` candidates per batch of
-`smooth_batch` picks. Before `gp_until` the smooth GP may compete for slots by its trust too (`smooth_trust`): that
+`smooth_batch` picks. Before `gp_settle` the smooth GP may compete for slots by its trust too (`smooth_trust`): that
 helped two synthetic spaces but cost four recorded tables (CPU matmul 128x512x384 16.5 -> 19.5 measurements to 5 %),
 so it is off.
 
@@ -137,6 +151,7 @@ class Portfolio:
         self._gp: GaussianProcess | None = None  # the fitted kernel's GP, while the job is young
         self._smooth: GaussianProcess | None = None  # the BO reference's GP, when it has slots
         self._fitted_on = self._smoothed_on = -1  # observations each GP was fitted on
+        self._kernel_fitted_on = -1  # observations the fitted kernel's hyperparameters were last fitted on
         self._queue: list[dict] = []  # the smooth GP's picks not handed out yet
         self._hyper: Hyperparameters | None = None  # the kernel's last fitted hyperparameters (the next fit's start)
         self._predicted: dict[tuple, tuple[float, ...]] = {}  # config id -> scores per SURROGATES, higher better
@@ -156,21 +171,24 @@ class Portfolio:
     def shares(self, observed: int) -> dict[str, float]:
         """Share of the acquisition's slots each GP fills after `observed` observations: every slot to the fitted GP
         before `joint_until` (picked jointly with the other GPs, `_joint_batch`); else a softmax of the trusts over the
-        surrogates in play (the fitted GP before `gp_until`; the smooth GP before it when `smooth_trust`, after it
-        when `smooth` > 0, then with at least that share); the ensemble fills the rest."""
+        surrogates in play (the fitted GP before `gp_until`; the smooth GP before `gp_settle` when `smooth_trust`,
+        from then on (or from `gp_until`, when sooner) when `smooth` > 0, then with at least that share); the
+        ensemble fills the rest."""
         early = observed < self.options["gp_until"]
         if early and observed < self.options["joint_until"]:
             return {"gp": 1.0, "smooth": 0.0}
         playing = ["ensemble"] + (["gp"] if early else [])
-        if (early and self.options["smooth_trust"]) or (not early and self.options["smooth"] > 0):
+        settled = observed >= min(self.options["gp_settle"], self.options["gp_until"])
+        if (not settled and self.options["smooth_trust"]) or (settled and self.options["smooth"] > 0):
             playing.append("smooth")
         top = max(self.trust[name] for name in playing)
         weights = {name: math.exp(max((self.trust[name] - top) / self.options["trust_temperature"], -50.0))
                    for name in playing}
         total = sum(weights.values())
         out = {name: weights.get(name, 0.0) / total for name in ("gp", "smooth")}
-        if not early and "smooth" in playing:
+        if settled and "smooth" in playing:
             out["smooth"] = max(out["smooth"], self.options["smooth"])
+            out["gp"] = min(out["gp"], 1.0 - out["smooth"])
         return out
 
     def predicted(self, batch: list[dict], ensemble: np.ndarray) -> None:
@@ -313,15 +331,25 @@ class Portfolio:
         if self.options["gp_kernel"] == "fixed":
             self._gp = GaussianProcess(X, y, self.options["gp_lengthscale"])
             return
-        start = self._hyper.widened(X.shape[1]) if self._hyper is not None else None  # codes joining: the scales go on
-        self._hyper = fit_hyperparameters(X, standardised(y)[0], start)
+        if self._refits(len(observations), X.shape[1]):
+            start = self._hyper.widened(X.shape[1]) if self._hyper is not None else None  # codes joining: scales go on
+            self._hyper = fit_hyperparameters(X, standardised(y)[0], start)
+            self._kernel_fitted_on = len(observations)
         self._gp = GaussianProcess(X, y, self._hyper.lengthscales, self._hyper.amplitude, self._hyper.noise)
 
+    def _refits(self, observed: int, dims: int) -> bool:
+        """Whether the fitted kernel's hyperparameters are fitted again on `observed` observations seen in `dims`
+        coordinates: every round before `gp_settle`, then every `gp_refit` observations (and whenever the coordinates
+        change)."""
+        return self._hyper is None or len(self._hyper.lengthscales) != dims or observed < self.options["gp_settle"] or \
+            observed - self._kernel_fitted_on >= self.options["gp_refit"]
+
     def _scorable(self, cap: int, points: int) -> int:
-        """Candidates the fitted GP on `points` observations scores per round: `cap` at `gp_until` points, and
-        cap * (gp_until / points)^2 before, at most EARLY_GROWTH * cap (a posterior costs about points^2 per
-        candidate, so a round costs at most what one at `gp_until` does)."""
-        grown = cap * (self.options["gp_until"] / max(points, 1)) ** 2
+        """Candidates the fitted GP on `points` observations scores per round: `cap` from `gp_settle` points on, and
+        cap * (gp_settle / points)^2 before, at most EARLY_GROWTH * cap (a posterior costs about points^2 per
+        candidate, so an early round costs at most what the one at `gp_settle` does; past it, scoring fewer found
+        fewer needles: benchmarks/results/2026-11-28-late-gp/)."""
+        grown = cap * (self.options["gp_settle"] / max(points, 1)) ** 2
         return int(min(max(grown, cap), EARLY_GROWTH * cap))
 
     def _ran(self, observations: list[Observation], cap: int) -> tuple[np.ndarray, np.ndarray]:
