@@ -3,10 +3,11 @@ BO and one file of model runs on all 48 spaces at 40 seeds. GA and BO are the st
 `../2026-11-27-rank-tests/all-41-spaces-40seeds.jsonl`, the 7 H100 tables of
 `../2026-11-27-new-gpu-tables/new-tables-40seeds.jsonl`); nothing is run. From the repository root:
 
-    python3 benchmarks/results/2026-11-27-batch-order/table.py                      # fastest_first (the default now)
-    python3 benchmarks/results/2026-11-27-batch-order/table.py before               # the stored runs before it
-    python3 benchmarks/results/2026-11-27-batch-order/table.py fastest_first docs/figures/search-efficiency.svg
-                                                                                    # ... and the report's figure
+    python3 benchmarks/results/2026-11-27-batch-order/table.py                 # late_gp (the default since 2026-11-28)
+    python3 benchmarks/results/2026-11-27-batch-order/table.py fastest_first   # the default before it
+    python3 benchmarks/results/2026-11-27-batch-order/table.py before          # the stored runs before fastest_first
+    python3 benchmarks/results/2026-11-27-batch-order/table.py late_gp docs/figures/search-efficiency.svg
+                                                                               # ... and the report's figure
 """
 import json
 import sys
@@ -20,6 +21,7 @@ HERE = Path(__file__).parent
 RESULTS = HERE.parent
 SYNTHETIC = "report"  # the 24 synthetic spaces of the 48-space report (tuner_server.synthetic_spaces.GROUPS)
 MODEL_FILES = {
+    "late_gp": [RESULTS / "2026-11-28-late-gp" / "late_gp-48spaces-40seeds.jsonl"],
     "fastest_first": [HERE / "fastest_first-48spaces-40seeds.jsonl"],
     "before": [RESULTS / "2026-11-27-additive-gp" / "additive_joint_weighted-40seeds.jsonl",
                RESULTS / "2026-11-27-new-gpu-tables" / "new-tables-40seeds.jsonl"],
@@ -44,4 +46,4 @@ def main(which: str, svg: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "fastest_first", sys.argv[2] if len(sys.argv) > 2 else None)
+    main(sys.argv[1] if len(sys.argv) > 1 else "late_gp", sys.argv[2] if len(sys.argv) > 2 else None)
