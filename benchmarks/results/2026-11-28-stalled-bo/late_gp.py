@@ -5,6 +5,9 @@ every round up to 128 observations runs exactly as the default's. From the repos
 (report,newest), TABLES ('' : none), JOBS (16) in the environment:
 
     python3 benchmarks/results/2026-11-28-stalled-bo/late_gp.py /tmp/late_gp.jsonl
+
+Written when the default `gp_until` was 128: `late_gp-40seeds.jsonl` is reproduced at commit 42531ee. The late GP
+it led to is the default since (options `gp_settle`, `gp_refit`; ../2026-11-28-late-gp/).
 """
 import json
 import os
