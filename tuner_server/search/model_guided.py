@@ -101,7 +101,7 @@ class ModelGuided:
                 o[name] = default
         if o["joint_until"] is None:  # a transferred model ranks well from the first batch: it keeps its slots
             o["joint_until"] = 0 if transferring else JOINT_UNTIL
-        if o["gp_until"] is None:  # ... and no measured space has shown it a late GP's gain, only the GP's cost
+        if o["gp_until"] is None:  # the late GP paid on jobs from nothing; one with a transfer model has shown no gain
             o["gp_until"] = o["gp_settle"] if transferring else GP_UNTIL
         if o["basin_distance"] is None:
             o["basin_distance"] = max(2, len(context.space.knobs) // 2)
