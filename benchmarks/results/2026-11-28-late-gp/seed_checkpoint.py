@@ -11,6 +11,10 @@ import json
 import sys
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[3]
+sys.path[:0] = [str(REPO / "benchmarks"), str(REPO)]
+import search_efficiency as se  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent.parent
 DEFAULTS = [RESULTS / "2026-11-27-batch-order" / "fastest_first-48spaces-40seeds.jsonl",  # the report's spaces
             RESULTS / "2026-11-28-stalled-bo" / "unseen-refs.jsonl"]  # the eight newest
@@ -21,7 +25,8 @@ SEEDS = 40
 def main(options: str, out: str) -> None:
     if Path(out).exists():
         raise SystemExit(f"{out} exists: a checkpoint is seeded once")
-    settings = {"seeds": SEEDS, "budget": 400, "batch": 8, "options": options, "bo_sample": 0}
+    args = se.parse_args(["--seeds", str(SEEDS), "--options", options])  # the command's other settings: defaults
+    settings = {name: getattr(args, name) for name in se.CHECKPOINTED}  # what its --checkpoint checks
     rows = []
     for path in DEFAULTS:
         for line in path.read_text().splitlines():
