@@ -58,7 +58,7 @@ def test_a_lease_done_too_late_is_rolled_back(farm, tight, monkeypatch):
     assert list(response.tasks) == [] and response.retry_after_ms > 0
     assert set(states(farm)) == {"queued"} and cut_short("LeaseTasks", "late") == before + 1
     monkeypatch.setattr(repo, "lease_tasks", slow_lease)
-    assert len(tight.LeaseTasks(lease_request(reg, 4), timeout=10).tasks) == 4
+    assert len(farm.lease(reg, 4)) == 4  # the farm's own budget: a loaded host may take longer than BUDGET_S
 
 
 def test_a_call_with_no_time_left_leases_nothing(farm, tight):
@@ -108,4 +108,4 @@ def test_a_lease_behind_a_held_sqlite_write_lock_gives_up_within_the_budget(farm
         holder.rollback()
     assert list(response.tasks) == [] and waited < 5  # not the 30 s busy timeout of other transactions
     assert cut_short("LeaseTasks", "database wait") == before + 1
-    assert len(tight.LeaseTasks(lease_request(reg, 4), timeout=10).tasks) == 4
+    assert len(farm.lease(reg, 4)) == 4  # the farm's own budget: a loaded host may take longer than BUDGET_S
