@@ -49,6 +49,7 @@ from tuner_server import repo  # noqa: E402
 from tuner_server.class_models import ClassModels  # noqa: E402
 from tuner_server.cost_model.feature_pool import FeaturePool  # noqa: E402
 from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head  # noqa: E402
+from tuner_server.db.models import JOB_OPEN_STATES  # noqa: E402
 from tuner_server.db.types import utcnow  # noqa: E402
 from tuner_server.driver import JobDriver  # noqa: E402
 from tuner_server.repo import JobSpec, TrialReport  # noqa: E402
@@ -56,6 +57,7 @@ from tuner_server.repo.trials import append_trial  # noqa: E402
 from tuner_server.settings import Settings  # noqa: E402
 from tuner_server.targets import target_for_class  # noqa: E402
 
+JOB_SEED = 1  # every job searches alike, so options are compared on the same path until they change it
 FINGERPRINT = {"kind": "cpu", "model": "benchmark", "arch": "x86_64", "isa_flags": ["avx2", "fma"],
                "compute_units": 1, "memory_bytes": 8 << 30,
                "target": cc.cpu_target(isa="avx2", cores=1).to_dict()}  # what an agent registers with
@@ -73,12 +75,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--database-url", default=None, help="default: a SQLite file in a temporary directory")
     p.add_argument("--sections", action="store_true", help="also print where the hot path's time goes (timers "
                                                            "around the strategy's parts; sections nest)")
-    p.add_argument("--options", default="{}", help="JSON strategy options of the benchmarked job (e.g. "
-                                                   "'{\"gp_until\": 0}' for the search without its GP)")
+    p.add_argument("--options", nargs="+", default=["{}"],
+                   help="JSON strategy options of the benchmarked job (e.g. '{\"gp_until\": 0}' for the search "
+                        "without its GP); several: one job each, in turn over the same history (interleaved)")
+    p.add_argument("--repeats", type=int, default=1, help="rounds over --options (each a job of its own)")
     return p.parse_args(argv)
 
 
-SECTIONS = (  # (module, class, method, label): the model-guided strategy's parts, indented as they nest
+SECTIONS = (  # (module, class or None for a module's function, method, label): the tick's parts, indented as they nest
+    ("tuner_server.driver", "JobDriver", "_sweep", "driver: expired leases and lost agents"),
+    ("tuner_server.driver", "JobDriver", "_scan", "driver: open jobs and active agents"),
+    ("tuner_server.driver", "JobDriver", "_read", "driver: the job's progress and new trials"),
+    ("tuner_server.repo", None, "enqueue_configs", "driver: queueing the proposals"),
     ("tuner_server.search.model_guided", "ModelGuided", "propose", "strategy proposes"),
     ("tuner_server.search.model_guided", "ModelGuided", "_current_model", "  refit"),
     ("tuner_server.cost_model.ensemble", "Ensemble", "fit", "    the job's ensemble"),
@@ -102,7 +110,8 @@ class SectionTimers:
 
     def install(self) -> SectionTimers:
         for module, cls_name, method, label in SECTIONS:
-            cls = getattr(importlib.import_module(module), cls_name)
+            cls = importlib.import_module(module)
+            cls = cls if cls_name is None else getattr(cls, cls_name)
             original = getattr(cls, method)
             self._restore.append((cls, method, original))
             setattr(cls, method, self._timed(original, label))
@@ -191,11 +200,11 @@ def report(task, median: float | None) -> TrialReport:
 
 
 def run_job(sessions, driver: JobDriver, keeper: ClassModels, pool: FeaturePool, agent_id: str, dclass: str,
-            args) -> dict:
+            args, options: dict) -> dict:
     w = matmul(args.job_shape)
     with session_scope(sessions) as s:
-        job_id = repo.create_job(JobSpec(w.key, dclass, args.budget, strategy="model",
-                                         strategy_options=json.loads(args.options)), session=s).id
+        job_id = repo.create_job(JobSpec(w.key, dclass, args.budget, strategy="model", strategy_options=options,
+                                         seed=JOB_SEED), session=s).id
     ticks, tick_cpu, measured, refits = [], [], 0, []
     cpu0, fit0 = pool.worker_cpu_s, keeper.fit_s
     while measured < args.budget:
@@ -221,6 +230,8 @@ def run_job(sessions, driver: JobDriver, keeper: ClassModels, pool: FeaturePool,
             refits.append(fitted[dclass])
     with session_scope(sessions) as s:
         state = repo.get_job(job_id, session=s).state
+        if state in JOB_OPEN_STATES:  # its final comparisons are not the search's hot path, nor the next job's
+            repo.cancel_job(job_id, session=s)
     return {"candidates": measured, "ticks": ticks, "tick_cpu": tick_cpu, "state": state,
             "worker_cpu_s": pool.worker_cpu_s - cpu0,
             "refit_s": keeper.fit_s - fit0, "refits": refits}
@@ -251,29 +262,33 @@ def main(argv=None) -> None:
     idle_pass_s = time.perf_counter() - t0
     driver = JobDriver(sessions, Settings(database_url=url), class_models=keeper, feature_pool=pool,
                        min_queued=args.batch)
-    timers = SectionTimers().install() if args.sections else None
-    try:
-        r = run_job(sessions, driver, keeper, pool, agent_id, dclass, args)
-    finally:
-        if timers is not None:
-            timers.uninstall()
+    # Jobs of one shape one after another: a later job's strategy sees only its own trials, and the class model
+    # takes in the earlier jobs' trials only when they grew the class by 10 % (a refit, amortized apart).
+    print("| options | history trials | candidates | hot path ms/cand. | class refit amortized ms/cand. | tuner "
+          "overhead ms/cand. | feature pool worker CPU ms/cand. | hot path CPU ms/cand. |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    amortized_ms = 1e3 * first_fit_s / (0.1 * args.history)  # a refit per 10 % growth of the class's trials
+    for _ in range(args.repeats):
+        for options in args.options:
+            timers = SectionTimers().install() if args.sections else None
+            try:
+                r = run_job(sessions, driver, keeper, pool, agent_id, dclass, args, json.loads(options))
+            finally:
+                if timers is not None:
+                    timers.uninstall()
+            n = r["candidates"]
+            hot_ms = 1e3 * sum(r["ticks"]) / n
+            print(f"job {r['state']}: {n} candidates in {len(r['ticks'])} driver ticks (median tick "
+                  f"{statistics.median(r['ticks']) * 1e3:.1f} ms, max {max(r['ticks']) * 1e3:.0f} ms); class-model "
+                  f"refits during the job: {len(r['refits'])}; idle keeper pass over {args.history} trials: "
+                  f"{idle_pass_s:.2f} s", file=sys.stderr)
+            print(f"| {options} | {args.history} | {n} | {hot_ms:.2f} | {amortized_ms:.2f} | "
+                  f"{hot_ms + amortized_ms:.2f} | {r['worker_cpu_s'] * 1e3 / n:.1f} | "
+                  f"{1e3 * sum(r['tick_cpu']) / n:.2f} |", flush=True)
+            if timers is not None:
+                print("\n" + timers.table(n) + "\n", flush=True)
     pool.close()
     engine.dispose()
-    n = r["candidates"]
-    hot_ms = 1e3 * sum(r["ticks"]) / n
-    # A class model is refitted when the class's trials grow by 10 %: with H trials, once per 0.1 H new trials.
-    amortized_ms = 1e3 * first_fit_s / (0.1 * args.history)
-    print(f"job {r['state']}: {n} candidates in {len(r['ticks'])} driver ticks (median tick "
-          f"{statistics.median(r['ticks']) * 1e3:.1f} ms, max {max(r['ticks']) * 1e3:.0f} ms); class-model refits "
-          f"during the job: {len(r['refits'])}; idle keeper pass over {args.history} trials: {idle_pass_s:.2f} s",
-          file=sys.stderr)
-    print("| history trials | candidates | hot path ms/cand. | class refit amortized ms/cand. | tuner overhead "
-          "ms/cand. | feature pool worker CPU ms/cand. | hot path CPU ms/cand. |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| {args.history} | {n} | {hot_ms:.2f} | {amortized_ms:.2f} | {hot_ms + amortized_ms:.2f} | "
-          f"{r['worker_cpu_s'] * 1e3 / n:.1f} | {1e3 * sum(r['tick_cpu']) / n:.2f} |")
-    if timers is not None:
-        print("\n" + timers.table(n))
     tmp.cleanup()
 
 

@@ -1,27 +1,45 @@
-"""benchmarks/tuner_overhead.py end to end on a small history: the overhead table, and with --sections the time per
-part of the strategy, with the timers taken off afterwards."""
+"""benchmarks/tuner_overhead.py end to end on a small history: the overhead table, with --sections the time per
+part of the tick (the timers taken off afterwards), and several option sets interleaved over one history."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from tests.file_modules import module_from_file
+from tuner_server.driver import JobDriver
 from tuner_server.search.model_guided import ModelGuided
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "tuner_overhead.py"
 
 
+def rows(out: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.split("|")[1:-1]] for line in out.splitlines()
+            if line.startswith("| {") and " | 120 | " in line]
+
+
 def test_a_small_run_prints_the_overhead_and_its_sections(capsys):
     bench = module_from_file("tuner_overhead", SCRIPT)
-    propose = ModelGuided.propose
+    propose, read = ModelGuided.propose, JobDriver._read
     bench.main(["--history", "120", "--budget", "24", "--workers", "1", "--sections"])
     out = capsys.readouterr().out
-    row = next(line for line in out.splitlines() if line.startswith("| 120 | 24 |"))
-    hot, refit, total = (float(v) for v in row.split("|")[3:6])
+    [row] = rows(out)
+    assert row[:3] == ["{}", "120", "24"]
+    hot, refit, total = (float(v) for v in row[3:6])
     assert hot > 0 and abs(hot + refit - total) < 0.02
-    assert 0 < float(row.split("|")[7]) < 3 * hot  # the hot path's CPU time: this process only
+    assert 0 < float(row[7]) < 3 * hot  # the hot path's CPU time: this process only
     sections = {line.split(" | ")[0].strip("| ·"): line.split(" | ") for line in out.splitlines()
                 if line.startswith("| ") and " | " in line}
     proposes, calls = float(sections["strategy proposes"][1]), int(sections["strategy proposes"][2].strip(" |"))
     assert 0 < proposes <= hot and calls >= 3  # 24 candidates in batches of 8
     assert float(sections["refit"][1]) <= proposes  # sections nest
-    assert ModelGuided.propose is propose  # the timers are gone
+    driver = sum(float(v[1]) for k, v in sections.items() if k.startswith("driver:"))
+    assert 0 < driver and driver + proposes <= hot  # the driver's parts and the strategy's share the tick
+    assert ModelGuided.propose is propose and JobDriver._read is read  # the timers are gone
+
+
+def test_option_sets_take_turns_over_one_history(capsys):
+    bench = module_from_file("tuner_overhead", SCRIPT)
+    bench.main(["--history", "120", "--budget", "16", "--workers", "1", "--options", "{}", '{"gp_until": 0}',
+                "--repeats", "2"])
+    out = capsys.readouterr().out
+    assert [row[0] for row in rows(out)] == ["{}", '{"gp_until": 0}'] * 2
+    assert all(row[2] == "16" for row in rows(out))  # each job measured its whole budget (the last was cancelled)
