@@ -48,6 +48,7 @@ import compiler_core as cc  # noqa: E402
 from tuner_server import repo  # noqa: E402
 from tuner_server.class_models import ClassModels  # noqa: E402
 from tuner_server.cost_model.feature_pool import FeaturePool  # noqa: E402
+from tuner_server.cost_model.featurize import LoweredFeatures  # noqa: E402
 from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head  # noqa: E402
 from tuner_server.db.models import JOB_OPEN_STATES  # noqa: E402
 from tuner_server.db.types import utcnow  # noqa: E402
@@ -262,14 +263,21 @@ def main(argv=None) -> None:
     idle_pass_s = time.perf_counter() - t0
     driver = JobDriver(sessions, Settings(database_url=url), class_models=keeper, feature_pool=pool,
                        min_queued=args.batch)
-    # Jobs of one shape one after another: a later job's strategy sees only its own trials, and the class model
-    # takes in the earlier jobs' trials only when they grew the class by 10 % (a refit, amortized apart).
+    # Jobs of one shape one after another, each as the first: its strategy sees only its own trials, the vectors the
+    # earlier jobs' configs left in the feature cache are dropped before it starts, and the class model stays the one
+    # fitted on the history (its refits are amortized apart, from the first fit).
+    jobs = args.repeats * len(args.options)
+    if jobs > 1:
+        keeper.growth = math.inf
+    with session_scope(sessions) as s:
+        prefix = LoweredFeatures.cache_prefix(matmul(args.job_shape).key, target_for_class(dclass, session=s))
     print("| options | history trials | candidates | hot path ms/cand. | class refit amortized ms/cand. | tuner "
           "overhead ms/cand. | feature pool worker CPU ms/cand. | hot path CPU ms/cand. |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     amortized_ms = 1e3 * first_fit_s / (0.1 * args.history)  # a refit per 10 % growth of the class's trials
     for _ in range(args.repeats):
         for options in args.options:
+            keeper.cache.forget(prefix)
             timers = SectionTimers().install() if args.sections else None
             try:
                 r = run_job(sessions, driver, keeper, pool, agent_id, dclass, args, json.loads(options))

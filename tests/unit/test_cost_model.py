@@ -113,6 +113,15 @@ def test_feature_cache_is_bounded_lru_and_persists():
     np.testing.assert_array_equal(restored.get(("w", "2")), np.full(4, 2, np.float32))
 
 
+def test_feature_cache_forgets_one_featurizer():
+    cache = FeatureCache()
+    for prefix in ("w", "v"):
+        for i in range(3):
+            cache.put((prefix, str(i)), np.zeros(2, np.float32))
+    assert cache.forget("w") == 3 and len(cache) == 3 and ("v", "0") in cache and ("w", "0") not in cache
+    assert cache.forget("w") == 0
+
+
 def test_lowered_features_are_cached_and_unlowerable_configs_are_nan():
     w = cc.make_workload("softmax", {"rows": 64, "cols": 128})
     target = cc.cpu_target(isa="avx2", cores=1)

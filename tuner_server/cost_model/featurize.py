@@ -57,6 +57,14 @@ class FeatureCache:
             while len(self._data) > self.max_entries:
                 self._data.popitem(last=False)
 
+    def forget(self, prefix: str) -> int:
+        """Drop every vector of one featurizer (`LoweredFeatures.cache_prefix`); returns how many."""
+        with self._lock:
+            keys = [key for key in self._data if key[0] == prefix]
+            for key in keys:
+                del self._data[key]
+        return len(keys)
+
     def __contains__(self, key: tuple[str, str]) -> bool:
         return key in self._data
 
