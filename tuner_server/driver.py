@@ -309,8 +309,7 @@ class JobDriver:
         for offset in (max(0, len(plan.observed) - OBSERVE_SLACK), 0):
             if len(plan.observed) + len(new) >= completed:
                 break
-            page = repo.list_trials(session=s, job_id=job.id, limit=job.trial_budget + 1, offset=offset)
-            new = [t for t in page.items if t.id not in plan.observed]
+            new = repo.job_trials_after(job.id, offset, plan.observed, session=s)
         return new
 
     def _queue(self, plan: _Plan, view: _JobView, wanted: int, now: datetime) -> int:

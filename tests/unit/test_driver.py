@@ -337,3 +337,17 @@ def test_a_restarted_driver_gives_agents_a_silence_window_before_marking_them_lo
 
 
 # ---- the final phase: the top trials re-measured head to head before the job ends --------------------------------
+
+
+def test_job_trials_after_loads_only_the_unknown_ones_oldest_first(sessions, settings):
+    agent = new_agent(sessions)
+    job_id = new_job(sessions, budget=20)
+    JobDriver(sessions, settings).tick(at(1))
+    measure(sessions, agent, at(10), limit=3)
+    measure(sessions, agent, at(5), limit=2)  # committed later, stamped earlier
+    with session_scope(sessions) as s:
+        order = [t.id for t in repo.list_trials(session=s, job_id=job_id).items]
+        assert [t.id for t in repo.job_trials_after(job_id, 0, set(), session=s)] == order
+        assert [t.id for t in repo.job_trials_after(job_id, 1, {order[2]}, session=s)] == [order[1], *order[3:]]
+        assert repo.job_trials_after(job_id, 0, set(order), session=s) == []
+        assert repo.job_trials_after(job_id, 5, set(), session=s) == []

@@ -66,7 +66,7 @@ from tuner_server.repo.tokens import (
     register_token,
     revoke_token,
 )
-from tuner_server.repo.trials import get_trial, list_trials, transfer_trials
+from tuner_server.repo.trials import get_trial, job_trials_after, list_trials, transfer_trials
 from tuner_server.repo.workloads import find_workload, get_or_create_workload
 
 __all__ = [
@@ -77,8 +77,9 @@ __all__ = [
     "enqueue_configs", "ensure_device", "export_jsonl", "find_token", "find_workload", "finish_job", "get_agent",
     "get_features",
     "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_curve", "job_progress",
-    "job_state_counts", "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents", "list_cost_models",
-    "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents", "open_job_for", "open_jobs",
+    "job_state_counts", "job_trials_after", "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents",
+    "list_cost_models", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents",
+    "open_job_for", "open_jobs",
     "put_features", "record_result", "register_agent", "register_token", "requeue_expired", "return_leases",
     "revoke_token", "save_cost_model", "schedules", "transfer_trials",
 ]
