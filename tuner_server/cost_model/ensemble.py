@@ -21,7 +21,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tuner_server.cost_model import fit_threads
 from tuner_server.cost_model.grades import OK, RankingData, ranking_data
 from tuner_server.cost_model.model import REGRESSION, CostModel
 
@@ -66,29 +65,24 @@ class Ensemble:
         return bool(self.models)
 
     def fit(self, X: np.ndarray, medians: Sequence[float | None], statuses: Sequence[str]) -> Ensemble:
-        """Fit the members on (X, medians, statuses), one group; members that find nothing to rank are left out.
-        The resamples are drawn in member order, then the members train side by side (`fit_threads`): each is
-        deterministic, so the ensemble is the same as one fitted member after member."""
+        """Fit the members on (X, medians, statuses), one group; members that find nothing to rank are left out."""
         rng = np.random.default_rng(self.seed)
         X = self._with_anchors(X)
         medians, statuses = list(medians), list(statuses)
         speed = speed_labels(medians, statuses)
-        resamples = [np.arange(len(X)) if self.members == 1 else np.sort(rng.integers(0, len(X), size=len(X)))
-                     for _ in range(self.members)]
-
-        def member(i: int) -> tuple[CostModel, float, float] | None:
-            rows = resamples[i]
+        self.models = []
+        for i in range(self.members):
+            rows = np.arange(len(X)) if self.members == 1 else np.sort(rng.integers(0, len(X), size=len(X)))
             if self.objective == REGRESSION:
                 data = RankingData(X[rows], speed[rows], [len(rows)])
             else:
                 data = ranking_data([(X[rows], [medians[r] for r in rows], [statuses[r] for r in rows])],
                                     seed=self.seed + i)
             if not len(data):
-                return None
+                continue
             model = CostModel(self.feature_names, self.objective, self.seed + i, self.params).fit(data, self.rounds)
-            return (model, *_standardizer(model, X)) if model.trained else None
-
-        self.models = [m for m in fit_threads.map_in_order(member, range(self.members)) if m is not None]
+            if model.trained:
+                self.models.append((model, *_standardizer(model, X)))
         return self
 
     def member_scores(self, X: np.ndarray) -> np.ndarray:

@@ -43,24 +43,13 @@ def mutate(space: Space, config: dict, rng: random.Random, tries: int = MUTATION
 def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int) -> list[dict]:
     """Up to n valid configs whose `config_id` is not in `seen`, by rejection from the knobs' product (at most
     20 n + 64 draws, so a space with few valid configs left returns fewer)."""
-    # The sampler's hot loop: each knob's value is drawn as `rng.choice(knob.choices)` draws it (`_randbelow` of the
-    # choices' count, so a seed gives the same configs), and the id is built in the sorted order of the knob names
-    # (what `config_id` sorts by; names are unique) instead of sorting every draw.
-    knobs = [(k.name, k.choices, len(k.choices)) for k in space.knobs]
-    names = [name for name, _, _ in knobs]
-    order = sorted(range(len(knobs)), key=names.__getitem__)
-    sorted_names = [names[i] for i in order]
-    below = rng._randbelow
     out, keys = [], set()
     for _ in range(20 * n + 64):
         if len(out) == n:
             break
-        values = [choices[below(count)] for _, choices, count in knobs]
-        key = tuple(zip(sorted_names, [values[i] for i in order], strict=True))
-        if key in keys or key in seen:
-            continue
-        config = dict(zip(names, values, strict=True))
-        if space.admits(config):  # drawn from the choices
+        config = {k.name: rng.choice(k.choices) for k in space.knobs}
+        key = config_id(config)
+        if key not in keys and key not in seen and space.admits(config):  # drawn from the choices
             out.append(config)
             keys.add(key)
     return out

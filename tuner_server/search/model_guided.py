@@ -54,7 +54,6 @@ import random
 
 import numpy as np
 
-from tuner_server.cost_model import fit_threads
 from tuner_server.cost_model.ensemble import Ensemble, Mixture
 from tuner_server.cost_model.featurize import BothFeatures, KnobFeatures, LoweredFeatures, featurizer_for
 from tuner_server.cost_model.grades import ranking_data
@@ -200,19 +199,17 @@ class ModelGuided:
             return self._model
         X = self._rows([o.config for o in observations])
         medians, statuses = [o.median_s for o in observations], [o.status for o in observations]
-        tuned = None  # the transfer model's fine-tune trains beside the own ensemble's members (`fit_threads`)
-        if base is not None:
-            data = ranking_data([(X, medians, statuses)], seed=self.context.seed)
-            tuned = fit_threads.submit(base.fine_tuned, data, self.options["refit_rounds"],
-                                       {"learning_rate": self.options["refit_rate"]}) if len(data) else None
         own = None
         if len(observations) >= self.options["min_train"]:
             anchors = basin_bests(observations, self.options["anchors"], self.options["basin_distance"])
             own = Ensemble(self.features.names, self.options["own_objective"], self.context.seed,
                            self.options["members"], self.options["rounds"],
                            anchors=self._rows(anchors) if anchors else None).fit(X, medians, statuses)
+        tuned = None
         if base is not None:
-            tuned = tuned.result() if tuned is not None else base
+            data = ranking_data([(X, medians, statuses)], seed=self.context.seed)
+            tuned = base.fine_tuned(data, self.options["refit_rounds"],
+                                    {"learning_rate": self.options["refit_rate"]}) if len(data) else base
         weight = len(observations) / (len(observations) + self.options["own_weight_at"])
         model = Mixture(tuned, own, weight, X)
         self._model = model if model.trained else None
