@@ -21,8 +21,14 @@ time tells the tuner's own cost apart from that.
 
     nice -n 10 python benchmarks/tuner_overhead.py --history 10000 --budget 256
 
-With --sections it also prints the hot path's time per part of the strategy (refit, annealing, sweeps, the GPs' picks,
-...), from timers around those methods during the job.
+With --sections it also prints the hot path's time per part of the tick (the driver's database phases; the strategy's
+refit, annealing, sweeps, the GPs' picks, ...), from timers around those methods during the job.
+
+Several --options (and --repeats) run one job each, in turn, over the same history: an interleaved comparison on a
+shared host. Every job runs on one seed and starts as the first did (its workload's vectors dropped from the feature
+cache, the class model left as fitted on the history):
+
+    python benchmarks/tuner_overhead.py --options '{}' '{"gp_until": 0}' --repeats 3
 """
 from __future__ import annotations
 
