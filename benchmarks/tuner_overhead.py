@@ -117,11 +117,11 @@ class SectionTimers:
 
     def install(self) -> SectionTimers:
         for module, cls_name, method, label in SECTIONS:
-            cls = importlib.import_module(module)
-            cls = cls if cls_name is None else getattr(cls, cls_name)
-            original = getattr(cls, method)
-            self._restore.append((cls, method, original))
-            setattr(cls, method, self._timed(original, label))
+            owner = importlib.import_module(module)  # the module itself, or its class
+            owner = owner if cls_name is None else getattr(owner, cls_name)
+            original = getattr(owner, method)
+            self._restore.append((owner, method, original))
+            setattr(owner, method, self._timed(original, label))
         return self
 
     def _timed(self, original, label):
@@ -136,8 +136,8 @@ class SectionTimers:
         return timed
 
     def uninstall(self) -> None:
-        for cls, method, original in self._restore:
-            setattr(cls, method, original)
+        for owner, method, original in self._restore:
+            setattr(owner, method, original)
         self._restore = []
 
     def table(self, candidates: int) -> str:

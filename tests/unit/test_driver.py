@@ -336,9 +336,6 @@ def test_a_restarted_driver_gives_agents_a_silence_window_before_marking_them_lo
     assert restarted.tick(at(100 + settings.agent_lost_after_s + 1)).lost_agents == 1
 
 
-# ---- the final phase: the top trials re-measured head to head before the job ends --------------------------------
-
-
 def test_job_trials_after_loads_only_the_unknown_ones_oldest_first(sessions, settings):
     agent = new_agent(sessions)
     job_id = new_job(sessions, budget=20)
@@ -351,3 +348,6 @@ def test_job_trials_after_loads_only_the_unknown_ones_oldest_first(sessions, set
         assert [t.id for t in repo.job_trials_after(job_id, 1, {order[2]}, session=s)] == [order[1], *order[3:]]
         assert repo.job_trials_after(job_id, 0, set(order), session=s) == []
         assert repo.job_trials_after(job_id, 5, set(), session=s) == []
+
+
+# ---- the final phase: the top trials re-measured head to head before the job ends --------------------------------
