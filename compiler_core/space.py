@@ -1,6 +1,7 @@
 """Schedule spaces: knobs with choices plus named constraints; a config is a plain dict knob -> value."""
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
@@ -63,7 +64,17 @@ class Space:
         return [c.why for c in self.constraints if not c.check(config)]
 
     def is_valid(self, config: dict) -> bool:
-        return not self.violations(config)
+        try:  # the common case, a dict of exactly the knobs with hashable values, without building `violations`
+            members = type(config) is dict and len(config) == len(self.knobs) and \
+                all((type(config[name]), config[name]) in choices for name, choices in self._typed_choices)
+        except (KeyError, TypeError):  # a knob missing, or an unhashable value: `violations` says what is wrong
+            members = False
+        return self.admits(config) if members else not self.violations(config)
+
+    @functools.cached_property
+    def _typed_choices(self) -> tuple[tuple[str, frozenset], ...]:
+        """Each knob's choices as (type, value) pairs: membership as `_is_choice` decides it (True is not 1)."""
+        return tuple((k.name, frozenset((type(c), c) for c in k.choices)) for k in self.knobs)
 
     def admits(self, config: dict) -> bool:
         """`is_valid` for a config drawn from the knobs' own choices (every knob, nothing else): only the

@@ -60,6 +60,7 @@ class _Plan:
     """The in-memory search state of one job."""
 
     device_class: str
+    workload_key: str  # a job's workload never changes: kept, not re-read every pass
     strategy: SearchStrategy
     observed: set[str] = field(default_factory=set)  # ids of the trials the strategy has seen
     exhausted: bool = False
@@ -212,19 +213,20 @@ class JobDriver:
                 job.device_class = pick_device_class(job.device_selector, active)
         if job.state not in JOB_OPEN_STATES or job.device_class is None:
             return None
-        progress = repo.job_progress(job.id, session=s)
+        progress = repo.job_progress(job.id, session=s, with_best=False)
         plan = self._plans.get(job.id)
+        key = job.workload.key if plan is None else plan.workload_key
         transfer: list[TransferTrial] = []
         if plan is None or plan.device_class != job.device_class:
             trials = repo.list_trials(session=s, job_id=job.id, limit=job.trial_budget + 1).items
             if job.strategy in TRANSFER_STRATEGIES and self.class_models is None:  # else: the class's model
-                transfer = [TransferTrial(key, t.config, t.median_s, t.status) for key, t in
-                            repo.transfer_trials(job.device_class, job.workload.key, session=s)]
+                transfer = [TransferTrial(other, t.config, t.median_s, t.status) for other, t in
+                            repo.transfer_trials(job.device_class, key, session=s)]
         else:
             trials = self._unseen(plan, job, progress.completed, s)
-        head = repo.schedules.head(job.workload.key, job.device_class, session=s) if plan is None else None
+        head = repo.schedules.head(key, job.device_class, session=s) if plan is None else None
         stale = head is not None and head.trial.codegen_version != cc.codegen_version()
-        return _JobView(job.id, job.workload.key, job.device_class, job.seed, job.strategy,
+        return _JobView(job.id, key, job.device_class, job.seed, job.strategy,
                         dict(job.strategy_options or {}), progress, trials, transfer,
                         dict(head.trial.config) if stale else None)
 
@@ -297,7 +299,7 @@ class JobDriver:
         except (ValueError, LookupError) as exc:  # a bad workload, space or strategy option: the job fails
             raise _JobFailed(f"cannot search {view.workload_key} on {view.device_class} with strategy "
                              f"{view.strategy!r}: {exc}") from exc
-        plan = _Plan(view.device_class, strategy, observed={t.id for t in view.trials})
+        plan = _Plan(view.device_class, view.workload_key, strategy, observed={t.id for t in view.trials})
         self._plans[view.job_id] = plan
         return plan
 

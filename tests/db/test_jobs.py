@@ -1,12 +1,13 @@
 """Job creation checks, listing, cancelling and enqueueing."""
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 from sqlalchemy import func, select
 
-from tests.db.factories import MATMUL, SOFTMAX, T0, agent, at, cuda_fingerprint, job
+from tests.db.factories import MATMUL, SOFTMAX, T0, agent, at, cuda_fingerprint, job, ok
 from tuner_server import measure_policy, repo
 from tuner_server.db import Job, Workload
 from tuner_server.repo import JobLimits, JobSpec
@@ -116,6 +117,15 @@ def test_enqueue_skips_known_configs_and_respects_the_budget(session):
     assert repo.job_progress(j.id, session=session).queued == 4
     with pytest.raises(repo.InvalidRequest):
         repo.enqueue_configs(j.id, ["not a dict"], session=session)
+
+
+def test_job_progress_without_the_best_trial_counts_the_same(session):
+    j, a = job(session, budget=4), agent(session)
+    for task, median in zip(repo.lease_tasks(a.id, 2, session=session, now=at(1)), (2e-3, 1e-3), strict=True):
+        repo.record_result(a.id, ok(task, median), session=session, now=at(2))
+    full, counts = repo.job_progress(j.id, session=session), repo.job_progress(j.id, session=session, with_best=False)
+    assert full.best.median_s == 1e-3 and counts.best is None
+    assert dataclasses.replace(full, best=None) == counts and (counts.completed, counts.queued) == (2, 2)
 
 
 def test_finish_job(session):

@@ -225,10 +225,10 @@ def test_an_error_in_one_job_is_logged_and_the_pass_goes_on(sessions, settings, 
     broken, fine = new_job(sessions), new_job(sessions, key=SMALL)
     real = repo.job_progress
 
-    def flaky(job_id, *, session):
+    def flaky(job_id, *, session, **kwargs):
         if job_id == broken:
             raise RuntimeError("injected")
-        return real(job_id, session=session)
+        return real(job_id, session=session, **kwargs)
 
     monkeypatch.setattr(repo, "job_progress", flaky)
     summary = JobDriver(sessions, settings).tick(at(1))

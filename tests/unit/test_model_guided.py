@@ -1,8 +1,10 @@
 """Model-guided search (and every other strategy) against small replay tables: no GPU, no network, no compiler."""
 from __future__ import annotations
 
+import collections
 import itertools
 import math
+import random
 import statistics
 
 import pytest
@@ -188,9 +190,39 @@ def test_lowered_features_on_a_real_space():
     assert min(o.median_s for o in observed) == table.optimum
 
 
+def _space_filling_plainly(candidates, n, rng, taken=()):
+    """space_filling's rule written plainly (Python distances per pair), the reference its arrays must match."""
+    pool = list(candidates)
+    rng.shuffle(pool)
+    chosen, counts = [], collections.Counter(item for c in taken for item in c.items())
+    nearest = [min((hamming(c, t) for t in taken), default=len(c) + 1) for c in pool]
+    while pool and len(chosen) < max(n, 0):
+        merits = [(d, -sum(counts[item] for item in c.items())) for d, c in zip(nearest, pool, strict=True)]
+        best = max(range(len(pool)), key=merits.__getitem__)
+        pick = pool.pop(best)
+        nearest.pop(best)
+        chosen.append(pick)
+        counts.update(pick.items())
+        nearest = [min(d, hamming(c, pick)) for d, c in zip(nearest, pool, strict=True)]
+    return chosen
+
+
+def test_space_filling_follows_its_rule_exactly():
+    """Same picks as the plain rule, with ties, repeated values, knobs some configs lack and taken configs."""
+    rng = random.Random(7)
+    values = [1, 2, 4, True, None, "a", 0.5]
+    for _ in range(400):
+        knobs = range(rng.randint(0, 5))
+        pool, taken = ([{f"k{i}": rng.choice(values) for i in knobs if rng.random() > 0.15} for _ in range(size)]
+                       for size in (rng.randint(0, 25), rng.choice([0, 2, 15])))
+        n, seed = rng.randint(-1, 10), rng.randint(0, 999)
+        assert space_filling(pool, n, random.Random(seed), taken) == \
+            _space_filling_plainly(pool, n, random.Random(seed), taken)
+
+
 def test_knob_walk_helpers():
     configs = list(TABLE.space)
-    spread = space_filling(configs, 5, __import__("random").Random(0))
+    spread = space_filling(configs, 5, random.Random(0))
     assert len({c["tile"] for c in spread}) == 5  # every tile shows up in five picks
     ranked = sorted(configs, key=lambda c: TABLE.measure(c).median_s or math.inf)
     picked = pick_diverse(ranked, 4, min_distance=3)

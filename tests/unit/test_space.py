@@ -201,3 +201,23 @@ def test_admits_agrees_with_is_valid_on_configs_drawn_from_the_choices(target):
 def test_admits_exactly_the_valid_configs_of_the_product():
     product = [dict(zip(SPACE.names, v, strict=True)) for v in itertools.product(*(k.choices for k in SPACE.knobs))]
     assert [c for c in product if SPACE.admits(c)] == VALID
+
+
+# ---- is_valid's fast path: the same answer as `violations` on every kind of config --------------------------------
+ODD_CONFIGS = [
+    {"tile": 16, "unroll": 4, "simd": 1}, {"tile": 64, "unroll": 4, "simd": 1}, {"tile": 16, "unroll": 4},
+    {"tile": 16, "unroll": 4, "simd": 1, "extra": 0}, {"tile": 16, "unroll": 4, "vector": 1},
+    {"tile": 16.0, "unroll": 4, "simd": 1}, {"tile": 16, "unroll": 4, "simd": True}, {"tile": [16], "unroll": 4,
+                                                                                      "simd": 1},
+    {"tile": None, "unroll": 4, "simd": 1}, {}, None, [16, 4, 1], "tile=16",
+]
+
+
+@pytest.mark.parametrize("config", ODD_CONFIGS, ids=repr)
+def test_is_valid_is_exactly_no_violations(config):
+    assert SPACE.is_valid(config) == (not SPACE.violations(config))
+
+
+def test_is_valid_agrees_with_violations_on_every_product_config():
+    for config in _product(SPACE):
+        assert SPACE.is_valid(config) == (not SPACE.violations(config)) == (config in VALID)

@@ -125,7 +125,9 @@ def finish_job(job_id: str, *, session: Session, state: str = "done", error: str
     return job
 
 
-def job_progress(job_id: str, *, session: Session) -> JobProgress:
+def job_progress(job_id: str, *, session: Session, with_best: bool = True) -> JobProgress:
+    """The job's counts (one snapshot) and, `with_best`, its fastest OK trial (the driver, which never reads it,
+    saves that query every pass)."""
     job = get_job(job_id, session=session)
     # One statement, so one snapshot: on PostgreSQL (READ COMMITTED) two separate counts can straddle a result's
     # commit (its trial not counted yet, its task already done), undercounting the job's tasks by one; the driver
@@ -140,7 +142,7 @@ def job_progress(job_id: str, *, session: Session) -> JobProgress:
     comparing = sum(n for kind, name, n in counts if kind == "COMPARE" and name in ("queued", "leased"))
     best = session.scalars(select(Trial).where(Trial.job_id == job.id, Trial.status == "OK",
                                                Trial.median_s.is_not(None))
-                           .order_by(Trial.median_s, Trial.created_at).limit(1)).first()
+                           .order_by(Trial.median_s, Trial.created_at).limit(1)).first() if with_best else None
     completed = sum(by_status.values())
     verified = by_status.get("OK", 0)
     return JobProgress(job.id, job.state, job.trial_budget, completed, verified, completed - verified,

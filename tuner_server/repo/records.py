@@ -56,7 +56,7 @@ class JobProgress:
     failed: int
     queued: int  # MEASURE tasks waiting for an agent
     leased: int  # MEASURE tasks an agent holds now
-    best: Trial | None  # the fastest OK trial so far (by its own measurement)
+    best: Trial | None  # the fastest OK trial so far (by its own measurement); None when not asked for
     phase: str = "search"  # 'final': the budget is spent; the top trials are re-measured head to head
     comparing: int = 0  # COMPARE tasks queued or leased
 

@@ -89,22 +89,49 @@ def space_filling(candidates: Sequence[dict], n: int, rng: random.Random, taken:
         return []
     pool = list(candidates)
     rng.shuffle(pool)
+    if not pool:
+        return []
+    # knob values as small codes, so that distances and counts are array operations (a Python `hamming` per pair
+    # was a tenth of a model-guided proposal); a knob a config lacks reads as None where the other has it, as
+    # `hamming` reads it
+    names = list(dict.fromkeys(name for c in (*pool, *taken) for name in c))
+    codes: list[dict] = [{} for _ in names]
+    P, P_has = _coded(pool, names, codes)
+    T, T_has = _coded(taken, names, codes)
+    counts = [np.zeros(len(index), np.int64) for index in codes]
+    for j in range(len(names)):
+        np.add.at(counts[j], T[T_has[:, j], j], 1)
+    if len(taken):
+        nearest = ((P[:, None, :] != T[None, :, :]) & P_has[:, None, :]).sum(2).min(1)
+    else:
+        nearest = P_has.sum(1) + 1
+    columns = np.arange(len(names))
+    rarity_scale = (len(taken) + n + 1) * max(len(names), 1) + 1  # more than any count sum: distance decides first
+    alive = np.ones(len(pool), bool)
     chosen: list[dict] = []
-    counts: dict[tuple, int] = {}
-    for c in taken:
-        for item in c.items():
-            counts[item] = counts.get(item, 0) + 1
-    nearest = [min((hamming(c, t) for t in taken), default=len(c) + 1) for c in pool]
-    while pool and len(chosen) < n:
-        merits = [(d, -sum(counts.get(item, 0) for item in c.items())) for d, c in zip(nearest, pool, strict=True)]
-        best = max(range(len(pool)), key=merits.__getitem__)
-        pick = pool.pop(best)
-        nearest.pop(best)
-        chosen.append(pick)
-        for item in pick.items():
-            counts[item] = counts.get(item, 0) + 1
-        nearest = [min(d, hamming(c, pick)) for d, c in zip(nearest, pool, strict=True)]
+    while alive.any() and len(chosen) < n:
+        seen = np.zeros(len(pool), np.int64)
+        for j in columns:
+            seen += np.where(P_has[:, j], counts[j][P[:, j]], 0)
+        merit = np.where(alive, nearest * rarity_scale - seen, np.iinfo(np.int64).min)
+        best = int(np.argmax(merit))  # the first of equals, as the shuffled order breaks ties
+        alive[best] = False
+        chosen.append(pool[best])
+        for j in columns[P_has[best]]:
+            counts[j][P[best, j]] += 1
+        nearest = np.minimum(nearest, ((P != P[best]) & P_has).sum(1))
     return chosen
+
+
+def _coded(configs: Sequence[dict], names: list[str], codes: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """configs x names: each value's code (new values get the next code of their knob; a missing knob reads as
+    None) and whether the config has the knob."""
+    values = np.empty((len(configs), len(names)), np.int64)
+    has = np.empty((len(configs), len(names)), bool)
+    for j, (name, index) in enumerate(zip(names, codes, strict=True)):
+        values[:, j] = [index.setdefault(c.get(name), len(index)) for c in configs]
+        has[:, j] = [name in c for c in configs]
+    return values, has
 
 
 def pick_diverse(ranked: Sequence[dict], n: int, min_distance: int, taken: Sequence[dict] = ()) -> list[dict]:
