@@ -38,7 +38,7 @@ def rough(c: dict) -> float:
 def portfolio(**options) -> tuple[Portfolio, set[tuple]]:
     """A portfolio with the model-guided strategy's options as a job without a transfer model resolves them."""
     rng, seen = random.Random(0), set()
-    resolved = parse_options(OPTIONS, {"joint_until": JOINT_UNTIL, "gp_until": GP_UNTIL} | options)
+    resolved = parse_options(OPTIONS, {"joint_until": JOINT_UNTIL, "gp_until": GP_UNTIL, "gp_regrow": 0.0} | options)
     return Portfolio(SPACE, resolved, rng, UnseenDraws(SPACE, seen, rng)), seen
 
 
@@ -191,6 +191,21 @@ def test_from_gp_settle_the_fitted_gp_shares_the_slots_with_the_smooth_gp_and_re
     assert p.shares(39) == pytest.approx({"gp": 1.0, "smooth": 0.0}, abs=1e-4)
     assert p.shares(40) == pytest.approx({"gp": 0.75, "smooth": 0.25})
     assert p.shares(200) == {"gp": 0.0, "smooth": 0.5}  # past gp_until the fitted GP retires: two left, equal trust
+
+
+def test_before_gp_settle_gp_regrow_spaces_the_kernel_fits_by_the_growth_of_the_observations():
+    observed = [Observation(c, smooth(c)) for c in random.Random(9).sample(CONFIGS, 80)]
+    fits = {}
+    for regrow in (0.0, 0.25):
+        p, seen = portfolio(gp_regrow=regrow, codes_from=0, joint_until=0)  # codes from the start: one set of columns
+        seen.update(config_id(o.config) for o in observed)
+        fits[regrow] = []
+        for n in range(8, 81, 8):
+            p.picks(observed[:n], 8, seen, [], {})
+            fits[regrow].append(p._kernel_fitted_on)
+            assert len(p._gp.X) == n  # the posterior takes in every observation every round
+    assert fits[0.0] == list(range(8, 81, 8))  # every round
+    assert fits[0.25] == [8, 16, 24, 32, 40, 40, 56, 56, 72, 72]  # again once a quarter more were observed
 
 
 def test_the_smooth_gp_earns_trust_on_a_smooth_space_once_it_predicts():

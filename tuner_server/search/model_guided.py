@@ -70,7 +70,7 @@ from tuner_server.search.basins import Neighbourhoods, basin_bests, far_from, sw
 from tuner_server.search.ensemble_scores import EnsembleScores
 from tuner_server.search.knob_walk import anneal, config_id, mutate, pick_diverse, space_filling
 from tuner_server.search.listing import ListedScores, UnseenDraws
-from tuner_server.search.model_guided_options import GP_UNTIL, JOINT_UNTIL, LIMITS, OPTIONS
+from tuner_server.search.model_guided_options import GP_REGROW_TRANSFER, GP_UNTIL, JOINT_UNTIL, LIMITS, OPTIONS
 from tuner_server.search.portfolio import Portfolio
 
 EXPLORE_GROWTH = 0.25  # annealing explores the pool again when the job's trials grew by this fraction
@@ -101,6 +101,8 @@ class ModelGuided:
                 o[name] = default
         if o["joint_until"] is None:  # a transferred model ranks well from the first batch: it keeps its slots
             o["joint_until"] = 0 if transferring else JOINT_UNTIL
+        if o["gp_regrow"] is None:
+            o["gp_regrow"] = GP_REGROW_TRANSFER if transferring else 0.0
         if o["gp_until"] is None:  # the late GP paid on jobs from nothing; one with a transfer model has shown no gain
             o["gp_until"] = o["gp_settle"] if transferring else GP_UNTIL
         if o["basin_distance"] is None:

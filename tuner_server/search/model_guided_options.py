@@ -59,6 +59,9 @@ OPTIONS: dict[str, tuple] = {
                                   "and the smooth Gaussian process keeps at least `smooth` of the slots", minimum=1),
     "gp_refit": Option(int, 32, "observations between fits of the fitted kernel's hyperparameters from `gp_settle` "
                                 "on (its posterior takes in every observation every round)", minimum=1),
+    "gp_regrow": Option(float, None, "growth of the observations (a fraction) after which the fitted kernel's "
+                                     "hyperparameters are fitted again before `gp_settle` (0: every round; None: 0 "
+                                     "for a job without a transfer model, 0.25 for one with it)", minimum=0.0),
     "gp_points": Option(int, 256, "observations the Gaussian process is fitted on at most (the fastest half, then "
                                   "the latest)", minimum=2),
     "gp_lengthscale": Option(float, 1.5, "Matérn 3/2 length scale of the Gaussian process on [0, 1] coordinates",
@@ -100,6 +103,7 @@ OPTIONS: dict[str, tuple] = {
 }
 JOINT_UNTIL = 48  # `joint_until` of a job without a transfer model
 GP_UNTIL = 256  # `gp_until` of a job without a transfer model
+GP_REGROW_TRANSFER = 0.25  # `gp_regrow` of a job with a transfer model
 LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
     True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4, "refit_growth": 0.0},
     False: {"members": 2, "feature_budget": 16, "pool_size": 4096, "anchors": 0, "refit_growth": 0.2},

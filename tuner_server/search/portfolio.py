@@ -29,7 +29,11 @@ softmax 1024x4096 12 -> 10.5, noisy 47.5 -> 43.5 (BO: 35.5, 18.5, 10.5, 43).
 
 The cost is bounded: the GP is fitted on at most `gp_points` observations (the fastest half, then the latest), and
 only while the job has fewer than `gp_until` observations; from `gp_settle` on, its kernel's hyperparameters are
-fitted again only every `gp_refit` observations (its posterior takes in every observation every round).
+fitted again only every `gp_refit` observations (its posterior takes in every observation every round). Before
+`gp_settle` they are fitted every round in a job from nothing, and in a job with a transfer model once the
+observations grew by `gp_regrow` (a quarter): there the fits were a third of a proposal's GP time, and spacing them
+left 18 of 21 recorded tables' runs to 5 % as they were and the other three's medians equal
+(benchmarks/results/2026-11-28-gp-regrow/).
 
 The fitted GP keeps proposing past `gp_settle` (128), by its trust against the ensemble's, until `gp_until` (256 for a
 job without a transfer model). On a needle space the few configs within 5 % of the optimum share some knob values; the
@@ -339,10 +343,13 @@ class Portfolio:
 
     def _refits(self, observed: int, dims: int) -> bool:
         """Whether the fitted kernel's hyperparameters are fitted again on `observed` observations seen in `dims`
-        coordinates: every round before `gp_settle`, then every `gp_refit` observations (and whenever the coordinates
-        change)."""
-        return self._hyper is None or len(self._hyper.lengthscales) != dims or observed < self.options["gp_settle"] or \
-            observed - self._kernel_fitted_on >= self.options["gp_refit"]
+        coordinates: before `gp_settle` once the observations grew by `gp_regrow` (0: every round), then every
+        `gp_refit` observations (and whenever the coordinates change)."""
+        if self._hyper is None or len(self._hyper.lengthscales) != dims:
+            return True
+        if observed < self.options["gp_settle"]:
+            return observed >= self._kernel_fitted_on * (1 + self.options["gp_regrow"])
+        return observed - self._kernel_fitted_on >= self.options["gp_refit"]
 
     def _scorable(self, cap: int, points: int) -> int:
         """Candidates the fitted GP on `points` observations scores per round: `cap` from `gp_settle` points on, and
