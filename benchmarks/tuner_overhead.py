@@ -59,6 +59,7 @@ from tuner_server.db import make_engine, make_session_factory, session_scope, up
 from tuner_server.db.models import JOB_OPEN_STATES  # noqa: E402
 from tuner_server.db.types import utcnow  # noqa: E402
 from tuner_server.driver import JobDriver  # noqa: E402
+from tuner_server.gc_policy import tune_for_tuner  # noqa: E402
 from tuner_server.repo import JobSpec, TrialReport  # noqa: E402
 from tuner_server.repo.trials import append_trial  # noqa: E402
 from tuner_server.settings import Settings  # noqa: E402
@@ -246,6 +247,7 @@ def run_job(sessions, driver: JobDriver, keeper: ClassModels, pool: FeaturePool,
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    tune_for_tuner()  # this process stands for the tuner's: its garbage collector is set as the tuner sets it
     tmp = tempfile.TemporaryDirectory(prefix="tunefarm-overhead-")
     url = args.database_url or f"sqlite:///{tmp.name}/tunefarm.db"
     upgrade_to_head(url)

@@ -25,6 +25,7 @@ from tuner_server import metrics, repo, rest_workers
 from tuner_server.cost_model.feature_pool import FeaturePool
 from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
 from tuner_server.db.leader_lock import TOKENS, xact_lock
+from tuner_server.gc_policy import tune_for_tuner
 from tuner_server.leadership import LeaderDuties, elect
 from tuner_server.rpc.server import build_grpc_server, stop_grpc_server
 from tuner_server.settings import Settings
@@ -89,6 +90,7 @@ class TunerRuntime:
 
     def start(self) -> TunerRuntime:
         settings = self.settings
+        tune_for_tuner()
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         upgrade_to_head(settings.database_url)
         self.engine = make_engine(settings.database_url)
