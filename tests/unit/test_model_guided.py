@@ -15,7 +15,7 @@ from tuner_server.cost_model.featurize import KnobFeatures
 from tuner_server.replay import ReplayTable, run_strategy, table_from_trials
 from tuner_server.search import STRATEGIES, Observation, StrategyContext, TransferTrial, make_strategy
 from tuner_server.search.knob_walk import hamming, pick_diverse, space_filling
-from tuner_server.search.model_guided_options import GP_REGROW_TRANSFER, GP_UNTIL, JOINT_UNTIL
+from tuner_server.search.model_guided_options import GP_REGROW_TRANSFER, GP_UNTIL, JOINT_UNTIL, REFIT_GROWTH_TRANSFER
 from tuner_server.synthetic_spaces import SyntheticSpec, synthetic_table
 
 KNOBS = {"tile": (4, 8, 16, 32, 64), "unroll": (1, 2, 4, 8), "order": ("ij", "ji"), "vec": (1, 2, 4)}
@@ -139,6 +139,8 @@ def test_a_job_with_a_transfer_model_keeps_the_trust_shares_from_the_first_batch
     assert warm.options["joint_until"] == 0 and cold.options["joint_until"] == JOINT_UNTIL == 48
     assert warm.options["gp_until"] == warm.options["gp_settle"] == 128 and cold.options["gp_until"] == GP_UNTIL == 256
     assert warm.options["gp_regrow"] == GP_REGROW_TRANSFER == 0.25 and cold.options["gp_regrow"] == 0.0
+    assert warm.options["refit_growth"] == REFIT_GROWTH_TRANSFER == 0.4
+    assert cold.cheap and cold.options["refit_growth"] == 0.0  # knob features: refitted every round
     told = make_strategy("model", StrategyContext(TABLE.space, seed=0, transfer=transfer, options={"joint_until": 16}))
     assert told.options["joint_until"] == 16  # said explicitly: kept
 

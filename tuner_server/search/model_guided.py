@@ -70,7 +70,7 @@ from tuner_server.search.basins import Neighbourhoods, basin_bests, far_from, sw
 from tuner_server.search.ensemble_scores import EnsembleScores
 from tuner_server.search.knob_walk import anneal, config_id, mutate, pick_diverse, space_filling
 from tuner_server.search.listing import ListedScores, UnseenDraws
-from tuner_server.search.model_guided_options import GP_REGROW_TRANSFER, GP_UNTIL, JOINT_UNTIL, LIMITS, OPTIONS
+from tuner_server.search.model_guided_options import OPTIONS, resolve_defaults
 from tuner_server.search.portfolio import Portfolio
 
 EXPLORE_GROWTH = 0.25  # annealing explores the pool again when the job's trials grew by this fraction
@@ -96,15 +96,7 @@ class ModelGuided:
         if o["own_features"] == "both" and not transferring and isinstance(self.features, LoweredFeatures):
             self.features = BothFeatures(self.features, KnobFeatures(context.space))
         self.cheap = bool(getattr(self.features, "cheap", False))
-        for name, default in LIMITS[self.cheap].items():
-            if o[name] is None:
-                o[name] = default
-        if o["joint_until"] is None:  # a transferred model ranks well from the first batch: it keeps its slots
-            o["joint_until"] = 0 if transferring else JOINT_UNTIL
-        if o["gp_regrow"] is None:
-            o["gp_regrow"] = GP_REGROW_TRANSFER if transferring else 0.0
-        if o["gp_until"] is None:  # the late GP paid on jobs from nothing; one with a transfer model has shown no gain
-            o["gp_until"] = o["gp_settle"] if transferring else GP_UNTIL
+        resolve_defaults(o, self.cheap, transferring)
         if o["basin_distance"] is None:
             o["basin_distance"] = max(2, len(context.space.knobs) // 2)
         self._seen: set[tuple] = set()  # config ids proposed or observed

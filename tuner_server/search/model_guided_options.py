@@ -1,5 +1,6 @@
 """The model-guided strategy's options: the one table of their names, types, defaults and meanings, and the
-defaults that follow the featurizer's cost (LIMITS)."""
+defaults that follow the featurizer's cost (LIMITS) and whether a job starts from a transfer model
+(`resolve_defaults`)."""
 from __future__ import annotations
 
 from tuner_server.cost_model.model import OBJECTIVES, REGRESSION
@@ -41,7 +42,8 @@ OPTIONS: dict[str, tuple] = {
     "own_weight_at": Option(int, 4, "own observations at which the job's own ensemble weighs as much as the "
                                      "transfer model", minimum=1),
     "refit_growth": Option(float, None, "refit when observations grew by this fraction (None: every round with "
-                                        "cheap features, 0.2 with lowered ones)", minimum=0.0),
+                                        "cheap features, 0.2 with lowered ones, 0.4 in a job with a transfer "
+                                        "model)", minimum=0.0),
     "min_train": Option(int, 8, "own observations before the job's own ensemble is fitted", minimum=2),
     "chains": Option(int, 16, "annealing chains per round", minimum=1),
     "steps": Option(int, 16, "annealing steps per round", minimum=0),
@@ -104,7 +106,27 @@ OPTIONS: dict[str, tuple] = {
 JOINT_UNTIL = 48  # `joint_until` of a job without a transfer model
 GP_UNTIL = 256  # `gp_until` of a job without a transfer model
 GP_REGROW_TRANSFER = 0.25  # `gp_regrow` of a job with a transfer model
+REFIT_GROWTH_TRANSFER = 0.4  # `refit_growth` of a job with a transfer model
 LIMITS = {  # featurizer cost -> defaults of the options that bound a round's work
     True: {"members": 5, "feature_budget": 1 << 30, "pool_size": 65_536, "anchors": 4, "refit_growth": 0.0},
     False: {"members": 2, "feature_budget": 16, "pool_size": 4096, "anchors": 0, "refit_growth": 0.2},
 }
+
+
+def resolve_defaults(o: dict, cheap: bool, transferring: bool) -> None:
+    """Fill the options left None (in place) with the defaults that follow the featurizer's cost (LIMITS) and
+    whether the job starts from a transfer model. Such a job's model ranks well from the first batch: it keeps its
+    slots from the start (no joint rounds), its GP retires at `gp_settle`, and its refits (of the GP's kernel and of
+    the rankers) are spaced further apart, which left the recorded tables' runs as they were
+    (benchmarks/results/2026-11-28-gp-regrow/, 2026-11-28-overhead-xeon/)."""
+    if transferring and o["refit_growth"] is None:
+        o["refit_growth"] = REFIT_GROWTH_TRANSFER
+    for name, default in LIMITS[cheap].items():
+        if o[name] is None:
+            o[name] = default
+    if o["joint_until"] is None:
+        o["joint_until"] = 0 if transferring else JOINT_UNTIL
+    if o["gp_regrow"] is None:
+        o["gp_regrow"] = GP_REGROW_TRANSFER if transferring else 0.0
+    if o["gp_until"] is None:  # the late GP paid on jobs from nothing; one with a transfer model has shown no gain
+        o["gp_until"] = o["gp_settle"] if transferring else GP_UNTIL
