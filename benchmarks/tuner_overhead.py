@@ -17,7 +17,9 @@ reports go through (not timed), with runtimes from a smooth synthetic function o
 Per candidate it prints the hot path (driver ticks, wall time), the amortized class-model refit, their sum (the
 tuner overhead), the feature pool's worker CPU per candidate (off the tuner's hot path, on other cores), and the
 hot path's CPU time in this process: on a shared host the wall time also counts what other tenants took, and the CPU
-time tells the tuner's own cost apart from that.
+time tells the tuner's own cost apart from that. Last, how long a plain Python loop took on this host before the
+history and after the jobs: the hot path is mostly Python, so figures of different hosts compare by it (the lent
+GPU machine's Xeon vCPUs ran it in 43-91 ms on 2026-11-28, a 2-core AMD EPYC in 32).
 
     nice -n 10 python benchmarks/tuner_overhead.py --history 10000 --budget 256
 
@@ -190,6 +192,19 @@ def populate(sessions, dclass: str, shapes: list[str], total: int) -> float:
     return time.perf_counter() - t0
 
 
+def python_loop_ms(runs: int = 3) -> float:
+    """How fast this host runs plain Python now: the best of `runs` loops of a million additions, in ms. The hot path
+    is mostly Python, so overheads of different hosts (or of one shared host at different times) compare by it."""
+    best = math.inf
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        total = 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, time.perf_counter() - t0)
+    return 1e3 * best
+
+
 def keep_until_fitted(keeper: ClassModels, pool: FeaturePool, dclass: str) -> float:
     t0 = time.perf_counter()
     while True:
@@ -248,6 +263,7 @@ def run_job(sessions, driver: JobDriver, keeper: ClassModels, pool: FeaturePool,
 def main(argv=None) -> None:
     args = parse_args(argv)
     tune_for_tuner()  # this process stands for the tuner's: its garbage collector is set as the tuner sets it
+    loop_before_ms = python_loop_ms()
     tmp = tempfile.TemporaryDirectory(prefix="tunefarm-overhead-")
     url = args.database_url or f"sqlite:///{tmp.name}/tunefarm.db"
     upgrade_to_head(url)
@@ -303,6 +319,8 @@ def main(argv=None) -> None:
                   f"{1e3 * sum(r['tick_cpu']) / n:.2f} |", flush=True)
             if timers is not None:
                 print("\n" + timers.table(n) + "\n", flush=True)
+    print(f"host: a Python loop of 10^6 additions took {loop_before_ms:.1f} ms before the history and "
+          f"{python_loop_ms():.1f} ms after the jobs (best of 3)", file=sys.stderr)
     pool.close()
     engine.dispose()
     tmp.cleanup()
