@@ -19,7 +19,7 @@ tuner overhead), the feature pool's worker CPU per candidate (off the tuner's ho
 hot path's CPU time in this process: on a shared host the wall time also counts what other tenants took, and the CPU
 time tells the tuner's own cost apart from that. Last, how long a plain Python loop took on this host before the
 history and after the jobs: the hot path is mostly Python, so figures of different hosts compare by it (the lent
-GPU machine's Xeon vCPUs ran it in 43-91 ms on 2026-11-28, a 2-core AMD EPYC in 32).
+GPU machine's Xeon vCPUs ran it in 33-61 ms on 2026-11-28, a 2-core AMD EPYC in 22-23).
 
     nice -n 10 python benchmarks/tuner_overhead.py --history 10000 --budget 256
 
