@@ -3,9 +3,10 @@
 A proposal allocates many short-lived dicts and tuples (configs, their ids, score rows) while the process holds many
 long-lived objects (ORM rows, feature caches, each job's search state). With CPython's default first-generation
 threshold (700 more container objects allocated than freed) a collection ran every few hundred of those allocations:
-189 collections in two 256-candidate jobs of benchmarks/tuner_overhead.py, 0.41 ms per candidate, a tenth of the
-hot path. At 10,000 none ran during those jobs (3.9 -> 3.3 ms per candidate on a 2-core AMD EPYC); cyclic garbage
-still goes, a little later.
+190 collections inside the driver's ticks of two 256-candidate jobs of benchmarks/tuner_overhead.py, 0.38 ms per
+candidate, a tenth of the hot path. At 10,000 none ran there (3.76 -> 3.38 ms per candidate, the medians of four
+interleaved jobs on a 2-core AMD EPYC: benchmarks/results/2026-11-28-overhead-xeon/); cyclic garbage still goes, a
+little later.
 """
 from __future__ import annotations
 

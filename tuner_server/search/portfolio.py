@@ -31,7 +31,7 @@ The cost is bounded: the GP is fitted on at most `gp_points` observations (the f
 only while the job has fewer than `gp_until` observations; from `gp_settle` on, its kernel's hyperparameters are
 fitted again only every `gp_refit` observations (its posterior takes in every observation every round). Before
 `gp_settle` they are fitted every round in a job from nothing, and in a job with a transfer model once the
-observations grew by `gp_regrow` (a quarter): there the fits were a third of a proposal's GP time, and spacing them
+observations grew by `gp_regrow` (a quarter): there the fits were two thirds of a proposal's GP time, and spacing them
 left 18 of 21 recorded tables' runs to 5 % as they were and the other three's medians equal
 (benchmarks/results/2026-11-28-gp-regrow/).
 
