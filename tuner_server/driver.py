@@ -181,10 +181,8 @@ class JobDriver:
         """(ids of open jobs, highest priority first; active agents per device class); sets the jobs gauge."""
         with session_scope(self._sessions) as s:
             counts = repo.job_state_counts(session=s)
-            jobs = [j.id for j in repo.open_jobs(session=s, limit=MAX_OPEN_JOBS)]
-            active: dict[str, int] = {}
-            for agent in repo.list_agents(session=s, status="active"):
-                active[agent.device_class] = active.get(agent.device_class, 0) + 1
+            jobs = repo.open_job_ids(session=s, limit=MAX_OPEN_JOBS)
+            active = repo.active_agents_by_class(session=s)
         metrics.set_job_counts(counts)
         return jobs, active
 

@@ -119,6 +119,15 @@ def test_enqueue_skips_known_configs_and_respects_the_budget(session):
         repo.enqueue_configs(j.id, ["not a dict"], session=session)
 
 
+def test_open_job_ids_come_highest_priority_first_then_oldest(session):
+    low, high, older_high = job(session, priority=0, now=at(1)), job(session, priority=5, now=at(3)), \
+        job(session, priority=5, now=at(2))
+    done = job(session, priority=9, now=at(0))
+    repo.finish_job(done.id, session=session, state="done", now=at(4))
+    assert repo.open_job_ids(session=session, limit=10) == [older_high.id, high.id, low.id]
+    assert repo.open_job_ids(session=session, limit=2) == [older_high.id, high.id]
+
+
 def test_job_progress_without_the_best_trial_counts_the_same(session):
     j, a = job(session, budget=4), agent(session)
     for task, median in zip(repo.lease_tasks(a.id, 2, session=session, now=at(1)), (2e-3, 1e-3), strict=True):

@@ -111,6 +111,19 @@ def test_heartbeat_extends_held_leases_and_names_cancelled_ones(session):
     assert repo.heartbeat(ag.id, ids, session=session, now=at(90)) == sorted(ids)
 
 
+def test_active_agents_are_counted_per_device_class(session):
+    quiet, _ = agent(session, "quiet"), agent(session, "chatty")
+    agent(session, "gpu", fingerprint=cuda_fingerprint())
+    agent(session, "wide", fingerprint=cpu_fingerprint(isa=("avx2", "avx512f")))
+    repo.mark_lost_agents(session=session, lost_after_s=30, now=at(40))  # every one silent since T0: all lost
+    assert repo.active_agents_by_class(session=session) == {}
+    repo.heartbeat(quiet.id, [], session=session, now=at(41))  # back: active again, alone
+    gpu = agent(session, "gpu2", fingerprint=cuda_fingerprint(), now=at(42))
+    assert repo.active_agents_by_class(session=session) == {quiet.device_class: 1, gpu.device_class: 1}
+    assert {a.device_class: 1 for a in repo.list_agents(session=session, status="active")} == \
+        repo.active_agents_by_class(session=session)
+
+
 def test_silent_agents_are_marked_lost_and_their_leases_requeued(session):
     quiet, chatty = agent(session, "quiet"), agent(session, "chatty")
     job(session, budget=2)

@@ -90,9 +90,9 @@ def job_state_counts(*, session: Session) -> dict[str, int]:
     return counts
 
 
-def open_jobs(*, session: Session, limit: int) -> list[Job]:
-    """Up to `limit` queued or running jobs, highest priority first, then oldest (the driver's order)."""
-    return list(session.scalars(select(Job).where(Job.state.in_(JOB_OPEN_STATES))
+def open_job_ids(*, session: Session, limit: int) -> list[str]:
+    """The ids of up to `limit` queued or running jobs, highest priority first, then oldest (the driver's order)."""
+    return list(session.scalars(select(Job.id).where(Job.state.in_(JOB_OPEN_STATES))
                                 .order_by(Job.priority.desc(), Job.created_at, Job.id).limit(limit)))
 
 
