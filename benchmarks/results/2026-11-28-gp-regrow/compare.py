@@ -7,33 +7,36 @@ best@100 of each, and whether the runs of a table are identical:
 import json
 import statistics
 import sys
+from pathlib import Path
 
-from scipy.stats import mannwhitneyu
+REPO = Path(__file__).resolve().parents[3]
+sys.path[:0] = [str(REPO / "benchmarks"), str(REPO)]
+from efficiency_report import median_steps, slower_p  # noqa: E402
 
 
-def load(path: str) -> dict[str, list[tuple[int, float]]]:
-    runs: dict[str, list[tuple[int, float]]] = {}
+def load(path: str) -> tuple[dict[str, list[dict]], int]:
+    """The file's runs by space, and its budget (a run that never reaches 5 % counts as budget + 1)."""
+    runs: dict[str, list[dict]] = {}
     budget = 400
     for line in open(path):
         row = json.loads(line)
         if "settings" in row:
             budget = row["settings"]["budget"]
         elif "space" in row:
-            reached = row["to_5pct"] if row["to_5pct"] is not None else budget + 1
-            runs.setdefault(row["space"], []).append((reached, row["best_at_100"]))
-    return runs
+            runs.setdefault(row["space"], []).append(row)
+    return runs, budget
 
 
 def main() -> None:
-    a, b = load(sys.argv[1]), load(sys.argv[2])
+    (a, budget), (b, _) = load(sys.argv[1]), load(sys.argv[2])
     identical = 0
     for space in sorted(a):
-        x, y = [r[0] for r in a[space]], [r[0] for r in b[space]]
+        x, y = [r["to_5pct"] for r in a[space]], [r["to_5pct"] for r in b[space]]
         identical += x == y
-        slower = mannwhitneyu(y, x, alternative="greater").pvalue if x != y else 1.0
-        faster = mannwhitneyu(y, x, alternative="less").pvalue if x != y else 1.0
-        best_a, best_b = (statistics.median(r[1] for r in runs[space]) for runs in (a, b))
-        print(f"{space:40s} {statistics.median(x):6.1f} {statistics.median(y):6.1f}  p(B slower)={slower:.2f} "
+        slower = slower_p(b[space], a[space], budget) if x != y else 1.0
+        faster = slower_p(b[space], a[space], budget, alternative="less") if x != y else 1.0
+        best_a, best_b = (statistics.median(r["best_at_100"] for r in runs[space]) for runs in (a, b))
+        print(f"{space:40s} {median_steps(x, budget):6.1f} {median_steps(y, budget):6.1f}  p(B slower)={slower:.2f} "
               f"p(B faster)={faster:.2f}  b@100 {best_a:.3f} {best_b:.3f} {'same runs' if x == y else ''}")
     print("identical tables", identical, "of", len(a))
 
