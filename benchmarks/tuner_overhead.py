@@ -18,8 +18,9 @@ Per candidate it prints the hot path (driver ticks, wall time), the amortized cl
 tuner overhead), the feature pool's worker CPU per candidate (off the tuner's hot path, on other cores), and the
 hot path's CPU time in this process: on a shared host the wall time also counts what other tenants took, and the CPU
 time tells the tuner's own cost apart from that. Last, how long a plain Python loop took on this host before the
-history and after the jobs: the hot path is mostly Python, so figures of different hosts compare by it (the lent
-GPU machine's Xeon vCPUs ran it in 33-61 ms on 2026-11-28, a 2-core AMD EPYC in 22-23).
+history and after the jobs: the hot path is mostly Python, so figures of different hosts compare by it. It is
+host_speed.py's loop (benchmarks/results/2026-11-27-overhead-hosts/): the lent GPU machine's Xeon vCPUs ran it in
+43-91 ms on 2026-11-28, a 2-core AMD EPYC in 31-33 on 2026-11-27.
 
     nice -n 10 python benchmarks/tuner_overhead.py --history 10000 --budget 256
 
@@ -193,14 +194,13 @@ def populate(sessions, dclass: str, shapes: list[str], total: int) -> float:
 
 
 def python_loop_ms(runs: int = 3) -> float:
-    """How fast this host runs plain Python now: the best of `runs` loops of a million additions, in ms. The hot path
+    """How fast this host runs plain Python now: the best of `runs` sums of a million squares, in ms, the loop of
+    benchmarks/results/2026-11-27-overhead-hosts/host_speed.py (so its recorded figures share the scale). The hot path
     is mostly Python, so overheads of different hosts (or of one shared host at different times) compare by it."""
     best = math.inf
     for _ in range(runs):
         t0 = time.perf_counter()
-        total = 0
-        for i in range(1_000_000):
-            total += i
+        sum(i * i for i in range(10**6))
         best = min(best, time.perf_counter() - t0)
     return 1e3 * best
 
@@ -319,7 +319,7 @@ def main(argv=None) -> None:
                   f"{1e3 * sum(r['tick_cpu']) / n:.2f} |", flush=True)
             if timers is not None:
                 print("\n" + timers.table(n) + "\n", flush=True)
-    print(f"host: a Python loop of 10^6 additions took {loop_before_ms:.1f} ms before the history and "
+    print(f"host: a Python loop of 10^6 squares took {loop_before_ms:.1f} ms before the history and "
           f"{python_loop_ms():.1f} ms after the jobs (best of 3)", file=sys.stderr)
     pool.close()
     engine.dispose()

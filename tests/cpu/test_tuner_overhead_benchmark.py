@@ -34,7 +34,7 @@ def test_a_small_run_prints_the_overhead_and_its_sections(capsys):
     bench.main(["--history", "120", "--budget", "24", "--workers", "1", "--sections"])
     captured = capsys.readouterr()
     out = captured.out
-    assert re.search(r"host: a Python loop of 10\^6 additions took [\d.]+ ms before the history and [\d.]+ ms after",
+    assert re.search(r"host: a Python loop of 10\^6 squares took [\d.]+ ms before the history and [\d.]+ ms after",
                      captured.err)  # the host's speed, to compare overheads of hosts by
     [row] = rows(out)
     assert row[:3] == ["{}", "120", "24"]
