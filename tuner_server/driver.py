@@ -1,12 +1,16 @@
 """The job driver: a background thread that turns open jobs into queued tasks and finishes them.
 
-Each pass (`tick`) sweeps expired leases and silent agents (with a grace window after a start, see `_sweep`), then,
-for every queued or running job: pins a device class and a seed when the job has none, feeds new trials to its
-search strategy, keeps enough tasks queued to keep the matching agents busy (never more tasks than the budget), and,
-once its budget is reached or its space is exhausted, runs its final phase (its top trials re-measured head to head
-against the head, one COMPARE task at a time) and then finishes it. Transactions are short and the search runs
-outside them. All state lives in the database; strategies are a cache, rebuilt from a job's trials after a restart
-(`repo.enqueue_configs` skips configs already queued).
+Each pass (`tick`) sweeps expired leases and silent agents (with a grace window after a start, see `_sweep`; at most
+every `sweep_gap_s`, since leases and silences last tens of seconds), then, for every queued or running job: pins a
+device class and a seed when the job has none, feeds new trials to its search strategy, keeps enough tasks queued to
+keep the matching agents busy (never more tasks than the budget), and, once its budget is reached or its space is
+exhausted, runs its final phase (its top trials re-measured head to head against the head, one COMPARE task at a
+time) and then finishes it.
+
+Transactions are short and the search runs outside them. Reads take no write lock on SQLite and no BEGIN and COMMIT
+round trips on PostgreSQL (`statement_engine`); those of every pass are statements built once, run over a Connection
+(`repo.pass_reads`). All state lives in the database; strategies are a cache, rebuilt from a job's trials after a
+restart (`repo.enqueue_configs` skips configs already queued).
 """
 from __future__ import annotations
 
@@ -14,20 +18,23 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sqlalchemy import Connection, Row
 from sqlalchemy.orm import Session, sessionmaker
 
 import compiler_core as cc
 from tuner_server import metrics, repo
 from tuner_server.background import PeriodicThread
-from tuner_server.db import Job, Trial, session_scope, utcnow
+from tuner_server.db import Trial, session_scope, statement_sessions, utcnow
 from tuner_server.db.availability import OUTAGE, unavailable
+from tuner_server.db.engine import statement_engine
 from tuner_server.db.leader_lock import LeadershipLost
 from tuner_server.db.models import JOB_OPEN_STATES
-from tuner_server.repo import JobProgress, comparisons
+from tuner_server.repo import JobProgress, comparisons, pass_reads
+from tuner_server.repo.jobs import counted_progress
 from tuner_server.search import Observation, SearchStrategy, StrategyContext, TransferTrial, make_strategy
 from tuner_server.search.default_first import DefaultFirst
 from tuner_server.targets import pick_device_class, target_for_class
@@ -44,6 +51,9 @@ MAX_FRUITLESS_BATCHES = 4  # proposals that queue nothing (the job is full, or a
 # took a third of the tuner's CPU at 32 agents (benchmarks/farm_scale.py) while QUEUED_PER_AGENT tasks queued per
 # agent last seconds.
 MIN_GAP_S = 0.5
+# Sweeps (expired leases, silent agents, the jobs gauge) at most this often, and at most every eighth of the lease
+# and of the silence that loses an agent: each is a write transaction, a seventh of a pass's database time.
+SWEEP_GAP_S = 2.0
 
 
 def derive_seed(job_id: str) -> int:
@@ -51,7 +61,8 @@ def derive_seed(job_id: str) -> int:
     return int.from_bytes(hashlib.sha256(job_id.encode()).digest()[:8], "big") >> 1
 
 
-def observation(trial: Trial) -> Observation:
+def observation(trial: Trial | Row) -> Observation:
+    """A trial, as a Trial or a row with its id, config, median_s and status, for the strategy."""
     return Observation(dict(trial.config), trial.median_s if trial.status == "OK" else None, trial.status)
 
 
@@ -60,7 +71,6 @@ class _Plan:
     """The in-memory search state of one job."""
 
     device_class: str
-    workload_key: str  # a job's workload never changes: kept, not re-read every pass
     strategy: SearchStrategy
     observed: set[str] = field(default_factory=set)  # ids of the trials the strategy has seen
     exhausted: bool = False
@@ -68,8 +78,8 @@ class _Plan:
 
 @dataclass(frozen=True)
 class _JobView:
-    """What one pass needs of a job, read in one short transaction. `trials`: the whole history when the job has no
-    cached strategy, else the ones it has not seen."""
+    """What one pass needs of a job. `trials`: the whole history (Trials) when the job has no cached strategy, else
+    the ones it has not seen (rows of pass_reads.job_trials_after)."""
 
     job_id: str
     workload_key: str
@@ -78,7 +88,7 @@ class _JobView:
     strategy: str
     options: dict
     progress: JobProgress
-    trials: list[Trial]
+    trials: Sequence[Trial | Row]
     transfer: list[TransferTrial] = field(default_factory=list)
     stale_head: dict | None = None  # the head's config when another code generator measured it: re-validate it
 
@@ -94,6 +104,9 @@ class TickSummary:
     seconds: float = 0.0
 
 
+_UNPINNED = "unpinned"  # what `_read` says of a job whose seed or device class `_pin` must set first
+
+
 class _JobFailed(Exception):
     """The job cannot run at all (bad strategy options, no space for its device): it ends as failed."""
 
@@ -103,6 +116,9 @@ class JobDriver:
                  min_gap_s: float = MIN_GAP_S, min_queued: int = MIN_QUEUED, queued_per_agent: int = QUEUED_PER_AGENT,
                  class_models=None, feature_pool=None):
         self._sessions, self._settings = session_factory, settings
+        self._reads, self._read_engine = statement_sessions(session_factory), statement_engine(session_factory)
+        self.sweep_gap_s = min(SWEEP_GAP_S, settings.lease_seconds / 8, settings.agent_lost_after_s / 8)
+        self._last_sweep: datetime | None = None
         self.class_models, self.feature_pool = class_models, feature_pool
         self.interval_s, self.min_gap_s = interval_s, min_gap_s
         self.min_queued, self.queued_per_agent = min_queued, queued_per_agent
@@ -128,7 +144,8 @@ class JobDriver:
         now = now or utcnow()
         summary = TickSummary()
         with self._tick_lock:
-            self._guarded("sweep", self._sweep, now, summary)
+            if self._sweep_due(now):
+                self._guarded("sweep", self._sweep, now, summary)
             open_jobs, active = self._guarded("scan", self._scan) or ([], {})
             for job_id in open_jobs:
                 self._guarded("job", self._drive_job, job_id, active, now, summary)
@@ -154,8 +171,12 @@ class JobDriver:
                 log.exception("job driver: %s failed", phase)
                 return None
             if kind == OUTAGE:
-                self._first_tick = None
+                self._first_tick = self._last_sweep = None
             raise
+
+    def _sweep_due(self, now: datetime) -> bool:
+        last = self._last_sweep
+        return last is None or now < last or (now - last).total_seconds() >= self.sweep_gap_s
 
     def _sweep(self, now: datetime, summary: TickSummary) -> None:
         attempts, lost_after = self._settings.max_task_attempts, self._settings.agent_lost_after_s
@@ -169,6 +190,9 @@ class JobDriver:
                                            heard_since=self._first_tick if grace else None)
             lost_agents = [] if grace else repo.mark_lost_agents(session=s, lost_after_s=lost_after, now=now,
                                                                  max_attempts=attempts)
+            counts = repo.job_state_counts(session=s)
+        self._last_sweep = now
+        metrics.set_job_counts(counts)
         summary.requeued, summary.lost_tasks, summary.lost_agents = map(len, (expired.requeued, expired.lost,
                                                                               lost_agents))
         metrics.LEASES_EXPIRED.labels(outcome="requeued").inc(len(expired.requeued))
@@ -178,55 +202,64 @@ class JobDriver:
             log.warning("agents lost (silent for %.0f s): %s", self._settings.agent_lost_after_s, lost_agents)
 
     def _scan(self) -> tuple[list[str], dict[str, int]]:
-        """(ids of open jobs, highest priority first; active agents per device class); sets the jobs gauge."""
-        with session_scope(self._sessions) as s:
-            counts = repo.job_state_counts(session=s)
-            jobs = repo.open_job_ids(session=s, limit=MAX_OPEN_JOBS)
-            active = repo.active_agents_by_class(session=s)
-        metrics.set_job_counts(counts)
-        return jobs, active
+        """(ids of open jobs, highest priority first; active agents per device class)."""
+        with self._read_engine.connect() as c:
+            return pass_reads.open_job_ids(c, limit=MAX_OPEN_JOBS), pass_reads.active_agents_by_class(c)
 
     def _drive_job(self, job_id: str, active: Mapping[str, int], now: datetime, summary: TickSummary) -> None:
         """Read the job (short transaction), search outside any transaction (a model-guided proposal may take a
         while, and on SQLite a transaction holds the write lock), queue the proposals (short transactions)."""
         try:
-            with session_scope(self._sessions) as s:
-                view = self._read(job_id, active, s)
-            ending = self._advance(view, active, now, summary) if view is not None else None
+            view = self._read(job_id, active)
+            if view == _UNPINNED:
+                with session_scope(self._sessions) as s:
+                    self._pin(job_id, active, s)
+                view = self._read(job_id, active)
+            ending = self._advance(view, active, now, summary) if isinstance(view, _JobView) else None
         except _JobFailed as exc:
             ending = ("failed", "cannot run", str(exc))
         if ending is not None:
             self._finish(job_id, *ending, now=now, summary=summary)
 
-    def _read(self, job_id: str, active: Mapping[str, int], s: Session) -> _JobView | None:
-        """Pin the job's seed and device class if unset; its progress and the trials its strategy has not seen.
-        None when the job is closed or waits for an agent. Never locks tasks, so it cannot deadlock with leasing
-        or reporting (they lock tasks, then the job)."""
-        job = repo.get_job(job_id, session=s)
-        if job.seed is None or job.device_class is None:
-            s.refresh(job, with_for_update=True)
-            if job.seed is None:
-                job.seed = derive_seed(job.id)
-            if job.device_class is None:
-                job.device_class = pick_device_class(job.device_selector, active)
-        if job.state not in JOB_OPEN_STATES or job.device_class is None:
-            return None
-        progress = repo.job_progress(job.id, session=s, with_best=False)
-        plan = self._plans.get(job.id)
-        key = job.workload.key if plan is None else plan.workload_key
-        transfer: list[TransferTrial] = []
-        if plan is None or plan.device_class != job.device_class:
+    @staticmethod
+    def _pin(job_id: str, active: Mapping[str, int], s: Session) -> None:
+        """Give the job its seed and device class where unset (the class: none while no agent can run it). Never
+        locks tasks, so it cannot deadlock with leasing or reporting (they lock tasks, then the job)."""
+        job = repo.get_job(job_id, session=s, lock=True)
+        if job.seed is None:
+            job.seed = derive_seed(job.id)
+        if job.device_class is None:
+            job.device_class = pick_device_class(job.device_selector, active)
+
+    def _read(self, job_id: str, active: Mapping[str, int]) -> _JobView | str | None:
+        """The job's progress and the trials its strategy has not seen. None when the job is closed or waits for an
+        agent; _UNPINNED when its seed or device class can be set (`_pin`, in a write transaction)."""
+        with self._read_engine.connect() as c:
+            job = pass_reads.job_row(c, job_id)
+            if job.state not in JOB_OPEN_STATES:
+                return None
+            if job.seed is None or job.device_class is None:
+                waits = job.device_class is None and pick_device_class(job.device_selector, active) is None
+                return None if waits and job.seed is not None else _UNPINNED
+            progress = counted_progress(c, job.id, job.state, job.trial_budget, job.phase)
+            plan = self._plans.get(job.id)
+            if plan is not None and plan.device_class == job.device_class:
+                return self._view(job, progress, self._unseen(plan, job.id, progress.completed, c))
+        with session_scope(self._reads) as s:  # no strategy here yet: the job's whole history, what it starts from
             trials = repo.list_trials(session=s, job_id=job.id, limit=job.trial_budget + 1).items
+            transfer: list[TransferTrial] = []
             if job.strategy in TRANSFER_STRATEGIES and self.class_models is None:  # else: the class's model
                 transfer = [TransferTrial(other, t.config, t.median_s, t.status) for other, t in
-                            repo.transfer_trials(job.device_class, key, session=s)]
-        else:
-            trials = self._unseen(plan, job, progress.completed, s)
-        head = repo.schedules.head(key, job.device_class, session=s) if plan is None else None
-        stale = head is not None and head.trial.codegen_version != cc.codegen_version()
-        return _JobView(job.id, key, job.device_class, job.seed, job.strategy,
-                        dict(job.strategy_options or {}), progress, trials, transfer,
-                        dict(head.trial.config) if stale else None)
+                            repo.transfer_trials(job.device_class, job.workload_key, session=s)]
+            head = repo.schedules.head(job.workload_key, job.device_class, session=s)
+            stale = head is not None and head.trial.codegen_version != cc.codegen_version()
+            return self._view(job, progress, trials, transfer, dict(head.trial.config) if stale else None)
+
+    @staticmethod
+    def _view(job: Row, progress: JobProgress, trials: Sequence[Trial | Row], transfer: list[TransferTrial] = (),
+              stale_head: dict | None = None) -> _JobView:
+        return _JobView(job.id, job.workload_key, job.device_class, job.seed, job.strategy,
+                        dict(job.strategy_options or {}), progress, trials, list(transfer), stale_head)
 
     def _advance(self, view: _JobView, active: Mapping[str, int], now: datetime,
                  summary: TickSummary) -> tuple[str, str, str | None] | None:
@@ -284,7 +317,7 @@ class JobDriver:
         if self.class_models is not None and view.trials and view.strategy in TRANSFER_STRATEGIES:
             self.class_models.warm_cache(view.device_class, view.workload_key, [t.config for t in view.trials])
         try:
-            with session_scope(self._sessions) as s:
+            with session_scope(self._reads) as s:
                 target = target_for_class(view.device_class, session=s)
             space = cc.get_space(cc.parse_key(view.workload_key), target)
             context = StrategyContext(space, seed=view.seed, options=view.options,
@@ -297,19 +330,19 @@ class JobDriver:
         except (ValueError, LookupError) as exc:  # a bad workload, space or strategy option: the job fails
             raise _JobFailed(f"cannot search {view.workload_key} on {view.device_class} with strategy "
                              f"{view.strategy!r}: {exc}") from exc
-        plan = _Plan(view.device_class, view.workload_key, strategy, observed={t.id for t in view.trials})
+        plan = _Plan(view.device_class, strategy, observed={t.id for t in view.trials})
         self._plans[view.job_id] = plan
         return plan
 
     @staticmethod
-    def _unseen(plan: _Plan, job: Job, completed: int, s: Session) -> list[Trial]:
+    def _unseen(plan: _Plan, job_id: str, completed: int, c: Connection) -> Sequence[Row]:
         """Trials the strategy has not seen: re-read from OBSERVE_SLACK behind the last one seen, then, if some are
         still missing (committed out of order), the whole history."""
-        new: list[Trial] = []
+        new: Sequence[Row] = []
         for offset in (max(0, len(plan.observed) - OBSERVE_SLACK), 0):
             if len(plan.observed) + len(new) >= completed:
                 break
-            new = repo.job_trials_after(job.id, offset, plan.observed, session=s)
+            new = pass_reads.job_trials_after(c, job_id, offset, plan.observed)
         return new
 
     def _queue(self, plan: _Plan, view: _JobView, wanted: int, now: datetime) -> int:

@@ -10,7 +10,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError, OperationalError, StatementError
 
 from tests.db.factories import MATMUL, SOFTMAX
-from tuner_server.db import Workload, normalize_url, read_only_sessions, session_scope
+from tuner_server.db import Workload, normalize_url, read_only_sessions, session_scope, statement_sessions
 from tuner_server.db.engine import bound_waits
 from tuner_server.repo import get_or_create_workload
 
@@ -45,6 +45,20 @@ def test_a_read_only_session_cannot_write(session_factory):
         s.add(Workload(key="x(n=1)", op="x", params={}))
         with pytest.raises(DBAPIError):
             s.flush()
+
+
+def test_statement_sessions_read_in_autocommit_on_postgres_and_read_only_on_sqlite(session_factory, backend):
+    with statement_sessions(session_factory)() as s:
+        if backend == "postgresql":  # no transaction: now() is each statement's own start, not one BEGIN's
+            first = s.scalar(text("SELECT now()"))
+            time.sleep(0.01)
+            assert s.scalar(text("SELECT now()")) > first
+            assert s.scalar(text("SELECT txid_current_if_assigned()")) is None
+        else:
+            assert s.scalar(text("PRAGMA query_only")) == 1
+            s.add(Workload(key="x(n=1)", op="x", params={}))
+            with pytest.raises(DBAPIError):
+                s.flush()
 
 
 def test_sqlite_readers_and_the_writer_do_not_wait_for_each_other(session_factory, backend):

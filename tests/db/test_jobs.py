@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from tests.db.factories import MATMUL, SOFTMAX, T0, agent, at, cuda_fingerprint, job, ok
 from tuner_server import measure_policy, repo
 from tuner_server.db import Job, Workload
-from tuner_server.repo import JobLimits, JobSpec
+from tuner_server.repo import JobLimits, JobSpec, pass_reads
 
 
 def _create(session, **overrides):
@@ -124,8 +124,8 @@ def test_open_job_ids_come_highest_priority_first_then_oldest(session):
         job(session, priority=5, now=at(2))
     done = job(session, priority=9, now=at(0))
     repo.finish_job(done.id, session=session, state="done", now=at(4))
-    assert repo.open_job_ids(session=session, limit=10) == [older_high.id, high.id, low.id]
-    assert repo.open_job_ids(session=session, limit=2) == [older_high.id, high.id]
+    assert pass_reads.open_job_ids(session.connection(), limit=10) == [older_high.id, high.id, low.id]
+    assert pass_reads.open_job_ids(session.connection(), limit=2) == [older_high.id, high.id]
 
 
 def test_job_progress_without_the_best_trial_counts_the_same(session):

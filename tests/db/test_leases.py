@@ -9,6 +9,7 @@ from sqlalchemy import select
 from tests.db.factories import T0, agent, at, cpu_fingerprint, cuda_fingerprint, job, ok
 from tuner_server import repo
 from tuner_server.db import Task, Trial, session_scope
+from tuner_server.repo import pass_reads
 
 
 def test_lease_marks_tasks_and_resolves_the_job(session):
@@ -112,16 +113,19 @@ def test_heartbeat_extends_held_leases_and_names_cancelled_ones(session):
 
 
 def test_active_agents_are_counted_per_device_class(session):
+    def active():  # over the session's connection, as the driver reads (a Connection does not autoflush)
+        session.flush()
+        return pass_reads.active_agents_by_class(session.connection())
+
     quiet, _ = agent(session, "quiet"), agent(session, "chatty")
     agent(session, "gpu", fingerprint=cuda_fingerprint())
     agent(session, "wide", fingerprint=cpu_fingerprint(isa=("avx2", "avx512f")))
     repo.mark_lost_agents(session=session, lost_after_s=30, now=at(40))  # every one silent since T0: all lost
-    assert repo.active_agents_by_class(session=session) == {}
+    assert active() == {}
     repo.heartbeat(quiet.id, [], session=session, now=at(41))  # back: active again, alone
     gpu = agent(session, "gpu2", fingerprint=cuda_fingerprint(), now=at(42))
-    assert repo.active_agents_by_class(session=session) == {quiet.device_class: 1, gpu.device_class: 1}
-    assert {a.device_class: 1 for a in repo.list_agents(session=session, status="active")} == \
-        repo.active_agents_by_class(session=session)
+    assert active() == {quiet.device_class: 1, gpu.device_class: 1}
+    assert {a.device_class: 1 for a in repo.list_agents(session=session, status="active")} == active()
 
 
 def test_silent_agents_are_marked_lost_and_their_leases_requeued(session):

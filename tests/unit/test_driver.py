@@ -2,6 +2,7 @@
 and the final phase (the top trials re-measured head to head before a job ends), with a FakeAgent test double."""
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -14,7 +15,7 @@ from tests.unit.fake_agent import FakeAgent
 from tuner_server import repo
 from tuner_server.db import Job, Task, Trial, make_engine, make_session_factory, session_scope, upgrade_to_head
 from tuner_server.driver import JobDriver, derive_seed
-from tuner_server.repo import JobSpec
+from tuner_server.repo import JobSpec, pass_reads
 from tuner_server.search import STRATEGIES
 from tuner_server.search.random_search import RandomSearch
 from tuner_server.settings import Settings
@@ -209,6 +210,40 @@ def test_expired_leases_and_silent_agents_are_swept(sessions, settings):
     assert job_state(sessions, job_id)[0].state == "running"
 
 
+def test_sweeps_run_at_most_every_sweep_gap_and_the_gap_follows_short_leases(sessions, settings):
+    agent = new_agent(sessions)
+    new_job(sessions, budget=20)
+    driver = JobDriver(sessions, settings)
+    assert driver.sweep_gap_s == 2.0  # 60 s leases, 30 s silences: the gap's own cap
+    driver.tick(at(0))
+    with session_scope(sessions) as s:
+        repo.lease_tasks(agent, 2, session=s, now=at(0), lease_seconds=0.5)
+    assert driver.tick(at(1)).requeued == 0  # expired, but the last sweep was 1 s ago
+    assert driver.tick(at(2)).requeued == 2
+    assert driver.tick(at(1)).requeued == 0  # a clock that went back sweeps at once (nothing left to requeue)
+    short = Settings(database_url=settings.database_url, lease_seconds=1, agent_lost_after_s=30)
+    assert JobDriver(sessions, short).sweep_gap_s == 1 / 8
+
+
+def test_the_drivers_reads_do_not_wait_for_the_sqlite_write_lock(sessions, settings):
+    new_agent(sessions)
+    job_id = new_job(sessions, budget=20)
+    driver = JobDriver(sessions, settings)
+    driver.tick(at(1))  # the job's strategy is cached: later passes read only what it has not seen
+    holder = sqlite3.connect(settings.database_url.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing (its busy timeout would hold a writer 30 s)
+    try:
+        start = time.monotonic()
+        jobs, active = driver._scan()
+        view = driver._read(job_id, active)
+        waited_s = time.monotonic() - start
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert jobs == [job_id] and active == {CPU_CLASS: 1}
+    assert view.progress.queued == 8 and view.trials == [] and waited_s < 5
+
+
 def test_bad_strategy_options_fail_the_job_and_spare_the_others(sessions, settings):
     agent = new_agent(sessions)
     bad = new_job(sessions, options={"no_such_option": 1})
@@ -223,14 +258,14 @@ def test_bad_strategy_options_fail_the_job_and_spare_the_others(sessions, settin
 def test_an_error_in_one_job_is_logged_and_the_pass_goes_on(sessions, settings, monkeypatch, caplog):
     new_agent(sessions)
     broken, fine = new_job(sessions), new_job(sessions, key=SMALL)
-    real = repo.job_progress
+    real = repo.pass_reads.job_row
 
-    def flaky(job_id, *, session, **kwargs):
+    def flaky(connection, job_id):
         if job_id == broken:
             raise RuntimeError("injected")
-        return real(job_id, session=session, **kwargs)
+        return real(connection, job_id)
 
-    monkeypatch.setattr(repo, "job_progress", flaky)
+    monkeypatch.setattr(repo.pass_reads, "job_row", flaky)
     summary = JobDriver(sessions, settings).tick(at(1))
     assert summary.enqueued == 8 and not summary.finished
     assert job_state(sessions, fine)[1] and not job_state(sessions, broken)[1]
@@ -344,10 +379,14 @@ def test_job_trials_after_loads_only_the_unknown_ones_oldest_first(sessions, set
     measure(sessions, agent, at(5), limit=2)  # committed later, stamped earlier
     with session_scope(sessions) as s:
         order = [t.id for t in repo.list_trials(session=s, job_id=job_id).items]
-        assert [t.id for t in repo.job_trials_after(job_id, 0, set(), session=s)] == order
-        assert [t.id for t in repo.job_trials_after(job_id, 1, {order[2]}, session=s)] == [order[1], *order[3:]]
-        assert repo.job_trials_after(job_id, 0, set(order), session=s) == []
-        assert repo.job_trials_after(job_id, 5, set(), session=s) == []
+        c = s.connection()
+        assert [t.id for t in pass_reads.job_trials_after(c, job_id, 0, set())] == order
+        assert [t.id for t in pass_reads.job_trials_after(c, job_id, 1, {order[2]})] == [order[1], *order[3:]]
+        assert pass_reads.job_trials_after(c, job_id, 0, set(order)) == []
+        assert pass_reads.job_trials_after(c, job_id, 5, set()) == []
+        first = pass_reads.job_trials_after(c, job_id, 0, set())[0]
+        trial = repo.get_trial(first.id, session=s)
+        assert (first.config, first.median_s, first.status) == (trial.config, trial.median_s, trial.status)
 
 
 # ---- the final phase: the top trials re-measured head to head before the job ends --------------------------------

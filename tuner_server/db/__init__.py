@@ -5,6 +5,7 @@ from tuner_server.db.engine import (
     normalize_url,
     read_only_sessions,
     session_scope,
+    statement_sessions,
 )
 from tuner_server.db.migrate import current_revision, upgrade_to_head
 from tuner_server.db.models import (
@@ -26,6 +27,6 @@ __all__ = [
     "Agent", "ApiToken", "Base", "Comparison", "Device", "Job", "ScheduleHead", "ScheduleVersion", "Task", "Trial",
     "Workload",
     "current_revision", "make_engine", "make_session_factory", "new_id", "normalize_url", "read_only_sessions",
-    "session_scope",
+    "session_scope", "statement_sessions",
     "upgrade_to_head", "utcnow",
 ]

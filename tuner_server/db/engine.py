@@ -1,7 +1,8 @@
 """Engine and sessions. Repository functions flush but never commit: wrap each request in `session_scope`.
 
-Two kinds of session share one engine: `make_session_factory` (read-write; on SQLite every transaction takes the
-write lock at BEGIN) and `read_only_sessions` (transactions that only read, which take no lock at all).
+Three kinds of session share one engine: `make_session_factory` (read-write; on SQLite every transaction takes the
+write lock at BEGIN), `read_only_sessions` (transactions that only read, which take no lock at all) and
+`statement_sessions` (reads without a common snapshot: autocommit on PostgreSQL).
 """
 from __future__ import annotations
 
@@ -186,6 +187,14 @@ def read_only_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
     if engine.dialect.name == "postgresql":
         options["postgresql_readonly"] = True
     return sessionmaker(engine.execution_options(**options), expire_on_commit=False, info={READ_ONLY: True})
+
+
+def statement_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Sessions over `statement_engine(factory)`, for a few ORM reads that need no common snapshot (the job driver's
+    pass): on PostgreSQL each statement in autocommit (under READ COMMITTED a transaction's statements see
+    different snapshots anyway, so its BEGIN and COMMIT were two round trips for nothing); on SQLite as
+    `read_only_sessions`, where a write fails loudly (PostgreSQL ignores READ ONLY in autocommit)."""
+    return sessionmaker(statement_engine(factory), expire_on_commit=False, info={READ_ONLY: True})
 
 
 @contextmanager

@@ -3,11 +3,11 @@
 Plain functions with a keyword-only `session=`; they flush but never commit (wrap a request in
 `tuner_server.db.session_scope`). They take and return ORM rows or the records in `records.py`, raise the
 errors in `errors.py`, and never see HTTP or gRPC types. Schedule functions are used module-qualified:
-`from tuner_server.repo import schedules; schedules.head(key, device_class, session=s)`.
+`from tuner_server.repo import schedules; schedules.head(key, device_class, session=s)`. The job driver's reads of
+every pass take a Connection instead (`pass_reads`, also module-qualified).
 """
-from tuner_server.repo import schedules
+from tuner_server.repo import pass_reads, schedules
 from tuner_server.repo.agents import (
-    active_agents_by_class,
     authenticate_agent,
     ensure_device,
     get_agent,
@@ -39,7 +39,6 @@ from tuner_server.repo.jobs import (
     job_state_counts,
     list_jobs,
     open_job_for,
-    open_job_ids,
 )
 from tuner_server.repo.records import (
     DeviceSummary,
@@ -67,21 +66,20 @@ from tuner_server.repo.tokens import (
     register_token,
     revoke_token,
 )
-from tuner_server.repo.trials import get_trial, job_trials_after, list_trials, transfer_trials
+from tuner_server.repo.trials import get_trial, list_trials, transfer_trials
 from tuner_server.repo.workloads import find_workload, get_or_create_workload
 
 __all__ = [
     "Conflict", "DeviceSummary", "ImportCounts", "ImportFormatError", "InvalidRequest", "JobCurve", "JobLimits",
     "JobProgress", "JobSpec", "LeasedTask", "NotFound", "Page", "RecordOutcome", "Registration", "RepoError",
-    "Requeued", "ScheduleKeySummary", "TrainingRow", "TrialReport", "VersionDiff", "active_agents_by_class",
-    "authenticate_agent",
+    "Requeued", "ScheduleKeySummary", "TrainingRow", "TrialReport", "VersionDiff", "authenticate_agent",
     "authenticate_token", "cancel_job", "class_training_trials", "count_class_trials", "create_job", "create_token",
     "enqueue_configs", "ensure_device", "export_jsonl", "find_token", "find_workload", "finish_job", "get_agent",
     "get_features",
     "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_curve", "job_progress",
-    "job_state_counts", "job_trials_after", "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents",
+    "job_state_counts", "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents",
     "list_cost_models", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents",
-    "open_job_for", "open_job_ids",
+    "open_job_for",
     "put_features", "record_result", "register_agent", "register_token", "requeue_expired", "return_leases",
-    "revoke_token", "save_cost_model", "schedules", "transfer_trials",
+    "pass_reads", "revoke_token", "save_cost_model", "schedules", "transfer_trials",
 ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import String, func, literal, select, update
+from sqlalchemy import Connection, String, bindparam, func, literal, select, update
 from sqlalchemy.orm import Session
 
 import compiler_core as cc
@@ -90,12 +90,6 @@ def job_state_counts(*, session: Session) -> dict[str, int]:
     return counts
 
 
-def open_job_ids(*, session: Session, limit: int) -> list[str]:
-    """The ids of up to `limit` queued or running jobs, highest priority first, then oldest (the driver's order)."""
-    return list(session.scalars(select(Job.id).where(Job.state.in_(JOB_OPEN_STATES))
-                                .order_by(Job.priority.desc(), Job.created_at, Job.id).limit(limit)))
-
-
 def cancel_job(job_id: str, *, session: Session, now: datetime | None = None) -> Job:
     """Cancel an open job: its queued and leased tasks become cancelled; trials already measured stay."""
     _lock_open_tasks(session, job_id)
@@ -125,28 +119,38 @@ def finish_job(job_id: str, *, session: Session, state: str = "done", error: str
     return job
 
 
+# A job's counts in one statement, so one snapshot: on PostgreSQL (READ COMMITTED) two separate counts can straddle a
+# result's commit (its trial not counted yet, its task already done), undercounting the job's tasks by one; the
+# driver then tries to queue beyond the budget and spins through the whole search space. Built once: the driver
+# runs it every pass (over a Connection, tuner_server.repo.pass_reads).
+PROGRESS_COUNTS = (
+    select(literal("trial", String), Trial.__table__.c.status, func.count())
+    .where(Trial.__table__.c.job_id == bindparam("job_id")).group_by(Trial.__table__.c.status)
+    .union_all(select(Task.__table__.c.kind, Task.__table__.c.state, func.count())
+               .where(Task.__table__.c.job_id == bindparam("job_id"))
+               .group_by(Task.__table__.c.kind, Task.__table__.c.state)))
+
+
 def job_progress(job_id: str, *, session: Session, with_best: bool = True) -> JobProgress:
-    """The job's counts (one snapshot) and, `with_best`, its fastest OK trial (the driver, which never reads it,
-    saves that query every pass)."""
+    """The job's counts (one snapshot) and, `with_best`, its fastest OK trial."""
     job = get_job(job_id, session=session)
-    # One statement, so one snapshot: on PostgreSQL (READ COMMITTED) two separate counts can straddle a result's
-    # commit (its trial not counted yet, its task already done), undercounting the job's tasks by one; the driver
-    # then tries to queue beyond the budget and spins through the whole search space.
-    counts = session.execute(
-        select(literal("trial", String), Trial.status, func.count()).where(Trial.job_id == job.id)
-        .group_by(Trial.status)
-        .union_all(select(Task.kind, Task.state, func.count()).where(Task.job_id == job.id)
-                   .group_by(Task.kind, Task.state))).all()
-    by_status = {name: n for kind, name, n in counts if kind == "trial"}
-    by_state = {name: n for kind, name, n in counts if kind == "MEASURE"}
-    comparing = sum(n for kind, name, n in counts if kind == "COMPARE" and name in ("queued", "leased"))
     best = session.scalars(select(Trial).where(Trial.job_id == job.id, Trial.status == "OK",
                                                Trial.median_s.is_not(None))
                            .order_by(Trial.median_s, Trial.created_at).limit(1)).first() if with_best else None
+    return counted_progress(session, job.id, job.state, job.trial_budget, job.phase, best)
+
+
+def counted_progress(executor: Session | Connection, job_id: str, state: str, trial_budget: int, phase: str,
+                     best: Trial | None = None) -> JobProgress:
+    """JobProgress of a job whose row the caller has read, its counts read through `executor`."""
+    counts = executor.execute(PROGRESS_COUNTS, {"job_id": job_id}).all()
+    by_status = {name: n for kind, name, n in counts if kind == "trial"}
+    by_state = {name: n for kind, name, n in counts if kind == "MEASURE"}
+    comparing = sum(n for kind, name, n in counts if kind == "COMPARE" and name in ("queued", "leased"))
     completed = sum(by_status.values())
     verified = by_status.get("OK", 0)
-    return JobProgress(job.id, job.state, job.trial_budget, completed, verified, completed - verified,
-                       by_state.get("queued", 0), by_state.get("leased", 0), best, job.phase, comparing)
+    return JobProgress(job_id, state, trial_budget, completed, verified, completed - verified,
+                       by_state.get("queued", 0), by_state.get("leased", 0), best, phase, comparing)
 
 
 def _lock_open_tasks(session: Session, job_id: str) -> None:

@@ -67,19 +67,6 @@ def list_trials(*, session: Session, job_id: str | None = None, workload_key: st
     return Page(list(rows), total, limit, offset)
 
 
-def job_trials_after(job_id: str, offset: int, known: set[str], *, session: Session) -> list[Trial]:
-    """The job's trials from the `offset`-th on (oldest first), less those whose ids are in `known`: the ids are read
-    first, and only the unknown trials are loaded (a job driver re-reads a few trials behind the last it saw every
-    pass, and already has them)."""
-    ids = session.scalars(select(Trial.id).where(Trial.job_id == job_id).order_by(Trial.created_at, Trial.id)
-                          .offset(offset)).all()
-    wanted = [i for i in ids if i not in known]
-    if not wanted:
-        return []
-    rows = {t.id: t for t in session.scalars(select(Trial).where(Trial.id.in_(wanted))).all()}
-    return [rows[i] for i in wanted if i in rows]
-
-
 def transfer_trials(device_class: str, exclude_workload_key: str, *, session: Session,
                     limit: int = 2000) -> list[tuple[str, Trial]]:
     """The newest `limit` trials of other workloads on `device_class`, as (workload key, trial): what a
