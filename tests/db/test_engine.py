@@ -6,12 +6,12 @@ import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text
 from sqlalchemy.exc import DBAPIError, OperationalError, StatementError
 
 from tests.db.factories import MATMUL, SOFTMAX
 from tuner_server.db import Workload, normalize_url, read_only_sessions, session_scope, statement_sessions
-from tuner_server.db.engine import bound_waits
+from tuner_server.db.engine import bound_waits, statement_engine
 from tuner_server.repo import get_or_create_workload
 
 
@@ -59,6 +59,31 @@ def test_statement_sessions_read_in_autocommit_on_postgres_and_read_only_on_sqli
             s.add(Workload(key="x(n=1)", op="x", params={}))
             with pytest.raises(DBAPIError):
                 s.flush()
+
+
+def test_sqlite_reads_never_flip_a_writer_connection(session_factory, backend):
+    if backend != "sqlite":
+        pytest.skip("SQLite's query_only pragma")
+    flips = []
+
+    def watch(_conn, _cursor, statement, *_):
+        if "query_only=" in statement:  # a flip, not a look
+            flips.append(statement)
+
+    engine = session_factory.kw["bind"]
+    event.listen(engine, "before_cursor_execute", watch)
+    try:
+        for _ in range(3):  # reads and writes in turn, as the job driver's passes do
+            with session_scope(read_only_sessions(session_factory)) as s:
+                s.scalar(select(func.count()).select_from(Workload))
+            with statement_engine(session_factory).connect() as c:
+                assert c.scalar(text("PRAGMA query_only")) == 1
+            with session_scope(session_factory) as s:
+                get_or_create_workload(MATMUL, session=s)
+                assert s.scalar(text("PRAGMA query_only")) == 0
+    finally:
+        event.remove(engine, "before_cursor_execute", watch)
+    assert flips == []  # the reads ran on a pool of their own: no writer was flipped
 
 
 def test_sqlite_readers_and_the_writer_do_not_wait_for_each_other(session_factory, backend):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -46,7 +47,10 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     `BEGIN IMMEDIATE` makes every SQLite transaction take the write lock when it starts, so a
     read-then-write (leasing tasks, moving a head) is one serialised unit; PostgreSQL uses row locks
     (`SELECT ... FOR UPDATE SKIP LOCKED`) instead. Sessions from `read_only_sessions` begin with a plain (deferred)
-    `BEGIN` under `PRAGMA query_only`: a WAL snapshot that neither waits for the writer nor holds it up.
+    `BEGIN` under `PRAGMA query_only`: a WAL snapshot that neither waits for the writer nor holds it up. On a SQLite
+    file they come from a second pool whose connections are read-only for good (`_readers`): flipping `query_only`
+    on a pooled connection made SQLite prepare its next statements again (the driver's queueing after its reads,
+    0.09 -> 0.31 ms for one statement).
     """
     url = normalize_url(url)
     if make_url(url).get_backend_name() != "sqlite":
@@ -80,6 +84,8 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     engine = create_engine(url, echo=echo, pool_size=POOL_SIZE)
     watch_outages(engine)
     in_memory = make_url(url).database in (None, "", ":memory:")
+    if not in_memory:
+        _READERS[engine] = _sqlite_readers(url, echo, engine)
 
     @event.listens_for(engine, "connect")
     def _sqlite_connect(dbapi_conn, _record):
@@ -155,6 +161,46 @@ class WriterQueue:
             self._lock.release()
 
 
+_READERS: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()  # a SQLite file's reader pool
+
+
+def _sqlite_readers(url: str, echo: bool, writer: Engine) -> Engine:
+    """A second engine on the SQLite file whose connections only read (`PRAGMA query_only` from their start) and
+    begin deferred: read-only sessions and statement reads never flip a pooled writer connection. Disposed with
+    `writer`."""
+    readers = create_engine(url, echo=echo, pool_size=POOL_SIZE)
+    watch_outages(readers)
+
+    @event.listens_for(readers, "connect")
+    def _reader_connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None  # BEGIN is sent by _reader_begin
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA query_only=ON")
+        cursor.close()
+
+    @event.listens_for(readers, "begin")
+    def _reader_begin(conn):
+        limit = conn.get_execution_options().get(WAIT_LIMIT)
+        busy_ms = SQLITE_BUSY_TIMEOUT_MS if limit is None else max(1, int(limit * 1000))
+        info = conn.connection.info
+        if info.get("busy_ms", SQLITE_BUSY_TIMEOUT_MS) != busy_ms:
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={busy_ms}")
+            info["busy_ms"] = busy_ms
+        conn.exec_driver_sql("BEGIN")
+
+    @event.listens_for(writer, "engine_disposed")
+    def _writer_disposed(_engine):
+        readers.dispose()
+
+    return readers
+
+
+def _read_engine(engine: Engine) -> Engine:
+    """Where `engine`'s read-only work runs: its reader pool on a SQLite file, else itself."""
+    return _READERS.get(engine, engine)
+
+
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
@@ -173,7 +219,7 @@ def statement_engine(factory: sessionmaker[Session]) -> Engine:
     there). For a Connection: a Session costs more than a one-statement read."""
     engine = factory.kw["bind"]
     if engine.dialect.name != "postgresql":
-        return engine.execution_options(**{READ_ONLY: True})
+        return _read_engine(engine).execution_options(**{READ_ONLY: True})
     return engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True})
 
 
@@ -186,7 +232,8 @@ def read_only_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
     options = {READ_ONLY: True}
     if engine.dialect.name == "postgresql":
         options["postgresql_readonly"] = True
-    return sessionmaker(engine.execution_options(**options), expire_on_commit=False, info={READ_ONLY: True})
+    return sessionmaker(_read_engine(engine).execution_options(**options), expire_on_commit=False,
+                        info={READ_ONLY: True})
 
 
 def statement_sessions(factory: sessionmaker[Session]) -> sessionmaker[Session]:
