@@ -117,13 +117,14 @@ class OutageLog:
                     failures)
 
 
-def watch_outages(engine: Engine) -> OutageLog:
-    """Attach an OutageLog to `engine`; returns it.
+def watch_outages(engine: Engine, outages: OutageLog | None = None) -> OutageLog:
+    """Attach an OutageLog to `engine` (`outages`: one already watching another engine on the same database, which
+    then logs each outage once for both); returns it.
 
     An outage invalidates the pool (as a lost connection does), and only a statement on a connection opened after
     the outage began ends it: at the edges of an outage, connections that opened before it may still answer for a
     moment (a server shutting down ends its sessions one by one), which is not the database being back."""
-    outages = OutageLog(engine.url.render_as_string(hide_password=True))
+    outages = outages or OutageLog(engine.url.render_as_string(hide_password=True))
 
     @event.listens_for(engine, "connect")
     def _on_connect(_dbapi_conn, record) -> None:

@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from tuner_server.db.availability import watch_outages
+from tuner_server.db.availability import OutageLog, watch_outages
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Connections kept open (plus SQLAlchemy's 10 overflow): REST's database slots (api/app.py) and most of the gRPC
@@ -82,10 +82,10 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
         return engine
     engine = create_engine(url, echo=echo, pool_size=POOL_SIZE)
-    watch_outages(engine)
+    outages = watch_outages(engine)
     in_memory = make_url(url).database in (None, "", ":memory:")
     if not in_memory:
-        _READERS[engine] = _sqlite_readers(url, echo, engine)
+        _READERS[engine] = _sqlite_readers(url, echo, engine, outages)
 
     @event.listens_for(engine, "connect")
     def _sqlite_connect(dbapi_conn, _record):
@@ -164,12 +164,12 @@ class WriterQueue:
 _READERS: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()  # a SQLite file's reader pool
 
 
-def _sqlite_readers(url: str, echo: bool, writer: Engine) -> Engine:
+def _sqlite_readers(url: str, echo: bool, writer: Engine, outages: OutageLog) -> Engine:
     """A second engine on the SQLite file whose connections only read (`PRAGMA query_only` from their start) and
     begin deferred: read-only sessions and statement reads never flip a pooled writer connection. Disposed with
-    `writer`."""
+    `writer`; its outages are the writer's (`outages`: one log line per outage of the file)."""
     readers = create_engine(url, echo=echo, pool_size=POOL_SIZE)
-    watch_outages(readers)
+    watch_outages(readers, outages)
 
     @event.listens_for(readers, "connect")
     def _reader_connect(dbapi_conn, _record):
