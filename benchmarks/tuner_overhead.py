@@ -53,12 +53,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from sqlalchemy import func, select  # noqa: E402
+
 import compiler_core as cc  # noqa: E402
 from tuner_server import repo  # noqa: E402
 from tuner_server.class_models import ClassModels  # noqa: E402
 from tuner_server.cost_model.feature_pool import FeaturePool  # noqa: E402
 from tuner_server.cost_model.featurize import LoweredFeatures  # noqa: E402
-from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head  # noqa: E402
+from tuner_server.db import Trial, make_engine, make_session_factory, session_scope, upgrade_to_head  # noqa: E402
 from tuner_server.db.models import JOB_OPEN_STATES  # noqa: E402
 from tuner_server.db.types import utcnow  # noqa: E402
 from tuner_server.driver import JobDriver  # noqa: E402
@@ -83,7 +85,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--budget", type=int, default=256, help="trials of the benchmarked job")
     p.add_argument("--batch", type=int, default=8, help="tasks leased and reported per round")
     p.add_argument("--workers", type=int, default=2, help="feature pool processes")
-    p.add_argument("--database-url", default=None, help="default: a SQLite file in a temporary directory")
+    p.add_argument("--database-url", default=None, help="an empty database (default: a SQLite file in a temporary "
+                                                         "directory)")
     p.add_argument("--sections", action="store_true", help="also print where the hot path's time goes (timers "
                                                            "around the strategy's parts; sections nest)")
     p.add_argument("--options", nargs="+", default=["{}"],
@@ -269,6 +272,11 @@ def main(argv=None) -> None:
     upgrade_to_head(url)
     engine = make_engine(url)
     sessions = make_session_factory(engine)
+    with session_scope(sessions) as s:
+        stored = s.scalar(select(func.count()).select_from(Trial))
+    if stored:  # its history would not be the one asked for, and a class model already fitted is never refitted
+        raise SystemExit(f"--database-url: the database holds {stored} trials; this benchmark needs an empty one "
+                         "(it writes the history it measures with)")
     with session_scope(sessions) as s:
         agent = repo.register_agent(FINGERPRINT, "benchmark", cc.codegen_version(), session=s).agent
         agent_id, dclass = agent.id, agent.device_class

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import compiler_core as cc
 from tests.file_modules import module_from_file
+from tuner_server import repo
+from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
 from tuner_server.driver import JobDriver
 from tuner_server.search.model_guided import ModelGuided
 
@@ -58,3 +61,20 @@ def test_option_sets_take_turns_over_one_history(capsys):
     out = capsys.readouterr().out
     assert [row[0] for row in rows(out)] == ["{}", '{"gp_until": 0}'] * 2
     assert all(row[2] == "16" for row in rows(out))  # each job measured its whole budget (the last was cancelled)
+
+
+def test_a_database_that_holds_trials_is_refused(tmp_path):
+    bench = module_from_file("tuner_overhead", SCRIPT)
+    url = f"sqlite:///{tmp_path / 'used.db'}"
+    upgrade_to_head(url)
+    engine = make_engine(url)
+    try:
+        sessions = make_session_factory(engine)
+        with session_scope(sessions) as s:
+            agent = repo.register_agent(bench.FINGERPRINT, "earlier", cc.codegen_version(), session=s).agent
+            dclass = agent.device_class
+        bench.populate(sessions, dclass, ["64,64,64"], 3)  # an earlier run's history
+    finally:
+        engine.dispose()
+    with pytest.raises(SystemExit, match="holds 3 trials; this benchmark needs an empty one"):
+        bench.main(["--history", "120", "--budget", "16", "--workers", "1", "--database-url", url])
