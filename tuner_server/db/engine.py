@@ -49,8 +49,8 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     (`SELECT ... FOR UPDATE SKIP LOCKED`) instead. Sessions from `read_only_sessions` begin with a plain (deferred)
     `BEGIN` under `PRAGMA query_only`: a WAL snapshot that neither waits for the writer nor holds it up. On a SQLite
     file they come from a second pool whose connections are read-only for good (`_sqlite_readers`): after a flip of
-    `query_only` a pooled connection ran its next statements slower, as if prepared again (the driver's queueing
-    after its reads: 0.09 -> 0.31 ms for one statement; with a pool of their own, 0.09).
+    `query_only` a pooled connection ran its next statements slower, as if prepared again (queueing a batch after
+    a read: its INSERT 0.15 -> 0.27 ms; with a pool of their own, 0.18).
     """
     url = normalize_url(url)
     if make_url(url).get_backend_name() != "sqlite":
