@@ -104,17 +104,12 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _sqlite_begin(conn):
-        options = conn.get_execution_options()
-        read_only = bool(options.get(READ_ONLY))
-        limit = options.get(WAIT_LIMIT)
-        busy_ms = SQLITE_BUSY_TIMEOUT_MS if limit is None else max(1, int(limit * 1000))
+        read_only = bool(conn.get_execution_options().get(READ_ONLY))
         info = conn.connection.info  # per DBAPI connection: a pragma is sent only when its value changes
         if info.get("query_only", False) != read_only:
             conn.exec_driver_sql(f"PRAGMA query_only={'ON' if read_only else 'OFF'}")
             info["query_only"] = read_only
-        if info.get("busy_ms", SQLITE_BUSY_TIMEOUT_MS) != busy_ms:
-            conn.exec_driver_sql(f"PRAGMA busy_timeout={busy_ms}")
-            info["busy_ms"] = busy_ms
+        busy_ms = _sqlite_wait_limit(conn)
         if read_only:
             conn.exec_driver_sql("BEGIN")
             return
@@ -161,6 +156,18 @@ class WriterQueue:
             self._lock.release()
 
 
+def _sqlite_wait_limit(conn) -> int:
+    """Set the connection's busy timeout to its transaction's WAIT_LIMIT (`bound_waits`; none: the default), sent
+    only when it changes; returns it in ms."""
+    limit = conn.get_execution_options().get(WAIT_LIMIT)
+    busy_ms = SQLITE_BUSY_TIMEOUT_MS if limit is None else max(1, int(limit * 1000))
+    info = conn.connection.info
+    if info.get("busy_ms", SQLITE_BUSY_TIMEOUT_MS) != busy_ms:
+        conn.exec_driver_sql(f"PRAGMA busy_timeout={busy_ms}")
+        info["busy_ms"] = busy_ms
+    return busy_ms
+
+
 _READERS: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()  # a SQLite file's reader pool
 
 
@@ -181,12 +188,7 @@ def _sqlite_readers(url: str, echo: bool, writer: Engine, outages: OutageLog) ->
 
     @event.listens_for(readers, "begin")
     def _reader_begin(conn):
-        limit = conn.get_execution_options().get(WAIT_LIMIT)
-        busy_ms = SQLITE_BUSY_TIMEOUT_MS if limit is None else max(1, int(limit * 1000))
-        info = conn.connection.info
-        if info.get("busy_ms", SQLITE_BUSY_TIMEOUT_MS) != busy_ms:
-            conn.exec_driver_sql(f"PRAGMA busy_timeout={busy_ms}")
-            info["busy_ms"] = busy_ms
+        _sqlite_wait_limit(conn)
         conn.exec_driver_sql("BEGIN")
 
     @event.listens_for(writer, "engine_disposed")
