@@ -1,7 +1,8 @@
 """The model strategy with BO's smooth GP in play from FROM observations (default 48, where the joint rounds end)
 instead of from `gp_settle` (128): it competes for the acquisition's slots by its trust (TRUST=1, default) and keeps
-at least SMOOTH of them (default 0.25). Runs decided within FROM measurements are the default's (nothing differs
-before), so `seed.py` copies them into the checkpoint first. From the repository root:
+at least SMOOTH of them (default 0.25); with TAKE=ensemble that floor comes out of the ensemble's share only (at
+most 1 - the fitted GP's share). Runs decided within FROM measurements are the default's (nothing differs before), so
+`seed.py` copies them into the checkpoint first. From the repository root:
 
     python3 benchmarks/results/2026-11-28-basin-screens/seed.py /tmp/v.jsonl
     SMOOTH=0.25 python3 benchmarks/results/2026-11-28-basin-screens/smooth_from.py \
@@ -22,6 +23,7 @@ from tuner_server.search import portfolio  # noqa: E402
 FROM = int(os.environ.get("FROM", "48"))
 SMOOTH = float(os.environ.get("SMOOTH", "0.25"))
 TRUST = os.environ.get("TRUST", "1") == "1"
+FROM_ENSEMBLE = os.environ.get("TAKE") == "ensemble"  # the smooth GP's slots come out of the ensemble's share only
 _shares = portfolio.Portfolio.shares
 
 
@@ -36,6 +38,9 @@ def shares(self, observed):
                for name in playing}
     total = sum(weights.values())
     out = {name: weights.get(name, 0.0) / total for name in ("gp", "smooth")}
+    if FROM_ENSEMBLE:
+        out["smooth"] = max(out["smooth"], min(SMOOTH, 1.0 - out["gp"]))
+        return out
     out["smooth"] = max(out["smooth"], SMOOTH)
     out["gp"] = min(out["gp"], 1.0 - out["smooth"])
     return out
