@@ -1,8 +1,9 @@
 """The model strategy with BO's smooth GP in play from FROM observations (default 48, where the joint rounds end)
 instead of from `gp_settle` (128): it competes for the acquisition's slots by its trust (TRUST=1, default) and keeps
 at least SMOOTH of them (default 0.25); with TAKE=ensemble that floor comes out of the ensemble's share only (at
-most 1 - the fitted GP's share). Runs decided within FROM measurements are the default's (nothing differs before), so
-`seed.py` copies them into the checkpoint first. From the repository root:
+most 1 - the fitted GP's share); with TAKE=sweeps the basin sweeps pause in that window, their quarter of the batch
+going to the acquisition's slots. Runs decided within FROM measurements are the default's (nothing differs before),
+so `seed.py` copies them into the checkpoint first. From the repository root:
 
     python3 benchmarks/results/2026-11-28-basin-screens/seed.py /tmp/v.jsonl
     SMOOTH=0.25 python3 benchmarks/results/2026-11-28-basin-screens/smooth_from.py \
@@ -18,12 +19,13 @@ sys.path[:0] = ["benchmarks", "."]  # run from the repository root
 
 import search_efficiency as se  # noqa: E402
 
-from tuner_server.search import portfolio  # noqa: E402
+from tuner_server.search import model_guided, portfolio  # noqa: E402
 
 FROM = int(os.environ.get("FROM", "48"))
 SMOOTH = float(os.environ.get("SMOOTH", "0.25"))
 TRUST = os.environ.get("TRUST", "1") == "1"
 FROM_ENSEMBLE = os.environ.get("TAKE") == "ensemble"  # the smooth GP's slots come out of the ensemble's share only
+FROM_SWEEPS = os.environ.get("TAKE") == "sweeps"  # ... or the sweeps' slots go to the acquisition, to make room
 _shares = portfolio.Portfolio.shares
 
 
@@ -47,6 +49,22 @@ def shares(self, observed):
 
 
 portfolio.Portfolio.shares = shares
+_model_batch = model_guided.ModelGuided._model_batch
+
+
+def model_batch(self, model, n):
+    """With TAKE=sweeps, no sweeps while the smooth GP's floor holds (their share, a quarter of the batch, goes to the
+    acquisition's slots, of which the smooth GP keeps its floor)."""
+    if not FROM_SWEEPS or not FROM <= len(self._own) < self.options["gp_settle"]:
+        return _model_batch(self, model, n)
+    sweep, self.options["sweep"] = self.options["sweep"], 0.0
+    try:
+        return _model_batch(self, model, n)
+    finally:
+        self.options["sweep"] = sweep
+
+
+model_guided.ModelGuided._model_batch = model_batch
 
 if __name__ == "__main__":
     se.main(sys.argv[1:])
