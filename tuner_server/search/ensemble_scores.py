@@ -50,11 +50,12 @@ class EnsembleScores:
             self._members.update((key, scores[:, i]) for i, key in enumerate(need))
         return self._members
 
-    def acquisition(self, model: Mixture, configs: list[dict]) -> np.ndarray:
-        """What ranks `configs`: the acquisition over the members' mean and spread."""
+    def acquisition(self, model: Mixture, configs: list[dict], keys: list[tuple] | None = None) -> np.ndarray:
+        """What ranks `configs`: the acquisition over the members' mean and spread (`keys`: their ids, when the caller
+        has them)."""
         if not configs:
             return np.zeros(0)
-        keys = [config_id(c) for c in configs]
+        keys = [config_id(c) for c in configs] if keys is None else keys
         known = self.members(model, configs, keys)
         if self.how == "thompson":  # a fresh member each round: nothing to keep
             return self.acquire(model, np.stack([known[k] for k in keys], axis=1))

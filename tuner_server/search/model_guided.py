@@ -371,18 +371,20 @@ class ModelGuided:
 
     def _ranked_pool(self, model: Mixture) -> list[dict]:
         """Unseen pool configs, best by acquisition first (ties keep pool order); the pool is cut to `pool_size`."""
-        unseen = [c for c in self._pool.values() if config_id(c) not in self._seen]
+        # the pool's keys are its configs' ids: looked up by object here, not computed again (ids were a tenth of it)
+        key_of = {id(c): key for key, c in self._pool.items() if key not in self._seen}
+        unseen = [self._pool[key] for key in key_of.values()]
         configs = self._ready(unseen)
-        pending = [c for c in unseen if config_id(c) not in self._rows_of]  # still being featurized in the pool
+        pending = [c for c in unseen if key_of[id(c)] not in self._rows_of]  # still being featurized in the pool
         if not configs:
-            self._pool = {config_id(c): c for c in pending[: self.options["pool_size"]]}
+            self._pool = {key_of[id(c)]: c for c in pending[: self.options["pool_size"]]}
             return []
-        values = self._scores.acquisition(model, configs)
+        values = self._scores.acquisition(model, configs, [key_of[id(c)] for c in configs])
         order = np.argsort(-values, kind="stable")
         ranked = [configs[i] for i in order if np.isfinite(values[i])]
         kept = ranked[: self.options["pool_size"]]
         kept += pending[: self.options["pool_size"] - len(kept)]  # still being featurized: ranked next round
-        self._pool = {config_id(c): c for c in kept}
+        self._pool = {key_of[id(c)]: c for c in kept}
         return ranked
 
     def _all_unseen(self) -> list[dict] | None:
