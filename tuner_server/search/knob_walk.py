@@ -45,7 +45,7 @@ def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int) -> l
     20 n + 64 draws, so a space with few valid configs left returns fewer)."""
     out, keys = [], set()
     knobs = [(k.name, k.choices) for k in space.knobs]
-    order = sorted(range(len(knobs)), key=lambda i: knobs[i][0])  # `config_id`'s order, without a sort per draw
+    names = sorted({name for name, _ in knobs})  # `config_id`'s order (by name), without a sort per draw
     choice = rng.choice
     for _ in range(20 * n + 64):
         if len(out) == n:
@@ -53,8 +53,7 @@ def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int) -> l
         config = {name: choice(choices) for name, choices in knobs}
         if not space.admits(config):  # drawn from the choices; about half of a template's product fails here
             continue
-        values = list(config.values())
-        key = tuple([(knobs[i][0], values[i]) for i in order])
+        key = tuple([(name, config[name]) for name in names])
         if key not in keys and key not in seen:
             out.append(config)
             keys.add(key)
