@@ -371,11 +371,11 @@ class ModelGuided:
 
     def _ranked_pool(self, model: Mixture) -> list[dict]:
         """Unseen pool configs, best by acquisition first (ties keep pool order); the pool is cut to `pool_size`."""
-        # the pool's keys are its configs' ids: looked up by object here, not computed again (ids were a tenth of it)
-        key_of = {id(c): key for key, c in self._pool.items() if key not in self._seen}
-        unseen = [self._pool[key] for key in key_of.values()]
-        configs = self._ready(unseen)
-        pending = [c for c in unseen if key_of[id(c)] not in self._rows_of]  # still being featurized in the pool
+        unseen = {key: c for key, c in self._pool.items() if key not in self._seen}
+        # the pool's keys are its configs' ids: looked up by object below, not computed again (ids were a tenth of it)
+        key_of = {id(c): key for key, c in unseen.items()}
+        configs = self._ready(list(unseen.values()))
+        pending = [c for key, c in unseen.items() if key not in self._rows_of]  # still being featurized in the pool
         if not configs:
             self._pool = {key_of[id(c)]: c for c in pending[: self.options["pool_size"]]}
             return []
