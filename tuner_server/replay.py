@@ -20,7 +20,7 @@ import glob
 import gzip
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -248,11 +248,13 @@ def context_for(table: ReplayTable, seed: int = 0, options: dict | None = None,
 
 
 def run_strategy(table: ReplayTable, strategy: str, budget: int, seed: int = 0, batch: int = 8,
-                 options: dict | None = None, **context) -> list[Observation]:
-    """Propose-measure-observe against the table until `budget` measurements or the strategy stops."""
+                 options: dict | None = None, until: Callable[[list[Observation]], bool] | None = None,
+                 **context) -> list[Observation]:
+    """Propose-measure-observe against the table until `budget` measurements, the strategy stops, or `until` (asked
+    after each batch with the observations so far) says what the caller wants to know is known."""
     search = make_strategy(strategy, context_for(table, seed, options, **context))
     observed: list[Observation] = []
-    while len(observed) < budget:
+    while len(observed) < budget and not (until is not None and until(observed)):
         configs = search.propose(min(batch, budget - len(observed)))
         if not configs:
             break

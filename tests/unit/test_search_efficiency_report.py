@@ -102,8 +102,7 @@ def test_a_checkpoint_goes_on_where_a_run_stopped(se, tmp_path, capsys):
     se.main([*args, "--checkpoint", str(checkpoint)])
     capsys.readouterr()
     settings, *runs = checkpoint.read_text().splitlines()
-    assert json.loads(settings) == {"settings": {"seeds": 3, "budget": 16, "batch": 8, "options": "{}",
-                                                 "bo_sample": 0}}
+    assert json.loads(settings) == {"settings": {"budget": 16, "batch": 8, "options": "{}", "bo_sample": 0}}
     assert len(runs) == 6
     checkpoint.write_text("\n".join([settings, *runs[:2]]) + "\n")  # cut short after two runs
     se.main([*args, "--checkpoint", str(checkpoint)])
@@ -113,6 +112,41 @@ def test_a_checkpoint_goes_on_where_a_run_stopped(se, tmp_path, capsys):
     assert len(checkpoint.read_text().splitlines()) == 7
     se.main([*args, "--checkpoint", str(checkpoint)])  # nothing left to run
     assert "6 runs from" in capsys.readouterr().err and len(checkpoint.read_text().splitlines()) == 7
+
+
+def test_a_checkpoint_of_fewer_seeds_gives_the_first_of_more(se, tmp_path, capsys):
+    """A run is one seed's, whatever --seeds says: a checkpoint of 2 seeds (written with the seeds in its settings,
+    as files before this were) holds the first 2 of 3."""
+    checkpoint = tmp_path / "runs.jsonl"
+    args = ["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--budget", "16", "--strategies", "ga",
+            "--checkpoint", str(checkpoint)]
+    se.main([*args, "--seeds", "2"])
+    settings, *runs = checkpoint.read_text().splitlines()
+    older = json.loads(settings)
+    older["settings"]["seeds"] = 2
+    checkpoint.write_text("\n".join([json.dumps(older), *runs]) + "\n")
+    capsys.readouterr()
+    se.main([*args, "--seeds", "3"])
+    assert "2 runs from" in capsys.readouterr().err and len(checkpoint.read_text().splitlines()) == 4
+
+
+def test_decided_runs_stop_early_with_the_full_runs_figures(se, tmp_path):
+    """--decided stops a run once it reached 5 % and made AT measurements: reach and best@AT are the full run's,
+    and a run that never reaches 5 % runs its whole budget."""
+    def runs(*extra):
+        out = tmp_path / f"runs{len(extra)}.json"
+        se.main(["--tables", "", "--synthetic", "synth-smooth-6k9-s1,synth-needle-8k9-s14", "--seeds", "3",
+                 "--budget", "160", "--strategies", "ga,model", "--json", str(out), *extra])
+        return {(r["space"], r["strategy"], r["seed"]): r for r in json.loads(out.read_text())["runs"]}
+    full, decided = runs(), runs("--decided")
+    assert full.keys() == decided.keys()
+    for key, r in full.items():
+        assert (decided[key]["to_5pct"], decided[key]["best_at_100"]) == (r["to_5pct"], r["best_at_100"])
+        if r["to_5pct"] is None:
+            assert decided[key]["measured"] == 160
+        else:
+            assert 0 <= decided[key]["measured"] - max(100, r["to_5pct"]) < 8  # within the batch that decided it
+    assert any(r["measured"] < 160 for r in decided.values())
 
 
 def test_a_checkpoint_of_other_settings_is_refused(se, tmp_path):
