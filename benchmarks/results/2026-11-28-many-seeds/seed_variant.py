@@ -1,0 +1,30 @@
+"""A checkpoint for a variant of the model strategy that changes nothing before FROM observations: the default's runs
+of the 160-seed file that reached 5 % of the optimum within FROM measurements are the variant's runs too, seed for
+seed, so the variant runs only the others (about a quarter of the synthetic spaces' runs for FROM 128).
+
+    python3 benchmarks/results/2026-11-28-many-seeds/seed_variant.py OUT.jsonl OPTIONS_JSON [FROM] [SEEDS]
+    python3 benchmarks/search_efficiency.py --tables '' --synthetic ... --seeds SEEDS --strategies model \\
+        --options OPTIONS_JSON --decided --checkpoint OUT.jsonl
+
+OPTIONS_JSON must be the --options string of the command, as given: the checkpoint's settings name it.
+"""
+import json
+import sys
+from pathlib import Path
+
+RUNS = Path(__file__).resolve().parent / "ga-bo-model-160seeds.jsonl"
+
+
+def main(out: str, options: str, settle: int = 128, seeds: int = 160) -> None:
+    if Path(out).exists():
+        raise SystemExit(f"{out} exists: a checkpoint is seeded once")
+    json.loads(options)  # a mistyped options string fails here, not after the runs
+    settings = {"budget": 400, "batch": 8, "options": options, "bo_sample": 0}
+    rows = [r for r in map(json.loads, RUNS.read_text().splitlines()[1:])
+            if r["strategy"] == "model" and r["seed"] < seeds and r["to_5pct"] is not None and r["to_5pct"] <= settle]
+    Path(out).write_text("".join(json.dumps(r) + "\n" for r in [{"settings": settings}, *rows]))
+    print(f"{len(rows)} runs copied", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], *map(int, sys.argv[3:]))
