@@ -1,7 +1,8 @@
 """The model strategy with a BO-like last phase: from `gp_until` (256) observations on, the smooth Gaussian process
 (the BO reference's) fills SHARE (default 1.0) of the acquisition's slots instead of at least `smooth` (0.25); the
 basin sweeps and random slots go on as before. Nothing changes before 256 observations, so the runs decided by then
-are the default's (`seed_variant.py OUT '{}' 256`). From the repository root:
+are the default's (`seed_variant.py OUT '{}' 256`). With SMOOTH_BATCH=k the smooth GP picks k configs at a time from
+then on (default 8, handed out over the next rounds): its picks are then as fresh as BO's. From the repository root:
 
     python3 benchmarks/results/2026-11-28-many-seeds/seed_variant.py /tmp/late.jsonl '{}' 256
     SHARE=1.0 python3 benchmarks/results/2026-11-28-many-seeds/late_bo.py --tables '' --synthetic ... --seeds 160 \\
@@ -21,12 +22,15 @@ import search_efficiency as se  # noqa: E402
 from tuner_server.search import portfolio  # noqa: E402
 
 SHARE = float(os.environ.get("SHARE", "1.0"))
+BATCH = int(os.environ.get("SMOOTH_BATCH", "0"))  # > 0: the smooth GP's kriging-believer batch from `gp_until` on
 _shares = portfolio.Portfolio.shares
 
 
 def shares(self, observed):
     if observed < self.options["gp_until"]:
         return _shares(self, observed)
+    if BATCH:
+        self.options["smooth_batch"] = BATCH
     return {"gp": 0.0, "smooth": SHARE}
 
 
