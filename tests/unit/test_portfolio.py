@@ -246,6 +246,23 @@ def test_the_smooth_gp_hands_one_believer_batch_out_over_rounds():
     assert second == queued[2:4] and p._queue == queued[4:]
 
 
+def test_the_last_phase_gives_the_smooth_gp_its_share_whatever_the_trust_and_fresh_picks_each_round():
+    observed = [Observation(c, smooth(c)) for c in random.Random(9).sample(CONFIGS, 160)]
+    p, seen = portfolio(gp_until=100, late_from=150, late_smooth=0.5, late_batch=3, smooth=0.25, smooth_batch=8,
+                        trust_temperature=0.2)
+    seen.update(config_id(o.config) for o in observed)
+    p.trust.update(smooth=0.0, ensemble=1.0)  # the ensemble ranks better: before the last phase, the floor only
+    assert p.shares(149) == pytest.approx({"gp": 0.0, "smooth": 0.25})
+    assert p.shares(150) == p.shares(400) == {"gp": 0.0, "smooth": 0.5}  # from late_from on: exactly late_smooth
+    first = p.picks(observed, 8, seen, [], {})
+    assert len(first) == 4 and p._queue == []  # a batch of max(4, late_batch): nothing left over for later rounds
+    p, _ = portfolio(gp_until=300, late_from=150)
+    assert p.shares(200)["gp"] > 0  # the fitted GP has not retired: the last phase waits for gp_until
+    p, _ = portfolio(gp_until=100, late_from=0, trust_temperature=0.2)
+    p.trust.update(smooth=0.0, ensemble=1.0)
+    assert p.shares(400) == pytest.approx({"gp": 0.0, "smooth": 0.25})  # late_from 0: never, the floor as before
+
+
 EFFECTS = {knob: random.Random(knob).sample(range(8), 8) for knob in "abc"}  # each value's own cost, in no order
 
 

@@ -88,6 +88,13 @@ OPTIONS: dict[str, tuple] = {
     "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_settle` observations on, picked by "
                                  "expected improvement under a smooth Gaussian process (the BO reference's fixed "
                                  "kernel on runtimes)", minimum=0.0),
+    "late_from": Option(int, 256, "observations from which, once the fitted Gaussian process has retired "
+                                  "(`gp_until`), the smooth Gaussian process fills exactly `late_smooth` of the "
+                                  "acquisition's slots and picks `late_batch` configs at a time (0: never)", minimum=0),
+    "late_smooth": Option(float, 0.5, "share of the acquisition's slots the smooth Gaussian process fills from "
+                                      "`late_from` on (more than 1 counts as 1)", minimum=0.0),
+    "late_batch": Option(int, 3, "configs the smooth Gaussian process picks at once from `late_from` on (fresh "
+                                 "picks every round, as BO makes)", minimum=1),
     "smooth_trust": Option(bool, False, "the smooth Gaussian process also competes for slots by its trust before "
                                         "`gp_settle`"),
     "smooth_points": Option(int, 512, "observations the smooth Gaussian process is fitted on at most", minimum=2),

@@ -90,6 +90,18 @@ noisy 10k 40.5 -> 29 measurements to 5 % (BO 31), invalid 15k 47 -> 36, needle 1
 no space slower at p < 0.1 against the two-GP rounds (benchmarks/results/2026-11-27-additive-gp/). The two-GP rounds
 themselves had moved basins 11k 240.5 -> 115 (BO 83.5) against the trust-shared first rounds; joint EI only in the GP's
 share of the slots, or in every slot until `gp_until`, had moved losses between spaces instead (20 seeds).
+
+The last phase (`late_from`, 256 observations, once the fitted GP has retired): the smooth GP fills exactly
+`late_smooth` (half) of the acquisition's slots whatever the trusts say, and picks `late_batch` (3) configs at a time,
+so its picks are fresh every round as BO's are. On basin and noisy spaces BO's chance per measurement of reaching 5 %
+of the optimum rises late in a run while the strategy's had stayed flat (noisy 7k: BO 0.67 % over measurements
+257-400, the strategy 0.42 %). At 160 seeds on all 72 spaces of benchmarks/search_efficiency.py
+(benchmarks/results/2026-11-28-many-seeds/) no space was slower (paired signed-rank test, p < 0.05), three were
+faster (noisy 7k, reaching 5 % on 0.82 -> 0.86 of seeds; needles 15k and 12k s61, 0.57 -> 0.65), reach rose on 10 and
+fell by one seed on 2; on eight spaces named afterwards, basins 11k s81 went 0.95 -> 1.00 and nothing else moved.
+Every run decided before 256 is as it was. The whole acquisition to the smooth GP gained more on noisy 7k (0.93) but
+slowed the 14k needle (p = 0.03), whose late hits come through the ensemble's slots; half of it, from a batch of 8
+handed out over rounds, gained nothing.
 """
 from __future__ import annotations
 
@@ -177,10 +189,12 @@ class Portfolio:
         before `joint_until` (picked jointly with the other GPs, `_joint_batch`); else a softmax of the trusts over the
         surrogates in play (the fitted GP before `gp_until`; the smooth GP before `gp_settle` when `smooth_trust`,
         from then on (or from `gp_until`, when sooner) when `smooth` > 0, then with at least that share); the
-        ensemble fills the rest."""
+        ensemble fills the rest. In the last phase (`_late`) the smooth GP fills exactly `late_smooth`."""
         early = observed < self.options["gp_until"]
         if early and observed < self.options["joint_until"]:
             return {"gp": 1.0, "smooth": 0.0}
+        if self._late(observed):
+            return {"gp": 0.0, "smooth": min(self.options["late_smooth"], 1.0)}
         playing = ["ensemble"] + (["gp"] if early else [])
         settled = observed >= min(self.options["gp_settle"], self.options["gp_until"])
         if (not settled and self.options["smooth_trust"]) or (settled and self.options["smooth"] > 0):
@@ -194,6 +208,14 @@ class Portfolio:
             out["smooth"] = max(out["smooth"], self.options["smooth"])
             out["gp"] = min(out["gp"], 1.0 - out["smooth"])
         return out
+
+    def _late(self, observed: int) -> bool:
+        """Whether the last phase has begun: `late_from` observations (when not 0), and the fitted GP retired."""
+        return 0 < self.options["late_from"] <= observed and observed >= self.options["gp_until"]
+
+    def _smooth_batch(self, observed: int) -> int:
+        """Configs the smooth GP picks at once: `late_batch` in the last phase, else `smooth_batch`."""
+        return self.options["late_batch" if self._late(observed) else "smooth_batch"]
 
     def predicted(self, batch: list[dict], ensemble: np.ndarray) -> None:
         """Remember every surrogate's scores of a proposed batch (compared with its measurements later)."""
@@ -302,7 +324,7 @@ class Portfolio:
         # refitted for each batch it picks, and between batches often enough for its trust (its predictions of
         # the configs others proposed) to follow the job
         if refill or self._smooth is None or \
-                len(observations) - self._smoothed_on >= 4 * self.options["smooth_batch"]:
+                len(observations) - self._smoothed_on >= 4 * self._smooth_batch(len(observations)):
             self._smoothed_on = len(observations)
             ran, y = self._ran(observations, self.options["smooth_points"])
             self._smooth = GaussianProcess(self.coords.at(ran), y, self.options["gp_lengthscale"]) if len(y) >= 2 \
@@ -311,7 +333,7 @@ class Portfolio:
             return []
         if refill:
             candidates, indices = self._candidates(skip, pool, self.options["smooth_candidates"])
-            n = max(k, self.options["smooth_batch"])
+            n = max(k, self._smooth_batch(len(observations)))
             self._queue = candidates if len(candidates) <= n else [
                 candidates[j] for j in self._smooth.ei_batch(self.coords.at(indices), n, XI)]
         out, self._queue = self._queue[:k], self._queue[k:]
