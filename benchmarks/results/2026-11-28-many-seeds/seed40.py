@@ -10,12 +10,14 @@ import sys
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(RESULTS.parents[0]), str(RESULTS.parents[1])]
+import search_efficiency as se  # noqa: E402
+
 REFERENCES = ["2026-11-27-rank-tests/all-41-spaces-40seeds.jsonl", "2026-11-27-new-gpu-tables/new-tables-40seeds.jsonl",
               "2026-11-28-stalled-bo/unseen-refs.jsonl", "2026-11-28-late-gp/check-refs.jsonl",
               "2026-11-28-unseen-s71-s78/ga-bo-model-40seeds.jsonl"]
 DEFAULTS = ["2026-11-28-late-gp/late_gp-48spaces-40seeds.jsonl", "2026-11-28-late-gp/newest-40seeds.jsonl",
             "2026-11-28-late-gp/check-late-gp.jsonl", "2026-11-28-unseen-s71-s78/ga-bo-model-40seeds.jsonl"]
-SETTINGS = {"budget": 400, "batch": 8, "options": "{}", "bo_sample": 0}
 
 
 def main(out: str) -> None:
@@ -28,7 +30,9 @@ def main(out: str) -> None:
                 r = json.loads(line)
                 if r.get("strategy") in strategies and r["seed"] < 40:
                     rows.setdefault((r["space"], r["strategy"], r["seed"]), r)
-    Path(out).write_text("".join(json.dumps(r) + "\n" for r in [{"settings": SETTINGS}, *rows.values()]))
+    args = se.parse_args([])  # budget 400, batch 8, no options, BO scoring every config: what the runs had
+    settings = {name: getattr(args, name) for name in se.CHECKPOINTED}
+    Path(out).write_text("".join(json.dumps(r) + "\n" for r in [{"settings": settings}, *rows.values()]))
     spaces = {s for s, _, _ in rows}
     print(f"{len(rows)} runs of {len(spaces)} spaces", file=sys.stderr)
 

@@ -12,6 +12,10 @@ import json
 import sys
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[3]
+sys.path[:0] = [str(REPO / "benchmarks"), str(REPO)]
+import search_efficiency as se  # noqa: E402
+
 RUNS = Path(__file__).resolve().parent / "ga-bo-model-160seeds.jsonl"
 
 
@@ -19,7 +23,8 @@ def main(out: str, options: str, settle: int = 128, seeds: int = 160) -> None:
     if Path(out).exists():
         raise SystemExit(f"{out} exists: a checkpoint is seeded once")
     json.loads(options)  # a mistyped options string fails here, not after the runs
-    settings = {"budget": 400, "batch": 8, "options": options, "bo_sample": 0}
+    args = se.parse_args(["--options", options])
+    settings = {name: getattr(args, name) for name in se.CHECKPOINTED}  # what the command's --checkpoint checks
     rows = [r for r in map(json.loads, RUNS.read_text().splitlines()[1:])
             if r["strategy"] == "model" and r["seed"] < seeds and r["to_5pct"] is not None and r["to_5pct"] <= settle]
     Path(out).write_text("".join(json.dumps(r) + "\n" for r in [{"settings": settings}, *rows]))
