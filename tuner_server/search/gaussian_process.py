@@ -114,16 +114,19 @@ class GaussianProcess:
 
 def joint_ei_batch(gps: list[GaussianProcess], frames: list[np.ndarray], n: int, xi: float,
                    combine: Callable[[list[np.ndarray]], np.ndarray] | None = None,
-                   weights: tuple[float, ...] | None = None) -> list[int]:
+                   weights: tuple[float, ...] | None = None, excluded: np.ndarray | None = None) -> list[int]:
     """Rows of the candidates picked one after another by the GPs' expected improvements together (`ei_batch` with
     one GP): each GP's EI over its largest at the first pick, summed (times its `weights`, when given), so that models
     of different targets (runtimes and their logarithms, say) weigh as told, or `combine` of the GPs' EIs; `frames`
-    holds the same candidates as each GP sees them. Every GP believes each pick (kriging believer)."""
+    holds the same candidates as each GP sees them. Every GP believes each pick (kriging believer). Rows `excluded`
+    (a mask) are never picked."""
     states = []  # per GP: its mean, variance, V and the covariance each believed pick removed
     for gp, C in zip(gps, frames, strict=True):
         mean, var, V = gp.posterior(C)
         states.append((gp, C, mean, var, V, []))
     count = len(frames[0]) if frames else 0
+    if excluded is not None:
+        count -= int(excluded.sum())
     scales: list[float] | None = None
     picks: list[int] = []
     for _ in range(min(n, count)):
@@ -136,6 +139,8 @@ def joint_ei_batch(gps: list[GaussianProcess], frames: list[np.ndarray], n: int,
                 scales = [1.0] if len(eis) == 1 else [max(float(ei.max()), 1e-300) for ei in eis]
             value = sum(w * ei / sc for w, ei, sc in zip(weights or (1.0,) * len(eis), eis, scales, strict=True))
         value[picks] = -np.inf
+        if excluded is not None:
+            value[excluded] = -np.inf
         j = int(np.argmax(value))
         picks.append(j)
         for i, (gp, C, mean, var, V, believed) in enumerate(states):

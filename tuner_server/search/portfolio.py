@@ -92,16 +92,22 @@ themselves had moved basins 11k 240.5 -> 115 (BO 83.5) against the trust-shared 
 share of the slots, or in every slot until `gp_until`, had moved losses between spaces instead (20 seeds).
 
 The last phase (`late_from`, 256 observations, once the fitted GP has retired): the smooth GP fills exactly
-`late_smooth` (half) of the acquisition's slots whatever the trusts say, and picks `late_batch` (3) configs at a time,
-so its picks are fresh every round as BO's are. On basin and noisy spaces BO's chance per measurement of reaching 5 %
-of the optimum rises late in a run while the strategy's had stayed flat (noisy 7k: BO 0.67 % over measurements
-257-400, the strategy 0.42 %). At 160 seeds on all 72 spaces of benchmarks/search_efficiency.py
-(benchmarks/results/2026-11-28-many-seeds/) no space was slower (paired signed-rank test, p < 0.05), three were
-faster (noisy 7k, reaching 5 % on 0.82 -> 0.86 of seeds; needles 15k and 12k s61, 0.57 -> 0.65), reach rose on 10 and
-fell by one seed on 2; on eight spaces named afterwards, basins 11k s81 went 0.95 -> 1.00 and nothing else moved.
-Every run decided before 256 is as it was. The whole acquisition to the smooth GP gained more on noisy 7k (0.93) but
-slowed the 14k needle (p = 0.03), whose late hits come through the ensemble's slots; half of it, from a batch of 8
-handed out over rounds, gained nothing.
+`late_smooth` (three quarters) of the acquisition's slots whatever the trusts say, picks `late_batch` (3) configs at a
+time, so its picks are fresh every round as BO's are, and on a listed space scores every unseen config (up to
+`late_candidates`) by a posterior that grows with the observations (`tuner_server.search.growing_gp`: a round costs a
+tenth of a posterior computed afresh, and picks the same configs). On basin and noisy spaces BO's chance per
+measurement of reaching 5 % of the optimum rises late in a run while the strategy's had stayed flat (noisy 7k: BO
+0.67 % over measurements 257-400, the strategy 0.42 %). At 160 seeds on all 72 spaces of
+benchmarks/search_efficiency.py (benchmarks/results/2026-11-28-many-seeds/), half the slots with fresh picks from a
+sample of 2,048 slowed no space (paired signed-rank test, p < 0.05) and sped up three (noisy 7k, reaching 5 % on
+0.82 -> 0.86 of seeds; needles 15k and 12k s61); on eight spaces named afterwards basins 11k s81 went 0.95 -> 1.00.
+Against that, three quarters of the slots over every config (benchmarks/results/2026-11-28-late-phase/) slowed no
+space at p < 0.1 and sped up five at p < 0.05 (basins 11k, reaching on 0.93 -> 0.96 of seeds; basins 12k s76
+0.92 -> 0.96; invalid 12k s74; needles 12k s61 and 15k). Three quarters from a sample of 2,048 slowed the 14k needle
+(p = 0.06: its late hits come through the ensemble's slots, and sampled picks waste the ones they take); every config
+with half the slots gained less; fresh, unsampled picks from `gp_settle` on, with the floor `smooth` at a quarter or
+a half, gained more on noisy 7k (0.86 -> 0.90, 0.96) but cost every round of a job with a transfer model, and with
+the half slowed the 9k needle s22 (p = 0.02). Every run decided before 256 is as it was.
 """
 from __future__ import annotations
 
@@ -122,6 +128,7 @@ from tuner_server.search.gaussian_process import (
     standardised,
 )
 from tuner_server.search.gp_fit import Hyperparameters, fit_hyperparameters
+from tuner_server.search.growing_gp import GrowingPosterior
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
 
@@ -173,6 +180,7 @@ class Portfolio:
         self._predicted: dict[tuple, tuple[float, ...]] = {}  # config id -> scores per SURROGATES, higher better
         self._outcomes: list[tuple[float, ...]] = []  # (*scores, speed) of measured predicted configs
         self._listed: tuple[list[dict], list[tuple], np.ndarray] | None = None  # configs, ids, choice indices
+        self._growing: tuple[GrowingPosterior, np.ndarray] | None = None  # the last phase's posterior, listing rows
 
     def _sees_codes(self, observed: int) -> bool:
         """Whether the fitted GP on `observed` observations sees the one-hot codes beside the coordinates (a fitted
@@ -332,12 +340,45 @@ class Portfolio:
         if k <= 0 or self._smooth is None:
             return []
         if refill:
-            candidates, indices = self._candidates(skip, pool, self.options["smooth_candidates"])
             n = max(k, self._smooth_batch(len(observations)))
-            self._queue = candidates if len(candidates) <= n else [
-                candidates[j] for j in self._smooth.ei_batch(self.coords.at(indices), n, XI)]
+            late = self._late_picks(observations, skip, n)
+            if late is not None:
+                self._queue = late
+            else:
+                candidates, indices = self._candidates(skip, pool, self.options["smooth_candidates"])
+                self._queue = candidates if len(candidates) <= n else [
+                    candidates[j] for j in self._smooth.ei_batch(self.coords.at(indices), n, XI)]
         out, self._queue = self._queue[:k], self._queue[k:]
         return out
+
+    def _late_picks(self, observations: list[Observation], skip: set[tuple], n: int) -> list[dict] | None:
+        """n configs by the smooth GP's expected improvement over every unseen config of a listed space (up to
+        `late_candidates` of them, a sample of the listing drawn once when it has more), in the last phase; its
+        posterior grows with the observations (`GrowingPosterior`). None where this does not apply: before the last
+        phase, with `late_candidates` 0, on a space not listed, or once the smooth GP's points are no longer the
+        observations in order (past `smooth_points` of them), where the sampled picks take over."""
+        cap = self.options["late_candidates"]
+        if not (cap and self._late(len(observations)) and self.draws.valid is not None):
+            return None
+        ran, y = self._ran(observations, self.options["smooth_points"])
+        if len(y) < 2:
+            return None
+        if self._growing is None:
+            configs, ids, indices = self._listing()
+            rows = np.arange(len(configs)) if len(configs) <= cap else np.array(sorted(self.rng.sample(
+                range(len(configs)), cap)))
+            self._growing = (GrowingPosterior(self.coords.at(indices[rows]), self.options["gp_lengthscale"],
+                                              self.options["smooth_points"]), rows)
+        growing, rows = self._growing
+        X = self.coords.at(ran)
+        if not growing.covers(X):
+            return None
+        growing.extend(X)
+        _, ids, _ = self._listing()
+        excluded = np.fromiter((ids[i] in skip for i in rows), bool, len(rows))
+        if len(rows) - excluded.sum() <= n:
+            return [self.draws.valid[i] for i, out in zip(rows, excluded, strict=True) if not out]
+        return [self.draws.valid[rows[j]] for j in growing.ei_batch(y, n, XI, excluded)]
 
     def _fit(self, observations: list[Observation]) -> None:
         if len(observations) >= self.options["gp_until"]:
@@ -392,13 +433,17 @@ class Portfolio:
             ok = [ok[i] for i in sorted(fastest.union(latest))]
         return self.coords.indices([o.config for o in ok]), np.array([o.median_s for o in ok])
 
+    def _listing(self) -> tuple[list[dict], list[tuple], np.ndarray]:
+        """The listed space's configs, their ids and choice indices (made once)."""
+        if self._listed is None:
+            listed = self.draws.valid
+            self._listed = (listed, [config_id(c) for c in listed], self.coords.indices(listed))
+        return self._listed
+
     def _candidates(self, skip: set[tuple], pool: Mapping[tuple, dict], cap: int) -> tuple[list[dict], np.ndarray]:
         """Unseen configs to score, at most `cap`, and their choice indices (`KnobCoordinates.indices`)."""
-        listed = self.draws.valid
-        if listed is not None:
-            if self._listed is None:
-                self._listed = (listed, [config_id(c) for c in listed], self.coords.indices(listed))
-            configs, ids, indices = self._listed
+        if self.draws.valid is not None:
+            configs, ids, indices = self._listing()
             rows = [i for i, key in enumerate(ids) if key not in skip]
             if len(rows) > cap:
                 rows = sorted(self.rng.sample(rows, cap))
