@@ -1,0 +1,38 @@
+"""The checkpoint of the new default's report: GA's and BO's 160-seed runs (../2026-11-28-many-seeds/), and the
+default's: the three-quarters screen's runs (`rebuild.py`), with the 20k needle's runs made again by the default
+(`runs-default-needle-20k.jsonl`: that space has more configs than `late_candidates`, so the default scores one
+sample drawn per job where the screen drew one each round).
+
+    python3 benchmarks/results/2026-11-28-late-phase/combined.py /tmp/default.jsonl
+    python3 benchmarks/search_efficiency.py --synthetic $S --seeds 160 --strategies ga,bo,model --decided \\
+        --checkpoint /tmp/default.jsonl        # runs nothing: prints report-160seeds.md (--svg FILE: its figure)
+"""
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import rebuild  # noqa: E402
+
+REFERENCES = HERE.parent / "2026-11-28-many-seeds" / "ga-bo-model-160seeds.jsonl"
+NEEDLE = "synth-needle-20k15-s4"
+
+
+def main(out: str) -> None:
+    references = REFERENCES.read_text().splitlines()
+    with tempfile.TemporaryDirectory() as tmp:
+        screen = Path(tmp) / "screen.jsonl"
+        rebuild.main("runs-every-config-three-quarters.jsonl", str(screen))
+        default = [json.loads(line) for line in screen.read_text().splitlines()[1:]]
+    lines = (HERE / "runs-default-needle-20k.jsonl").read_text().splitlines()[1:]
+    again = {r["seed"]: r for r in map(json.loads, lines)}
+    default = [again.get(r["seed"], r) if r["space"] == NEEDLE else r for r in default]
+    rows = [line for line in references[1:] if json.loads(line)["strategy"] != "model"]
+    rows += [json.dumps(r) for r in default]
+    Path(out).write_text("\n".join([references[0], *rows]) + "\n")  # the settings line: options "{}", the default
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
