@@ -286,6 +286,15 @@ def test_the_last_phase_scores_every_config_by_a_growing_posterior_and_picks_as_
     assert capped._late_picks(observed[:150], seen, 4) is not None
     assert capped._late_picks(observed, seen, 4) is None  # no longer an extension: the sampled picks take over
     assert len(capped.picks(observed, 8, seen, [], {})) == 4
+    broken, seen = portfolio(**late)
+
+    def singular(X):
+        raise np.linalg.LinAlgError("not positive definite")
+    seen.update(config_id(o.config) for o in observed)
+    assert broken._late_picks(observed[:150], seen, 4) is not None
+    broken._growing[0].extend = singular
+    assert len(broken.picks(observed, 8, seen, [], {})) == 4  # the sampled picks, and a fresh posterior next round
+    assert broken._growing is None
 
 
 EFFECTS = {knob: random.Random(knob).sample(range(8), 8) for knob in "abc"}  # each value's own cost, in no order

@@ -355,8 +355,9 @@ class Portfolio:
         """n configs by the smooth GP's expected improvement over every unseen config of a listed space (up to
         `late_candidates` of them, a sample of the listing drawn once when it has more), in the last phase; its
         posterior grows with the observations (`GrowingPosterior`). None where this does not apply: before the last
-        phase, with `late_candidates` 0, on a space not listed, or once the smooth GP's points are no longer the
-        observations in order (past `smooth_points` of them), where the sampled picks take over."""
+        phase, with `late_candidates` 0, on a space not listed, once the smooth GP's points are no longer the
+        observations in order (past `smooth_points` of them), or when rounding left the grown factor singular: the
+        sampled picks take over."""
         cap = self.options["late_candidates"]
         if not (cap and self._late(len(observations)) and self.draws.valid is not None):
             return None
@@ -373,7 +374,11 @@ class Portfolio:
         X = self.coords.at(ran)
         if not growing.covers(X):
             return None
-        growing.extend(X)
+        try:
+            growing.extend(X)
+        except np.linalg.LinAlgError:  # rounding made the new points' block singular: start afresh next round
+            self._growing = None
+            return None
         _, ids, _ = self._listing()
         excluded = np.fromiter((ids[i] in skip for i in rows), bool, len(rows))
         if len(rows) - excluded.sum() <= n:
