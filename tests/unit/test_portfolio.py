@@ -280,7 +280,7 @@ def test_the_last_phase_scores_every_config_by_a_growing_posterior_and_picks_as_
         assert picks[0] == picks[1] and len(picks[0]) == 4
         assert not {config_id(c) for c in picks[0]} & seen_grown
     assert grown._growing is not None and afresh._growing is None
-    assert len(grown._growing[0].X) == 200  # every observation ran: the posterior holds them all, in order
+    assert len(grown._growing.posterior.X) == 200  # every observation ran: the posterior holds them all, in order
     capped, seen = portfolio(**late, smooth_points=150)  # past 150 the points are the fastest half and the latest
     seen.update(config_id(o.config) for o in observed)
     assert capped._late_picks(observed[:150], seen, 4) is not None
@@ -292,7 +292,7 @@ def test_the_last_phase_scores_every_config_by_a_growing_posterior_and_picks_as_
         raise np.linalg.LinAlgError("not positive definite")
     seen.update(config_id(o.config) for o in observed)
     assert broken._late_picks(observed[:150], seen, 4) is not None
-    broken._growing[0].extend = singular
+    broken._growing.posterior.extend = singular
     assert len(broken.picks(observed, 8, seen, [], {})) == 4  # the sampled picks, and a fresh posterior next round
     assert broken._growing is None
 

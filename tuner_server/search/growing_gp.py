@@ -60,12 +60,34 @@ class GrowingPosterior:
         return joint_ei_batch([_Fitted(self, y)], [self.C], n, xi, excluded=excluded)
 
 
+class ListedPicks:
+    """Expected-improvement picks over the configs of a listed space (those at `rows` of the listing), by a
+    GrowingPosterior over them: what the model-guided strategy's last phase picks from."""
+
+    def __init__(self, configs: list[dict], ids: list[tuple], rows: np.ndarray, points: np.ndarray,
+                 lengthscale: float, capacity: int):
+        self.configs, self.ids, self.rows = configs, ids, rows  # the listing, its config ids, the rows scored
+        self.posterior = GrowingPosterior(points, lengthscale, capacity)
+
+    def picks(self, X: np.ndarray, y: np.ndarray, skip: set[tuple], n: int, xi: float) -> list[dict] | None:
+        """n configs whose id is not in `skip`, given the observations' points X (in order) and targets y; None when X
+        does not extend the points held (or overflows the capacity). Raises LinAlgError when rounding leaves the
+        grown factor singular."""
+        if not self.posterior.covers(X):
+            return None
+        self.posterior.extend(X)
+        excluded = np.fromiter((self.ids[i] in skip for i in self.rows), bool, len(self.rows))
+        if len(self.rows) - excluded.sum() <= n:  # the few left, in listing order (as the sampled picks give them)
+            return [self.configs[i] for i, out in zip(self.rows, excluded, strict=True) if not out]
+        return [self.configs[self.rows[j]] for j in self.posterior.ei_batch(y, n, xi, excluded)]
+
+
 class _Fitted:
     """A GrowingPosterior with its targets: what `joint_ei_batch` asks of a GP (targets, posterior, kernel)."""
 
     def __init__(self, growing: GrowingPosterior, y: np.ndarray):
         self.growing = growing
-        self.z, self.mu, self.sd = standardised(np.asarray(y, dtype=np.float64))
+        self.z = standardised(np.asarray(y, dtype=np.float64))[0]
         self._kernel = growing._kernel
 
     def posterior(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

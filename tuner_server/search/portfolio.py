@@ -93,21 +93,16 @@ share of the slots, or in every slot until `gp_until`, had moved losses between 
 
 The last phase (`late_from`, 256 observations, once the fitted GP has retired): the smooth GP fills exactly
 `late_smooth` (three quarters) of the acquisition's slots whatever the trusts say, picks `late_batch` (3) configs at a
-time, so its picks are fresh every round as BO's are, and on a listed space scores every unseen config (up to
-`late_candidates`) by a posterior that grows with the observations (`tuner_server.search.growing_gp`: a round costs a
-tenth of a posterior computed afresh, and picks the same configs). On basin and noisy spaces BO's chance per
-measurement of reaching 5 % of the optimum rises late in a run while the strategy's had stayed flat (noisy 7k: BO
-0.67 % over measurements 257-400, the strategy 0.42 %). At 160 seeds on all 72 spaces of
-benchmarks/search_efficiency.py (benchmarks/results/2026-11-28-many-seeds/), half the slots with fresh picks from a
-sample of 2,048 slowed no space (paired signed-rank test, p < 0.05) and sped up three (noisy 7k, reaching 5 % on
-0.82 -> 0.86 of seeds; needles 15k and 12k s61); on eight spaces named afterwards basins 11k s81 went 0.95 -> 1.00.
-Against that, three quarters of the slots over every config (benchmarks/results/2026-11-28-late-phase/) slowed no
-space at p < 0.1 and sped up five at p < 0.05 (basins 11k, reaching on 0.93 -> 0.96 of seeds; basins 12k s76
-0.92 -> 0.96; invalid 12k s74; needles 12k s61 and 15k). Three quarters from a sample of 2,048 slowed the 14k needle
-(p = 0.06: its late hits come through the ensemble's slots, and sampled picks waste the ones they take); every config
-with half the slots gained less; fresh, unsampled picks from `gp_settle` on, with the floor `smooth` at a quarter or
-a half, gained more on noisy 7k (0.86 -> 0.90, 0.96) but cost every round of a job with a transfer model, and with
-the half slowed the 9k needle s22 (p = 0.02). Every run decided before 256 is as it was.
+time, fresh every round as BO's are, and on a listed space scores every unseen config (up to `late_candidates`) by a
+posterior that grows with the observations (`tuner_server.search.growing_gp`: a tenth of the cost of one computed
+afresh, the same picks). On basin and noisy spaces BO's chance per measurement of reaching 5 % of the optimum rises
+late in a run while the strategy's had stayed flat (noisy 7k: BO 0.67 % over measurements 257-400, the strategy
+0.42 %). At 160 seeds on all 72 spaces of benchmarks/search_efficiency.py (benchmarks/results/2026-11-28-late-phase/),
+against half the slots from a sample of 2,048 (itself no slower anywhere than no last phase, and faster on three), it
+slowed no space at p < 0.1 and sped up five at p < 0.05 (basins 11k, reaching 5 % on 0.93 -> 0.96 of seeds; basins
+12k s76 0.92 -> 0.96; invalid 12k s74; needles 12k s61 and 15k). Three quarters from the sample slowed the 14k needle
+(p = 0.06: its late hits come through the ensemble's slots, and sampled picks waste the ones they take). Every run
+decided before 256 is as it was.
 """
 from __future__ import annotations
 
@@ -128,7 +123,7 @@ from tuner_server.search.gaussian_process import (
     standardised,
 )
 from tuner_server.search.gp_fit import Hyperparameters, fit_hyperparameters
-from tuner_server.search.growing_gp import GrowingPosterior
+from tuner_server.search.growing_gp import ListedPicks
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
 
@@ -180,7 +175,7 @@ class Portfolio:
         self._predicted: dict[tuple, tuple[float, ...]] = {}  # config id -> scores per SURROGATES, higher better
         self._outcomes: list[tuple[float, ...]] = []  # (*scores, speed) of measured predicted configs
         self._listed: tuple[list[dict], list[tuple], np.ndarray] | None = None  # configs, ids, choice indices
-        self._growing: tuple[GrowingPosterior, np.ndarray] | None = None  # the last phase's posterior, listing rows
+        self._growing: ListedPicks | None = None  # the last phase's picks, by a posterior that grows
 
     def _sees_codes(self, observed: int) -> bool:
         """Whether the fitted GP on `observed` observations sees the one-hot codes beside the coordinates (a fitted
@@ -354,7 +349,7 @@ class Portfolio:
     def _late_picks(self, observations: list[Observation], skip: set[tuple], n: int) -> list[dict] | None:
         """n configs by the smooth GP's expected improvement over every unseen config of a listed space (up to
         `late_candidates` of them, a sample of the listing drawn once when it has more), in the last phase; its
-        posterior grows with the observations (`GrowingPosterior`). None where this does not apply: before the last
+        posterior grows with the observations (`ListedPicks`). None where this does not apply: before the last
         phase, with `late_candidates` 0, on a space not listed, once the smooth GP's points are no longer the
         observations in order (past `smooth_points` of them), or when rounding left the grown factor singular: the
         sampled picks take over."""
@@ -368,22 +363,13 @@ class Portfolio:
             configs, ids, indices = self._listing()
             rows = np.arange(len(configs)) if len(configs) <= cap else np.array(sorted(self.rng.sample(
                 range(len(configs)), cap)))
-            self._growing = (GrowingPosterior(self.coords.at(indices[rows]), self.options["gp_lengthscale"],
-                                              self.options["smooth_points"]), rows)
-        growing, rows = self._growing
-        X = self.coords.at(ran)
-        if not growing.covers(X):
-            return None
+            self._growing = ListedPicks(configs, ids, rows, self.coords.at(indices[rows]),
+                                        self.options["gp_lengthscale"], self.options["smooth_points"])
         try:
-            growing.extend(X)
+            return self._growing.picks(self.coords.at(ran), y, skip, n, XI)
         except np.linalg.LinAlgError:  # rounding made the new points' block singular: start afresh next round
             self._growing = None
             return None
-        _, ids, _ = self._listing()
-        excluded = np.fromiter((ids[i] in skip for i in rows), bool, len(rows))
-        if len(rows) - excluded.sum() <= n:
-            return [self.draws.valid[i] for i, out in zip(rows, excluded, strict=True) if not out]
-        return [self.draws.valid[rows[j]] for j in growing.ei_batch(y, n, XI, excluded)]
 
     def _fit(self, observations: list[Observation]) -> None:
         if len(observations) >= self.options["gp_until"]:
