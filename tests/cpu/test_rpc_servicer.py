@@ -52,7 +52,8 @@ class WakeCounter(JobDriver):
 @pytest.fixture
 def farm(tmp_path):
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'tf.db'}", grpc_host="127.0.0.1", grpc_port=0,
-                        enrolment_token=TOKEN, lease_seconds=60, heartbeat_interval_s=2)
+                        enrolment_token=TOKEN, lease_seconds=60, heartbeat_interval_s=2,
+                        rpc_budget_s=30)  # these tests are about what a call does, not its deadline
     upgrade_to_head(settings.database_url)
     engine = make_engine(settings.database_url)
     sessions = make_session_factory(engine)
@@ -216,7 +217,8 @@ def test_a_compare_task_round_trip_moves_the_head_only_when_paired(farm):
     reg = farm.register()
     farm.job_with_tasks(budget=2)
     slow, fast = farm.lease(reg, 2)
-    farm.report(reg, [ok(slow, 2e-3), ok(fast, 1e-3)])  # the first is the head; the second challenges it
+    reported = farm.report(reg, [ok(slow, 2e-3), ok(fast, 1e-3)])  # the first is the head; the second challenges it
+    assert list(reported.accepted_task_ids) == [slow.task_id, fast.task_id]
     (task,) = farm.lease(reg, 1)
     assert task.kind == pb.COMPARE and not task.time_reference  # a challenge times no reference
     assert (json.loads(task.config_json), json.loads(task.baseline_config_json)) == (
