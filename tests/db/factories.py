@@ -124,7 +124,7 @@ def measure_new(session, ag, job_id: str, median: float, now: datetime = T0, spr
     """Queue one more config for the job and measure it at `now` (nothing else may be queued ahead of it)."""
     (created,) = repo.enqueue_configs(job_id, [{"tile": 3, "variant": next(_fresh)}], session=session, now=now)
     (task,) = repo.lease_tasks(ag.id, 1, session=session, now=now)
-    assert task.task_id == created.id, "a COMPARE task was queued ahead: settle it first"
+    assert task.task_id == created, "a COMPARE task was queued ahead: settle it first"
     return repo.record_result(ag.id, ok(task, median, spread), session=session, now=now)
 
 

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from tests.db.factories import MATMUL, SOFTMAX, T0, agent, at, cuda_fingerprint, job, ok
 from tuner_server import measure_policy, repo
-from tuner_server.db import Job, Workload
+from tuner_server.db import Job, Task, Workload
 from tuner_server.repo import JobLimits, JobSpec, pass_reads
 
 
@@ -111,8 +111,10 @@ def test_enqueue_skips_known_configs_and_respects_the_budget(session):
     j = job(session, budget=4, n_configs=2)  # tiles 1, 2
     created = repo.enqueue_configs(j.id, [{"tile": 1}, {"tile": 3}, {"tile": 3}, {"tile": 4}, {"tile": 5}],
                                    session=session, now=T0)
-    assert [t.config for t in created] == [{"tile": 3}, {"tile": 4}]
-    assert [t.position for t in created] == [3, 4]  # after the job's two: the order agents lease them in
+    tasks = [session.get(Task, task_id) for task_id in created]
+    # positions after the job's two: the order agents lease them in
+    assert [(t.config, t.position, t.state, t.kind, t.attempt, t.created_at) for t in tasks] == [
+        ({"tile": 3}, 3, "queued", "MEASURE", 1, T0), ({"tile": 4}, 4, "queued", "MEASURE", 1, T0)]
     assert repo.enqueue_configs(j.id, [{"tile": 6}], session=session) == []
     assert repo.job_progress(j.id, session=session).queued == 4
     with pytest.raises(repo.InvalidRequest):

@@ -11,16 +11,15 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Text, and_, case, func, literal, or_, select, update
+from sqlalchemy import Text, and_, bindparam, case, func, insert, literal, or_, select, update
 from sqlalchemy.orm import Session, joinedload
 
 import compiler_core as cc
 from tuner_server import fair_share, measure_policy
 from tuner_server.db.models import JOB_OPEN_STATES, Agent, Job, Task, Trial
-from tuner_server.db.types import utcnow
+from tuner_server.db.types import new_id, utcnow
 from tuner_server.device_class import device_kind
 from tuner_server.repo.errors import Conflict, InvalidRequest, NotFound
-from tuner_server.repo.jobs import get_job
 from tuner_server.repo.records import LeasedTask, Requeued
 from tuner_server.repo.trials import append_trial
 
@@ -28,41 +27,52 @@ DEFAULT_MAX_ATTEMPTS = 3
 FRESH_ENOUGH = timedelta(seconds=1)  # a lease refreshes the agent's last_heartbeat when it is older than this
 
 
+# A proposal's statements, built once: the driver queues a batch every round, and building and caching a statement
+# cost more than running it (the ORM's unit of work, too, for a few plain rows).
+_LOCK_JOB = (select(Job.state, Job.trial_budget).where(Job.id == bindparam("job_id"))
+             .with_for_update(key_share=True))  # as get_job(lock=True): FOR NO KEY UPDATE on PostgreSQL
+_MEASURES = (Task.job_id == bindparam("job_id"), Task.kind == "MEASURE")
+# The job's task count and which of the batch's keys it holds, in one statement (a round trip fewer per proposal): only
+# the batch's keys are looked up (the (job, key) index), so a proposal's cost stays flat as the job grows. The count's
+# row has no key.
+_QUEUED_AND_KNOWN = (select(func.count(), literal(None, Text)).select_from(Task).where(*_MEASURES)
+                     .union_all(select(literal(0), Task.config_key)
+                                .where(*_MEASURES, Task.config_key.in_(bindparam("keys", expanding=True)))))
+
+
 def enqueue_configs(job_id: str, configs: Iterable[dict[str, Any]], *, session: Session,
-                    now: datetime | None = None) -> list[Task]:
-    """Queue configs for an open job; configs already in the job, and any beyond its budget, are skipped."""
-    job = get_job(job_id, session=session, lock=True)
-    if job.state not in JOB_OPEN_STATES:
-        raise Conflict(f"job {job_id} is {job.state}; configs can only be added to queued or running jobs")
+                    now: datetime | None = None) -> list[str]:
+    """Queue configs for an open job; configs already in the job, and any beyond its budget, are skipped. Returns
+    the new tasks' ids, in the order they will be leased."""
     configs = list(configs)
     for config in configs:
         if not isinstance(config, dict):
             raise InvalidRequest(f"a config is a dict of knob values, got {type(config).__name__}")
+    job = session.execute(_LOCK_JOB, {"job_id": job_id}).one_or_none()
+    if job is None:
+        raise NotFound(f"no job {job_id}")
+    if job.state not in JOB_OPEN_STATES:
+        raise Conflict(f"job {job_id} is {job.state}; configs can only be added to queued or running jobs")
     keys = [cc.config_key(config) for config in configs]
     if not keys:
         return []
-    measures = (Task.job_id == job.id, Task.kind == "MEASURE")
-    # The job's task count and which of this batch's keys it holds, in one statement (a round trip fewer per
-    # proposal): only the batch's keys are looked up (the (job, key) index), so a proposal's cost stays flat as the
-    # job grows. The count's row has no key.
-    rows = session.execute(select(func.count(), literal(None, Text)).select_from(Task).where(*measures)
-                           .union_all(select(literal(0), Task.config_key)
-                                      .where(*measures, Task.config_key.in_(set(keys))))).all()
+    rows = session.execute(_QUEUED_AND_KNOWN, {"job_id": job_id, "keys": sorted(set(keys))}).all()
     queued = next(n for n, key in rows if key is None)
     seen = {key for _, key in rows if key is not None}
-    room = job.trial_budget - queued
-    created: list[Task] = []
+    room, created_at = job.trial_budget - queued, now or utcnow()
+    created: list[dict[str, Any]] = []
     for config, key in zip(configs, keys, strict=True):
         if key in seen:
             continue
         if len(created) >= room:
             break
         seen.add(key)
-        created.append(Task(job_id=job.id, config=dict(config), config_key=key, position=queued + len(created) + 1,
-                            attempt=1, state="queued", kind="MEASURE", created_at=now or utcnow()))
-    session.add_all(created)
-    session.flush()
-    return created
+        created.append({"id": new_id(), "job_id": job_id, "config": dict(config), "config_key": key,
+                        "position": queued + len(created) + 1, "attempt": 1, "state": "queued", "kind": "MEASURE",
+                        "created_at": created_at})
+    if created:
+        session.execute(insert(Task), created)
+    return [row["id"] for row in created]
 
 
 def lease_tasks(agent_id: str, max_tasks: int, *, session: Session, lease_seconds: float = 60,

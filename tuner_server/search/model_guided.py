@@ -216,12 +216,13 @@ class ModelGuided:
         ready = {config_id(c) for c in self._ready([o.config for o in observations])}  # the rest: asked for
         return [o for o in observations if config_id(o.config) in ready]
 
-    def _ready(self, configs: list[dict], budget: list[int] | None = None) -> list[dict]:
+    def _ready(self, configs: list[dict], budget: list[int] | None = None,
+               keys: list[tuple] | None = None) -> list[dict]:
         """The configs whose features can be had now; with a feature pool, the others are asked for. A config new to
-        this strategy costs one unit of `budget` when given (skipped once it is spent)."""
+        this strategy costs one unit of `budget` when given (skipped once it is spent). `keys`: the configs' ids,
+        when the caller has them."""
         out, ask = [], []
-        for config in configs:
-            key = config_id(config)
+        for config, key in zip(configs, keys or map(config_id, configs), strict=True):
             if key in self._rows_of:
                 out.append(config)
                 continue
@@ -374,7 +375,7 @@ class ModelGuided:
         unseen = {key: c for key, c in self._pool.items() if key not in self._seen}
         # the pool's keys are its configs' ids: looked up by object below, not computed again (ids were a tenth of it)
         key_of = {id(c): key for key, c in unseen.items()}
-        configs = self._ready(list(unseen.values()))
+        configs = self._ready(list(unseen.values()), keys=list(unseen))
         pending = [c for key, c in unseen.items() if key not in self._rows_of]  # still being featurized in the pool
         if not configs:
             self._pool = {key_of[id(c)]: c for c in pending[: self.options["pool_size"]]}
