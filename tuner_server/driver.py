@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, Row
 from sqlalchemy.orm import Session, sessionmaker
@@ -185,12 +185,16 @@ class JobDriver:
         # it starts, agents do not count as lost and the leases of agents not heard from since do not expire, so
         # an agent that comes back extends its leases (its heartbeat) and the results it measured still count.
         grace = (now - self._first_tick).total_seconds() < lost_after
-        with session_scope(self._sessions) as s:
-            expired = repo.requeue_expired(session=s, now=now, max_attempts=attempts,
-                                           heard_since=self._first_tick if grace else None)
-            lost_agents = [] if grace else repo.mark_lost_agents(session=s, lost_after_s=lost_after, now=now,
-                                                                 max_attempts=attempts)
-            counts = repo.job_state_counts(session=s)
+        expired, lost_agents = repo.Requeued([], []), []
+        with self._read_engine.connect() as c:
+            due = pass_reads.sweep_has_work(c, now, None if grace else now - timedelta(seconds=lost_after))
+            counts = pass_reads.job_state_counts(c)
+        if due:
+            with session_scope(self._sessions) as s:
+                expired = repo.requeue_expired(session=s, now=now, max_attempts=attempts,
+                                               heard_since=self._first_tick if grace else None)
+                lost_agents = [] if grace else repo.mark_lost_agents(session=s, lost_after_s=lost_after, now=now,
+                                                                     max_attempts=attempts)
         self._last_sweep = now
         metrics.set_job_counts(counts)
         summary.requeued, summary.lost_tasks, summary.lost_agents = map(len, (expired.requeued, expired.lost,

@@ -14,7 +14,7 @@ import compiler_core as cc
 from tests.unit.fake_agent import FakeAgent
 from tuner_server import repo
 from tuner_server.db import Job, Task, Trial, make_engine, make_session_factory, session_scope, upgrade_to_head
-from tuner_server.driver import JobDriver, derive_seed
+from tuner_server.driver import JobDriver, TickSummary, derive_seed
 from tuner_server.repo import JobSpec, pass_reads
 from tuner_server.search import STRATEGIES
 from tuner_server.search.random_search import RandomSearch
@@ -242,6 +242,30 @@ def test_the_drivers_reads_do_not_wait_for_the_sqlite_write_lock(sessions, setti
         holder.close()
     assert jobs == [job_id] and active == {CPU_CLASS: 1}
     assert view.progress.queued == 8 and view.trials == [] and waited_s < 5
+
+
+def test_a_sweep_takes_the_write_lock_only_when_a_lease_expired_or_an_agent_fell_silent(sessions, settings):
+    agent = new_agent(sessions)
+    new_job(sessions, budget=20)
+    driver = JobDriver(sessions, settings)
+    driver.tick(at(0))
+    with session_scope(sessions) as s:
+        repo.lease_tasks(agent, 2, session=s, now=at(0))  # deadlines at 60 s
+        repo.lease_tasks(agent, 0, session=s, now=at(35))  # a lease of nothing still says the agent is alive
+    holder = sqlite3.connect(settings.database_url.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing (its busy timeout would hold a writer 30 s)
+    try:
+        start = time.monotonic()
+        driver._sweep(at(40), idle := TickSummary())  # past the restart grace, no lease expired, nobody silent
+        waited_s = time.monotonic() - start
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (idle.requeued, idle.lost_agents) == (0, 0) and waited_s < 5
+    driver._sweep(at(70), due := TickSummary())  # both leases expired, the agent silent for 35 s
+    assert (due.requeued, due.lost_agents) == (2, 1)
+    with session_scope(sessions) as s:
+        assert repo.get_agent(agent, session=s).status == "lost"
 
 
 def test_bad_strategy_options_fail_the_job_and_spare_the_others(sessions, settings):

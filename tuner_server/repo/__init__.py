@@ -36,7 +36,6 @@ from tuner_server.repo.jobs import (
     finish_job,
     get_job,
     job_progress,
-    job_state_counts,
     list_jobs,
     open_job_for,
 )
@@ -77,7 +76,7 @@ __all__ = [
     "enqueue_configs", "ensure_device", "export_jsonl", "find_token", "find_workload", "finish_job", "get_agent",
     "get_features",
     "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_curve", "job_progress",
-    "job_state_counts", "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents",
+    "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents",
     "list_cost_models", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents",
     "open_job_for",
     "put_features", "record_result", "register_agent", "register_token", "requeue_expired", "return_leases",

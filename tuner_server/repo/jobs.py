@@ -83,13 +83,6 @@ def open_job_for(workload_key: str, device_class: str, *, session: Session) -> J
                            .order_by(Job.created_at.desc(), Job.id).limit(1)).first()
 
 
-def job_state_counts(*, session: Session) -> dict[str, int]:
-    """Jobs per state (every state, zeros included), in one query."""
-    counts = dict.fromkeys(JOB_STATES, 0)
-    counts.update(session.execute(select(Job.state, func.count()).group_by(Job.state)).tuples().all())
-    return counts
-
-
 def cancel_job(job_id: str, *, session: Session, now: datetime | None = None) -> Job:
     """Cancel an open job: its queued and leased tasks become cancelled; trials already measured stay."""
     _lock_open_tasks(session, job_id)

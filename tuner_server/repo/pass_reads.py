@@ -7,13 +7,15 @@ those reads cost the tuner more CPU than the queries themselves; here each is on
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import Connection, Row, bindparam, func, select
 
-from tuner_server.db.models import JOB_OPEN_STATES, Agent, Job, Trial, Workload
+from tuner_server.db.models import JOB_OPEN_STATES, JOB_STATES, Agent, Job, Task, Trial, Workload
 from tuner_server.repo.errors import NotFound
 
 _jobs, _trials, _agents, _workloads = Job.__table__, Trial.__table__, Agent.__table__, Workload.__table__
+_tasks = Task.__table__
 
 _OPEN_JOBS = (select(_jobs.c.id).where(_jobs.c.state.in_(JOB_OPEN_STATES))
               .order_by(_jobs.c.priority.desc(), _jobs.c.created_at, _jobs.c.id).limit(bindparam("limit")))
@@ -23,6 +25,11 @@ _JOB = (select(_jobs.c.id, _jobs.c.state, _jobs.c.phase, _jobs.c.seed, _jobs.c.d
                _jobs.c.strategy, _jobs.c.strategy_options, _jobs.c.trial_budget,
                _workloads.c.key.label("workload_key"))
         .join(_workloads, _workloads.c.id == _jobs.c.workload_id).where(_jobs.c.id == bindparam("job_id")))
+_JOB_STATES = select(_jobs.c.state, func.count()).group_by(_jobs.c.state)
+_EXPIRED_LEASE = (select(_tasks.c.id).where(_tasks.c.state == "leased", _tasks.c.lease_deadline < bindparam("now"))
+                  .limit(1))
+_SILENT_AGENT = (select(_agents.c.id).where(_agents.c.status == "active",
+                                            _agents.c.last_heartbeat < bindparam("silent_since")).limit(1))
 _TRIAL_IDS = (select(_trials.c.id).where(_trials.c.job_id == bindparam("job_id"))
               .order_by(_trials.c.created_at, _trials.c.id).offset(bindparam("offset")))
 _TRIALS = (select(_trials.c.id, _trials.c.config, _trials.c.median_s, _trials.c.status)
@@ -37,6 +44,24 @@ def open_job_ids(connection: Connection, *, limit: int) -> list[str]:
 def active_agents_by_class(connection: Connection) -> dict[str, int]:
     """Active agents per device class, counted by the database."""
     return dict(connection.execute(_ACTIVE_AGENTS).tuples().all())
+
+
+def job_state_counts(connection: Connection) -> dict[str, int]:
+    """Jobs per state (every state, zeros included), in one query."""
+    counts = dict.fromkeys(JOB_STATES, 0)
+    counts.update(connection.execute(_JOB_STATES).tuples().all())
+    return counts
+
+
+def sweep_has_work(connection: Connection, now: datetime, silent_since: datetime | None) -> bool:
+    """Whether a sweep would change anything: a lease past its deadline at `now`, or (`silent_since` given) an active
+    agent not heard from since then. The sweep's write transaction (on SQLite, the database's one write lock) is taken
+    only then. Neither can appear between this read and the sweep: new leases end in the future and heartbeats only
+    move forward."""
+    if connection.execute(_EXPIRED_LEASE, {"now": now}).first() is not None:
+        return True
+    return silent_since is not None and \
+        connection.execute(_SILENT_AGENT, {"silent_since": silent_since}).first() is not None
 
 
 def job_row(connection: Connection, job_id: str) -> Row:
