@@ -96,10 +96,14 @@ OPTIONS: dict[str, tuple] = {
     "late_batch": Option(int, 3, "configs the smooth Gaussian process picks at once from `late_from` on (fresh "
                                  "picks every round, as BO makes)", minimum=1),
     "late_candidates": Option(int, 16384, "unmeasured configs of a listed space the smooth Gaussian process scores "
-                                          "per pick from `late_from` on at most, by a posterior that grows with the "
-                                          "observations (a sample of the listing drawn once when it has more; 0: "
-                                          "`smooth_candidates` drawn afresh each pick, as before the last phase)",
+                                          "per pick from `late_from` (or `listed_from`) on at most, by a posterior "
+                                          "that grows with the observations (a sample of the listing drawn once "
+                                          "when it has more; 0: `smooth_candidates` drawn afresh each pick, as "
+                                          "before the last phase)",
                               minimum=0),
+    "listed_from": Option(int, None, "observations from which the smooth Gaussian process scores every unseen config "
+                                     "of a listed space (up to `late_candidates`) by the growing posterior, before "
+                                     "the last phase too (None: from `late_from` on)", minimum=0),
     "smooth_trust": Option(bool, False, "the smooth Gaussian process also competes for slots by its trust before "
                                         "`gp_settle`"),
     "smooth_points": Option(int, 512, "observations the smooth Gaussian process is fitted on at most", minimum=2),

@@ -216,6 +216,12 @@ class Portfolio:
         """Whether the last phase has begun: `late_from` observations (when not 0), and the fitted GP retired."""
         return 0 < self.options["late_from"] <= observed and observed >= self.options["gp_until"]
 
+    def _scores_listing(self, observed: int) -> bool:
+        """Whether the smooth GP's picks score the listing by the growing posterior: from `listed_from` observations
+        when it is set, else in the last phase."""
+        start = self.options["listed_from"]
+        return self._late(observed) if start is None else observed >= start
+
     def _smooth_batch(self, observed: int) -> int:
         """Configs the smooth GP picks at once: `late_batch` in the last phase, else `smooth_batch`."""
         return self.options["late_batch" if self._late(observed) else "smooth_batch"]
@@ -336,9 +342,9 @@ class Portfolio:
             return []
         if refill:
             n = max(k, self._smooth_batch(len(observations)))
-            late = self._late_picks(observations, skip, n)
-            if late is not None:
-                self._queue = late
+            listed = self._listed_picks(observations, skip, n)
+            if listed is not None:
+                self._queue = listed
             else:
                 candidates, indices = self._candidates(skip, pool, self.options["smooth_candidates"])
                 self._queue = candidates if len(candidates) <= n else [
@@ -346,15 +352,15 @@ class Portfolio:
         out, self._queue = self._queue[:k], self._queue[k:]
         return out
 
-    def _late_picks(self, observations: list[Observation], skip: set[tuple], n: int) -> list[dict] | None:
+    def _listed_picks(self, observations: list[Observation], skip: set[tuple], n: int) -> list[dict] | None:
         """n configs by the smooth GP's expected improvement over every unseen config of a listed space (up to
-        `late_candidates` of them, a sample of the listing drawn once when it has more), in the last phase; its
-        posterior grows with the observations (`ListedPicks`). None where this does not apply: before the last
-        phase, with `late_candidates` 0, on a space not listed, once the smooth GP's points are no longer the
+        `late_candidates` of them, a sample of the listing drawn once when it has more), in the last phase or from
+        `listed_from` on; its posterior grows with the observations (`ListedPicks`). None where this does not apply:
+        before then, with `late_candidates` 0, on a space not listed, once the smooth GP's points are no longer the
         observations in order (past `smooth_points` of them), or when rounding left the grown factor singular: the
         sampled picks take over."""
         cap = self.options["late_candidates"]
-        if not (cap and self._late(len(observations)) and self.draws.valid is not None):
+        if not (cap and self._scores_listing(len(observations)) and self.draws.valid is not None):
             return None
         ran, y = self._ran(observations, self.options["smooth_points"])
         if len(y) < 2:
