@@ -87,9 +87,11 @@ class Proc:
     def alive(self) -> bool:
         return self.popen.poll() is None
 
-    def tail(self, chars: int = 3000) -> str:
+    def tail(self, chars: int | None = 3000) -> str:
+        """The log's last `chars` characters (None: the whole log)."""
         try:
-            return self.log.read_text(errors="replace")[-chars:]
+            text = self.log.read_text(errors="replace")
+            return text if chars is None else text[-chars:]
         except OSError:
             return ""
 

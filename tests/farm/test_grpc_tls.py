@@ -29,7 +29,7 @@ def test_agent_registers_and_measures_over_tls(farm, tmp_path):
         job = c.create_job("matmul", MATMUL, "cpu", 2, seed=3, measure=FAST_MEASURE)
         done = f.wait_job(job.id)
         assert done.state == "done" and c.job(job.id).progress.verified == 2, f.logs()
-    assert "(TLS)" in agent.tail()
+    assert "(TLS)" in agent.tail(chars=None)  # its first lines: a slow host's job logs can push them out of a tail
     assert "plaintext-agent" not in f.active_agent_names() and plain.alive(), "plaintext must not get through"
     assert {t.agent_id for t in f.trials(job.id)} and "register failed" in plain.tail()
 
