@@ -62,7 +62,7 @@ class GrowingPosterior:
 
 class ListedPicks:
     """Expected-improvement picks over the configs of a listed space (those at `rows` of the listing), by a
-    GrowingPosterior over them: what the model-guided strategy's last phase picks from."""
+    GrowingPosterior over them: what the smooth GP picks from in the last phase (or from `listed_from` on)."""
 
     def __init__(self, configs: list[dict], ids: list[tuple], rows: np.ndarray, points: np.ndarray,
                  lengthscale: float, capacity: int):

@@ -175,7 +175,7 @@ class Portfolio:
         self._predicted: dict[tuple, tuple[float, ...]] = {}  # config id -> scores per SURROGATES, higher better
         self._outcomes: list[tuple[float, ...]] = []  # (*scores, speed) of measured predicted configs
         self._listed: tuple[list[dict], list[tuple], np.ndarray] | None = None  # configs, ids, choice indices
-        self._growing: ListedPicks | None = None  # the last phase's picks, by a posterior that grows
+        self._growing: ListedPicks | None = None  # the listing picks (`_listed_picks`), by a posterior that grows
 
     def _sees_codes(self, observed: int) -> bool:
         """Whether the fitted GP on `observed` observations sees the one-hot codes beside the coordinates (a fitted
