@@ -68,3 +68,21 @@ def test_from_listed_from_the_smooth_gp_scores_every_config_before_the_last_phas
     more = [Observation(c, smooth(c)) for c in order[:200]]
     seen.update(config_id(o.config) for o in more)
     assert later._listed_picks(more, seen, 4) is not None
+
+
+def test_where_the_smooth_gp_scores_the_listing_it_picks_late_batch_at_a_time():
+    """From `listed_from` on a listed space the smooth GP picks `late_batch` configs afresh each round, as in the last
+    phase (a growing posterior makes a fresh pick cheap); before it, and on a space not listed, a batch of
+    `smooth_batch` is handed out over rounds."""
+    observed = [Observation(c, smooth(c)) for c in random.Random(3).sample(CONFIGS, 160)]
+    queued = {}
+    for name, listed_from, listed in (("listing", 120, True), ("before", 200, True), ("unlisted", 120, False)):
+        p, seen = portfolio(gp_until=100, late_from=0, smooth=0.25, smooth_batch=8, late_batch=3,
+                            listed_from=listed_from, trust_temperature=0.2)
+        if not listed:
+            p.draws.valid = None  # as on a space too large to list: the strategy's pool and random draws are scored
+        seen.update(config_id(o.config) for o in observed)
+        p.trust.update(smooth=0.0, ensemble=1.0)  # the floor's share: 2 of 8 slots
+        assert len(p.picks(observed, 8, seen, [], {})) == 2
+        queued[name] = len(p._queue)
+    assert queued == {"listing": 1, "before": 6, "unlisted": 6}

@@ -93,8 +93,9 @@ OPTIONS: dict[str, tuple] = {
                                   "acquisition's slots and picks `late_batch` configs at a time (0: never)", minimum=0),
     "late_smooth": Option(float, 0.75, "share of the acquisition's slots the smooth Gaussian process fills from "
                                       "`late_from` on (more than 1 counts as 1)", minimum=0.0),
-    "late_batch": Option(int, 3, "configs the smooth Gaussian process picks at once from `late_from` on (fresh "
-                                 "picks every round, as BO makes)", minimum=1),
+    "late_batch": Option(int, 3, "configs the smooth Gaussian process picks at once from `late_from` on, and "
+                                 "wherever it scores every config of the listing (fresh picks every round, as BO "
+                                 "makes)", minimum=1),
     "late_candidates": Option(int, 16384, "unmeasured configs of a listed space the smooth Gaussian process scores "
                                           "per pick from `late_from` (or `listed_from`) on at most, by a posterior "
                                           "that grows with the observations (a sample of the listing drawn once "
@@ -102,8 +103,9 @@ OPTIONS: dict[str, tuple] = {
                                           "before the last phase)",
                               minimum=0),
     "listed_from": Option(int, None, "observations from which the smooth Gaussian process scores every unseen config "
-                                     "of a listed space (up to `late_candidates`) by the growing posterior, before "
-                                     "the last phase too (None: from `late_from` on)", minimum=0),
+                                     "of a listed space (up to `late_candidates`) by the growing posterior and picks "
+                                     "`late_batch` at a time, before the last phase too (None: from `late_from` on)",
+                          minimum=0),
     "smooth_trust": Option(bool, False, "the smooth Gaussian process also competes for slots by its trust before "
                                         "`gp_settle`"),
     "smooth_points": Option(int, 512, "observations the smooth Gaussian process is fitted on at most", minimum=2),

@@ -217,14 +217,17 @@ class Portfolio:
         return 0 < self.options["late_from"] <= observed and observed >= self.options["gp_until"]
 
     def _scores_listing(self, observed: int) -> bool:
-        """Whether the smooth GP's picks score the listing by the growing posterior: from `listed_from` observations
-        when it is set, else in the last phase."""
+        """Whether the smooth GP's picks score every config of the listing by the growing posterior: on a listed
+        space (with `late_candidates`), from `listed_from` observations when it is set, else in the last phase."""
+        if not (self.options["late_candidates"] and self.draws.valid is not None):
+            return False
         start = self.options["listed_from"]
         return self._late(observed) if start is None else observed >= start
 
     def _smooth_batch(self, observed: int) -> int:
-        """Configs the smooth GP picks at once: `late_batch` in the last phase, else `smooth_batch`."""
-        return self.options["late_batch" if self._late(observed) else "smooth_batch"]
+        """Configs the smooth GP picks at once: `late_batch` in the last phase and wherever it scores the listing (a
+        fresh pick there costs a tenth of one computed afresh), else `smooth_batch`."""
+        return self.options["late_batch" if self._late(observed) or self._scores_listing(observed) else "smooth_batch"]
 
     def predicted(self, batch: list[dict], ensemble: np.ndarray) -> None:
         """Remember every surrogate's scores of a proposed batch (compared with its measurements later)."""
@@ -360,7 +363,7 @@ class Portfolio:
         observations in order (past `smooth_points` of them), or when rounding left the grown factor singular: the
         sampled picks take over."""
         cap = self.options["late_candidates"]
-        if not (cap and self._scores_listing(len(observations)) and self.draws.valid is not None):
+        if not self._scores_listing(len(observations)):
             return None
         ran, y = self._ran(observations, self.options["smooth_points"])
         if len(y) < 2:
