@@ -18,7 +18,8 @@ from tuner_server.search.gaussian_process import GaussianProcess, KnobCoordinate
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
 from tuner_server.search.model_guided_options import GP_UNTIL, JOINT_UNTIL, OPTIONS
-from tuner_server.search.portfolio import Portfolio, rank_correlation
+from tuner_server.search.portfolio import Portfolio
+from tuner_server.search.surrogate_trust import rank_correlation
 from tuner_server.synthetic_spaces import SyntheticSpec, synthetic_table
 
 SPACE = Space((Knob("a", tuple(range(8))), Knob("b", tuple(range(8))), Knob("c", tuple(range(6)))))
@@ -64,7 +65,7 @@ def trust_after_batches(runtime, ensemble_scores, batches: int = 6) -> Portfolio
 def test_a_smooth_space_gives_the_gp_the_slots_over_an_uninformed_ensemble():
     noise = random.Random(2)
     p = trust_after_batches(smooth, lambda c: noise.random())
-    assert p.updates == 6
+    assert p.judge.updates == 6
     assert p.trust["gp"] > 0.5 > p.trust["ensemble"]
     assert p.shares(16)["gp"] > 0.7  # logistic of the gap over trust_temperature (1.0)
 
@@ -99,7 +100,7 @@ def test_failures_rank_slowest_in_the_trust():
     p.predicted(batch, np.array([t if i != worst else 1e9 for i, t in enumerate(truth)]))  # ranks it best
     for i, c in enumerate(batch):
         p.measured(Observation(c, None, "COMPILE_ERROR") if i == worst else Observation(c, smooth(c)))
-    assert p.updates == 1 and 0 < p.trust["ensemble"] < 1  # its top-ranked config failed: not a perfect rank
+    assert p.judge.updates == 1 and 0 < p.trust["ensemble"] < 1  # its top-ranked config failed: not a perfect rank
 
 
 def test_the_gp_is_fitted_on_a_bounded_set_and_only_early():
@@ -221,7 +222,7 @@ def test_the_smooth_gp_earns_trust_on_a_smooth_space_once_it_predicts():
             seen.add(config_id(c))
             p.measured(result := Observation(c, smooth(c)))
             observed.append(result)
-    assert p.updates == 3 and p.trust["smooth"] > 0.5 > p.trust["ensemble"]
+    assert p.judge.updates == 3 and p.trust["smooth"] > 0.5 > p.trust["ensemble"]
     assert p.shares(len(observed))["smooth"] > 0.6
 
 
@@ -382,7 +383,7 @@ def test_the_strategy_orders_its_batches_unless_told_not_to():
         batches = []
         for _ in range(4):
             batch = strategy.propose(8)
-            predicted = [strategy._portfolio._predicted.get(config_id(c), (math.nan,))[0] for c in batch]
+            predicted = [strategy._portfolio.judge.predicted.get(config_id(c), (math.nan,))[0] for c in batch]
             batches.append((batch, predicted))
             strategy.observe([table.measure(c) for c in batch])
         runs[fastest_first] = batches

@@ -126,33 +126,14 @@ from tuner_server.search.gp_fit import Hyperparameters, fit_hyperparameters
 from tuner_server.search.growing_gp import ListedPicks
 from tuner_server.search.knob_walk import config_id
 from tuner_server.search.listing import UnseenDraws
+from tuner_server.search.surrogate_trust import SurrogateTrust
 
 XI = 0.01  # EI's exploration offset in spreads of the targets (as the BO reference strategy)
-MIN_RANKED = 3  # measured configs of a batch before its rank correlations count
 UNLISTED_POOL = 512  # the strategy's pool candidates the GP scores per round when the space is not listed ...
 UNLISTED_DRAWS = 128  # ... and random configs drawn beside them (drawing checks validity: ~10 us a config)
 EARLY_GROWTH = 8  # the fitted GP scores up to this many times `gp_candidates` configs in its first rounds
 JOINT_WEIGHTS = (0.5, 0.25, 0.25)  # the fitted GP's EI keeps half the say; the two models of the whole space share half
 ONEHOT = 0.18  # height of the one-hot codes: a changed value lies about two steps of an 8-choice knob away
-
-
-def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rank correlation (ties get their average rank; -inf ranks lowest); 0 when either is constant."""
-    ra, rb = _ranks(a), _ranks(b)
-    if np.ptp(ra) == 0 or np.ptp(rb) == 0:
-        return 0.0
-    return float(np.corrcoef(ra, rb)[0, 1])
-
-
-def _ranks(x: np.ndarray) -> np.ndarray:
-    values, inverse = np.unique(x, return_inverse=True)
-    order = np.argsort(x, kind="stable")
-    ranks = np.empty(len(x))
-    ranks[order] = np.arange(len(x), dtype=np.float64)
-    return (np.bincount(inverse, weights=ranks, minlength=len(values)) / np.bincount(inverse))[inverse]
-
-
-SURROGATES = ("gp", "smooth", "ensemble")
 
 
 class Portfolio:
@@ -164,16 +145,13 @@ class Portfolio:
         self.coords = KnobCoordinates(space)
         self.codes = KnobCoordinates(space, ONEHOT)  # what the fitted GP sees from `codes_from` observations on
         self.additive = AdditiveFeatures(space)  # what the additive GP of the joint rounds sees
-        self.trust = dict.fromkeys(SURROGATES, 0.0)  # exponential averages of rank correlations
-        self.updates = 0
+        self.judge = SurrogateTrust(options["trust_memory"])
         self._gp: GaussianProcess | None = None  # the fitted kernel's GP, while the job is young
         self._smooth: GaussianProcess | None = None  # the BO reference's GP, when it has slots
         self._fitted_on = self._smoothed_on = -1  # observations each GP was fitted on
         self._kernel_fitted_on = -1  # observations the fitted kernel's hyperparameters were last fitted on
         self._queue: list[dict] = []  # the smooth GP's picks not handed out yet
         self._hyper: Hyperparameters | None = None  # the kernel's last fitted hyperparameters (the next fit's start)
-        self._predicted: dict[tuple, tuple[float, ...]] = {}  # config id -> scores per SURROGATES, higher better
-        self._outcomes: list[tuple[float, ...]] = []  # (*scores, speed) of measured predicted configs
         self._listed: tuple[list[dict], list[tuple], np.ndarray] | None = None  # configs, ids, choice indices
         self._growing: ListedPicks | None = None  # the listing picks (`_listed_picks`), by a posterior that grows
 
@@ -186,7 +164,12 @@ class Portfolio:
         """How a GP sees configs: coordinates and one-hot codes, or coordinates alone."""
         return self.codes if codes else self.coords
 
-    # ---- trust ------------------------------------------------------------------------------------------------
+    @property
+    def trust(self) -> dict[str, float]:
+        """The trust in each surrogate (`SurrogateTrust.trust`), by SURROGATES name."""
+        return self.judge.trust
+
+    # ---- shares -----------------------------------------------------------------------------------------------
     def shares(self, observed: int) -> dict[str, float]:
         """Share of the acquisition's slots each GP fills after `observed` observations: every slot to the fitted GP
         before `joint_until` (picked jointly with the other GPs, `_joint_batch`); else a softmax of the trusts over the
@@ -239,42 +222,21 @@ class Portfolio:
             gp, smooth = (-model.posterior(points[codes])[0] if model is not None else np.full(len(batch), np.nan)
                           for model, codes in ((self._gp, fitted_codes), (self._smooth, False)))
         for config, *scores in zip(batch, gp, smooth, ensemble, strict=True):
-            self._predicted[config_id(config)] = tuple(float(v) for v in scores)
+            self.judge.remember(config, tuple(float(v) for v in scores))
 
     def fastest_first(self, batch: list[dict]) -> list[dict]:
         """`batch` (just `predicted`) reordered so the configs the fitted GP predicts fastest come first, the others
         after them in their order; as it is once the GP has retired (`gp_until`). Agents lease a job's tasks in
         the order they were queued: within a batch the fastest-looking configs are measured first (the fitted GP
         orders a batch better than the ensemble or the smooth GP do: benchmarks/results/2026-11-27-batch-order/)."""
-        scores = [self._predicted.get(config_id(c), (math.nan,))[0] for c in batch]
+        scores = [self.judge.predicted.get(config_id(c), (math.nan,))[0] for c in batch]
         if all(math.isnan(v) for v in scores):
             return batch
         order = sorted(range(len(batch)), key=lambda i: (math.isnan(scores[i]), -scores[i]))  # stable: ties keep order
         return [batch[i] for i in order]
 
     def measured(self, result: Observation) -> None:
-        scores = self._predicted.pop(config_id(result.config), None)
-        if scores is None:
-            return
-        ok = result.status == OK and result.median_s is not None and result.median_s > 0
-        self._outcomes.append((*scores, -math.log(result.median_s) if ok else -math.inf))
-        if not self._predicted or len(self._outcomes) >= 8 * MIN_RANKED:  # a batch is in: update the trust
-            self._update_trust()
-
-    def _update_trust(self) -> None:
-        outcomes, self._outcomes = self._outcomes, []
-        if len(outcomes) < MIN_RANKED:
-            return
-        speed = np.array([o[-1] for o in outcomes])
-        memory = self.options["trust_memory"] if self.updates else 0.0
-        for i, name in enumerate(SURROGATES):
-            scores = np.array([o[i] for o in outcomes])
-            usable = ~np.isnan(scores)
-            rho = 0.0
-            if usable.sum() >= MIN_RANKED:
-                rho = rank_correlation(scores[usable], speed[usable])
-            self.trust[name] = memory * self.trust[name] + (1 - memory) * (rho if math.isfinite(rho) else 0.0)
-        self.updates += 1
+        self.judge.measured(result)
 
     # ---- the GPs' picks -----------------------------------------------------------------------------------------
     def picks(self, observations: list[Observation], slots: int, seen: set[tuple], taken: list[dict],

@@ -24,9 +24,9 @@ _propose = mg.ModelGuided.propose
 def propose(self, n):
     batch = _propose(self, n)
     portfolio = self._portfolio
-    trust = (*(portfolio.trust[s] for s in SURROGATES), portfolio.updates)
+    trust = (*(portfolio.trust[s] for s in SURROGATES), portfolio.judge.updates)
     for config in batch:
-        SNAP[config_id(config)] = (portfolio._predicted.get(config_id(config)), trust)
+        SNAP[config_id(config)] = (portfolio.judge.predicted.get(config_id(config)), trust)
     return batch
 
 

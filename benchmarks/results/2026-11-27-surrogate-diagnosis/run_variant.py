@@ -64,6 +64,7 @@ import tuner_server.search.gaussian_process as gaussian_process  # noqa: E402
 import tuner_server.search.gp_fit as gp_fit  # noqa: E402
 import tuner_server.search.model_guided as model_guided  # noqa: E402
 import tuner_server.search.portfolio as portfolio  # noqa: E402
+import tuner_server.search.surrogate_trust as surrogate_trust  # noqa: E402
 from tuner_server.search.gaussian_process import (  # noqa: E402
     GaussianProcess,
     KnobCoordinates,
@@ -191,13 +192,13 @@ def looselect() -> None:
 
     def loo_rank(gp):
         inverse = cho_solve(gp.factor, np.eye(len(gp.z)))
-        return portfolio.rank_correlation(gp.z - (inverse @ gp.z) / np.maximum(np.diag(inverse), 1e-12), gp.z)
+        return surrogate_trust.rank_correlation(gp.z - (inverse @ gp.z) / np.maximum(np.diag(inverse), 1e-12), gp.z)
 
     def selected(self, observations):
         before = self._gp
         fit(self, observations)
         gp = self._gp
-        if gp is None or gp is before or len(gp.z) < 2 * portfolio.MIN_RANKED:
+        if gp is None or gp is before or len(gp.z) < 2 * surrogate_trust.MIN_RANKED:
             return
         targets = gp.z * gp.sd + gp.mu
         runtimes = np.exp(targets) if self.options["gp_targets"] == "log" else targets

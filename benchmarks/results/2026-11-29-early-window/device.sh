@@ -1,0 +1,6 @@
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1|tail -2; export PYTHONPATH=/tmp/site:$PWD OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1; python3 -c "import lightgbm" || exit 3
+SE="python3 benchmarks/search_efficiency.py --tables '' --strategies model --decided --jobs 16 --seeds 160"
+SP=synth-basins-11k12-s32,synth-noisy-8k11-s63,synth-noisy-7k11-s16,synth-basins-12k12-s76
+date; timeout 280 $SE --synthetic $SP --options '{"min_train": 24}' --checkpoint $OUT/min_train_24-4spaces-160seeds.jsonl > $OUT/mt24.txt 2>&1
+date; timeout 270 $SE --synthetic $SP --options '{"gp_kernel": "fixed", "gp_targets": "runtime", "joint_additive": false, "min_train": 24}' --checkpoint $OUT/bo_start-4spaces-160seeds.jsonl > $OUT/bostart.txt 2>&1
+date; wc -l $OUT/*.jsonl
