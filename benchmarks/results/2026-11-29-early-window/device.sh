@@ -4,3 +4,4 @@ SP=synth-basins-11k12-s32,synth-noisy-8k11-s63,synth-noisy-7k11-s16,synth-basins
 date; timeout 280 $SE --synthetic $SP --options '{"min_train": 24}' --checkpoint $OUT/min_train_24-4spaces-160seeds.jsonl > $OUT/mt24.txt 2>&1
 date; timeout 270 $SE --synthetic $SP --options '{"gp_kernel": "fixed", "gp_targets": "runtime", "joint_additive": false, "min_train": 24}' --checkpoint $OUT/bo_start-4spaces-160seeds.jsonl > $OUT/bostart.txt 2>&1
 date; wc -l $OUT/*.jsonl
+date; timeout 420 python3 benchmarks/search_efficiency.py --synthetic none --strategies model --decided --jobs 16 --seeds 160 --options '{"min_train": 24}' --checkpoint $OUT/min_train_24-tables-160seeds.jsonl
