@@ -13,6 +13,7 @@ from sqlalchemy import Connection, Row, bindparam, func, select
 
 from tuner_server.db.models import JOB_OPEN_STATES, JOB_STATES, Agent, Job, Task, Trial, Workload
 from tuner_server.repo.errors import NotFound
+from tuner_server.repo.sweep_rules import agent_silent, lease_expired
 
 _jobs, _trials, _agents, _workloads = Job.__table__, Trial.__table__, Agent.__table__, Workload.__table__
 _tasks = Task.__table__
@@ -26,10 +27,8 @@ _JOB = (select(_jobs.c.id, _jobs.c.state, _jobs.c.phase, _jobs.c.seed, _jobs.c.d
                _workloads.c.key.label("workload_key"))
         .join(_workloads, _workloads.c.id == _jobs.c.workload_id).where(_jobs.c.id == bindparam("job_id")))
 _JOB_STATES = select(_jobs.c.state, func.count()).group_by(_jobs.c.state)
-_EXPIRED_LEASE = (select(_tasks.c.id).where(_tasks.c.state == "leased", _tasks.c.lease_deadline < bindparam("now"))
-                  .limit(1))
-_SILENT_AGENT = (select(_agents.c.id).where(_agents.c.status == "active",
-                                            _agents.c.last_heartbeat < bindparam("silent_since")).limit(1))
+_EXPIRED_LEASE = select(_tasks.c.id).where(lease_expired(bindparam("now"))).limit(1)  # the sweep's writes' rules
+_SILENT_AGENT = select(_agents.c.id).where(agent_silent(bindparam("silent_since"))).limit(1)
 _TRIAL_IDS = (select(_trials.c.id).where(_trials.c.job_id == bindparam("job_id"))
               .order_by(_trials.c.created_at, _trials.c.id).offset(bindparam("offset")))
 _TRIALS = (select(_trials.c.id, _trials.c.config, _trials.c.median_s, _trials.c.status)
@@ -55,9 +54,9 @@ def job_state_counts(connection: Connection) -> dict[str, int]:
 
 def sweep_has_work(connection: Connection, now: datetime, silent_since: datetime | None) -> bool:
     """Whether a sweep would change anything: a lease past its deadline at `now`, or (`silent_since` given) an active
-    agent not heard from since then. The sweep's write transaction (on SQLite, the database's one write lock) is taken
-    only then. Neither can appear between this read and the sweep: new leases end in the future and heartbeats only
-    move forward."""
+    agent not heard from since then (`sweep_rules`, as the writes define them). The sweep's write transaction (on
+    SQLite, the database's one write lock) is taken only then. Neither can appear between this read and the sweep:
+    new leases end in the future and heartbeats only move forward."""
     if connection.execute(_EXPIRED_LEASE, {"now": now}).first() is not None:
         return True
     return silent_since is not None and \

@@ -21,6 +21,7 @@ from tuner_server.db.types import new_id, utcnow
 from tuner_server.device_class import device_kind
 from tuner_server.repo.errors import Conflict, InvalidRequest, NotFound
 from tuner_server.repo.records import LeasedTask, Requeued
+from tuner_server.repo.sweep_rules import lease_expired
 from tuner_server.repo.trials import append_trial
 
 DEFAULT_MAX_ATTEMPTS = 3
@@ -152,7 +153,7 @@ def requeue_expired(*, session: Session, now: datetime | None = None, max_attemp
     trial. `heard_since` (the driver's restart grace): only the leases of agents heard from since then expire (such
     an agent's heartbeat names every task it still holds or has a result for, and so keeps those leases)."""
     now = now or utcnow()
-    query = select(Task).where(Task.state == "leased", Task.lease_deadline < now)
+    query = select(Task).where(lease_expired(now))
     if heard_since is not None:
         query = query.where(Task.agent_id.in_(select(Agent.id).where(Agent.last_heartbeat >= heard_since)))
     tasks = session.scalars(query.order_by(Task.id).with_for_update(skip_locked=True)).all()
