@@ -20,14 +20,16 @@ REFERENCES = HERE.parent / "2026-11-28-many-seeds" / "ga-bo-model-160seeds.jsonl
 NEEDLE = "synth-needle-20k15-s4"
 
 
-def main(out: str) -> None:
+def main(out: str, screen: Path = HERE / "runs-every-config-three-quarters.jsonl",
+         needle: Path = HERE / "runs-default-needle-20k.jsonl") -> None:
+    """Write the checkpoint: GA's and BO's runs, `screen`'s runs (rebuilt with the default's runs decided by its
+    `seeded_from`), the 20k needle's replaced by those of `needle`."""
     references = REFERENCES.read_text().splitlines()
     with tempfile.TemporaryDirectory() as tmp:
-        screen = Path(tmp) / "screen.jsonl"
-        rebuild.main("runs-every-config-three-quarters.jsonl", str(screen))
-        default = [json.loads(line) for line in screen.read_text().splitlines()[1:]]
-    lines = (HERE / "runs-default-needle-20k.jsonl").read_text().splitlines()[1:]
-    again = {r["seed"]: r for r in map(json.loads, lines)}
+        rebuilt = Path(tmp) / "screen.jsonl"
+        rebuild.main(str(screen), str(rebuilt))
+        default = [json.loads(line) for line in rebuilt.read_text().splitlines()[1:]]
+    again = {r["seed"]: r for r in map(json.loads, needle.read_text().splitlines()[1:])}
     default = [again.get(r["seed"], r) if r["space"] == NEEDLE else r for r in default]
     rows = [line for line in references[1:] if json.loads(line)["strategy"] != "model"]
     rows += [json.dumps(r) for r in default]

@@ -8,31 +8,17 @@ sample of the listing drawn once per job, where the screen drew one each round).
     python3 benchmarks/search_efficiency.py --synthetic $S --seeds 160 --strategies ga,bo,model --decided \\
         --checkpoint /tmp/listed.jsonl        # runs nothing: prints report-160seeds.md (--svg FILE: its figure)
 """
-import json
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LATE = HERE.parent / "2026-11-28-late-phase"
 sys.path.insert(0, str(LATE))
-import rebuild  # noqa: E402
-
-REFERENCES = HERE.parent / "2026-11-28-many-seeds" / "ga-bo-model-160seeds.jsonl"
-NEEDLE = "synth-needle-20k15-s4"
+import combined  # noqa: E402
 
 
 def main(out: str) -> None:
-    references = REFERENCES.read_text().splitlines()
-    with tempfile.TemporaryDirectory() as tmp:
-        screen = Path(tmp) / "screen.jsonl"
-        rebuild.main(str(LATE / "runs-fresh-from-128-floor-quarter.jsonl"), str(screen))
-        default = [json.loads(line) for line in screen.read_text().splitlines()[1:]]
-    again = {r["seed"]: r for r in map(json.loads, (HERE / "runs-needle-20k.jsonl").read_text().splitlines()[1:])}
-    default = [again.get(r["seed"], r) if r["space"] == NEEDLE else r for r in default]
-    rows = [line for line in references[1:] if json.loads(line)["strategy"] != "model"]
-    rows += [json.dumps(r) for r in default]
-    Path(out).write_text("\n".join([references[0], *rows]) + "\n")  # the settings line: options "{}", the default
+    combined.main(out, LATE / "runs-fresh-from-128-floor-quarter.jsonl", HERE / "runs-needle-20k.jsonl")
 
 
 if __name__ == "__main__":
