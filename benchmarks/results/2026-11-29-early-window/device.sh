@@ -1,3 +1,4 @@
+# The calls that ran (the device tool, from the repository root, with .whl carried), one after another.
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1|tail -2; export PYTHONPATH=/tmp/site:$PWD OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1; python3 -c "import lightgbm" || exit 3
 SE="python3 benchmarks/search_efficiency.py --tables '' --strategies model --decided --jobs 16 --seeds 160"
 SP=synth-basins-11k12-s32,synth-noisy-8k11-s63,synth-noisy-7k11-s16,synth-basins-12k12-s76
