@@ -137,15 +137,15 @@ ONEHOT = 0.18  # height of the one-hot codes: a changed value lies about two ste
 
 
 class Portfolio:
-    """The two GP surrogates and the trust in each surrogate (see the module docstring); options from the
-    model-guided strategy's OPTIONS table."""
+    """The two GP surrogates, their picks and each surrogate's share of a batch (see the module docstring), by the
+    trust that `judge` (`SurrogateTrust`) keeps; options from the model-guided strategy's OPTIONS table."""
 
     def __init__(self, space: Space, options: dict, rng: random.Random, draws: UnseenDraws):
         self.options, self.rng, self.draws = options, rng, draws
         self.coords = KnobCoordinates(space)
         self.codes = KnobCoordinates(space, ONEHOT)  # what the fitted GP sees from `codes_from` observations on
         self.additive = AdditiveFeatures(space)  # what the additive GP of the joint rounds sees
-        self.judge = SurrogateTrust(options["trust_memory"])
+        self.judge = SurrogateTrust(options["trust_memory"])  # every surrogate's predictions, and the trust in each
         self._gp: GaussianProcess | None = None  # the fitted kernel's GP, while the job is young
         self._smooth: GaussianProcess | None = None  # the BO reference's GP, when it has slots
         self._fitted_on = self._smoothed_on = -1  # observations each GP was fitted on
