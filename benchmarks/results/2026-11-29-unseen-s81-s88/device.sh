@@ -1,0 +1,3 @@
+# The call that ran (the device tool, from the repository root, with .whl carried): GA and BO, 40 seeds, s81-s88.
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1|tail -2; export PYTHONPATH=/tmp/site:$PWD OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1; python3 -c "import lightgbm" || exit 3
+date; timeout 215 python3 benchmarks/search_efficiency.py --tables '' --synthetic synth-basins-11k11-s81,synth-basins-13k12-s88,synth-basins-9k12-s84,synth-invalid-10k12-s87,synth-needle-10k10-s86,synth-needle-12k12-s83,synth-noisy-10k11-s85,synth-noisy-8k12-s82 --seeds 40 --strategies ga,bo --decided --jobs 16 --checkpoint $OUT/ga-bo-s81-s88-40seeds.jsonl > $OUT/refs.txt 2>&1; date; wc -l $OUT/*.jsonl; tail -2 $OUT/refs.txt
