@@ -19,13 +19,14 @@ import search_efficiency as se  # noqa: E402
 RUNS = Path(__file__).resolve().parent / "ga-bo-model-160seeds.jsonl"
 
 
-def main(out: str, options: str, settle: int = 128, seeds: int = 160) -> None:
+def main(out: str, options: str, settle: int = 128, seeds: int = 160, source: Path = RUNS) -> None:
+    """Seed `out` with the model runs of `source` (a checkpoint) of seeds below `seeds` decided by `settle`."""
     if Path(out).exists():
         raise SystemExit(f"{out} exists: a checkpoint is seeded once")
     json.loads(options)  # a mistyped options string fails here, not after the runs
     args = se.parse_args(["--options", options])
     settings = {name: getattr(args, name) for name in se.CHECKPOINTED}  # what the command's --checkpoint checks
-    rows = [r for r in map(json.loads, RUNS.read_text().splitlines()[1:])
+    rows = [r for r in map(json.loads, Path(source).read_text().splitlines()[1:])
             if r["strategy"] == "model" and r["seed"] < seeds and r["to_5pct"] is not None and r["to_5pct"] <= settle]
     Path(out).write_text("".join(json.dumps(r) + "\n" for r in [{"settings": settings}, *rows]))
     print(f"{len(rows)} runs copied", file=sys.stderr)
