@@ -5,24 +5,23 @@ same seeds, with the one-sided signed-rank p of each variant against the default
     python3 benchmarks/results/2026-11-28-late-phase/combined.py /tmp/default.jsonl
     python3 benchmarks/results/2026-11-29-early-window/windows.py /tmp/default.jsonl VARIANT.jsonl ...
 """
-import collections
-import json
 import statistics
 import sys
 from pathlib import Path
 
 from scipy.stats import wilcoxon
 
-NEVER = 10**6
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "2026-11-28-late-phase"))
+import compare  # noqa: E402
+
+NEVER = compare.NEVER
 WINDOWS = (48, 96, 128, 256)
 
 
 def runs(path: str, strategy: str = "model") -> dict:
-    out = collections.defaultdict(dict)
-    for r in map(json.loads, Path(path).read_text().splitlines()[1:]):
-        if r["strategy"] == strategy:
-            out[r["space"]][r["seed"]] = NEVER if r["to_5pct"] is None else r["to_5pct"]
-    return out
+    """Measurements to 5 % by space and seed (NEVER for a run that did not get there)."""
+    return {space: {seed: compare.to_5pct(r) for seed, r in by_seed.items()}
+            for space, by_seed in compare.runs(path, strategy).items()}
 
 
 def main(full: str, *variants: str) -> None:
