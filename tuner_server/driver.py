@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import Connection, Row
 from sqlalchemy.orm import Session, sessionmaker
@@ -35,6 +35,7 @@ from tuner_server.db.leader_lock import LeadershipLost
 from tuner_server.db.models import JOB_OPEN_STATES
 from tuner_server.repo import JobProgress, comparisons, pass_reads
 from tuner_server.repo.jobs import counted_progress
+from tuner_server.repo.sweep_rules import silent_since
 from tuner_server.search import Observation, SearchStrategy, StrategyContext, TransferTrial, make_strategy
 from tuner_server.search.default_first import DefaultFirst
 from tuner_server.targets import pick_device_class, target_for_class
@@ -187,7 +188,7 @@ class JobDriver:
         grace = (now - self._first_tick).total_seconds() < lost_after
         expired, lost_agents = repo.Requeued([], []), []
         with self._read_engine.connect() as c:
-            due = pass_reads.sweep_has_work(c, now, None if grace else now - timedelta(seconds=lost_after))
+            due = pass_reads.sweep_has_work(c, now, None if grace else silent_since(now, lost_after))
             counts = pass_reads.job_state_counts(c)
         if due:
             with session_scope(self._sessions) as s:

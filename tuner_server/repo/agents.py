@@ -15,7 +15,7 @@ from tuner_server.device_class import device_class as derive_device_class
 from tuner_server.device_class import device_kind
 from tuner_server.repo.errors import InvalidRequest, NotFound
 from tuner_server.repo.records import DeviceSummary, Registration
-from tuner_server.repo.sweep_rules import agent_silent
+from tuner_server.repo.sweep_rules import agent_silent, silent_since
 from tuner_server.repo.tasks import DEFAULT_MAX_ATTEMPTS, reclaim, reclaimable, release_tasks
 from tuner_server.repo.tokens import hash_secret, new_secret, secrets_match
 
@@ -95,7 +95,7 @@ def mark_lost_agents(*, session: Session, lost_after_s: float, now: datetime | N
                      max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[str]:
     """Agents silent for `lost_after_s` become 'lost' and their leases are re-queued; returns their ids."""
     now = now or utcnow()
-    silent = session.scalars(select(Agent).where(agent_silent(now - timedelta(seconds=lost_after_s)))
+    silent = session.scalars(select(Agent).where(agent_silent(silent_since(now, lost_after_s)))
                              .with_for_update(skip_locked=True)).all()
     for agent in silent:
         _retire(agent, "lost", session=session, now=now, max_attempts=max_attempts)
