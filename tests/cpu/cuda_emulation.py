@@ -133,29 +133,44 @@ def _runner(module: S.Module, tag: str) -> str:
     return "\n".join(out)
 
 
+def _program(modules: list[S.Module], tags: list[str], which: list[int], target) -> str:
+    """One executable's source: the modules numbered `which` (of the whole batch), `argv[2]` picks the one to run."""
+    parts = [PRELUDE]
+    for i in which:
+        parts += [_kernel_source(modules[i], target, tags[i]), _runner(modules[i], tags[i])]
+    parts.append("int main(int argc, char** argv) {\n  const int which = atoi(argv[2]);")
+    for i in which:
+        parts.append(f'  if (which == {i}) {{ fprintf(stderr, "run {tags[i]}\\n"); run_{tags[i]}(argv[1]); }}')
+    parts.append("  return 0;\n}\n")
+    return "\n".join(parts)
+
+
+def _compile(source: str, exe: Path) -> Path:
+    src = exe.with_suffix(".cpp")
+    src.write_text(source)
+    proc = subprocess.run(["g++", "-std=c++20", "-O1", "-g0", "-pthread", "-fno-strict-aliasing",
+                           "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-w",
+                           str(src), "-o", str(exe)], capture_output=True, text=True, timeout=1200)
+    if proc.returncode != 0:
+        raise RuntimeError(f"emulation build failed:\n{proc.stderr[-4000:]}")
+    return exe
+
+
 def build_and_run(modules: list[S.Module], target, inputs: list[np.ndarray], timeout_s: float = 120.0):
     """Runs every module (all on the same inputs) on the CPU; returns, per module, its outputs, or a string
-    saying how the run failed (sanitizer report, deadlock, crash)."""
+    saying how the run failed (sanitizer report, deadlock, crash). The modules are split over RUNNERS
+    executables, compiled at once (g++ takes one core each)."""
     tags = [f"m{i}" for i in range(len(modules))]
-    parts = [PRELUDE]
-    for module, tag in zip(modules, tags, strict=True):
-        parts += [_kernel_source(module, target, tag), _runner(module, tag)]
-    parts.append("int main(int argc, char** argv) {\n  const int which = atoi(argv[2]);")
-    for i, tag in enumerate(tags):
-        parts.append(f'  if (which == {i}) {{ fprintf(stderr, "run {tag}\\n"); run_{tag}(argv[1]); }}')
-    parts.append("  return 0;\n}\n")
+    groups = [list(range(j, len(modules), RUNNERS)) for j in range(min(RUNNERS, len(modules)))]
     with tempfile.TemporaryDirectory(prefix="tf-cuda-emu-") as tmp:
-        src, exe = Path(tmp) / "emulated.cpp", Path(tmp) / "emulated"
-        src.write_text("\n".join(parts))
-        proc = subprocess.run(["g++", "-std=c++20", "-O1", "-g0", "-pthread", "-fno-strict-aliasing",
-                               "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-w",
-                               str(src), "-o", str(exe)], capture_output=True, text=True, timeout=1200)
-        if proc.returncode != 0:
-            raise RuntimeError(f"emulation build failed:\n{proc.stderr[-4000:]}")
         for i, a in enumerate(inputs):
             np.ascontiguousarray(a, dtype=np.float32).tofile(Path(tmp) / f"in{i}.bin")
-        with ThreadPoolExecutor(max_workers=RUNNERS) as pool:  # each run is its own process
-            return list(pool.map(lambda i: _run_one(exe, tmp, i, modules[i], tags[i], timeout_s), range(len(modules))))
+        with ThreadPoolExecutor(max_workers=RUNNERS) as pool:  # each build and each run is its own process
+            exes = list(pool.map(lambda j: _compile(_program(modules, tags, groups[j], target),
+                                                    Path(tmp) / f"emulated{j}"), range(len(groups))))
+            exe_of = {i: exes[j] for j, group in enumerate(groups) for i in group}
+            return list(pool.map(lambda i: _run_one(exe_of[i], tmp, i, modules[i], tags[i], timeout_s),
+                                 range(len(modules))))
 
 
 def _run_one(exe: Path, tmp: str, i: int, module: S.Module, tag: str, timeout_s: float):
