@@ -16,7 +16,7 @@ def _tunefarm(*args: str, cwd: Path, timeout: float = 240) -> subprocess.Complet
 
 def test_demo_tunes_through_the_embedded_farm_and_reports_the_best(tmp_path):
     out = _tunefarm("--data-dir", str(tmp_path / "farm"), "demo", "--params", "M=32,N=32,K=32,dtype=float32",
-                    "--trials", "6", cwd=tmp_path)
+                    "--trials", "3", cwd=tmp_path)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     # the numbers quoted come from the final phase: the head re-measured against the default and numpy in one worker
     assert "head config:" in out.stdout and "speed-up over the untuned default" in out.stdout
