@@ -49,37 +49,3 @@ def test_a_second_farm_on_one_data_directory_is_refused_and_tune_prints_the_pair
     again.start()
     again.stop()
 
-
-def test_bfloat16_tunes_and_its_best_loads_as_a_kernel_on_ml_dtypes_arrays(tmp_path):
-    """dtype=bfloat16 end to end: `tune` and `best` on the CLI, then load_best's kernel on ml_dtypes arrays (a wrong
-    dtype is refused by name)."""
-    import ml_dtypes
-    import numpy as np
-    import pytest
-
-    import compiler_core as cc
-    from tunefarm_cli.embedded import EmbeddedFarm
-    from tunefarm_client import TunefarmClient, load_best
-
-    params = "rows=32,cols=96,dtype=bfloat16"
-    data = tmp_path / "farm"
-    with EmbeddedFarm(data, devices=["cpu"]) as farm:
-        out = _tunefarm("--data-dir", str(data), "tune", "--op", "softmax", "--params", params, "--device", "cpu",
-                        "--trials", "3", cwd=tmp_path)
-        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-        assert "softmax(rows=32,cols=96,dtype=bfloat16)" in out.stdout and "head:" in out.stdout
-        with TunefarmClient(farm.url, farm.admin_token) as client:
-            (device,) = client.devices(kind="cpu").items
-            best = _tunefarm("--data-dir", str(data), "best", "--op", "softmax", "--params", params, "--device",
-                             device.device_class, cwd=tmp_path, timeout=60)
-            assert best.returncode == 0, best.stdout[-2000:] + best.stderr[-2000:]
-            assert f"softmax(rows=32,cols=96,dtype=bfloat16) on {device.device_class}" in best.stdout
-            device_class = device.device_class
-            kernel = load_best(client, "softmax", dict(rows=32, cols=96, dtype="bfloat16"), device_class,
-                               cache_dir=tmp_path / "kernels")
-    workload = cc.parse_key("softmax(rows=32,cols=96,dtype=bfloat16)")
-    x = np.random.default_rng(0).uniform(-3, 3, (32, 96)).astype(ml_dtypes.bfloat16)
-    (y,) = kernel.run(x)
-    assert y.dtype == ml_dtypes.bfloat16 and cc.verify(workload, [y], cc.expect(workload, [x])).ok
-    with pytest.raises(ValueError, match="X: expected .* bfloat16.*got .* float32"):
-        kernel.run(x.astype(np.float32))

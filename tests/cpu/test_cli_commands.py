@@ -1,5 +1,6 @@
 """Every client sub-command against a real embedded farm (tuner + one CPU agent on loopback), run as a user would:
-`python -m tunefarm_cli` in a subprocess. One small job (matmul 32^3, 4 trials) feeds the schedule commands."""
+`python -m tunefarm_cli` in a subprocess. One small job (matmul 32^3, 3 trials) feeds the schedule commands; a
+bfloat16 softmax job is tuned on the same farm."""
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ def farm(tmp_path_factory):
         while not client.devices(kind="cpu").total:  # the agent registers after the tuner is healthy
             assert time.monotonic() < deadline, "the CPU agent did not register"
             time.sleep(0.2)
-        tuned = tunefarm("tune", *KEY, "--device", "cpu", "--trials", "4", cwd=root, data_dir=f.data_dir)
+        tuned = tunefarm("tune", *KEY, "--device", "cpu", "--trials", "3", cwd=root, data_dir=f.data_dir)
         assert tuned.returncode == 0, tuned.stdout[-2000:] + tuned.stderr[-2000:]
         f.cwd, f.client, f.tuned = root, client, tuned
         f.device_class = client.devices(kind="cpu").items[0].device_class
@@ -118,6 +119,30 @@ def test_jobs_follow_and_cancel(farm):
     assert re.search(rf"job {job_id} cancelled \(\d+ measured trials stay\)", ok(run(farm, "cancel", job_id)))
     assert farm.client.job(job_id).state == "cancelled"
 
+
+def test_bfloat16_tunes_and_its_best_loads_as_a_kernel_on_ml_dtypes_arrays(farm, tmp_path):
+    """dtype=bfloat16 end to end: `tune` and `best` on the CLI, then load_best's kernel on ml_dtypes arrays (a wrong
+    dtype is refused by name). After test_jobs_follow_and_cancel, which counts this farm's done jobs."""
+    import ml_dtypes
+    import numpy as np
+
+    import compiler_core as cc
+    from tunefarm_client import load_best
+
+    params = "rows=32,cols=96,dtype=bfloat16"
+    out = ok(run(farm, "tune", "--op", "softmax", "--params", params, "--device", "cpu", "--trials", "3"))
+    assert "softmax(rows=32,cols=96,dtype=bfloat16)" in out and "head:" in out
+    (device,) = farm.client.devices(kind="cpu").items
+    best = ok(run(farm, "best", "--op", "softmax", "--params", params, "--device", device.device_class, timeout=60))
+    assert f"softmax(rows=32,cols=96,dtype=bfloat16) on {device.device_class}" in best
+    kernel = load_best(farm.client, "softmax", dict(rows=32, cols=96, dtype="bfloat16"), device.device_class,
+                       cache_dir=tmp_path / "kernels")
+    workload = cc.parse_key("softmax(rows=32,cols=96,dtype=bfloat16)")
+    x = np.random.default_rng(0).uniform(-3, 3, (32, 96)).astype(ml_dtypes.bfloat16)
+    (y,) = kernel.run(x)
+    assert y.dtype == ml_dtypes.bfloat16 and cc.verify(workload, [y], cc.expect(workload, [x])).ok
+    with pytest.raises(ValueError, match="X: expected .* bfloat16.*got .* float32"):
+        kernel.run(x.astype(np.float32))
 
 def test_tokens_create_list_revoke(farm):
     made = ok(run(farm, "tokens", "create", "ci-reader", "--scope", "read"))
