@@ -12,8 +12,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path[:0] = [str(REPO / "benchmarks"), str(REPO)]
 import search_efficiency as se  # noqa: E402
 
-from tuner_server.replay import context_for  # noqa: E402
-from tuner_server.search import make_strategy  # noqa: E402
+from tuner_server.replay import run_strategy  # noqa: E402
 from tuner_server.search.base import OK  # noqa: E402
 
 AT = (16, 32, 48, 64, 96, 128, 160, 200)
@@ -25,13 +24,7 @@ def main(name: str, seeds: int, strategies: str) -> None:
     for strategy in strategies.split(","):
         for seed in range(seeds):
             options = {"candidates": len(table)} if strategy == "bo" else {}
-            search, observed = make_strategy(strategy, context_for(table, seed, options)), []
-            while len(observed) < max(AT):
-                results = [table.measure(c) for c in search.propose(8)]
-                if not results:
-                    break
-                search.observe(results)
-                observed += results
+            observed = run_strategy(table, strategy, max(AT), seed=seed, options=options)
             runtimes = [o.median_s if o.status == OK and o.median_s else np.inf for o in observed]
             best = np.minimum.accumulate(runtimes) / table.optimum
             print(strategy, seed, " ".join(f"{best[min(a, len(best)) - 1]:.3f}" for a in AT),
