@@ -1,13 +1,15 @@
 """GET /v1/best?predict=true: the answer for a key with no head (tuner_server/predict.py), and its schema."""
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 import compiler_core as cc
 from tuner_server.api import schemas as s
-from tuner_server.predict import Prediction
+
+if TYPE_CHECKING:  # the client and the loader read PredictedBest: they need no cost model (lightgbm, scipy)
+    from tuner_server.predict import Prediction
 
 
 class PredictionModel(BaseModel):
