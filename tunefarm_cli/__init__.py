@@ -54,7 +54,7 @@ def _run(args) -> int:
         from tunefarm_cli.demo import run_demo
 
         try:
-            return run_demo(args.op, args.params, args.trials, args.strategy, args.seed, args.data_dir)
+            return run_demo(args.op, args.params, args.trials, args.strategy, args.seed, args.data_dir, args.measure)
         except RuntimeError as exc:  # the farm did not start
             print(f"tunefarm demo: {exc}", file=sys.stderr)
             return 1

@@ -1,6 +1,7 @@
 """What every client sub-command shares: the consoles, the one-line user error, and the connection to a farm."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -40,3 +41,24 @@ def resolve_device(client: TunefarmClient, device: str) -> str:
     if device in DEVICE_KINDS:
         console.print(f"device {device} -> {resolved}")
     return resolved
+
+
+def parse_measure(text: str | None) -> dict:
+    """--measure 'max_time_s=0.5,recheck_top=2,flush_cache=false' -> the job's measurement options (numbers and
+    true/false; which names exist and their bounds, the server checks and says)."""
+    options: dict = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        name, eq, value = (x.strip() for x in part.partition("="))
+        if not eq or not name:
+            raise CliError(f"--measure {text!r}: {part.strip()!r} is not name=value")
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, bool) or (isinstance(parsed, (int, float)) and value.lower() not in ("nan", "infinity")):
+            options[name] = parsed
+        else:
+            raise CliError(f"--measure {name}={value}: a measurement option is a number or true/false")
+    return options

@@ -7,19 +7,20 @@ from rich.table import Table
 
 import compiler_core as cc
 from compiler_core.workload import parse_params
-from tunefarm_cli.commands import console
+from tunefarm_cli.commands import console, parse_measure
 from tunefarm_cli.embedded import EmbeddedFarm
 from tunefarm_cli.jobs import follow_job, print_paired_ratios
 from tunefarm_client.client import TunefarmClient
 
 
-def run_demo(op: str, params: str, trials: int, strategy: str, seed: int, data_dir: Path) -> int:
-    w = cc.make_workload(op, parse_params(params))
+def run_demo(op: str, params: str, trials: int, strategy: str, seed: int, data_dir: Path,
+             measure: str | None = None) -> int:
+    w, measure_options = cc.make_workload(op, parse_params(params)), parse_measure(measure)
     console.print(f"[bold]tunefarm demo[/]: starting the embedded farm in {data_dir} (tuner + one CPU agent, SQLite)")
     with EmbeddedFarm(data_dir, devices=["cpu"]) as farm, TunefarmClient(farm.url, farm.admin_token) as client:
         console.print(f"REST {farm.url} (docs at {farm.url}/docs, dashboard at {farm.url}/dashboard), "
                       f"gRPC 127.0.0.1:{farm.grpc_port}")
-        job = client.create_job(op, w.param_dict, "cpu", trials, strategy=strategy, seed=seed)
+        job = client.create_job(op, w.param_dict, "cpu", trials, strategy=strategy, seed=seed, measure=measure_options)
         job = follow_job(client, job.id, stall_s=300)  # see .tunefarm/*.log if it stalls
         if job.state != "done":
             console.print(f"[red]job {job.state}[/]: {job.error or ''}")

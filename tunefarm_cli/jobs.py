@@ -8,7 +8,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from compiler_core.workload import make_workload, parse_params
-from tunefarm_cli.commands import CliError, console, resolve_device, warn
+from tunefarm_cli.commands import CliError, console, parse_measure, resolve_device, warn
 from tunefarm_client.client import DEVICE_KINDS, FINAL_JOB_STATES, TunefarmClient, TunefarmError
 
 INTERRUPTED = 130  # the shell's code for a command stopped by SIGINT
@@ -126,9 +126,10 @@ def _tune_device(client: TunefarmClient, device: str) -> str:
 
 
 def cmd_tune(client: TunefarmClient, args) -> int:
+    measure = parse_measure(args.measure)  # a malformed one is refused before anything is resolved
     device = _tune_device(client, args.device)
     job = client.create_job(args.op, parse_params(args.params), device, args.trials, strategy=args.strategy,
-                            seed=args.seed, priority=args.priority)
+                            seed=args.seed, priority=args.priority, measure=measure)
     try:
         console.print(f"job {job.id}: {job.workload} on {device}, {job.trial_budget} trials, {job.strategy}")
     except KeyboardInterrupt:

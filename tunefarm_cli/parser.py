@@ -16,6 +16,8 @@ class Formatter(argparse.ArgumentDefaultsHelpFormatter):
 
 FORMATTER = Formatter
 DEVICE_HELP = "'cpu', 'cuda' (this farm's class of that kind) or an exact device class"
+MEASURE_HELP = ("measurement options, name=value comma-separated, e.g. max_time_s=0.5,recheck_top=2 (`GET /v1/ops` "
+                "lists them with their bounds; unset ones take the device kind's defaults)")
 JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
 
 
@@ -62,6 +64,7 @@ def _farm_commands(sub) -> None:
     demo.add_argument("--trials", type=int, default=64, help="trial budget")
     demo.add_argument("--strategy", default="model", help="search strategy")
     demo.add_argument("--seed", type=int, default=0, help="search seed")
+    demo.add_argument("--measure", default=None, metavar="NAME=VALUE,...", help=MEASURE_HELP)
     ops = _command(sub, "ops", "the ops the farm tunes: params, dtypes; with a name, its knobs per target")
     ops.add_argument("name", nargs="?", default=None, help="show this op's params and search spaces")
     devices = _command(sub, "devices", "device classes, their agents and whether any is online")
@@ -74,6 +77,7 @@ def _job_commands(sub) -> None:
     tune.add_argument("--trials", type=int, default=64, help="trial budget")
     tune.add_argument("--strategy", default="model", help="search strategy (`tunefarm ops` lists them)")
     tune.add_argument("--seed", type=int, default=None, help="search seed (default: random)")
+    tune.add_argument("--measure", default=None, metavar="NAME=VALUE,...", help=MEASURE_HELP)
     tune.add_argument("--priority", type=int, default=0,
                       help="share of the agents against other jobs: +10 doubles it (default 0)")
     tune.add_argument("--no-wait", action="store_true", help="submit and return at once")

@@ -17,6 +17,7 @@ from tunefarm_cli.parser import build_parser
 from tunefarm_client import TunefarmClient
 
 KEY = ["--op", "matmul", "--params", MATMUL]
+MEASURE = "recheck_top=2,max_time_s=0.5,flush_cache=true"  # the job's final phase re-measures 2 trials, not 5
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,8 @@ def farm(tmp_path_factory):
         while not client.devices(kind="cpu").total:  # the agent registers after the tuner is healthy
             assert time.monotonic() < deadline, "the CPU agent did not register"
             time.sleep(0.2)
-        tuned = tunefarm("tune", *KEY, "--device", "cpu", "--trials", "3", cwd=root, data_dir=f.data_dir)
+        tuned = tunefarm("tune", *KEY, "--device", "cpu", "--trials", "3", "--measure", MEASURE, cwd=root,
+                         data_dir=f.data_dir)
         assert tuned.returncode == 0, tuned.stdout[-2000:] + tuned.stderr[-2000:]
         f.cwd, f.client, f.tuned = root, client, tuned
         f.device_class = client.devices(kind="cpu").items[0].device_class
@@ -68,6 +70,19 @@ def test_every_option_has_help_and_shows_its_default():
 def test_tune_resolves_cpu_to_the_farms_class_and_prints_it(farm):
     out = farm.tuned.stdout
     assert f"device cpu -> {farm.device_class}" in out and f"on {farm.device_class}" in out and "head:" in out
+
+
+def test_tune_measure_options_reach_the_job_and_bad_ones_are_named(farm):
+    (job,) = farm.client.jobs(state="done").items
+    assert {k: job.measure_options[k] for k in ("recheck_top", "max_time_s", "flush_cache")} == \
+        {"recheck_top": 2, "max_time_s": 0.5, "flush_cache": True}
+    assert job.measure_options["min_repeats"] == 7  # unset: the CPU kind's default
+    tune = ["tune", *KEY, "--device", "cpu", "--trials", "3", "--measure"]
+    one_line_error(run(farm, *tune, "recheck_top"), "tune", "'recheck_top' is not name=value")
+    one_line_error(run(farm, *tune, "max_time_s=fast"), "tune", "max_time_s=fast", "a number or true/false")
+    one_line_error(run(farm, *tune, "repeats=3"), "tune", "'repeats' is not one of warmup, min_repeats")
+    one_line_error(run(farm, *tune, "max_time_s=900"), "tune", "max_time_s")
+    assert len(farm.client.jobs().items) == 1  # none of them made a job
 
 
 def test_ops_and_devices(farm):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import typing
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -93,8 +94,28 @@ async def _on_compiler_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(422, str(exc))
 
 
-async def _on_validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
-    problems = _field_problems(list(exc.errors()))
+def body_fields_at(request: Request, loc: tuple) -> list[str] | None:
+    """The field names the request body's model allows at `loc`'s parent (loc ('body', 'measure', 'repeats') ->
+    the measure options), from the route's body model; None where that is not a model."""
+    body = getattr(request.scope.get("route"), "body_field", None)
+    if body is None or len(loc) < 2 or loc[0] != "body":
+        return None
+    model = body.field_info.annotation
+    for part in loc[1:-1]:
+        fields = getattr(model, "model_fields", None)
+        if not fields or part not in fields:
+            return None
+        annotation = fields[part].annotation
+        model = next((a for a in typing.get_args(annotation) if hasattr(a, "model_fields")), annotation)
+    return list(model.model_fields) if hasattr(model, "model_fields") else None
+
+
+async def _on_validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    errors = list(exc.errors())
+    for e in errors:  # an unknown name: say which are known
+        if e["type"] == "extra_forbidden" and (allowed := body_fields_at(request, tuple(e.get("loc", ())))):
+            e["msg"] = f"{e['loc'][-1]!r} is not one of {', '.join(allowed)}"
+    problems = _field_problems(errors)
     bad_json = [p for p in problems if p["type"] == "json_invalid"]
     if bad_json:
         ctx = bad_json[0].get("ctx", {})
