@@ -1,6 +1,7 @@
 """Running `tunefarm` as users do: a subprocess with this checkout importable, on a real farm on loopback."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -9,6 +10,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 MATMUL = "M=32,N=32,K=32"
+# tune --measure for tests that check what a job does, not how well it times (as the farm tests' FAST_MEASURE)
+FAST_MEASURE = ",".join(f"{name}={json.dumps(value)}" for name, value in {
+    "warmup": 1, "min_repeats": 3, "min_time_s": 0.01, "max_time_s": 0.3, "target_rel_ci": 0.5, "flush_cache": False,
+    "recheck_top": 2}.items())
 
 
 def cli_env(cwd: Path) -> dict[str, str]:

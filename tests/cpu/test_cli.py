@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cpu.cli_support import FAST_MEASURE
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -42,10 +44,19 @@ def test_a_second_farm_on_one_data_directory_is_refused_and_tune_prints_the_pair
         refused = _tunefarm("--data-dir", str(data), "up", cwd=tmp_path, timeout=60)
         assert refused.returncode == 1 and "another tunefarm farm" in refused.stderr
         out = _tunefarm("--data-dir", str(data), "tune", "--op", "matmul", "--params", "M=32,N=32,K=32",
-                        "--device", "cpu", "--trials", "3", cwd=tmp_path)
+                        "--device", "cpu", "--trials", "3", "--measure", FAST_MEASURE, cwd=tmp_path)
         assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
         assert "head:" in out.stdout and "ratio to numpy" in out.stdout and "paired rounds" in out.stdout
     again = EmbeddedFarm(data, devices=[])  # the lock went with the farm
     again.start()
     again.stop()
 
+
+
+def test_demo_refuses_a_malformed_measure_before_starting_a_farm(tmp_path):
+    out = _tunefarm("--data-dir", str(tmp_path / "farm"), "demo", "--measure", "max_time_s=soon", cwd=tmp_path,
+                    timeout=60)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.strip() == "tunefarm demo: --measure max_time_s=soon: a measurement option is a number or " \
+                                 "true/false"
+    assert not (tmp_path / "farm").exists()
