@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -57,8 +58,8 @@ def parse_measure(text: str | None) -> dict:
             parsed = json.loads(value)
         except ValueError:
             parsed = None
-        if isinstance(parsed, bool) or (isinstance(parsed, (int, float)) and value.lower() not in ("nan", "infinity")):
+        if isinstance(parsed, bool) or (isinstance(parsed, (int, float)) and math.isfinite(parsed)):
             options[name] = parsed
         else:
-            raise CliError(f"--measure {name}={value}: a measurement option is a number or true/false")
+            raise CliError(f"--measure {name}={value}: a measurement option is a finite number or true/false")
     return options

@@ -78,7 +78,7 @@ def test_tune_measure_options_reach_the_job_and_bad_ones_are_named(farm):
     assert job.measure_options["timeout_s"] == 60.0  # unset: the CPU kind's default
     tune = ["tune", *KEY, "--device", "cpu", "--trials", "3", "--measure"]
     one_line_error(run(farm, *tune, "recheck_top"), "tune", "'recheck_top' is not name=value")
-    one_line_error(run(farm, *tune, "max_time_s=fast"), "tune", "max_time_s=fast", "a number or true/false")
+    one_line_error(run(farm, *tune, "max_time_s=fast"), "tune", "max_time_s=fast", "a finite number or true/false")
     one_line_error(run(farm, *tune, "repeats=3"), "tune", "'repeats' is not one of warmup, min_repeats")
     one_line_error(run(farm, *tune, "max_time_s=900"), "tune", "max_time_s")
     assert len(farm.client.jobs().items) == 1  # none of them made a job
