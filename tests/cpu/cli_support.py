@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.farm import farm_support
+
 REPO = Path(__file__).resolve().parents[2]
 MATMUL = "M=32,N=32,K=32"
-# tune --measure for tests that check what a job does, not how well it times (as the farm tests' FAST_MEASURE)
-FAST_MEASURE = ",".join(f"{name}={json.dumps(value)}" for name, value in {
-    "warmup": 1, "min_repeats": 3, "min_time_s": 0.01, "max_time_s": 0.3, "target_rel_ci": 0.5, "flush_cache": False,
-    "recheck_top": 2}.items())
+# tune --measure for tests that check what a job does, not how well it times: the farm tests' options
+FAST_MEASURE = ",".join(f"{name}={json.dumps(value)}" for name, value in farm_support.FAST_MEASURE.items())
 
 
 def cli_env(cwd: Path) -> dict[str, str]:

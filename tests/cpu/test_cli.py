@@ -52,7 +52,6 @@ def test_a_second_farm_on_one_data_directory_is_refused_and_tune_prints_the_pair
     again.stop()
 
 
-
 def test_demo_refuses_a_malformed_measure_before_starting_a_farm(tmp_path):
     out = _tunefarm("--data-dir", str(tmp_path / "farm"), "demo", "--measure", "max_time_s=soon", cwd=tmp_path,
                     timeout=60)

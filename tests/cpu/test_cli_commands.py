@@ -158,6 +158,7 @@ def test_bfloat16_tunes_and_its_best_loads_as_a_kernel_on_ml_dtypes_arrays(farm,
     with pytest.raises(ValueError, match="X: expected .* bfloat16.*got .* float32"):
         kernel.run(x.astype(np.float32))
 
+
 def test_tokens_create_list_revoke(farm):
     made = ok(run(farm, "tokens", "create", "ci-reader", "--scope", "read"))
     token_id, plaintext = re.search(r"token (\S+) \(read, 'ci-reader'\)", made).group(1), made.split()[-1]
