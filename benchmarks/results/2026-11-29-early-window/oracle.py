@@ -35,7 +35,7 @@ def main(*extra: str) -> None:
     short = [space for space in sorted(default)
              if not meets(compare.summary([default[space][s] for s in SEEDS]), bar(references, space))]
     stored = {path: compare.runs(path, "model") for path in sorted(RESULTS.glob("*/*.jsonl"))
-              if '"strategy"' in path.read_text()[:4096]}  # run records, not diagnostics
+              if '"strategy"' in path.open().read(4096)}  # run records, not diagnostics
     stored.update({Path(path): compare.runs(path, "model") for path in extra})
     met = 0
     for space in short:
