@@ -106,7 +106,7 @@ class ModelGuided:
         self._to_ask: list[dict] = []  # ... asked for at the end of the round, in one request
         self._pool: dict[tuple, dict] = {}  # unseen candidates, best predicted first after each ranking
         self._draws = UnseenDraws(context.space, self._seen, self.rng)
-        self._near = Neighbourhoods(context.space, self._draws.is_valid)
+        self._near = Neighbourhoods(context.space, self._draws.is_valid, self.options["sweep_pairs"])
         self._base: CostModel | None | bool = False  # False: not built yet
         self._model: Mixture | None = None
         self._explored_with = None  # the model the pool was last explored with

@@ -17,6 +17,11 @@ OPTIONS: dict[str, tuple] = {
     "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: half the knobs)",
                              minimum=1),
     "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0),
+    "sweep_pairs": Option(int, 0, "two-knob neighbours swept at most per basin best whose one-knob neighbours are "
+                                  "all measured, among those the model rates above that best (a local optimum only "
+                                  "because the config between it and a better one is not in the space; 0: never). "
+                                  "With lowered features the ring's hundreds of configs spend the round's lowering "
+                                  "budget", minimum=0),
     "stall": Option(int, None, "observations in a row without a faster config after which `explore` of each batch "
                                "looks away from every basin (None: never)", minimum=1),
     "explore": Option(float, 0.25, "share of a batch, once stalled, spent on configs at least `basin_distance` "
