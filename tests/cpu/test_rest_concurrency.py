@@ -7,7 +7,6 @@ failed after SQLAlchemy's 30 s pool timeout. Nothing here asserts a time.
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import time
 
@@ -16,15 +15,10 @@ import pytest
 import uvicorn
 
 from tests.cpu.rest_support import MATMUL_QUERY, READER, seed
+from tests.ports import free_port
 from tuner_server.api.app import create_app
 from tuner_server.db import make_engine, make_session_factory, upgrade_to_head
 from tuner_server.settings import Settings
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -34,7 +28,7 @@ def server(tmp_path):
     engine = make_engine(url)
     factory = make_session_factory(engine)
     seed(factory)
-    port = _free_port()
+    port = free_port()
     app = create_app(Settings(database_url=url), factory, None)
     uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
     thread = threading.Thread(target=uv.run, daemon=True)

@@ -9,12 +9,12 @@ job driver riding it out) is tests/farm/test_farm_outages.py.
 from __future__ import annotations
 
 import logging
-import socket
 
 import pytest
 from fastapi.testclient import TestClient
 
 from tests.cpu.rest_support import ADMIN, MATMUL
+from tests.ports import free_port
 from tuner_server import repo
 from tuner_server.api.app import create_app
 from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
@@ -27,9 +27,8 @@ JOB = {"op": "matmul", "params": MATMUL, "device": "cpu", "trials": 4}
 
 
 def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """Nothing listens there: no other test process is given it (tests/ports.py); connections are refused."""
+    return free_port()
 
 
 def call(client: TestClient, method: str, path: str):

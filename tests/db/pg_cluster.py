@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster for tests: initdb + pg_ctl in a temp dir, on a free port.
+"""A throwaway PostgreSQL cluster for tests: initdb + pg_ctl in a temp dir, on a free port (tests/ports.py).
 
 As root (CI), the server runs as the `postgres` user (initdb refuses root), in a directory it owns; the
 Unix socket lives inside the data directory; clients connect over TCP on 127.0.0.1.
@@ -9,11 +9,12 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.ports import free_port
 
 
 def find_bin_dir() -> Path | None:
@@ -22,12 +23,6 @@ def find_bin_dir() -> Path | None:
         return Path(candidates[-1]).parent
     initdb = shutil.which("initdb")
     return Path(initdb).parent if initdb else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -83,7 +78,7 @@ def start_cluster() -> Cluster:
         user = "postgres"
         entry = pwd.getpwnam(user)  # KeyError: no postgres user
         os.chown(root, entry.pw_uid, entry.pw_gid)
-    cluster = Cluster(bin_dir, root, _free_port(), user)
+    cluster = Cluster(bin_dir, root, free_port(), user)
     try:
         cluster.start()
     except BaseException:

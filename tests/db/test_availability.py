@@ -3,13 +3,13 @@ per outage (start and recovery) however many calls fail meanwhile."""
 from __future__ import annotations
 
 import logging
-import socket
 
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from tests.db.pg_cluster import create_database
+from tests.ports import free_port
 from tuner_server.db import make_engine
 from tuner_server.db.availability import BUSY, OUTAGE, unavailable
 
@@ -17,9 +17,8 @@ LOGGER = "tuner_server.db.availability"
 
 
 def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # nothing listens once the socket is closed: connections are refused
+    """Nothing listens there: no other test process is given it (tests/ports.py); connections are refused."""
+    return free_port()
 
 
 def failure(engine, sql: str = "SELECT 1") -> SQLAlchemyError:

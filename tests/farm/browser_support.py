@@ -11,6 +11,8 @@ import os
 import shutil
 from pathlib import Path
 
+from tests.ports import free_port
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -39,7 +41,9 @@ def start_browser():
     for flag in FLAGS:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    return webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    # chromedriver's port from tests/ports.py: Selenium's own is one the kernel handed out and took back
+    service = Service(executable_path=str(CHROMEDRIVER), port=free_port())
+    return webdriver.Chrome(service=service, options=options)
 
 
 def requested_urls(driver) -> list[str]:

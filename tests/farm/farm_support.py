@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
+from tests.ports import free_ports
 from tunefarm_client import TunefarmClient
 from tuner_server.db import Base
 from tuner_server.db.models import Trial
@@ -39,23 +39,6 @@ STOP_GRACE_S = 15.0
 FAST_MEASURE = {"warmup": 1, "min_repeats": 3, "min_time_s": 0.01, "max_time_s": 0.3, "target_rel_ci": 0.5,
                 "flush_cache": False, "recheck_top": 2}
 MATMUL = {"M": 64, "N": 64, "K": 64, "dtype": "float32"}
-
-
-def free_ports(n: int) -> list[int]:
-    """n distinct free loopback ports: every socket stays bound until all are, since a port just closed may be handed
-    out again (two calls of free_port once gave a tuner the same port for REST and gRPC)."""
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-def free_port() -> int:
-    return free_ports(1)[0]
 
 
 def base_env(extra: dict[str, str] | None = None) -> dict[str, str]:

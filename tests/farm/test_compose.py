@@ -52,12 +52,11 @@ from tests.farm.farm_support import (
     REPO,
     Farm,
     base_env,
-    free_port,
-    free_ports,
     wait_until,
     write_secret,
 )
 from tests.farm.image_support import ImageUser, dockerfile_spec, role_blocker, role_modules_missing
+from tests.ports import free_port, free_ports
 
 COMPOSE = REPO / "docker" / "docker-compose.yml"
 TLS_COMPOSE = REPO / "docker" / "docker-compose.tls.yml"

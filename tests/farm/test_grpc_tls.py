@@ -11,8 +11,9 @@ import sys
 
 import pytest
 
-from tests.farm.farm_support import FAST_MEASURE, MATMUL, REPO, base_env, free_port
+from tests.farm.farm_support import FAST_MEASURE, MATMUL, REPO, base_env
 from tests.farm.tls_certs import tls_material
+from tests.ports import free_port
 
 
 def test_agent_registers_and_measures_over_tls(farm, tmp_path):
