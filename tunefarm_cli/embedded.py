@@ -60,10 +60,17 @@ def die_with_parent(parent_pid: int, niceness: int = 0) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n: int) -> list[int]:
+    """n distinct free loopback ports: every socket stays bound until all are (a port just closed may be handed out
+    again, so two single calls can give the tuner one port for both REST and gRPC)."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def local_devices() -> list[str]:
@@ -117,8 +124,10 @@ class EmbeddedFarm:
     def _start_processes(self) -> EmbeddedFarm:
         creds = self._credentials()
         self.admin_token = creds["admin_token"]
-        self.rest_port = self.rest_port or free_port()
-        self.grpc_port = self.grpc_port or free_port()
+        if not (self.rest_port and self.grpc_port):  # two ports that differ, and differ from one given
+            spare = (port for port in free_ports(2) if port not in (self.rest_port, self.grpc_port))
+            self.rest_port = self.rest_port or next(spare)
+            self.grpc_port = self.grpc_port or next(spare)
         env = dict(os.environ, TUNEFARM_DATABASE_URL=f"sqlite:///{(self.data_dir / 'tunefarm.db').resolve()}",
                    TUNEFARM_DATA_DIR=str(self.data_dir), TUNEFARM_REST_PORT=str(self.rest_port),
                    TUNEFARM_GRPC_PORT=str(self.grpc_port), TUNEFARM_ADMIN_TOKEN=creds["admin_token"],
