@@ -1,9 +1,13 @@
-"""Test tiers: markers skip cleanly when the tier's hardware or toolchain is absent."""
+"""Test tiers: markers skip cleanly when the tier's hardware or toolchain is absent. How many pytest-xdist
+workers `-n auto` (pyproject's addopts) starts."""
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
+
+MAX_AUTO_WORKERS = 4
 
 
 def _cuda_ok() -> bool:
@@ -22,6 +26,17 @@ def pytest_collection_modifyitems(config, items):
             gpu = _cuda_ok() if gpu is None else gpu
             if not gpu:
                 item.add_marker(pytest.mark.skip(reason="no CUDA device or pycuda"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """One worker per core this process may run on (a container or taskset may allow fewer than the host has), at
+    most MAX_AUTO_WORKERS: every farm's agent times its kernels on all of those cores, so more workers crowd them.
+    One core: none (the tests run in this process). $PYTEST_XDIST_AUTO_NUM_WORKERS, when set, decides instead."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0))
+    return 0 if cores < 2 else min(cores, MAX_AUTO_WORKERS)
 
 
 def pytest_addoption(parser):
