@@ -15,6 +15,8 @@ import random
 import socket
 from pathlib import Path
 
+from tunefarm_cli.embedded import free_ports as kernel_ports  # the fallback: bind(0), all at once
+
 EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 FIRST_PORT = 10_000  # below: the well-known and registered ports services tend to use
 MIN_SLICE = 500
@@ -56,7 +58,7 @@ def _bindable(port: int) -> bool:
 def free_ports(n: int) -> list[int]:
     """n distinct ports, free now, that no other test process of this host is given (see the module's doc)."""
     if _SLICE is None:
-        return _kernel_ports(n)
+        return kernel_ports(n)
     ports: list[int] = []
     for _ in range(len(_SLICE)):
         port = _SLICE[next(_TURN) % len(_SLICE)]
@@ -70,14 +72,3 @@ def free_ports(n: int) -> list[int]:
 def free_port() -> int:
     return free_ports(1)[0]
 
-
-def _kernel_ports(n: int) -> list[int]:
-    """The fallback: bind(0), every socket held until all are bound (a port just closed may be handed out again)."""
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
