@@ -48,7 +48,7 @@ class Neighbourhoods:
     def __init__(self, space: Space, is_valid=None, pairs: int = 0):
         self.space, self.is_valid, self.pairs = space, is_valid, pairs
         self._of: dict[tuple, list[dict]] = {}
-        self._pairs_of: dict[tuple, list[dict]] = {}
+        self._pairs_of: dict[tuple, tuple[list[dict], list[tuple]]] = {}  # config id -> its ring and their ids
 
     def unseen(self, config: dict, seen: set[tuple]) -> list[dict]:
         """Unseen one-knob neighbours of `config`; when none is left, unseen two-knob ones until `pairs` of them
@@ -60,11 +60,12 @@ class Neighbourhoods:
         if one or self.pairs <= 0:
             return one
         if key not in self._pairs_of:
-            self._pairs_of[key] = two_knob_neighbours(self.space, config, self.is_valid)
-        keys = [config_id(c) for c in self._pairs_of[key]]
+            ring = two_knob_neighbours(self.space, config, self.is_valid)
+            self._pairs_of[key] = ring, [config_id(c) for c in ring]
+        ring, keys = self._pairs_of[key]
         if sum(k in seen for k in keys) >= self.pairs:
             return []
-        return [c for c, k in zip(self._pairs_of[key], keys, strict=True) if k not in seen]
+        return [c for c, k in zip(ring, keys, strict=True) if k not in seen]
 
 
 def two_knob_neighbours(space: Space, config: dict, is_valid=None) -> list[dict]:
