@@ -72,3 +72,7 @@ def free_ports(n: int) -> list[int]:
 def free_port() -> int:
     return free_ports(1)[0]
 
+
+def closed_port() -> int:
+    """A port nothing listens on, that no other test process is given: connections to it are refused."""
+    return free_port()

@@ -9,11 +9,19 @@ import sys
 from pathlib import Path
 
 from tests.farm import farm_support
+from tests.ports import free_ports
+from tunefarm_cli.embedded import EmbeddedFarm
 
 REPO = Path(__file__).resolve().parents[2]
 MATMUL = "M=32,N=32,K=32"
 # tune --measure for tests that check what a job does, not how well it times: the farm tests' options
 FAST_MEASURE = ",".join(f"{name}={json.dumps(value)}" for name, value in farm_support.FAST_MEASURE.items())
+
+
+def embedded_farm(data_dir: Path) -> EmbeddedFarm:
+    """An embedded farm of the CPU device on ports from tests/ports.py (not the kernel's: see there)."""
+    rest, grpc = free_ports(2)
+    return EmbeddedFarm(data_dir, devices=["cpu"], rest_port=rest, grpc_port=grpc)
 
 
 def cli_env(cwd: Path) -> dict[str, str]:

@@ -5,8 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cpu.cli_support import FAST_MEASURE
-from tests.ports import free_ports
+from tests.cpu.cli_support import FAST_MEASURE, embedded_farm
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,8 +38,7 @@ def test_a_second_farm_on_one_data_directory_is_refused_and_tune_prints_the_pair
     from tunefarm_cli.embedded import EmbeddedFarm, FarmBusy
 
     data = tmp_path / "farm"
-    rest, grpc = free_ports(2)  # not the kernel's: see tests/ports.py
-    with EmbeddedFarm(data, devices=["cpu"], rest_port=rest, grpc_port=grpc):
+    with embedded_farm(data):
         with pytest.raises(FarmBusy, match="another tunefarm farm .* is running on"):
             EmbeddedFarm(data, devices=["cpu"]).start()
         refused = _tunefarm("--data-dir", str(data), "up", cwd=tmp_path, timeout=60)

@@ -11,9 +11,7 @@ import time
 
 import pytest
 
-from tests.cpu.cli_support import FAST_MEASURE, MATMUL, REPO, cli_env, one_line_error, tunefarm
-from tests.ports import free_ports
-from tunefarm_cli.embedded import EmbeddedFarm
+from tests.cpu.cli_support import FAST_MEASURE, MATMUL, REPO, cli_env, embedded_farm, one_line_error, tunefarm
 from tunefarm_cli.parser import build_parser
 from tunefarm_client import TunefarmClient
 
@@ -23,9 +21,7 @@ KEY = ["--op", "matmul", "--params", MATMUL]
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory):
     root = tmp_path_factory.mktemp("cli")
-    rest, grpc = free_ports(2)  # not the kernel's: see tests/ports.py
-    embedded = EmbeddedFarm(root / "farm", devices=["cpu"], rest_port=rest, grpc_port=grpc)
-    with embedded as f, TunefarmClient(f.url, f.admin_token) as client:
+    with embedded_farm(root / "farm") as f, TunefarmClient(f.url, f.admin_token) as client:
         deadline = time.monotonic() + 60
         while not client.devices(kind="cpu").total:  # the agent registers after the tuner is healthy
             assert time.monotonic() < deadline, "the CPU agent did not register"

@@ -12,9 +12,7 @@ import time
 import psutil
 import pytest
 
-from tests.cpu.cli_support import MATMUL, REPO, cli_env, one_line_error, start_tunefarm, tunefarm
-from tests.ports import free_ports
-from tunefarm_cli.embedded import EmbeddedFarm
+from tests.cpu.cli_support import MATMUL, REPO, cli_env, embedded_farm, one_line_error, start_tunefarm, tunefarm
 from tunefarm_cli.farm_dir import running_farm
 from tunefarm_client import TunefarmClient
 
@@ -24,9 +22,7 @@ KEY = ["--op", "matmul", "--params", MATMUL]
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory):
     root = tmp_path_factory.mktemp("cli-processes")
-    rest, grpc = free_ports(2)  # not the kernel's: see tests/ports.py
-    embedded = EmbeddedFarm(root / "farm", devices=["cpu"], rest_port=rest, grpc_port=grpc)
-    with embedded as f, TunefarmClient(f.url, f.admin_token) as client:
+    with embedded_farm(root / "farm") as f, TunefarmClient(f.url, f.admin_token) as client:
         f.cwd, f.client = root, client
         yield f
 

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.cpu.rest_support import ADMIN, MATMUL
-from tests.ports import free_port
+from tests.ports import closed_port
 from tuner_server import repo
 from tuner_server.api.app import create_app
 from tuner_server.db import make_engine, make_session_factory, session_scope, upgrade_to_head
@@ -24,11 +24,6 @@ ROUTES = [("GET", "/v1/jobs"), ("GET", "/v1/jobs/0b0c1f7e-0000-4000-8000-0000000
           ("GET", "/v1/best/history?op=matmul&M=64&N=64&K=64&dtype=float32&device=cpu-x86_64-avx2-2c"),
           ("POST", "/v1/jobs")]
 JOB = {"op": "matmul", "params": MATMUL, "device": "cpu", "trials": 4}
-
-
-def closed_port() -> int:
-    """Nothing listens there: no other test process is given it (tests/ports.py); connections are refused."""
-    return free_port()
 
 
 def call(client: TestClient, method: str, path: str):

@@ -9,16 +9,11 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from tests.db.pg_cluster import create_database
-from tests.ports import free_port
+from tests.ports import closed_port
 from tuner_server.db import make_engine
 from tuner_server.db.availability import BUSY, OUTAGE, unavailable
 
 LOGGER = "tuner_server.db.availability"
-
-
-def closed_port() -> int:
-    """Nothing listens there: no other test process is given it (tests/ports.py); connections are refused."""
-    return free_port()
 
 
 def failure(engine, sql: str = "SELECT 1") -> SQLAlchemyError:
