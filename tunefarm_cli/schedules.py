@@ -6,8 +6,8 @@ import json
 from rich.table import Table
 
 from compiler_core.workload import parse_params
-from tunefarm_cli.commands import console, resolve_device
-from tunefarm_client.client import TunefarmClient
+from tunefarm_cli.commands import CliError, console, resolve_device
+from tunefarm_client.client import TunefarmClient, TunefarmError
 
 
 def _key(client: TunefarmClient, args) -> tuple[str, dict, str]:
@@ -15,8 +15,14 @@ def _key(client: TunefarmClient, args) -> tuple[str, dict, str]:
 
 
 def cmd_best(client: TunefarmClient, args) -> int:
-    best = client.best(*_key(client, args), version=args.version, as_of=args.as_of, include_source=args.source,
-                       predict=args.predict, enqueue=args.enqueue)
+    try:
+        best = client.best(*_key(client, args), version=args.version, as_of=args.as_of, include_source=args.source,
+                           predict=args.predict, enqueue=args.enqueue)
+    except TunefarmError as exc:  # no prediction, but --enqueue queued the key's job: the server's line says which
+        job = exc.detail.get("enqueued_job") if isinstance(exc.detail, dict) else None
+        if job is None:
+            raise
+        raise CliError(f"{exc.error} (`tunefarm follow {job['id']}` shows it)") from exc
     if best.predicted:
         model = best.model
         console.print(f"{best.workload} on {best.device_class}: no tuned schedule; PREDICTED by the class's cost model "

@@ -11,6 +11,7 @@ import compiler_core as cc
 from tests.cpu.rest_support import ADMIN, CPU_CLASS, READER, make_farm
 from tests.db.conftest import db_engine, db_url, session_factory  # noqa: F401  (fixtures)
 from tests.db.factories import CPU_TARGET, at, trial
+from tunefarm_client.client import TunefarmError
 from tuner_server.class_models import ClassModels
 from tuner_server.db import session_scope
 
@@ -92,8 +93,45 @@ def test_bad_predict_queries_are_422(farm, extra, status, says):
 
 def test_a_class_without_a_model_is_a_404_that_says_so(session_factory):  # noqa: F811
     farm = make_farm(session_factory)  # three trials only: no class model
+    jobs_before = farm.get("/v1/jobs", token=ADMIN).json()["total"]
     response = farm.get(f"/v1/best?{UNSEEN_QUERY}&predict=true")
     assert response.status_code == 404 and "no cost model" in response.json()["error"]
+    assert response.json()["detail"] is None and farm.get("/v1/jobs", token=ADMIN).json()["total"] == jobs_before
+
+
+def test_enqueue_queues_the_job_even_where_no_model_can_predict(session_factory):  # noqa: F811
+    farm = make_farm(session_factory)  # no class model: the job is how the class gets one
+    jobs_before = farm.get("/v1/jobs", token=ADMIN).json()["total"]
+    response = farm.get(f"/v1/best?{UNSEEN_QUERY}&predict=true&enqueue=true&enqueue_trials=12", token=ADMIN)
+    body = response.json()
+    job = body["detail"]["enqueued_job"]
+    assert response.status_code == 404 and "no cost model" in body["error"]
+    assert f"tuning job {job['id']} (queued)" in body["error"] and job["trial_budget"] == 12
+    assert job["workload"] == cc.make_workload("matmul", UNSEEN).key and job["device_selector"] == CPU_CLASS
+    again = farm.get(f"/v1/best?{UNSEEN_QUERY}&predict=true&enqueue=true", token=ADMIN).json()
+    assert again["detail"]["enqueued_job"]["id"] == job["id"]  # the open job, not a second one
+    assert farm.get("/v1/jobs", token=ADMIN).json()["total"] == jobs_before + 1
+    denied = farm.get(f"/v1/best?{UNSEEN_QUERY}&predict=true&enqueue=true", token=READER)
+    assert denied.status_code == 403  # a reader queues nothing, model or not
+    assert farm.driver.wakes >= 1
+
+
+def test_the_cli_names_the_queued_job_where_no_model_can_predict(session_factory):  # noqa: F811
+    from tunefarm_cli.commands import CliError
+    from tunefarm_cli.parser import build_parser
+    from tunefarm_cli.schedules import cmd_best
+    from tunefarm_client import TunefarmClient
+
+    farm = make_farm(session_factory)
+    admin = TunefarmClient("http://testserver", ADMIN, http=farm.client)
+    args = build_parser().parse_args(["best", "--op", "matmul", "--params", "M=112,N=72,K=88", "--device", CPU_CLASS,
+                                      "--predict", "--enqueue"])
+    with pytest.raises(CliError, match=r"no cost model.*tuning job (\S+) \(queued\).*`tunefarm follow \1`"):
+        cmd_best(admin, args)
+    args.enqueue = False  # without it nothing is queued, and the error is the server's as it is
+    with pytest.raises(TunefarmError, match="no cost model") as raised:
+        cmd_best(admin, args)
+    assert "tuning job" not in str(raised.value)
 
 
 def test_client_cli_and_loader_take_the_prediction(farm, tmp_path, capsys):

@@ -73,7 +73,8 @@ class BestQuery(KeyQuery):
     candidates: Annotated[int, Field(ge=1, le=MAX_CANDIDATES,
                                      description="configs the model ranks, with predict=true")] = DEFAULT_CANDIDATES
     enqueue: bool = Field(False, description="with predict=true (admin): also queue a tuning job for the key, "
-                                             "unless one is open")
+                                             "unless one is open; also when the class has no model to predict with "
+                                             "(the 404's detail.enqueued_job)")
     enqueue_trials: Annotated[int, Field(ge=1, le=bounds.MAX_INT32,
                                          description="the queued job's trial budget")] = 64
 

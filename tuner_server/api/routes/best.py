@@ -88,7 +88,8 @@ def get_best(request: Request, session: SessionDep, settings: SettingsDep, drive
     `predict=true`: for a key with no head, the config the class's cost model ranks best among `candidates`
     (heads of the op's other shapes, the default, samples) that generates for the class's target, marked
     `predicted: true` with the model's version and training size; `enqueue=true` (admin) also queues a tuning
-    job of `enqueue_trials` for the key unless one is open."""
+    job of `enqueue_trials` for the key unless one is open, also where the class has no model yet (a 404 whose
+    `detail.enqueued_job` is that job)."""
     reject_repeated(request)
     workload, device, version = query.workload(), query.device, query.version
     if query.predict and (version is not None or query.as_of is not None):
@@ -132,7 +133,12 @@ def _predicted(session: Session, settings, driver, principal, query: BestQuery, 
     try:
         answer = predict.predict(workload, device, target, session=session, limit=query.candidates)
     except predict.NoModel as exc:
-        raise ApiError(404, f"no best schedule for {workload.key} on {device}, and no prediction: {exc}") from exc
+        # a class without a model is where tuning is wanted most: enqueue=true still queues the key's job
+        job = _enqueue(writes, settings, driver, principal, workload, device, query.enqueue_trials) \
+            if query.enqueue else None
+        queued = f"; tuning job {job.id} ({job.state}) covers this key" if job is not None else ""
+        raise ApiError(404, f"no best schedule for {workload.key} on {device}, and no prediction: {exc}{queued}",
+                       {"enqueued_job": job.model_dump(mode="json")} if job is not None else None) from exc
     except predict.NothingBuilds as exc:
         raise ApiError(409, str(exc)) from exc
     job = _enqueue(writes, settings, driver, principal, workload, device, query.enqueue_trials) \
