@@ -200,7 +200,9 @@ class TunefarmClient:
              candidates: int | None = None, enqueue: bool = False,
              enqueue_trials: int | None = None) -> BestPublic | PredictedBest:
         """The head (or `version`, or the head `as_of`); with `predict`, a key with no head gets the class model's
-        pick instead of a 404 (a PredictedBest: `predicted` is True), and `enqueue` (admin) queues its tuning."""
+        pick instead of a 404 (a PredictedBest: `predicted` is True), and `enqueue` (admin) queues its tuning. Where
+        the class has no model yet it is still a 404 (TunefarmError), and with `enqueue` its
+        `detail["enqueued_job"]` is the job queued."""
         when = as_of.isoformat() if isinstance(as_of, datetime) else as_of
         query = _query(op, params, device, version=version, as_of=when,
                        include_source="true" if include_source else None, predict="true" if predict else None,
