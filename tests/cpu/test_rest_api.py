@@ -187,6 +187,8 @@ BAD = [
     ("post", "/v1/jobs", {"json": _job(device="cpu-x86_64-avx512f-64c")}, 422, ["unknown device class", CPU_CLASS]),
     ("post", "/v1/jobs", {"json": _job(strategy="annealing")}, 422, ["unknown search strategy", "known: ", "random"]),
     ("post", "/v1/jobs", {"json": _job(strategy_options={"temperature": 2})}, 422, ["unknown option(s)"]),
+    ("post", "/v1/jobs", {"json": _job(strategy_options={"trust_memory": 2.0, "members": 10**5})}, 422,
+     ["'members'=100000 must be at most 32", "'trust_memory'=2.0 must be at most 1.0"]),  # refused, not failed later
     ("post", "/v1/jobs", {"json": _job(measure={"warmup": -1})}, 422, ["body.measure.warmup",
                                                                        "greater than or equal to 0"]),
     ("post", "/v1/jobs", {"json": _job(measure={"warmups": 1})}, 422,

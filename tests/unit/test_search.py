@@ -191,6 +191,21 @@ def test_options_defaults_choices_and_several_problems_at_once():
         parse_options(table, [("eps", 1.0)])
 
 
+@pytest.mark.parametrize("strategy, options, message", [
+    ("model", {"trust_memory": 2.0}, r"option 'trust_memory'=2.0 must be at most 1.0"),
+    ("model", {"epsilon": 1.5, "sweep": 3}, r"'sweep'=3 must be at most 1.0; option 'epsilon'=1.5 must be at most 1.0"),
+    ("model", {"members": 100_000}, r"option 'members'=100000 must be at most 32"),
+    ("model", {"late_candidates": 10**11}, r"option 'late_candidates'=100000000000 must be at most 32768"),
+    ("bo", {"candidates": 10**9}, r"option 'candidates'=1000000000 must be at most 65536"),
+    ("ga", {"popsize": 10**6}, r"option 'popsize'=1000000 must be at most 4096"),
+])
+def test_shares_and_a_rounds_work_are_bounded_when_a_job_is_submitted(strategy, options, message):
+    with pytest.raises(ValueError, match=message):  # check_options: what job submission runs, before any space
+        check_options(strategy, options)
+    at_the_bound = {name: Option(*STRATEGIES[strategy].OPTIONS[name]).maximum for name in options}
+    assert check_options(strategy, at_the_bound)  # the bound itself is allowed
+
+
 def test_describe_strategies_lists_every_strategy_with_its_options():
     described = describe_strategies()
     assert set(described) == set(STRATEGIES)
@@ -198,3 +213,4 @@ def test_describe_strategies_lists_every_strategy_with_its_options():
         "type": "int", "default": 1, "optional": False, "minimum": 1,
         "doc": "visit every stride-th config first, then fill in the skipped ones"}
     assert described["random"]["options"] == {} and described["random"]["doc"]
+    assert described["model"]["options"]["sweep"]["maximum"] == 1.0  # what the REST docs show of a bound

@@ -109,13 +109,16 @@ def check_batch_size(n: int) -> int:
 
 # ---- options ---------------------------------------------------------------------------------------------------
 class Option(NamedTuple):
-    """One entry of a strategy's OPTIONS table. A default of None makes the option optional (None allowed)."""
+    """One entry of a strategy's OPTIONS table. A default of None makes the option optional (None allowed).
+    `maximum` bounds shares at 1 and a round's work where a larger value would hold the tuner's driver, which
+    proposes for every job, for minutes or fill its memory: a job asking for more is refused when submitted."""
 
     type: type
     default: Any
     doc: str
     choices: tuple | None = None
     minimum: int | float | None = None
+    maximum: int | float | None = None
 
 
 def _type_error(name: str, opt: Option, value: Any) -> str | None:
@@ -130,6 +133,8 @@ def _type_error(name: str, opt: Option, value: Any) -> str | None:
         return f"option {name!r}={value!r} not allowed; allowed values: {', '.join(map(repr, opt.choices))}"
     if opt.minimum is not None and value < opt.minimum:
         return f"option {name!r}={value!r} must be at least {opt.minimum!r}"
+    if opt.maximum is not None and value > opt.maximum:
+        return f"option {name!r}={value!r} must be at most {opt.maximum!r}"
     return None
 
 
@@ -164,4 +169,6 @@ def describe_options(table: Mapping[str, tuple]) -> dict[str, dict]:
             out[name]["choices"] = list(opt.choices)
         if opt.minimum is not None:
             out[name]["minimum"] = opt.minimum
+        if opt.maximum is not None:
+            out[name]["maximum"] = opt.maximum
     return out

@@ -30,10 +30,10 @@ from tuner_server.search.knob_walk import config_id, space_filling
 from tuner_server.search.listing import UnseenDraws
 
 OPTIONS: dict[str, tuple] = {
-    "popsize": Option(int, 20, "configs of the initial space-filling sample", minimum=1),
+    "popsize": Option(int, 20, "configs of the initial space-filling sample", minimum=1, maximum=4096),
     "lengthscale": Option(float, 1.5, "Matérn 3/2 length scale on the [0, 1] coordinates", minimum=1e-3),
     "xi": Option(float, 0.01, "EI exploration offset, in standard deviations of the runtimes", minimum=0.0),
-    "candidates": Option(int, 2048, "unmeasured configs scored per round at most", minimum=1),
+    "candidates": Option(int, 2048, "unmeasured configs scored per round at most", minimum=1, maximum=1 << 16),
 }
 
 

@@ -27,7 +27,7 @@ from tuner_server.search.knob_walk import config_id, neighbours
 from tuner_server.search.listing import UnseenDraws, listing_cost
 
 OPTIONS: dict[str, tuple] = {
-    "popsize": Option(int, 26, "configs per generation", minimum=2),
+    "popsize": Option(int, 26, "configs per generation", minimum=2, maximum=4096),
     "maxiter": Option(int, 90, "generations before immigrants join every generation", minimum=1),
     "method": Option(str, "single_point", "crossover method",
                      choices=("single_point", "two_point", "uniform", "disruptive_uniform")),

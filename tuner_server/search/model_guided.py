@@ -84,9 +84,6 @@ class ModelGuided:
 
     def __init__(self, context: StrategyContext):
         self.options = o = parse_options(OPTIONS, context.options)
-        for name in ("epsilon", "sweep", "explore", "trust_memory", "smooth"):
-            if o[name] > 1:
-                raise ValueError(f"option {name!r}={o[name]!r} must be at most 1")
         self.context, self.space = context, context.space
         self.rng = random.Random(context.seed)
         transferring = o["transfer"] and (context.cost_model is not None or bool(context.transfer))

@@ -10,24 +10,26 @@ ACQUISITIONS = ("ucb", "ei", "thompson", "mean")
 OPTIONS: dict[str, tuple] = {
     "acquisition": Option(str, "ucb", "how the ensemble's mean and spread rank candidates", choices=ACQUISITIONS),
     "kappa": Option(float, 1.0, "UCB's weight on the spread", minimum=0.0),
-    "members": Option(int, None, "models in the ensemble (None: 5 with cheap features, 2 with lowered)", minimum=1),
-    "basins": Option(int, 4, "distinct basins whose best configs are swept", minimum=1),
+    "members": Option(int, None, "models in the ensemble (None: 5 with cheap features, 2 with lowered)", minimum=1,
+                      maximum=32),
+    "basins": Option(int, 4, "distinct basins whose best configs are swept", minimum=1, maximum=64),
     "anchors": Option(int, None, "basin bests whose knob distances join the features (None: 4 with cheap "
-                                 "features, 0 with lowered ones)", minimum=0),
+                                 "features, 0 with lowered ones)", minimum=0, maximum=16),
     "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: half the knobs)",
                              minimum=1),
-    "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0),
+    "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0,
+                    maximum=1.0),
     "sweep_pairs": Option(int, 0, "two-knob neighbours swept at most per basin best whose one-knob neighbours are "
                                   "all measured, among those the model rates above that best (a local optimum only "
                                   "because the config between it and a better one is not in the space; 0: never). "
                                   "With lowered features the ring's hundreds of configs spend the round's lowering "
-                                  "budget", minimum=0),
+                                  "budget", minimum=0, maximum=1024),
     "stall": Option(int, None, "observations in a row without a faster config after which `explore` of each batch "
                                "looks away from every basin (None: never)", minimum=1),
     "explore": Option(float, 0.25, "share of a batch, once stalled, spent on configs at least `basin_distance` "
                                    "knobs from every basin best (the best of a random draw by acquisition)",
-                      minimum=0.0),
-    "epsilon": Option(float, 0.05, "chance that a batch slot is a random unseen config", minimum=0.0),
+                      minimum=0.0, maximum=1.0),
+    "epsilon": Option(float, 0.05, "chance that a batch slot is a random unseen config", minimum=0.0, maximum=1.0),
     "min_distance": Option(int, 2, "knobs in which two configs of one batch must differ (the GP's picks: spread by "
                                    "its kriging believer instead)", minimum=0),
     "fastest_first": Option(bool, True, "each batch goes out with the configs the fitted Gaussian process predicts "
@@ -41,8 +43,9 @@ OPTIONS: dict[str, tuple] = {
                            choices=("lowered", "knobs", "both")),
     "own_objective": Option(str, "regression", "objective of the job's own rankers: regression on -log(runtime) "
                                                "or a ranking objective", choices=(*OBJECTIVES, REGRESSION)),
-    "rounds": Option(int, 40, "boosting rounds of each member", minimum=1),
-    "refit_rounds": Option(int, 20, "rounds added to the transfer model on the job's own trials", minimum=1),
+    "rounds": Option(int, 40, "boosting rounds of each member", minimum=1, maximum=1000),
+    "refit_rounds": Option(int, 20, "rounds added to the transfer model on the job's own trials", minimum=1,
+                           maximum=1000),
     "refit_rate": Option(float, 0.1, "learning rate of the rounds added to the transfer model", minimum=0.0),
     "own_weight_at": Option(int, 4, "own observations at which the job's own ensemble weighs as much as the "
                                      "transfer model", minimum=1),
@@ -50,12 +53,12 @@ OPTIONS: dict[str, tuple] = {
                                         "cheap features, 0.2 with lowered ones, 0.4 in a job with a transfer "
                                         "model)", minimum=0.0),
     "min_train": Option(int, 8, "own observations before the job's own ensemble is fitted", minimum=2),
-    "chains": Option(int, 16, "annealing chains per round", minimum=1),
-    "steps": Option(int, 16, "annealing steps per round", minimum=0),
+    "chains": Option(int, 16, "annealing chains per round", minimum=1, maximum=256),
+    "steps": Option(int, 16, "annealing steps per round", minimum=0, maximum=256),
     "feature_budget": Option(int, None, "new configs featurized per proposed config per round (None: 16 with "
-                                        "lowered features, unbounded with cheap ones)", minimum=1),
+                                        "lowered features, unbounded with cheap ones)", minimum=1, maximum=1 << 30),
     "pool_size": Option(int, None, "unmeasured scored candidates kept (None: 4096 lowered, 65536 cheap)",
-                        minimum=1),
+                        minimum=1, maximum=1 << 18),
     "gp_until": Option(int, None, "observations until which a Gaussian process on knob coordinates proposes a share "
                                   "of each batch (0: never; None: 256 for a job without a transfer model, `gp_settle` "
                                   "for one with it, whose ensemble knows the device class from the first batch)",
@@ -70,7 +73,7 @@ OPTIONS: dict[str, tuple] = {
                                      "hyperparameters are fitted again before `gp_settle` (0: every round; None: 0 "
                                      "for a job without a transfer model, 0.25 for one with it)", minimum=0.0),
     "gp_points": Option(int, 256, "observations the Gaussian process is fitted on at most (the fastest half, then "
-                                  "the latest)", minimum=2),
+                                  "the latest)", minimum=2, maximum=1024),
     "gp_lengthscale": Option(float, 1.5, "Matérn 3/2 length scale of the Gaussian process on [0, 1] coordinates",
                              minimum=1e-3),
     "gp_kernel": Option(str, "fitted", "the Gaussian process's kernel: per-knob length scales, amplitude and noise "
@@ -92,7 +95,7 @@ OPTIONS: dict[str, tuple] = {
                          choices=("runtime", "log")),
     "smooth": Option(float, 0.25, "least share of the acquisition's slots, from `gp_settle` observations on, picked by "
                                  "expected improvement under a smooth Gaussian process (the BO reference's fixed "
-                                 "kernel on runtimes)", minimum=0.0),
+                                 "kernel on runtimes)", minimum=0.0, maximum=1.0),
     "late_from": Option(int, 256, "observations from which, once the fitted Gaussian process has retired "
                                   "(`gp_until`), the smooth Gaussian process fills exactly `late_smooth` of the "
                                   "acquisition's slots and picks `late_batch` configs at a time (0: never)", minimum=0),
@@ -100,29 +103,30 @@ OPTIONS: dict[str, tuple] = {
                                       "`late_from` on (more than 1 counts as 1)", minimum=0.0),
     "late_batch": Option(int, 3, "configs the smooth Gaussian process picks at once from `late_from` on, and "
                                  "wherever it scores every config of the listing (fresh picks every round, as BO "
-                                 "makes)", minimum=1),
+                                 "makes)", minimum=1, maximum=64),
     "late_candidates": Option(int, 16384, "unmeasured configs of a listed space the smooth Gaussian process scores "
                                           "per pick from `late_from` (or `listed_from`) on at most, by a posterior "
                                           "that grows with the observations (a sample of the listing drawn once "
                                           "when it has more; 0: `smooth_candidates` drawn afresh each pick, as "
                                           "before the last phase)",
-                              minimum=0),
+                              minimum=0, maximum=1 << 15),
     "listed_from": Option(int, None, "observations from which the smooth Gaussian process scores every unseen config "
                                      "of a listed space (up to `late_candidates`) by the growing posterior and picks "
                                      "`late_batch` at a time, before the last phase too (None: from `late_from` on)",
                           minimum=0),
     "smooth_trust": Option(bool, False, "the smooth Gaussian process also competes for slots by its trust before "
                                         "`gp_settle`"),
-    "smooth_points": Option(int, 512, "observations the smooth Gaussian process is fitted on at most", minimum=2),
+    "smooth_points": Option(int, 512, "observations the smooth Gaussian process is fitted on at most", minimum=2,
+                            maximum=1024),
     "smooth_candidates": Option(int, 2048, "unmeasured configs the smooth Gaussian process scores per batch at most",
-                                minimum=1),
+                                minimum=1, maximum=1 << 16),
     "smooth_batch": Option(int, 8, "configs the smooth Gaussian process picks at once (a kriging-believer batch), "
-                                   "handed out over the next rounds", minimum=1),
+                                   "handed out over the next rounds", minimum=1, maximum=64),
     "gp_candidates": Option(int, 2048, "unmeasured configs the Gaussian process scores per round at most once it "
                                        "has `gp_settle` observations; with n fewer, (gp_settle / n)^2 times as "
-                                       "many, up to 8 times", minimum=1),
+                                       "many, up to 8 times", minimum=1, maximum=1 << 16),
     "trust_memory": Option(float, 0.5, "weight of earlier batches in each surrogate's rank correlation",
-                           minimum=0.0),
+                           minimum=0.0, maximum=1.0),
     "trust_temperature": Option(float, 1.0, "GP share = logistic((trust of GP - trust of ensemble) / this): how "
                                             "sharply the better-predicting surrogate takes the slots", minimum=1e-3),
 }
