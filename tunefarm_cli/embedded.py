@@ -20,6 +20,7 @@ from tunefarm_cli.farm_dir import FARM_FILE, LOCK_FILE
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 START_TIMEOUT_S = 60.0
+STOP_GRACE_S = 20.0  # agents finish or return their leases, then the tuner stops; later, they are killed
 TUNER_NICENESS = 10
 
 
@@ -167,7 +168,7 @@ class EmbeddedFarm:
             time.sleep(0.2)
         raise RuntimeError(f"the tuner did not become healthy in {START_TIMEOUT_S:.0f} s")
 
-    def stop(self, grace_s: float = 20.0) -> None:
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         for p in reversed(self.processes):  # agents first: they return or finish their leases
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)

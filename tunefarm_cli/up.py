@@ -7,7 +7,7 @@ import socket
 import threading
 
 from tunefarm_cli.commands import CliError
-from tunefarm_cli.embedded import EmbeddedFarm, local_devices
+from tunefarm_cli.embedded import STOP_GRACE_S, EmbeddedFarm, local_devices
 
 DEVICE = re.compile(r"cpu|cuda:\d+")
 
@@ -63,4 +63,7 @@ def cmd_up(args) -> int:
                 pass
         except KeyboardInterrupt:
             pass
+        print(f"\ntunefarm up: stopping (agents finish or return their leases, at most {STOP_GRACE_S:.0f} s)",
+              flush=True)
+    print("tunefarm up: stopped", flush=True)
     return 0

@@ -146,8 +146,9 @@ def test_readme_cli_examples_run_verbatim(tmp_path):
     up = subprocess.Popen(["bash", "-c", f"tunefarm() {{ exec python3 -m tunefarm_cli \"$@\"; }}; {lines[0][:-1]}"],
                           cwd=tmp_path, env=cli_env(tmp_path), text=True, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE)
+    printed = Lines(up.stdout)
     try:
-        Lines(up.stdout).wait_for("Ctrl-C stops the farm")
+        printed.wait_for("Ctrl-C stops the farm")
         farm = running_farm(tmp_path / ".tunefarm")
         for line in lines[1:]:
             line = line.replace("--server http://other:8080 --token T", f"--server {farm['url']} --token "
@@ -160,3 +161,5 @@ def test_readme_cli_examples_run_verbatim(tmp_path):
         up.send_signal(signal.SIGTERM)
         up.wait(60)
     assert not (tmp_path / ".tunefarm" / "farm.json").exists()
+    said = printed.text()  # stopping can take the agents' grace period: the user is told, then told it is done
+    assert "tunefarm up: stopping (agents finish or return their leases" in said and said.endswith("stopped\n")
