@@ -44,6 +44,31 @@ def resolve_device(client: TunefarmClient, device: str) -> str:
     return resolved
 
 
+def parse_strategy_options(text: str | None) -> dict:
+    """--strategy-options 'members=8,acquisition=ei,stall=null' (a value is read as JSON where it parses, else as a
+    string) or a JSON object -> the job's strategy options (which exist and their bounds, the server checks)."""
+    if text is not None and text.strip().startswith("{"):
+        try:
+            options = json.loads(text)
+        except ValueError as exc:
+            raise CliError(f"--strategy-options {text!r}: not a JSON object ({exc})") from None
+        if not isinstance(options, dict):
+            raise CliError(f"--strategy-options {text!r}: not a JSON object")
+        return options
+    options: dict = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        name, eq, value = (x.strip() for x in part.partition("="))
+        if not eq or not name:
+            raise CliError(f"--strategy-options {text!r}: {part.strip()!r} is not name=value")
+        try:
+            options[name] = json.loads(value)
+        except ValueError:
+            options[name] = value
+    return options
+
+
 def parse_measure(text: str | None) -> dict:
     """--measure 'max_time_s=0.5,recheck_top=2,flush_cache=false' -> the job's measurement options (numbers and
     true/false; which names exist and their bounds, the server checks and says)."""

@@ -21,12 +21,38 @@ def _param_text(p: dict) -> str:
     return text + (f" ({p['default']})" if p.get("default") is not None else "")
 
 
+def _option_bounds(o: dict) -> str:
+    if "choices" in o:
+        return "|".join(map(str, o["choices"]))
+    low, high = o.get("minimum"), o.get("maximum")
+    if low is None and high is None:
+        return ""
+    return f"{'' if low is None else low}..{'' if high is None else high}"
+
+
+def _show_strategy(name: str, strategy: dict) -> None:
+    console.print(f"[bold]{name}[/] (search strategy): {strategy['doc']}")
+    if not strategy["options"]:
+        console.print("no options")
+        return
+    table = Table(title=f"options of {name} (`tunefarm tune --strategy {name} --strategy-options NAME=VALUE,...`)")
+    for col in ("option", "type", "default", "allowed", "meaning"):
+        table.add_column(col)
+    for option, o in strategy["options"].items():  # a default of None: the strategy decides (the meaning says how)
+        table.add_row(option, o["type"], json.dumps(o["default"]), _option_bounds(o), o["doc"])
+    console.print(table)
+
+
 def cmd_ops(client: TunefarmClient, args) -> int:
     page = client.ops(limit=1000)
+    if args.name is not None and args.name in page.strategies:
+        _show_strategy(args.name, page.strategies[args.name])
+        return 0
     if args.name is not None:
         op = next((o for o in page.items if o.name == args.name), None)
         if op is None:
-            raise CliError(f"unknown op {args.name!r}; the farm tunes: {', '.join(o.name for o in page.items)}")
+            raise CliError(f"unknown op or strategy {args.name!r}; the farm tunes: "
+                           f"{', '.join(o.name for o in page.items)}; strategies: {', '.join(page.strategies)}")
         console.print(f"[bold]{op.name}[/]: {op.doc}")
         console.print(f"params: {', '.join(_param_text(p) for p in op.params)}")
         console.print(f"spaces (knobs for {op.example_workload}):")
@@ -38,7 +64,7 @@ def cmd_ops(client: TunefarmClient, args) -> int:
     for op in page.items:
         table.add_row(op.name, ", ".join(_param_text(p) for p in op.params), op.doc.split("\n")[0])
     console.print(table)
-    console.print(f"strategies: {', '.join(page.strategies)}")
+    console.print(f"strategies: {', '.join(page.strategies)} (`tunefarm ops STRATEGY` shows one's options)")
     return 0
 
 

@@ -8,7 +8,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from compiler_core.workload import make_workload, parse_params
-from tunefarm_cli.commands import CliError, console, parse_measure, resolve_device, warn
+from tunefarm_cli.commands import CliError, console, parse_measure, parse_strategy_options, resolve_device, warn
 from tunefarm_client.client import DEVICE_KINDS, FINAL_JOB_STATES, TunefarmClient, TunefarmError
 
 INTERRUPTED = 130  # the shell's code for a command stopped by SIGINT
@@ -127,9 +127,15 @@ def _tune_device(client: TunefarmClient, device: str) -> str:
 
 def cmd_tune(client: TunefarmClient, args) -> int:
     measure = parse_measure(args.measure)  # a malformed one is refused before anything is resolved
+    options = parse_strategy_options(args.strategy_options)
     device = _tune_device(client, args.device)
-    job = client.create_job(args.op, parse_params(args.params), device, args.trials, strategy=args.strategy,
-                            seed=args.seed, priority=args.priority, measure=measure)
+    try:
+        job = client.create_job(args.op, parse_params(args.params), device, args.trials, strategy=args.strategy,
+                                strategy_options=options, seed=args.seed, priority=args.priority, measure=measure)
+    except TunefarmError as exc:  # the server's 422 on a strategy carries every strategy's options: say where to look
+        if exc.status != 422 or not isinstance(exc.detail, dict) or "strategies" not in exc.detail:
+            raise
+        raise CliError(f"{exc.error} (`tunefarm ops {args.strategy}` lists its options)") from exc
     try:
         console.print(f"job {job.id}: {job.workload} on {device}, {job.trial_budget} trials, {job.strategy}")
     except KeyboardInterrupt:

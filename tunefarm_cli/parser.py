@@ -65,8 +65,10 @@ def _farm_commands(sub) -> None:
     demo.add_argument("--strategy", default="model", help="search strategy")
     demo.add_argument("--seed", type=int, default=0, help="search seed")
     demo.add_argument("--measure", default=None, metavar="NAME=VALUE,...", help=MEASURE_HELP)
-    ops = _command(sub, "ops", "the ops the farm tunes: params, dtypes; with a name, its knobs per target")
-    ops.add_argument("name", nargs="?", default=None, help="show this op's params and search spaces")
+    ops = _command(sub, "ops", "the ops the farm tunes: params, dtypes; with a name, its knobs per target (or a "
+                               "search strategy's options)")
+    ops.add_argument("name", nargs="?", default=None,
+                     help="show this op's params and search spaces, or this search strategy's options")
     devices = _command(sub, "devices", "device classes, their agents and whether any is online")
     devices.add_argument("--kind", choices=("cpu", "cuda"), default=None, help="only this kind (default: all)")
 
@@ -76,6 +78,9 @@ def _job_commands(sub) -> None:
     _workload_args(tune)
     tune.add_argument("--trials", type=int, default=64, help="trial budget")
     tune.add_argument("--strategy", default="model", help="search strategy (`tunefarm ops` lists them)")
+    tune.add_argument("--strategy-options", default=None, metavar="NAME=VALUE,...",
+                      help="the strategy's options, name=value comma-separated (e.g. acquisition=ei,members=8) or a "
+                           "JSON object; `tunefarm ops STRATEGY` lists them with their defaults and bounds")
     tune.add_argument("--seed", type=int, default=None, help="search seed (default: random)")
     tune.add_argument("--measure", default=None, metavar="NAME=VALUE,...", help=MEASURE_HELP)
     tune.add_argument("--priority", type=int, default=0,

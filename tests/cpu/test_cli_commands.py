@@ -26,8 +26,8 @@ def farm(tmp_path_factory):
         while not client.devices(kind="cpu").total:  # the agent registers after the tuner is healthy
             assert time.monotonic() < deadline, "the CPU agent did not register"
             time.sleep(0.2)
-        tuned = tunefarm("tune", *KEY, "--device", "cpu", "--trials", "3", "--measure", FAST_MEASURE, cwd=root,
-                         data_dir=f.data_dir)
+        tuned = tunefarm("tune", *KEY, "--device", "cpu", "--trials", "3", "--measure", FAST_MEASURE,
+                         "--strategy-options", "acquisition=ei,members=3,stall=null", cwd=root, data_dir=f.data_dir)
         assert tuned.returncode == 0, tuned.stdout[-2000:] + tuned.stderr[-2000:]
         f.cwd, f.client, f.tuned = root, client, tuned
         f.device_class = client.devices(kind="cpu").items[0].device_class
@@ -83,11 +83,28 @@ def test_tune_measure_options_reach_the_job_and_bad_ones_are_named(farm):
     assert len(farm.client.jobs().items) == 1  # none of them made a job
 
 
+def test_tune_strategy_options_reach_the_job_and_bad_ones_point_to_the_list(farm):
+    (job,) = farm.client.jobs(state="done").items
+    assert {k: job.strategy_options[k] for k in ("acquisition", "members", "stall")} == \
+        {"acquisition": "ei", "members": 3, "stall": None}
+    tune = ["tune", *KEY, "--device", "cpu", "--trials", "3", "--strategy-options"]
+    one_line_error(run(farm, *tune, "members=1000"), "tune", "'members'=1000 must be at most 32",
+                   "`tunefarm ops model` lists its options")
+    one_line_error(run(farm, *tune, "acquisition=pi"), "tune", "'acquisition'='pi' not allowed", "'ucb'")
+    one_line_error(run(farm, *tune, "member=3"), "tune", "unknown option(s) 'member'", "members")
+    one_line_error(run(farm, *tune, "{not json"), "tune", "not a JSON object")
+    one_line_error(run(farm, *tune, "members"), "tune", "'members' is not name=value")
+    assert len(farm.client.jobs().items) == 1  # none of them made a job
+    shown = ok(run(farm, "ops", "model"))
+    assert "search strategy" in shown and "members" in shown and "1..32" in shown and "ucb|ei" in shown
+    assert "no options" in ok(run(farm, "ops", "random"))
+
+
 def test_ops_and_devices(farm):
     ops = ok(run(farm, "ops"))
     assert "matmul" in ops and "conv2d" in ops and "strategies:" in ops
     assert "matmul" in ok(run(farm, "ops", "matmul")) and '"knobs"' in ok(run(farm, "ops", "matmul"))
-    one_line_error(run(farm, "ops", "nope"), "ops", "unknown op 'nope'", "matmul")
+    one_line_error(run(farm, "ops", "nope"), "ops", "unknown op or strategy 'nope'", "matmul", "strategies: ")
     devices = ok(run(farm, "devices", "--kind", "cpu"))
     assert farm.device_class in devices and "online" in devices
     assert "0 device classes" in ok(run(farm, "devices", "--kind", "cuda"))

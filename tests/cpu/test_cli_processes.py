@@ -128,10 +128,11 @@ def test_up_refuses_bad_devices_and_busy_ports(tmp_path):
 
 
 def readme_cli_lines() -> list[str]:
-    """The commands of README's "Using the farm" block, without their comments."""
+    """The commands of README's "Using the farm" block, without their comments (a line ending in a backslash goes
+    on in the next, as in a shell)."""
     text = (REPO / "README.md").read_text()
-    block = text.split("## Using the farm", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
-    return [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.strip()]
+    block = text.split("## Using the farm", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    return [" ".join(line.split("  #", 1)[0].split()) for line in block.splitlines() if line.strip()]
 
 
 def test_readme_cli_examples_run_verbatim(tmp_path):

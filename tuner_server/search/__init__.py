@@ -52,7 +52,7 @@ def check_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any
 
 def describe_strategies() -> dict[str, dict]:
     """Each strategy's one-line description and options, for the REST API's documentation."""
-    return {name: {"doc": (factory.__doc__ or "").strip().partition("\n")[0],
+    return {name: {"doc": " ".join((factory.__doc__ or "").strip().partition("\n\n")[0].split()),  # 1st paragraph
                    "options": describe_options(factory.OPTIONS)}
             for name, factory in STRATEGIES.items()}
 

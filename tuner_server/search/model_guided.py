@@ -77,8 +77,10 @@ EXPLORE_GROWTH = 0.25  # annealing explores the pool again when the job's trials
 
 
 class ModelGuided:
-    """Bagged LightGBM rankers (transfer from the device class) with UCB / EI / Thompson selection and one-knob
-    sweeps of several basins' best configs; diverse batches and optional early stopping."""
+    """Bagged LightGBM rankers (started from the device class's model when there is one), with UCB / EI / Thompson
+    selection, and Gaussian processes on the knobs (a fitted one and BO's smooth one) share each batch
+    (search/portfolio.py); one-knob sweeps of several basins' best configs; diverse batches and optional early
+    stopping."""
 
     OPTIONS = OPTIONS
 
