@@ -4,6 +4,8 @@ a CPU agent process running a real matmul 64^3 job:
 - without a token the page shows only its sign-in form, and a wrong token is refused;
 - a read token sees the farm (the agent, its class, the task it holds) and the jobs, but no admin buttons;
 - as admin, a job's tuning curve gains points while the job runs, and its cancel button cancels it;
+- as admin, the new-job form submits a job with strategy options, and shows the server's refusal of bad ones
+  without making a job (a read token is not offered the form);
 - the schedule key's history lists its versions with a diff; pin and rollback append versions;
 - /docs and /redoc render, and no request of the whole session left 127.0.0.1 (other hosts do not resolve, and
   Chrome's network log is checked too).
@@ -85,6 +87,25 @@ def _curve_drawn(driver) -> tuple[int, int]:
         "return [Number(c.dataset.points), c.querySelectorAll('svg .trial').length];"))
 
 
+def _submit_job_form(driver, page: str, device_class: str, params: dict, options: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    _go(driver, f"{page}#/new", "#new-job #params legend", "the new-job form")
+    Select(driver.find_element("id", "op")).select_by_value("matmul")
+    _wait(driver, "matmul's params", lambda d: d.execute_script(
+        "return document.querySelector('#params legend')?.textContent.startsWith('matmul:')"))
+    for name, value in params.items():
+        field = driver.find_element("id", f"param-{name}")
+        field.clear()
+        field.send_keys(str(value))
+    Select(driver.find_element("id", "device")).select_by_value(device_class)
+    driver.find_element("id", "trials").clear()
+    driver.find_element("id", "trials").send_keys("3")
+    _wait(driver, "the model strategy's options", lambda d: "members" in _text(d, "strategy-option-list"))
+    driver.find_element("id", "strategy-options").send_keys(options)
+    driver.find_element("css selector", '#new-job button[type="submit"]').click()
+
+
 def test_dashboard_follows_a_live_job_and_docs_stay_offline(farm, browser, tmp_path):
     shots = Screenshots(tmp_path)
     f = farm(agents=1, env={"TUNEFARM_READ_TOKEN": READ_TOKEN})
@@ -108,7 +129,7 @@ def test_dashboard_follows_a_live_job_and_docs_stay_offline(farm, browser, tmp_p
     _wait(browser, "the agent's class", lambda d: device_class in _text(d, "agents"))
     shots.take(browser, "farm")
     _go(browser, f"{page}#/jobs", f'#jobs tr[data-job-id="{job.id}"][data-state="running"]', "the running job")
-    assert not _css(browser, "button.cancel")
+    assert not _css(browser, "button.cancel") and not browser.find_element("id", "nav-new").is_displayed()
 
     # as admin: the curve grows while the job runs, then the cancel button cancels it
     browser.find_element("id", "logout").click()
@@ -126,6 +147,22 @@ def test_dashboard_follows_a_live_job_and_docs_stay_offline(farm, browser, tmp_p
     _wait(browser, "the job shown cancelled", lambda d: _text(d, "job-state") == "cancelled")
     with f.client() as c:
         assert c.job(job.id).state == "cancelled"
+
+    # a new job from the form: a refused option shows the server's line and makes nothing; then a job is made
+    _submit_job_form(browser, page, device_class, {"M": 48, "N": 40, "K": 56}, '{"members": 1000}')
+    _wait(browser, "the refusal", lambda d: "must be at most 32" in _text(d, "new-job-error"))
+    shots.take(browser, "new-job")
+    with f.client() as c:
+        assert c.jobs().total == 1
+    browser.find_element("id", "strategy-options").clear()
+    browser.find_element("id", "strategy-options").send_keys('{"acquisition": "ei", "members": 3}')
+    browser.find_element("css selector", '#new-job button[type="submit"]').click()
+    _wait(browser, "the new job's page", lambda d: "#/job/" in d.current_url and _css(d, "#curve"))
+    with f.client() as c:
+        made = c.job(browser.current_url.rsplit("/", 1)[1])
+        assert made.workload == "matmul(M=48,N=40,K=56,dtype=float32)" and made.trial_budget == 3
+        assert made.strategy_options["acquisition"] == "ei" and made.strategy_options["members"] == 3
+        c.cancel_job(made.id)  # the key's history below is another key's, but the agent is wanted there
 
     # the key's history: versions, a diff, then pin and rollback from the page
     _go(browser, f"{page}#/schedules", "#keys a", "the schedule key")

@@ -1,13 +1,14 @@
-// The dashboard's shell: sign-in, the hash router (#/farm, #/jobs, #/job/<id>, #/schedules, #/history?<key>,
-// #/ops), and the refresh loop of the page shown (pages that follow live state ask for one with ctx.poll).
+// The dashboard's shell: sign-in, the hash router (#/farm, #/jobs, #/job/<id>, #/new, #/schedules,
+// #/history?<key>, #/ops), and the refresh loop of the page shown (pages that follow live state ask for one with ctx.poll).
 import { api, ApiError, session } from "./api.js";
 import { farmPage } from "./farm.js";
 import { jobPage, jobsPage } from "./jobs.js";
+import { newJobPage } from "./newjob.js";
 import { opsPage } from "./ops.js";
 import { historyPage, schedulesPage } from "./schedules.js";
 
-const PAGES = { farm: farmPage, jobs: jobsPage, job: jobPage, schedules: schedulesPage, history: historyPage,
-                ops: opsPage };
+const PAGES = { farm: farmPage, jobs: jobsPage, job: jobPage, new: newJobPage, schedules: schedulesPage,
+                history: historyPage, ops: opsPage };
 const $ = (id) => document.getElementById(id);
 let shown = null; // the page context being refreshed; replaced (and stopped) on every navigation
 
@@ -69,6 +70,7 @@ async function show() {
   $("login").hidden = true;
   $("nav").hidden = $("session").hidden = false;
   $("scope").textContent = `signed in (${session.scope})`;
+  $("nav-new").hidden = !session.admin; // submitting a job needs an admin token
   const { name, args, query } = route();
   for (const a of document.querySelectorAll("#nav a[data-page]")) {
     a.classList.toggle("current", a.dataset.page === name || (name === "job" && a.dataset.page === "jobs")

@@ -41,7 +41,7 @@ export async function jobsPage(ctx) {
     h("td", {}, cancelButton(ctx, j))));
   render(ctx.view, h("h1", {}, "Jobs"),
     list.total ? table("jobs", ["Job", "Workload", "Device", "State", "Progress", "Best", "Created", ""], rows)
-      : h("p", {}, "No job yet: submit one with `tunefarm tune` or POST /v1/jobs."),
+      : h("p", {}, "No job yet: submit one here (New job, as admin), with `tunefarm tune` or POST /v1/jobs."),
     list.total > list.items.length ? h("p", {}, `the newest ${list.items.length} of ${list.total}`) : null);
   sizeBars(ctx.view);
   ctx.poll = 2000;
