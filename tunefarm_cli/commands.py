@@ -44,45 +44,44 @@ def resolve_device(client: TunefarmClient, device: str) -> str:
     return resolved
 
 
-def parse_strategy_options(text: str | None) -> dict:
-    """--strategy-options 'members=8,acquisition=ei,stall=null' (a value is read as JSON where it parses, else as a
-    string) or a JSON object -> the job's strategy options (which exist and their bounds, the server checks)."""
-    if text is not None and text.strip().startswith("{"):
-        try:
-            options = json.loads(text)
-        except ValueError as exc:
-            raise CliError(f"--strategy-options {text!r}: not a JSON object ({exc})") from None
-        if not isinstance(options, dict):
-            raise CliError(f"--strategy-options {text!r}: not a JSON object")
-        return options
-    options: dict = {}
+def _name_values(flag: str, text: str | None) -> list[tuple[str, str]]:
+    """'a=1, b=x' -> [('a', '1'), ('b', 'x')]; a part that is not name=value is a CliError naming `flag`."""
+    pairs = []
     for part in (text or "").split(","):
         if not part.strip():
             continue
         name, eq, value = (x.strip() for x in part.partition("="))
         if not eq or not name:
-            raise CliError(f"--strategy-options {text!r}: {part.strip()!r} is not name=value")
-        try:
-            options[name] = json.loads(value)
-        except ValueError:
-            options[name] = value
-    return options
+            raise CliError(f"{flag} {text!r}: {part.strip()!r} is not name=value")
+        pairs.append((name, value))
+    return pairs
+
+
+def _json_or_none(value: str):
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def parse_strategy_options(text: str | None) -> dict:
+    """--strategy-options 'members=8,acquisition=ei,stall=null' (a value is read as JSON where it parses, else as a
+    string) or a JSON object -> the job's strategy options (which exist and their bounds, the server checks)."""
+    if text is not None and text.strip().startswith("{"):
+        options = _json_or_none(text)
+        if not isinstance(options, dict):
+            raise CliError(f"--strategy-options {text!r}: not a JSON object")
+        return options
+    return {name: value if (parsed := _json_or_none(value)) is None and value != "null" else parsed
+            for name, value in _name_values("--strategy-options", text)}
 
 
 def parse_measure(text: str | None) -> dict:
     """--measure 'max_time_s=0.5,recheck_top=2,flush_cache=false' -> the job's measurement options (numbers and
     true/false; which names exist and their bounds, the server checks and says)."""
     options: dict = {}
-    for part in (text or "").split(","):
-        if not part.strip():
-            continue
-        name, eq, value = (x.strip() for x in part.partition("="))
-        if not eq or not name:
-            raise CliError(f"--measure {text!r}: {part.strip()!r} is not name=value")
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = None
+    for name, value in _name_values("--measure", text):
+        parsed = _json_or_none(value)
         if isinstance(parsed, bool) or (isinstance(parsed, (int, float)) and math.isfinite(parsed)):
             options[name] = parsed
         else:
