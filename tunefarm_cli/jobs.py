@@ -108,7 +108,11 @@ def _follow_and_report(client: TunefarmClient, job_id: str, args, command: str) 
     if job.state != "done":
         console.print(f"[red]job {job.id} {job.state}[/]{': ' + job.error if job.error else ''}")
         return 1
-    console.print(f"job {job.id} done on {job.device_class}")
+    start, started = job.start_model, ""
+    if start is not None:
+        whose = "its class" if start.device_class == job.device_class else start.device_class
+        started = f", its search started from the cost model of {whose} v{start.version} ({start.trained_on} trials)"
+    console.print(f"job {job.id} done on {job.device_class}{started}")
     if job.result is None:
         console.print("no head-to-head result (no verified trial to re-measure)")
         return 0

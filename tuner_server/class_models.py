@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from sqlalchemy import select
@@ -54,6 +55,22 @@ class _Kept:
     model: CostModel | None
     trained_on: int
     version: int
+
+
+class StartModel(NamedTuple):
+    """A class model a job starts from, and which one it is (what the job's record says: `record`)."""
+
+    model: CostModel
+    device_class: str  # the class it was trained on: the job's own, or a donor of the same kind
+    version: int
+    trained_on: int
+
+    @classmethod
+    def of(cls, kept: _Kept, device_class: str) -> StartModel:
+        return cls(kept.model, device_class, kept.version, kept.trained_on)
+
+    def record(self) -> dict:
+        return {"device_class": self.device_class, "version": self.version, "trained_on": self.trained_on}
 
 
 @dataclass
@@ -94,22 +111,22 @@ class ClassModels:
             kept = self._load(device_class)
         return kept.model if kept is not None else None
 
-    def start_model(self, device_class: str) -> tuple[CostModel | None, str | None]:
-        """(model, the class it was trained on) a job on `device_class` starts from: the class's own while it has
-        seen at least OWN_HISTORY trials; below that, another class of the same kind whose model saw more (its
-        features carry each target's figures, so it ranks this class's configs too; the job fine-tunes it on its
-        own trials). (None, None) when no class of the kind has a model."""
+    def start_model(self, device_class: str) -> StartModel | None:
+        """The model a job on `device_class` starts from: the class's own while it has seen at least OWN_HISTORY
+        trials; below that, another class of the same kind whose model saw more (its features carry each target's
+        figures, so it ranks this class's configs too; the job fine-tunes it on its own trials). None when no class
+        of the kind has a model."""
         with self._lock:
             own = self._kept.get(device_class)
         own = own if own is not None else self._load(device_class)
         if own is not None and own.trained_on >= OWN_HISTORY:
-            return own.model, device_class
+            return StartModel.of(own, device_class)
         donor = self._donor(device_class, own.trained_on if own is not None else 0)
         if donor is not None:
             return donor
-        return (own.model, device_class) if own is not None else (None, None)
+        return StartModel.of(own, device_class) if own is not None and own.model is not None else None
 
-    def _donor(self, device_class: str, more_than: int) -> tuple[CostModel, str] | None:
+    def _donor(self, device_class: str, more_than: int) -> StartModel | None:
         """The newest model of the class of `device_class`'s kind (not itself) that saw the most trials."""
         kind = device_kind(device_class)
         with session_scope(self._sessions) as s:
@@ -121,7 +138,7 @@ class ClassModels:
         for donor, _ in sorted(newest.items(), key=lambda item: (-item[1], item[0])):
             kept = self._load(donor)  # None when its model is of another compiler_core
             if kept is not None and kept.model is not None:
-                return kept.model, donor
+                return StartModel.of(kept, donor)
         return None
 
     def warm_cache(self, device_class: str, workload_key: str, configs: list[dict]) -> int:

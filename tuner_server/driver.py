@@ -305,11 +305,14 @@ class JobDriver:
         """The device class's cost model, for strategies that transfer from it (None: none yet, or not wanted)."""
         if self.class_models is None or view.strategy not in TRANSFER_STRATEGIES:
             return None
-        model, source = self.class_models.start_model(view.device_class)
-        if source is not None and source != view.device_class:
+        start = self.class_models.start_model(view.device_class)
+        if start is not None and start.device_class != view.device_class:
             log.info("job %s on %s starts from the cost model of %s (too little history of its own)", view.job_id,
-                     view.device_class, source)
-        return model
+                     view.device_class, start.device_class)
+        used = start is not None and view.options.get("transfer") is not False  # the job's own choice
+        with session_scope(self._sessions) as s:  # what the job's record shows it started from
+            repo.record_start_model(view.job_id, start.record() if used else None, session=s)
+        return start.model if start is not None else None
 
     def _plan(self, view: _JobView) -> _Plan:
         """The job's strategy: the cached one told about `view.trials`, or one built from them (the history)."""

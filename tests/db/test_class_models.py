@@ -124,17 +124,27 @@ def test_the_driver_starts_model_jobs_from_the_class_model(session_factory, tmp_
     with session_scope(session_factory) as s:
         model_job = repo.create_job(JobSpec(w.key, dclass, 8, strategy="model"), session=s).id
         random_job = repo.create_job(JobSpec(w.key, dclass, 8, strategy="random"), session=s).id
+        cold_job = repo.create_job(JobSpec(w.key, dclass, 8, strategy="model", strategy_options={"transfer": False}),
+                                   session=s).id
     driver = JobDriver(session_factory, Settings(data_dir=tmp_path), class_models=keeper)
     driver.tick()
     assert driver._plans[model_job].strategy.inner.context.cost_model is keeper.model(dclass)
     assert not hasattr(driver._plans[random_job].strategy.inner, "context")
     with session_scope(session_factory) as s:
         assert repo.job_progress(model_job, session=s).queued == 8
+        # the job's record says what its search started from; a job that declines the model, or has none, says so
+        started = {j: repo.get_job(j, session=s).start_model for j in (model_job, random_job, cold_job)}
+    assert started == {model_job: {"device_class": dclass, "version": 1, "trained_on": 40}, random_job: None,
+                       cold_job: None}
 
 
-def test_a_class_with_little_history_starts_from_a_richer_class_of_its_kind(session_factory, monkeypatch):
+def test_a_class_with_little_history_starts_from_a_richer_class_of_its_kind(session_factory, monkeypatch, tmp_path):
     import tuner_server.class_models as class_models
     from tests.db.factories import cuda_fingerprint
+    from tuner_server.api.views import job_public
+    from tuner_server.driver import JobDriver
+    from tuner_server.repo import JobSpec
+    from tuner_server.settings import Settings
 
     rich = _populate(session_factory)  # 40 trials, AVX2, one core
     with session_scope(session_factory) as s:
@@ -143,9 +153,17 @@ def test_a_class_with_little_history_starts_from_a_richer_class_of_its_kind(sess
     keeper = ClassModels(session_factory, min_trials=16)
     keeper.refresh()
     donor = keeper.model(rich)
-    assert keeper.start_model(new) == (donor, rich)  # warm start across classes of one kind
-    assert keeper.start_model(gpu) == (None, None)  # never across kinds
-    assert keeper.start_model(rich) == (donor, rich)
+    start = keeper.start_model(new)  # warm start across classes of one kind
+    assert start[:2] == (donor, rich) and start.record() == {"device_class": rich, "version": 1, "trained_on": 40}
+    assert keeper.start_model(gpu) is None  # never across kinds
+    assert keeper.start_model(rich)[:2] == (donor, rich)
+    w = cc.make_workload("softmax", {"rows": 128, "cols": 96})
+    with session_scope(session_factory) as s:  # a job on the new class: its record names the donor
+        job_id = repo.create_job(JobSpec(w.key, new, 8, strategy="model"), session=s).id
+    JobDriver(session_factory, Settings(data_dir=tmp_path), class_models=keeper).tick()
+    with session_scope(session_factory) as s:
+        shown = job_public(repo.get_job(job_id, session=s)).start_model
+    assert (shown.device_class, shown.version, shown.trained_on) == (rich, 1, 40)
     monkeypatch.setattr(class_models, "OWN_HISTORY", 10)  # once a class has enough history, its own model
     with session_scope(session_factory) as s:
         w = cc.make_workload("softmax", {"rows": 64, "cols": 96})
@@ -154,4 +172,5 @@ def test_a_class_with_little_history_starts_from_a_richer_class_of_its_kind(sess
             trial(s, new, config, key=w.key, median=_runtime(w, config), now=at(3000 + j))
     keeper.refresh()
     own = keeper.model(new)
-    assert own is not None and own is not donor and keeper.start_model(new) == (own, new)
+    assert own is not None and own is not donor and keeper.start_model(new)[:2] == (own, new)
+    assert keeper.start_model(new).record() == {"device_class": new, "version": 1, "trained_on": 20}

@@ -275,6 +275,15 @@ class ComparisonPublic(BaseModel):
     created_at: datetime
 
 
+class StartModelPublic(BaseModel):
+    """The device class's cost model a model-guided job's strategy was last built from."""
+
+    device_class: str = Field(description="the class it was trained on: the job's own, or with too little history "
+                                          "another class of the same kind (cross-device warm start)")
+    version: int = Field(description="that class's model version (GET /v1/devices lists the models)")
+    trained_on: int = Field(description="trials the model was fitted on")
+
+
 class JobPublic(BaseModel):
     id: str
     workload: str
@@ -295,6 +304,9 @@ class JobPublic(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
     phase: str = "search"
+    start_model: StartModelPublic | None = Field(None, description="the class model the job's search started from; "
+                                                                   "null before its first batch, for strategies "
+                                                                   "without a model, or when no class has one")
     progress: JobProgressPublic | None = Field(None, description="on GET /v1/jobs/{id} (and after create/cancel)")
     result: JobResultPublic | None = Field(None, description="on GET /v1/jobs/{id} once the final comparisons ran")
 

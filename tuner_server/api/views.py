@@ -66,6 +66,7 @@ def job_public(job: Job, progress: JobProgress | None = None, result: JobResult 
         strategy=job.strategy, strategy_options=job.strategy_options, priority=job.priority, seed=job.seed,
         measure_options=job.measure_options, created_by=job.created_by, created_at=job.created_at,
         started_at=job.started_at, finished_at=job.finished_at, phase=job.phase,
+        start_model=s.StartModelPublic(**job.start_model) if job.start_model else None,
         progress=progress_public(progress, w) if progress is not None else None, result=result_public(result))
 
 

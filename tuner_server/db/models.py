@@ -116,6 +116,8 @@ class Job(Base):
     seed: Mapped[int | None] = mapped_column(BigInteger)
     measure_options: Mapped[dict[str, Any]]  # resolved completely at creation (tuner_server.measure_policy)
     phase: Mapped[str] = mapped_column(String(16), default="search", server_default="search")
+    # the class model its strategy was last built from: {"device_class", "version", "trained_on"} (0005)
+    start_model: Mapped[dict[str, Any] | None]
 
     workload: Mapped[Workload] = relationship()
 

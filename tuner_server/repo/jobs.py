@@ -112,6 +112,12 @@ def finish_job(job_id: str, *, session: Session, state: str = "done", error: str
     return job
 
 
+def record_start_model(job_id: str, start: dict | None, *, session: Session) -> None:
+    """What the job's strategy was built from: the class model's {"device_class", "version", "trained_on"}, or None
+    (no model: the job starts from nothing). Set each time the strategy is built (again after a restart)."""
+    session.execute(update(Job).where(Job.id == job_id).values(start_model=start))
+
+
 # A job's counts in one statement, so one snapshot: on PostgreSQL (READ COMMITTED) two separate counts can straddle a
 # result's commit (its trial not counted yet, its task already done), undercounting the job's tasks by one; the
 # driver then tries to queue beyond the budget and spins through the whole search space. Built once: the driver

@@ -47,6 +47,14 @@ export async function jobsPage(ctx) {
   ctx.poll = 2000;
 }
 
+// The class model the job's search started from: its own class's, or another class's of the kind (warm start).
+function startModel(job) {
+  const m = job.start_model;
+  if (!m) return null;
+  const whose = m.device_class === job.device_class ? "its class's" : `${m.device_class}'s (warm start)`;
+  return h("span", { id: "start-model" }, `${whose} cost model v${m.version}, ${m.trained_on} trials`);
+}
+
 function facts(pairs) {
   return h("dl", { class: "facts" }, pairs.filter(([, v]) => v !== null && v !== undefined)
     .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
@@ -74,7 +82,8 @@ export async function jobPage(ctx) {
     h("h1", {}, `Job ${shortId(job.id)} `, h("span", { id: "job-state", class: `state ${job.state}` }, job.state),
       " ", cancelButton(ctx, job)),
     facts([["workload", job.workload], ["device", job.device_class ?? job.device_selector],
-           ["strategy", job.strategy], ["phase", job.phase], ["progress", progressBar(job)],
+           ["strategy", job.strategy], ["started from", startModel(job)], ["phase", job.phase],
+           ["progress", progressBar(job)],
            ["verified / failed", p ? `${p.verified} / ${p.failed}` : null],
            ["best so far", p?.best ? `${seconds(p.best.median_s)} · ${rate(p.best.gflops, "GFLOP/s")}` : "–"],
            ["created", when(job.created_at)], ["finished", job.finished_at ? when(job.finished_at) : null],
