@@ -57,23 +57,23 @@ def _name_values(flag: str, text: str | None) -> list[tuple[str, str]]:
     return pairs
 
 
-def _json_or_none(value: str):
+def _json_or_text(value: str):
+    """The JSON value `value` spells, else `value` itself (a bare word such as ei is a string)."""
     try:
         return json.loads(value)
     except ValueError:
-        return None
+        return value
 
 
 def parse_strategy_options(text: str | None) -> dict:
     """--strategy-options 'members=8,acquisition=ei,stall=null' (a value is read as JSON where it parses, else as a
     string) or a JSON object -> the job's strategy options (which exist and their bounds, the server checks)."""
     if text is not None and text.strip().startswith("{"):
-        options = _json_or_none(text)
+        options = _json_or_text(text)
         if not isinstance(options, dict):
             raise CliError(f"--strategy-options {text!r}: not a JSON object")
         return options
-    return {name: value if (parsed := _json_or_none(value)) is None and value != "null" else parsed
-            for name, value in _name_values("--strategy-options", text)}
+    return {name: _json_or_text(value) for name, value in _name_values("--strategy-options", text)}
 
 
 def parse_measure(text: str | None) -> dict:
@@ -81,7 +81,7 @@ def parse_measure(text: str | None) -> dict:
     true/false; which names exist and their bounds, the server checks and says)."""
     options: dict = {}
     for name, value in _name_values("--measure", text):
-        parsed = _json_or_none(value)
+        parsed = _json_or_text(value)  # text is refused below, as every value that is not a finite number or bool
         if isinstance(parsed, bool) or (isinstance(parsed, (int, float)) and math.isfinite(parsed)):
             options[name] = parsed
         else:

@@ -79,8 +79,8 @@ __all__ = [
     "get_job", "get_or_create_workload", "get_trial", "heartbeat", "import_jsonl", "job_curve", "job_progress",
     "latest_cost_model", "lease_tasks", "leases_by_agent", "list_agents",
     "list_cost_models", "list_devices", "list_jobs", "list_tokens", "list_trials", "mark_lost_agents",
-    "record_start_model",
     "open_job_for",
-    "put_features", "record_result", "register_agent", "register_token", "requeue_expired", "return_leases",
+    "put_features", "record_result", "record_start_model", "register_agent", "register_token", "requeue_expired",
+    "return_leases",
     "pass_reads", "revoke_token", "save_cost_model", "schedules", "transfer_trials",
 ]
