@@ -1,5 +1,5 @@
 """conv2d kernels with each implicit-GEMM gather (div, hoist, table) run on the CPU through the CUDA emulator
-(tests/cpu/cuda_emulation.py: a thread per CUDA thread, real barriers, ASan/UBSan) and match the numpy
+(tests/cpu/cuda_emulation.py: a fiber per CUDA thread, barriers that order them, ASan/UBSan) and match the numpy
 reference on stride 2, pad 0-3, pointwise, 5x5 and 7x7 filters, odd C, partial k tiles and split-K. Planted
 mutations (each split's table filled from k = 0; the padding test dropped from the table's entries) must fail,
 so the check can fail."""

@@ -1,9 +1,9 @@
-"""The generated CUDA of the float32 SIMT GEMM, run on the CPU (tests/cpu/cuda_emulation.py: one thread per
-CUDA thread, real barriers, AddressSanitizer and UndefinedBehaviorSanitizer), is exact on small odd shapes for
-every path: interior and edge blocks, a partial k tile first, split-K with a shorter last split, 128-bit loads.
-Out-of-range or misaligned accesses and barriers not every thread reaches fail the run. Planted mutations
-(edge blocks run the unchecked path; the partial k tile is not checked) must fail, so the check can fail.
-The GPU tier (tests/gpu/test_gemm_edges_gpu.py) runs the large shapes on a device."""
+"""The generated CUDA of the float32 SIMT GEMM, run on the CPU (tests/cpu/cuda_emulation.py: a fiber per CUDA thread,
+barriers that order them, AddressSanitizer and UndefinedBehaviorSanitizer), is exact on small odd shapes for every
+path: interior and edge blocks, a partial k tile first, split-K with a shorter last split, 128-bit loads.
+Out-of-range or misaligned accesses and barriers not every thread reaches fail the run. Planted mutations (edge
+blocks run the unchecked path; the partial k tile is not checked) must fail, so the check can fail. The GPU tier
+(tests/gpu/test_gemm_edges_gpu.py) runs the large shapes on a device."""
 from __future__ import annotations
 
 import pytest
