@@ -11,8 +11,10 @@ a thread read shared memory before another thread's write (or after its next one
 (tests/cpu/test_cuda_emulation.py drops each barrier of a GEMM in turn). Fibers replaced a std::thread per CUDA
 thread, whose barriers cost most of a run and made the order of a race a matter of luck. Signed-integer and
 pointer overflow are not checked: the emulated shapes are small, their indices cannot overflow, and an index that
-goes wrong shows as an access out of range; those two checks took a third of the build time. Warp-level intrinsics
-(shuffles, wmma, cp.async) are not emulated: this is for the SIMT templates.
+goes wrong shows as an access out of range; those two checks took a third of the build time. Warp shuffles
+(`__shfl_xor_sync`, `__shfl_down_sync`, `__shfl_sync`, full mask) are meetings of a warp's 32 lanes: each lane's
+value is read by its source lane once all have arrived, and a shuffle only some lanes of a warp reach is reported.
+wmma, cp.async and the sm_90a instructions are not emulated: this is for the SIMT templates.
 """
 from __future__ import annotations
 
@@ -52,17 +54,38 @@ struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
 // runs until its next __syncthreads() (or its end); once every thread waits at the barrier, all go on. Turns run
 // in ascending thread order, then descending at the next barrier, and so on: a thread that reads shared memory
 // another thread writes without a barrier between them reads it before that write in one of the two orders.
-enum { TF_RUNNING, TF_AT_BARRIER, TF_DONE };
-struct tf_fiber { ucontext_t ctx; int state; };
+// A warp shuffle is a meeting of the warp's lanes: each leaves its value in a slot and waits until every lane of the
+// warp has; then each reads its source lane's slot. Slots alternate by shuffle (a lane can be one shuffle ahead of
+// another's read, never two).
+enum { TF_RUNNING, TF_AT_BARRIER, TF_AT_SHUFFLE, TF_DONE };
+struct tf_fiber { ucontext_t ctx; int state; unsigned shuffles; };
 static ucontext_t tf_scheduler;
 static std::vector<tf_fiber> tf_fibers;
 static int tf_current;
 static void (*tf_body)(void*);
 static void* tf_body_arg;
-static void tf_sync() {
-  tf_fibers[tf_current].state = TF_AT_BARRIER;
+static unsigned char tf_slots[2][1024][16];
+static void tf_wait(int state) {
+  tf_fibers[tf_current].state = state;
   swapcontext(&tf_fibers[tf_current].ctx, &tf_scheduler);
 }
+static void tf_sync() { tf_wait(TF_AT_BARRIER); }
+template <class T> static T tf_shuffle(T v, int src_lane) {
+  static_assert(sizeof(T) <= 16, "a shuffled value fits a slot");
+  const int t = tf_current, gen = tf_fibers[t].shuffles++ & 1;
+  memcpy(tf_slots[gen][t], &v, sizeof v);
+  tf_wait(TF_AT_SHUFFLE);
+  T out;
+  memcpy(&out, tf_slots[gen][(t & ~31) + src_lane], sizeof out);
+  return out;
+}
+template <class T> static T __shfl_xor_sync(unsigned, T v, int mask) { return tf_shuffle(v, (tf_current & 31) ^ mask); }
+template <class T> static T __shfl_down_sync(unsigned, T v, unsigned delta) {
+  const unsigned lane = (tf_current & 31) + delta;
+  return tf_shuffle(v, lane < 32 ? (int)lane : tf_current & 31);
+}
+template <class T> static T __shfl_sync(unsigned, T v, int lane) { return tf_shuffle(v, lane & 31); }
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static void tf_fiber_main() {
   tf_body(tf_body_arg);
   tf_fibers[tf_current].state = TF_DONE;
@@ -80,6 +103,7 @@ template <class F> static void tf_launch(F kernel, tf_dim3 grid, tf_dim3 block) 
     blockIdx = {bx, by, bz};
     for (int t = 0; t < n; ++t) {
       tf_fiber& f = tf_fibers[t];
+      f.shuffles = 0;
       getcontext(&f.ctx);
       f.ctx.uc_stack.ss_sp = &stacks[(size_t)t * stack_bytes];
       f.ctx.uc_stack.ss_size = stack_bytes;
@@ -87,23 +111,43 @@ template <class F> static void tf_launch(F kernel, tf_dim3 grid, tf_dim3 block) 
       makecontext(&f.ctx, tf_fiber_main, 0);
       f.state = TF_RUNNING;
     }
-    for (int turn = 0, done = 0; done < n; ++turn) {
+    for (int turn = 0;; ++turn) {
       for (int i = 0; i < n; ++i) {
         const int t = turn % 2 == 0 ? i : n - 1 - i;
-        tf_fiber& f = tf_fibers[t];
-        if (f.state == TF_DONE) continue;
-        f.state = TF_RUNNING;
+        if (tf_fibers[t].state != TF_RUNNING) continue;
         threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
         tf_current = t;
-        swapcontext(&tf_scheduler, &f.ctx);
+        swapcontext(&tf_scheduler, &tf_fibers[t].ctx);
       }
-      done = 0;
+      // Every thread now waits (at a barrier or a shuffle) or has ended. Warps whose lanes all met at a shuffle go
+      // on; once none is left, a barrier all threads wait at opens. Anything else would hang on a GPU (or read lanes
+      // that never wrote), so it is reported instead.
+      int released = 0, done = 0;
+      for (int base = 0; base < n; base += 32) {
+        const int lanes = n - base < 32 ? n - base : 32;
+        int shuffling = 0, in_step = 0;
+        for (int l = 0; l < lanes; ++l) {
+          shuffling += tf_fibers[base + l].state == TF_AT_SHUFFLE;
+          in_step += tf_fibers[base + l].shuffles == tf_fibers[base].shuffles;
+        }
+        if (0 < shuffling && (shuffling < lanes || in_step < lanes)) {
+          fprintf(stderr, "shuffle divergence in block (%d, %d, %d): of the %d lanes of warp %d, %d wait at a shuffle "
+                  "and %d are at lane 0's shuffle count; the others are elsewhere\n", bx, by, bz, lanes, base / 32,
+                  shuffling, in_step);
+          exit(3);
+        }
+        for (int l = 0; l < lanes && shuffling; ++l) tf_fibers[base + l].state = TF_RUNNING;
+        released += shuffling;
+      }
+      if (released) continue;
       for (const tf_fiber& f : tf_fibers) done += f.state == TF_DONE;
-      if (0 < done && done < n) {  // on a GPU the waiting threads would hang: say so instead of hanging
+      if (done == n) break;
+      if (done > 0) {
         fprintf(stderr, "barrier divergence in block (%d, %d, %d): %d of %d threads ended while the others wait at "
                 "__syncthreads()\n", bx, by, bz, done, n);
         exit(3);
       }
+      for (tf_fiber& f : tf_fibers) f.state = TF_RUNNING;  // all n wait at the barrier
     }
   }
 }

@@ -1,0 +1,112 @@
+"""The generated CUDA of the row ops (softmax, layernorm, reduce_sum: warp shuffles and block reductions), transpose
+(shared-memory tiles) and fused elementwise chains, run on the CPU through the CUDA emulator (tests/cpu/
+cuda_emulation.py: a fiber per CUDA thread, barriers and warp shuffles as meetings), matches the numpy reference on
+odd shapes for a set of configs that takes every value of every knob at least once; out-of-range or misaligned
+accesses fail the run. CI has no GPU: this is where these kernels' indexing, edges and reductions are run there
+(the GPU tier runs them on a device). Planted mutations (a butterfly that reads the wrong lane, shuffles dropped, a
+transpose without its barrier) must fail, so the check can fail."""
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+import compiler_core as cc
+from compiler_core.verify import hard_inputs
+from tests.cpu import cuda_emulation
+from tests.cpu.cuda_emulation import build_and_run, compiler_available
+
+pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
+SM90 = cc.cuda_target("sm_90")
+GELU = {"expr": "gelu(x*w+b)", "vectors": "w,b"}
+WORKLOADS = [
+    cc.make_workload("softmax", {"rows": 5, "cols": 77}),  # rows and cols that no block or vector width divides
+    cc.make_workload("softmax", {"rows": 3, "cols": 1}),  # one column: every lane but one is past the row
+    cc.make_workload("softmax", {"rows": 2, "cols": 5003}),  # longer than any thread caches: the uncached passes
+    cc.make_workload("layernorm", {"rows": 7, "cols": 300}),
+    cc.make_workload("reduce_sum", {"rows": 3, "cols": 1000}),
+    cc.make_workload("transpose", {"rows": 33, "cols": 17}),  # edge tiles in both dimensions
+    cc.make_workload("transpose", {"rows": 130, "cols": 70}),
+    cc.make_workload("elementwise", {"rows": 5, "cols": 77, **GELU}),
+]
+
+
+def covering_configs(w, target, seed: int = 0) -> list[dict]:
+    """The default config, then valid configs until every value of every knob is in one (each drawn at random among
+    the valid configs that hold the value still missing); a value no valid config holds is skipped."""
+    space = cc.get_space(w, target)
+    valid = list(space)
+    rng = random.Random(seed)
+    chosen = [cc.default_config(w, target)]
+    for knob in space.knobs:
+        for value in knob.choices:
+            if any(c[knob.name] == value for c in chosen):
+                continue
+            holding = [c for c in valid if c[knob.name] == value]
+            if holding:
+                chosen.append(rng.choice(holding))
+    return list({cc.config_key(c): c for c in chosen}.values())
+
+
+def _failures(w, configs, inputs) -> list:
+    """(config, why) for each config whose emulated run fails or differs from the reference beyond its bound."""
+    expected = cc.expect(w, inputs)
+    out = []
+    for config, result in zip(configs, build_and_run([cc.lower(w, c, SM90) for c in configs], SM90, inputs),
+                              strict=True):
+        if isinstance(result, str):
+            out.append((config, result))
+            continue
+        verdict = cc.verify(w, [r.reshape(e.shape) for r, e in zip(result, expected.outputs, strict=True)], expected)
+        if not verdict.ok:
+            out.append((config, verdict.message))
+    return out
+
+
+@pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: w.key)
+def test_every_knob_value_is_exact_when_emulated(w):
+    configs = covering_configs(w, SM90)
+    failures = _failures(w, configs, cc.random_inputs(w, seed=7))
+    assert not failures, f"{len(failures)} of {len(configs)} configs fail: {failures}"
+
+
+def test_softmax_is_exact_on_its_hard_inputs_when_emulated():
+    """The op's adversarial rows (huge and -inf logits, ties), through every knob value."""
+    w = WORKLOADS[0]
+    configs = covering_configs(w, SM90)
+    failures = _failures(w, configs, hard_inputs(w, seed=3))
+    assert not failures, f"{len(failures)} of {len(configs)} configs fail: {failures}"
+
+
+def _mutated(monkeypatch, mutate) -> None:
+    real = cuda_emulation._kernel_source
+    monkeypatch.setattr(cuda_emulation, "_kernel_source", lambda module, target, tag: mutate(real(module, target, tag)))
+
+
+@pytest.mark.parametrize("mutation", [
+    "#define __shfl_xor_sync(mask, v, m) __shfl_xor_sync(mask, v, (m) ^ 1)\n",  # the butterfly reads the wrong lane
+    "#define __shfl_xor_sync(mask, v, m) (v)\n",  # no lane hears the others
+], ids=["wrong-lane", "no-shuffle"])
+def test_a_broken_butterfly_fails(monkeypatch, mutation):
+    w = WORKLOADS[3]  # layernorm: two reductions across lanes
+    config = dict(cc.default_config(w, SM90), threads_per_row=32)
+    _mutated(monkeypatch, lambda source: mutation + source)
+    assert _failures(w, [config], cc.random_inputs(w, seed=7))
+
+
+def test_a_shuffle_half_the_lanes_skip_is_reported(monkeypatch):
+    """Odd lanes skip the butterfly's shuffles and meet the even ones at a later one: a GPU's result would be
+    undefined, the emulator names it."""
+    w = WORKLOADS[3]
+    config = dict(cc.default_config(w, SM90), threads_per_row=32)
+    _mutated(monkeypatch, lambda source: "#define __shfl_xor_sync(mask, v, m) "
+                                         "(threadIdx.x % 2 ? (v) : __shfl_xor_sync(mask, v, m))\n" + source)
+    ((_, why),) = _failures(w, [config], cc.random_inputs(w, seed=7))
+    assert "shuffle divergence" in why, why
+
+
+def test_a_transpose_without_its_barrier_fails(monkeypatch):
+    w = WORKLOADS[6]
+    _mutated(monkeypatch, lambda source: re.sub(r"__syncthreads\(\);", ";", source))
+    assert _failures(w, [cc.default_config(w, SM90)], cc.random_inputs(w, seed=7))
