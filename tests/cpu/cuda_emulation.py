@@ -3,19 +3,19 @@
 The CUDA C that codegen writes is compiled as C++ with a small prelude: each CUDA thread of a block is a fiber
 (ucontext) with its own stack, resumed in turn by one OS thread; `__syncthreads()` hands control back until every
 thread of the block waits there; `__shared__` arrays are statics (blocks run one after another), and 128-bit moves
-are 16-byte-aligned structs. Built with AddressSanitizer and UndefinedBehaviorSanitizer (fatal), so a read or write
-outside any tensor, a misaligned 128-bit access or a shared-memory index out of range fails the run. A barrier
-that some threads of a block never reach is reported as such (a GPU would hang). A thread runs alone from one
-barrier to the next, in ascending thread order and then descending at the next barrier, so a missing barrier makes
-a thread read shared memory before another thread's write (or after its next one): a wrong result
-(tests/cpu/test_cuda_emulation.py drops each barrier of a GEMM in turn). Fibers replaced a std::thread per CUDA
-thread, whose barriers cost most of a run and made the order of a race a matter of luck. Signed-integer and
-pointer overflow are not checked: the emulated shapes are small, their indices cannot overflow, and an index that
-goes wrong shows as an access out of range; those two checks took a third of the build time. Warp shuffles
-(`__shfl_xor_sync`, `__shfl_down_sync`, `__shfl_sync`, full mask) are meetings of a warp's 32 lanes: each lane's
-value is read by its source lane once all have arrived, and a shuffle only some lanes of a warp reach is reported.
-wmma, cp.async and the sm_90a instructions are not emulated: this is for the SIMT templates.
-"""
+are 16-byte-aligned structs; `__half` and `__nv_bfloat16` are 16-bit storage with CUDA's conversions (round to
+nearest even), and each tensor is stored in its own dtype. Built with AddressSanitizer and
+UndefinedBehaviorSanitizer (fatal), so a read or write outside any tensor, a misaligned 128-bit access or a
+shared-memory index out of range fails the run. A barrier that some threads of a block never reach is reported as
+such (a GPU would hang). A thread runs alone from one barrier to the next, in ascending thread order and then
+descending at the next barrier, so a missing barrier makes a thread read shared memory before another thread's write
+(or after its next one): a wrong result (tests/cpu/test_cuda_emulation.py drops each barrier of a GEMM in turn).
+Fibers replaced a std::thread per CUDA thread, whose barriers cost most of a run and made the order of a race a
+matter of luck. Signed-integer and pointer overflow are not checked: the emulated shapes are small, their indices
+cannot overflow, and an index that goes wrong shows as an access out of range; those two checks took a third of the
+build time. Warp shuffles (`__shfl_xor_sync`, `__shfl_down_sync`, `__shfl_sync`, full mask) are meetings of a warp's
+32 lanes: each lane's value is read by its source lane once all have arrived, and a shuffle only some lanes of a
+warp reach is reported. wmma, cp.async and the sm_90a instructions are not emulated: this is for the SIMT templates."""
 from __future__ import annotations
 
 import dataclasses
@@ -29,11 +29,13 @@ from pathlib import Path
 import numpy as np
 
 from compiler_core.codegen import generate_source
+from compiler_core.dtypes import numpy_dtype, raw_bytes
 from compiler_core.ir import stmt as S
 
 RUNNERS = os.cpu_count() or 1  # emulated modules run at once, a process each
 PRELUDE = r"""
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +52,24 @@ static tf_dim3 blockIdx;
 #define CUDART_INF_F INFINITY
 struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
+// The half types are storage: kernels convert to float32 to compute. Narrowing rounds to nearest even, as CUDA's.
+struct __half { uint16_t x; };
+struct __nv_bfloat16 { uint16_t x; };
+static inline float __half2float(__half h) { _Float16 v; memcpy(&v, &h.x, 2); return (float)v; }
+static inline __half __float2half(float f) { const _Float16 v = (_Float16)f; __half h; memcpy(&h.x, &v, 2); return h; }
+static inline float __bfloat162float(__nv_bfloat16 b) {
+  const uint32_t u = (uint32_t)b.x << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static inline __nv_bfloat16 __float2bfloat16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return {(uint16_t)((u >> 16) | 0x40u)};  // NaN stays NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return {(uint16_t)(u >> 16)};
+}
 // Each CUDA thread of a block is a fiber (ucontext) with its own stack; one OS thread resumes them in turn. A thread
 // runs until its next __syncthreads() (or its end); once every thread waits at the barrier, all go on. Turns run
 // in ascending thread order, then descending at the next barrier, and so on: a thread that reads shared memory
@@ -151,20 +171,27 @@ template <class F> static void tf_launch(F kernel, tf_dim3 grid, tf_dim3 block) 
     }
   }
 }
-static float* tf_alloc(size_t elems) {  // 256-byte aligned like cudaMalloc, exact size: red zones right after
+struct tf_buffer {  // a tensor's memory, passed as whatever pointer type the kernel's parameter has
+  void* p;
+  template <class T> operator T*() const { return static_cast<T*>(p); }
+};
+static tf_buffer tf_alloc(size_t bytes) {  // 256-byte aligned like cudaMalloc, exact size: red zones right after
   void* p = nullptr;
-  if (posix_memalign(&p, 256, elems * 4) != 0) { fprintf(stderr, "out of memory\n"); exit(2); }
-  return static_cast<float*>(p);
+  if (posix_memalign(&p, 256, bytes) != 0) { fprintf(stderr, "out of memory\n"); exit(2); }
+  return {p};
 }
-static void tf_read(const char* path, float* dst, size_t elems) {
+static void tf_read(const char* path, tf_buffer dst, size_t bytes) {
   FILE* f = fopen(path, "rb");
-  if (!f || fread(dst, 4, elems, f) != elems) { fprintf(stderr, "cannot read %s\n", path); exit(2); }
+  if (!f || fread(dst.p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot read %s\n", path); exit(2); }
   fclose(f);
 }
-static void tf_write(const char* path, const float* src, size_t elems) {
+static void tf_write(const char* path, tf_buffer src, size_t bytes) {
   FILE* f = fopen(path, "wb");
-  if (!f || fwrite(src, 4, elems, f) != elems) { fprintf(stderr, "cannot write %s\n", path); exit(2); }
+  if (!f || fwrite(src.p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot write %s\n", path); exit(2); }
   fclose(f);
+}
+template <class T> static void tf_fill(tf_buffer dst, size_t elems, T value) {
+  for (size_t e = 0; e < elems; ++e) static_cast<T*>(dst.p)[e] = value;
 }
 """
 
@@ -180,6 +207,9 @@ def _kernel_source(module: S.Module, target, tag: str) -> str:
     return "\n".join(line for line in lines if not line.startswith("#include"))
 
 
+_NAN = {"float32": "NAN", "float16": "(uint16_t)0x7e00u", "bfloat16": "(uint16_t)0x7fc0u"}  # outputs start as NaN
+
+
 def _exact_size(buf: S.Buffer) -> int:
     return max(buf.physical_elems, 1)
 
@@ -191,24 +221,24 @@ def _runner(module: S.Module, tag: str) -> str:
     buffers = (*module.args, *module.workspaces)
     index = {b: i for i, b in enumerate(buffers)}
     out = [f"static void run_{tag}(const char* dir) {{", "  char path[4096];",
-           f"  std::vector<float*> bufs({len(buffers)});"]
+           f"  std::vector<tf_buffer> bufs({len(buffers)});"]
     for i, b in enumerate(buffers):
-        n = _exact_size(b)
-        out.append(f"  bufs[{i}] = tf_alloc({n});")
+        n, size = _exact_size(b), _exact_size(b) * S.dtype_bytes(b.dtype)
+        out.append(f"  bufs[{i}] = tf_alloc({size});")
         if i < module.num_inputs:
-            out.append(f'  snprintf(path, sizeof path, "%s/in{i}.bin", dir); tf_read(path, bufs[{i}], {n});')
+            out.append(f'  snprintf(path, sizeof path, "%s/in{i}.bin", dir); tf_read(path, bufs[{i}], {size});')
         elif b in module.workspaces:
-            out.append(f"  memset(bufs[{i}], {0xFF if module.overwrites_workspaces else 0}, {n} * 4);")
+            out.append(f"  memset(bufs[{i}].p, {0xFF if module.overwrites_workspaces else 0}, {size});")
         else:
-            out.append(f"  for (size_t e = 0; e < {n}; ++e) bufs[{i}][e] = NAN;")
+            out.append(f"  tf_fill(bufs[{i}], {n}, {_NAN[b.dtype]});")
     for k in module.kernels:
         args = ", ".join(f"bufs[{index[p]}]" for p in k.params)
         grid, block = ", ".join(map(str, k.grid)), ", ".join(map(str, k.block))
         out.append(f"  tf_launch([&] {{ {k.name}_{tag}({args}); }}, tf_dim3{{{grid}}}, tf_dim3{{{block}}});")
     for i, b in enumerate(module.args[module.num_inputs:], start=module.num_inputs):
         out.append(f'  snprintf(path, sizeof path, "%s/{tag}_out{i}.bin", dir); '
-                   f"tf_write(path, bufs[{i}], {_exact_size(b)});")
-    out.append("  for (float* p : bufs) free(p);")
+                   f"tf_write(path, bufs[{i}], {_exact_size(b) * S.dtype_bytes(b.dtype)});")
+    out.append("  for (tf_buffer b : bufs) free(b.p);")
     out.append("}")
     return "\n".join(out)
 
@@ -245,7 +275,8 @@ def build_and_run(modules: list[S.Module], target, inputs: list[np.ndarray], tim
     groups = [list(range(j, len(modules), RUNNERS)) for j in range(min(RUNNERS, len(modules)))]
     with tempfile.TemporaryDirectory(prefix="tf-cuda-emu-") as tmp:
         for i, a in enumerate(inputs):
-            np.ascontiguousarray(a, dtype=np.float32).tofile(Path(tmp) / f"in{i}.bin")
+            stored = np.ascontiguousarray(a, dtype=numpy_dtype(modules[0].args[i].dtype))
+            raw_bytes(stored).tofile(Path(tmp) / f"in{i}.bin")
         with ThreadPoolExecutor(max_workers=RUNNERS) as pool:  # each build and each run is its own process
             exes = list(pool.map(lambda j: _compile(_program(modules, tags, groups[j], target),
                                                     Path(tmp) / f"emulated{j}"), range(len(groups))))
@@ -264,6 +295,6 @@ def _run_one(exe: Path, tmp: str, i: int, module: S.Module, tag: str, timeout_s:
         return f"exit {proc.returncode}:\n{proc.stderr[-3000:]}"
     outs = []
     for k, b in enumerate(module.args[module.num_inputs:], start=module.num_inputs):
-        data = np.fromfile(Path(tmp) / f"{tag}_out{k}.bin", dtype=np.float32)
+        data = np.fromfile(Path(tmp) / f"{tag}_out{k}.bin", dtype=np.uint8).view(numpy_dtype(b.dtype))
         outs.append(data[: int(np.prod(b.shape))].reshape(b.shape))
     return outs

@@ -1,10 +1,10 @@
 """The generated CUDA of the row ops (softmax, layernorm, reduce_sum: warp shuffles and block reductions), transpose
-(shared-memory tiles) and fused elementwise chains, run on the CPU through the CUDA emulator (tests/cpu/
-cuda_emulation.py: a fiber per CUDA thread, barriers and warp shuffles as meetings), matches the numpy reference on
-odd shapes for a set of configs that takes every value of every knob at least once; out-of-range or misaligned
-accesses fail the run. CI has no GPU: this is where these kernels' indexing, edges and reductions are run there
-(the GPU tier runs them on a device). Planted mutations (a butterfly that reads the wrong lane, shuffles dropped, a
-transpose without its barrier) must fail, so the check can fail."""
+(shared-memory tiles) and fused elementwise chains, in float32, float16 and bfloat16, run on the CPU through the
+CUDA emulator (tests/cpu/cuda_emulation.py: a fiber per CUDA thread, barriers and warp shuffles as meetings),
+matches the numpy reference on odd shapes for a set of configs that takes every value of every knob at least once;
+out-of-range or misaligned accesses fail the run. CI has no GPU: this is where these kernels' indexing, edges and
+reductions are run there (the GPU tier runs them on a device). Planted mutations (a butterfly that reads the wrong
+lane, shuffles dropped, a transpose without its barrier) must fail, so the check can fail."""
 from __future__ import annotations
 
 import random
@@ -29,6 +29,12 @@ WORKLOADS = [
     cc.make_workload("transpose", {"rows": 33, "cols": 17}),  # edge tiles in both dimensions
     cc.make_workload("transpose", {"rows": 130, "cols": 70}),
     cc.make_workload("elementwise", {"rows": 5, "cols": 77, **GELU}),
+    # the half types: stored as 16 bits, converted to float32 to compute, rounded to nearest even on the way out
+    cc.make_workload("softmax", {"rows": 5, "cols": 77, "dtype": "float16"}),
+    cc.make_workload("layernorm", {"rows": 7, "cols": 300, "dtype": "bfloat16"}),
+    cc.make_workload("reduce_sum", {"rows": 3, "cols": 1000, "dtype": "float16"}),
+    cc.make_workload("transpose", {"rows": 33, "cols": 17, "dtype": "bfloat16"}),
+    cc.make_workload("elementwise", {"rows": 5, "cols": 77, "dtype": "bfloat16", **GELU}),
 ]
 
 
