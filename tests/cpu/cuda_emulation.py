@@ -15,7 +15,10 @@ matter of luck. Signed-integer and pointer overflow are not checked: the emulate
 cannot overflow, and an index that goes wrong shows as an access out of range; those two checks took a third of the
 build time. Warp shuffles (`__shfl_xor_sync`, `__shfl_down_sync`, `__shfl_sync`, full mask) are meetings of a warp's
 32 lanes: each lane's value is read by its source lane once all have arrived, and a shuffle only some lanes of a
-warp reach is reported. wmma, cp.async and the sm_90a instructions are not emulated: this is for the SIMT templates."""
+warp reach is reported. WMMA 16x16x16 fragments: every lane holds the whole tile, and a store writes the lane's own
+accumulator elements (the tensor cores' layout), so a missing barrier after a store shows. cp.async copies land at
+the `__pipeline_wait_prior` that covers their group, not before. The sm_90a instructions (TMA, wgmma, mbarriers) are
+not emulated here: tests/cpu/sm90_unit_emulation.py runs their scheduling text."""
 from __future__ import annotations
 
 import dataclasses
@@ -28,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+import compiler_core as cc
 from compiler_core.codegen import generate_source
 from compiler_core.dtypes import numpy_dtype, raw_bytes
 from compiler_core.ir import stmt as S
@@ -39,6 +43,7 @@ PRELUDE = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <ucontext.h>
 #include <vector>
 struct tf_dim3 { int x, y, z; };
@@ -78,7 +83,14 @@ static inline __nv_bfloat16 __float2bfloat16(float f) {
 // warp has; then each reads its source lane's slot. Slots alternate by shuffle (a lane can be one shuffle ahead of
 // another's read, never two).
 enum { TF_RUNNING, TF_AT_BARRIER, TF_AT_SHUFFLE, TF_DONE };
-struct tf_fiber { ucontext_t ctx; int state; unsigned shuffles; };
+struct tf_copy { void* dst; const void* src; size_t bytes; };
+struct tf_fiber {
+  ucontext_t ctx;
+  int state;
+  unsigned shuffles;
+  std::vector<tf_copy> open_copies;  // cp.async copies issued since the last commit
+  std::vector<std::vector<tf_copy>> copy_groups;  // committed, not yet waited for: they land at the wait
+};
 static ucontext_t tf_scheduler;
 static std::vector<tf_fiber> tf_fibers;
 static int tf_current;
@@ -106,6 +118,68 @@ template <class T> static T __shfl_down_sync(unsigned, T v, unsigned delta) {
 }
 template <class T> static T __shfl_sync(unsigned, T v, int lane) { return tf_shuffle(v, lane & 31); }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+// cp.async: a copy lands when a wait covers its group, not before, so shared memory read before the wait is stale.
+static void __pipeline_memcpy_async(void* dst, const void* src, size_t bytes) {
+  tf_fibers[tf_current].open_copies.push_back({dst, src, bytes});
+}
+static void __pipeline_commit() {
+  tf_fiber& f = tf_fibers[tf_current];
+  f.copy_groups.push_back(std::move(f.open_copies));
+  f.open_copies.clear();
+}
+static void __pipeline_wait_prior(size_t newest_pending) {
+  std::vector<std::vector<tf_copy>>& groups = tf_fibers[tf_current].copy_groups;
+  while (groups.size() > newest_pending) {
+    for (const tf_copy& c : groups.front()) memcpy(c.dst, c.src, c.bytes);
+    groups.erase(groups.begin());
+  }
+}
+static inline float tf_float(float x) { return x; }
+static inline float tf_float(__half x) { return __half2float(x); }
+static inline float tf_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+static inline void tf_assign(float& dst, float v) { dst = v; }
+static inline void tf_assign(__half& dst, float v) { dst = __float2half(v); }
+// wmma (16x16x16): every lane holds the whole tile (CUDA leaves which lane holds which element unsaid), loads and
+// multiplies it; a store writes the lane's own 8 elements, as the tensor cores' accumulator layout places them (rows
+// lane/4 and lane/4 + 8, columns 2 (lane % 4) + {0, 1} and those + 8), so a lane that reads what another stored
+// without a barrier between reads it before it is written.
+namespace nvcuda { namespace wmma {
+struct matrix_a {}; struct matrix_b {}; struct accumulator {}; struct row_major {}; struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
+  static_assert(M == 16 && N == 16 && K == 16, "the 16x16x16 shape");
+  float v[256];
+};
+template <class U, class T, class L> static void fill_fragment(fragment<U, 16, 16, 16, T, L>& f, float value) {
+  for (float& e : f.v) e = value;
+}
+template <class U, class T, class L, class P>
+static void load_matrix_sync(fragment<U, 16, 16, 16, T, L>& f, const P* p, unsigned ldm) {
+  const bool col = std::is_same<L, col_major>::value;
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) f.v[r * 16 + c] = tf_float(col ? p[c * ldm + r] : p[r * ldm + c]);
+}
+template <class TA, class LA, class TB, class LB, class TC>
+static void mma_sync(fragment<accumulator, 16, 16, 16, TC>& d, const fragment<matrix_a, 16, 16, 16, TA, LA>& a,
+                     const fragment<matrix_b, 16, 16, 16, TB, LB>& b, const fragment<accumulator, 16, 16, 16, TC>& c) {
+  float out[256];
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 16; ++n) {
+      float acc = c.v[m * 16 + n];
+      for (int k = 0; k < 16; ++k) acc += a.v[m * 16 + k] * b.v[k * 16 + n];
+      out[m * 16 + n] = acc;
+    }
+  memcpy(d.v, out, sizeof out);
+}
+template <class T, class P>
+static void store_matrix_sync(P* p, const fragment<accumulator, 16, 16, 16, T>& f, unsigned ldm, layout_t layout) {
+  const int lane = tf_current & 31;
+  for (int i = 0; i < 8; ++i) {
+    const int r = lane / 4 + (i & 4 ? 8 : 0), c = 2 * (lane % 4) + (i & 1) + (i & 2 ? 8 : 0);
+    tf_assign(p[layout == mem_row_major ? r * ldm + c : c * ldm + r], f.v[r * 16 + c]);
+  }
+}
+} }
 static void tf_fiber_main() {
   tf_body(tf_body_arg);
   tf_fibers[tf_current].state = TF_DONE;
@@ -124,6 +198,8 @@ template <class F> static void tf_launch(F kernel, tf_dim3 grid, tf_dim3 block) 
     for (int t = 0; t < n; ++t) {
       tf_fiber& f = tf_fibers[t];
       f.shuffles = 0;
+      f.open_copies.clear();
+      f.copy_groups.clear();
       getcontext(&f.ctx);
       f.ctx.uc_stack.ss_sp = &stacks[(size_t)t * stack_bytes];
       f.ctx.uc_stack.ss_size = stack_bytes;
@@ -283,6 +359,22 @@ def build_and_run(modules: list[S.Module], target, inputs: list[np.ndarray], tim
             exe_of = {i: exes[j] for j, group in enumerate(groups) for i in group}
             return list(pool.map(lambda i: _run_one(exe_of[i], tmp, i, modules[i], tags[i], timeout_s),
                                  range(len(modules))))
+
+
+def emulated_failures(w, configs: list[dict], target, inputs: list[np.ndarray]) -> list[tuple[dict, str]]:
+    """(config, why) for each config of workload `w` whose emulated run fails or whose outputs differ from the numpy
+    reference beyond the op's error bound."""
+    expected = cc.expect(w, inputs)
+    out = []
+    for config, result in zip(configs, build_and_run([cc.lower(w, c, target) for c in configs], target, inputs),
+                              strict=True):
+        if isinstance(result, str):
+            out.append((config, result))
+            continue
+        verdict = cc.verify(w, [r.reshape(e.shape) for r, e in zip(result, expected.outputs, strict=True)], expected)
+        if not verdict.ok:
+            out.append((config, verdict.message))
+    return out
 
 
 def _run_one(exe: Path, tmp: str, i: int, module: S.Module, tag: str, timeout_s: float):

@@ -7,7 +7,6 @@ reductions are run there (the GPU tier runs them on a device). Planted mutations
 lane, shuffles dropped, a transpose without its barrier) must fail, so the check can fail."""
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
@@ -15,7 +14,8 @@ import pytest
 import compiler_core as cc
 from compiler_core.verify import hard_inputs
 from tests.cpu import cuda_emulation
-from tests.cpu.cuda_emulation import build_and_run, compiler_available
+from tests.cpu.cuda_emulation import compiler_available, emulated_failures
+from tests.space_configs import covering_configs
 
 pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
 SM90 = cc.cuda_target("sm_90")
@@ -38,42 +38,10 @@ WORKLOADS = [
 ]
 
 
-def covering_configs(w, target, seed: int = 0) -> list[dict]:
-    """The default config, then valid configs until every value of every knob is in one (each drawn at random among
-    the valid configs that hold the value still missing); a value no valid config holds is skipped."""
-    space = cc.get_space(w, target)
-    valid = list(space)
-    rng = random.Random(seed)
-    chosen = [cc.default_config(w, target)]
-    for knob in space.knobs:
-        for value in knob.choices:
-            if any(c[knob.name] == value for c in chosen):
-                continue
-            holding = [c for c in valid if c[knob.name] == value]
-            if holding:
-                chosen.append(rng.choice(holding))
-    return list({cc.config_key(c): c for c in chosen}.values())
-
-
-def _failures(w, configs, inputs) -> list:
-    """(config, why) for each config whose emulated run fails or differs from the reference beyond its bound."""
-    expected = cc.expect(w, inputs)
-    out = []
-    for config, result in zip(configs, build_and_run([cc.lower(w, c, SM90) for c in configs], SM90, inputs),
-                              strict=True):
-        if isinstance(result, str):
-            out.append((config, result))
-            continue
-        verdict = cc.verify(w, [r.reshape(e.shape) for r, e in zip(result, expected.outputs, strict=True)], expected)
-        if not verdict.ok:
-            out.append((config, verdict.message))
-    return out
-
-
 @pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: w.key)
 def test_every_knob_value_is_exact_when_emulated(w):
     configs = covering_configs(w, SM90)
-    failures = _failures(w, configs, cc.random_inputs(w, seed=7))
+    failures = emulated_failures(w, configs, SM90, cc.random_inputs(w, seed=7))
     assert not failures, f"{len(failures)} of {len(configs)} configs fail: {failures}"
 
 
@@ -81,7 +49,7 @@ def test_softmax_is_exact_on_its_hard_inputs_when_emulated():
     """The op's adversarial rows (huge and -inf logits, ties), through every knob value."""
     w = WORKLOADS[0]
     configs = covering_configs(w, SM90)
-    failures = _failures(w, configs, hard_inputs(w, seed=3))
+    failures = emulated_failures(w, configs, SM90, hard_inputs(w, seed=3))
     assert not failures, f"{len(failures)} of {len(configs)} configs fail: {failures}"
 
 
@@ -98,7 +66,7 @@ def test_a_broken_butterfly_fails(monkeypatch, mutation):
     w = WORKLOADS[3]  # layernorm: two reductions across lanes
     config = dict(cc.default_config(w, SM90), threads_per_row=32)
     _mutated(monkeypatch, lambda source: mutation + source)
-    assert _failures(w, [config], cc.random_inputs(w, seed=7))
+    assert emulated_failures(w, [config], SM90, cc.random_inputs(w, seed=7))
 
 
 def test_a_shuffle_half_the_lanes_skip_is_reported(monkeypatch):
@@ -108,11 +76,11 @@ def test_a_shuffle_half_the_lanes_skip_is_reported(monkeypatch):
     config = dict(cc.default_config(w, SM90), threads_per_row=32)
     _mutated(monkeypatch, lambda source: "#define __shfl_xor_sync(mask, v, m) "
                                          "(threadIdx.x % 2 ? (v) : __shfl_xor_sync(mask, v, m))\n" + source)
-    ((_, why),) = _failures(w, [config], cc.random_inputs(w, seed=7))
+    ((_, why),) = emulated_failures(w, [config], SM90, cc.random_inputs(w, seed=7))
     assert "shuffle divergence" in why, why
 
 
 def test_a_transpose_without_its_barrier_fails(monkeypatch):
     w = WORKLOADS[6]
     _mutated(monkeypatch, lambda source: re.sub(r"__syncthreads\(\);", ";", source))
-    assert _failures(w, [cc.default_config(w, SM90)], cc.random_inputs(w, seed=7))
+    assert emulated_failures(w, [cc.default_config(w, SM90)], SM90, cc.random_inputs(w, seed=7))

@@ -1,0 +1,60 @@
+"""The generated CUDA of the tensor-core templates for Ampere (sm_80: WMMA 16x16x16 fragments fed by cp.async
+pipelines), run on the CPU through the CUDA emulator (tests/cpu/cuda_emulation.py: each lane holds a whole
+fragment, stores write the lane's own accumulator elements, a cp.async copy lands at the wait that covers it),
+matches the numpy reference on odd and aligned shapes in float16 and bfloat16, for the GEMM, the batched GEMM and
+the implicit-GEMM conv2d, through every value of every knob. Planted mutations (the cp.async wait dropped, each
+barrier dropped) must fail, so the check can fail. The GPU tier runs the same kernels on a device."""
+from __future__ import annotations
+
+import pytest
+
+import compiler_core as cc
+from tests.cpu import cuda_emulation
+from tests.cpu.cuda_emulation import compiler_available, emulated_failures
+from tests.space_configs import covering_configs
+
+pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
+SM80 = cc.cuda_target("sm_80")
+WORKLOADS = [
+    cc.make_workload("matmul", {"M": 17, "N": 33, "K": 65, "dtype": "float16"}),  # every edge: no async copies
+    cc.make_workload("matmul", {"M": 64, "N": 128, "K": 96, "dtype": "bfloat16"}),  # aligned: cp.async tiles
+    cc.make_workload("batch_matmul", {"batch": 2, "M": 33, "N": 40, "K": 48, "dtype": "float16"}),
+    cc.make_workload("conv2d", {"N": 2, "C": 16, "H": 9, "W": 9, "K": 32, "R": 3, "S": 3, "stride": 1, "pad": 1,
+                                "dtype": "float16"}),
+]
+ALIGNED = WORKLOADS[1]
+
+
+@pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: w.key)
+def test_every_knob_value_is_exact_when_emulated(w):
+    configs = covering_configs(w, SM80)
+    assert "wmma" in cuda_emulation._kernel_source(cc.lower(w, configs[0], SM80), SM80, "m0")
+    failures = emulated_failures(w, configs, SM80, cc.random_inputs(w, seed=7))
+    assert not failures, f"{len(failures)} of {len(configs)} configs fail: {failures}"
+
+
+def _mutated(monkeypatch, mutate) -> None:
+    real = cuda_emulation._kernel_source
+    monkeypatch.setattr(cuda_emulation, "_kernel_source", lambda module, target, tag: mutate(real(module, target, tag),
+                                                                                             int(tag[1:])))
+
+
+def test_reading_async_copies_before_their_wait_fails(monkeypatch):
+    config = cc.default_config(ALIGNED, SM80)
+    assert "__pipeline_memcpy_async" in cuda_emulation._kernel_source(cc.lower(ALIGNED, config, SM80), SM80, "m0")
+    _mutated(monkeypatch, lambda source, _: source.replace("__pipeline_wait_prior(", "(void)("))
+    assert emulated_failures(ALIGNED, [config], SM80, cc.random_inputs(ALIGNED, seed=7))
+
+
+def test_dropping_any_one_barrier_fails(monkeypatch):
+    config = cc.default_config(ALIGNED, SM80)
+    barriers = cuda_emulation._kernel_source(cc.lower(ALIGNED, config, SM80), SM80, "m0").count("__syncthreads();")
+    assert barriers >= 3
+
+    def drop(source: str, which: int) -> str:
+        head, *rest = source.split("__syncthreads();")
+        return head + "".join((";" if i == which else "__syncthreads();") + part for i, part in enumerate(rest))
+
+    _mutated(monkeypatch, drop)
+    failures = emulated_failures(ALIGNED, [config] * barriers, SM80, cc.random_inputs(ALIGNED, seed=7))
+    assert len(failures) == barriers, f"caught {len(failures)} of {barriers} dropped barriers"
