@@ -13,7 +13,7 @@ import pytest
 
 import compiler_core as cc
 from compiler_core.verify import hard_inputs
-from tests.cpu import cuda_emulation
+from tests.cpu import cuda_emulation, emulated_sweep
 from tests.cpu.cuda_emulation import compiler_available, emulated_failures
 from tests.space_configs import covering_configs
 
@@ -84,3 +84,9 @@ def test_a_transpose_without_its_barrier_fails(monkeypatch):
     w = WORKLOADS[6]
     _mutated(monkeypatch, lambda source: re.sub(r"__syncthreads\(\);", ";", source))
     assert emulated_failures(w, [cc.default_config(w, SM90)], SM90, cc.random_inputs(w, seed=7))
+
+
+def test_the_random_sweep_runs_and_finds_nothing_on_a_fixed_seed(capsys):
+    """tests/cpu/emulated_sweep.py, the by-hand bug hunt over the same harness, on three random workloads."""
+    assert emulated_sweep.main(["--seed", "5", "--workloads", "3", "--configs", "2"]) == 0
+    assert "3 workloads, " in capsys.readouterr().out
