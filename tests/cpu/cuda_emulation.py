@@ -26,6 +26,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -281,6 +282,28 @@ def _kernel_source(module: S.Module, target, tag: str) -> str:
     renamed = module.with_kernels(dataclasses.replace(k, name=f"{k.name}_{tag}") for k in module.kernels)
     lines = generate_source(renamed, target).splitlines()
     return "\n".join(line for line in lines if not line.startswith("#include"))
+
+
+BARRIER = "__syncthreads();"
+
+
+def kernel_source(module: S.Module, target) -> str:
+    """The CUDA source an emulated module is built from (the first of a batch: its kernels renamed by "m0")."""
+    return _kernel_source(module, target, "m0")
+
+
+def mutate_kernels(monkeypatch, mutate: Callable[[str, int], str]) -> None:
+    """Plants a mutation for the rest of a test: module number i of each batch is built from its source with
+    `mutate(source, i)` applied."""
+    real = _kernel_source
+    monkeypatch.setattr(f"{__name__}._kernel_source",
+                        lambda module, target, tag: mutate(real(module, target, tag), int(tag[1:])))
+
+
+def drop_barrier(source: str, which: int) -> str:
+    """`source` with its barrier number `which` (from 0) made an empty statement."""
+    head, *rest = source.split(BARRIER)
+    return head + "".join((";" if i == which else BARRIER) + part for i, part in enumerate(rest))
 
 
 _NAN = {"float32": "NAN", "float16": "(uint16_t)0x7e00u", "bfloat16": "(uint16_t)0x7fc0u"}  # outputs start as NaN

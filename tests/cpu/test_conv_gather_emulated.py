@@ -11,25 +11,21 @@ import compiler_core as cc
 from compiler_core.ir import expr as E
 from compiler_core.schedules.cuda import gemm_simt_gather
 from tests.conv_gather_cases import SHAPES, configs, explicit_configs
-from tests.cpu.cuda_emulation import build_and_run, compiler_available
+from tests.cpu.cuda_emulation import compiler_available, emulated_failures
 
 pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
 SM90 = cc.cuda_target("sm_90")
 
 
-def _verdicts(w, cfgs) -> list:
-    inputs = cc.random_inputs(w, seed=5)
-    expected = cc.expect(w, inputs)
-    results = build_and_run([cc.lower(w, c, SM90) for c in cfgs], SM90, inputs)
-    return [r if isinstance(r, str) else cc.verify(w, r, expected) for r in results]
+def _failures(w, cfgs) -> list:
+    return emulated_failures(w, cfgs, SM90, cc.random_inputs(w, seed=5))
 
 
 @pytest.mark.parametrize("w", SHAPES, ids=lambda w: w.key)
 def test_every_gather_is_exact_when_emulated(w):
     cfgs = configs(w, SM90)
     assert {c["gather"] for c in cfgs} == set(gemm_simt_gather.GATHERS) or w["R"] == 1
-    failures = [(c, v if isinstance(v, str) else v.message) for c, v in zip(cfgs, _verdicts(w, cfgs), strict=True)
-                if isinstance(v, str) or not v.ok]
+    failures = _failures(w, cfgs)
     assert not failures, f"{len(failures)} of {len(cfgs)} configs fail: {failures}"
 
 
@@ -44,14 +40,12 @@ def test_a_table_filled_from_the_wrong_k_fails(monkeypatch):
         return real(ib, g, table, E.IntImm(0), *args)
 
     monkeypatch.setattr(gemm_simt_gather, "fill_table", from_zero)
-    (verdict,) = _verdicts(PADDED, [SPLIT])
-    assert isinstance(verdict, str) or not verdict.ok
+    assert _failures(PADDED, [SPLIT])
 
 
 def test_a_table_without_the_padding_test_fails(monkeypatch):
     monkeypatch.setattr(gemm_simt_gather.Gather, "inside", lambda self, starts, shifts: None)
-    (verdict,) = _verdicts(PADDED, [dict(SPLIT, split_k=1)])
-    assert isinstance(verdict, str) or not verdict.ok
+    assert _failures(PADDED, [dict(SPLIT, split_k=1)])
 
 
 @pytest.mark.parametrize("w", SHAPES, ids=lambda w: w.key)
@@ -59,8 +53,7 @@ def test_the_explicit_im2col_copy_is_exact_when_emulated(w):
     """conv2d_im2col: the copy kernel then a plain GEMM over the workspace (no memset: the copy writes it all)."""
     cfgs = explicit_configs(w, SM90)
     assert cfgs, "the shape should hold some explicit config"
-    failures = [(c, v if isinstance(v, str) else v.message) for c, v in zip(cfgs, _verdicts(w, cfgs), strict=True)
-                if isinstance(v, str) or not v.ok]
+    failures = _failures(w, cfgs)
     assert not failures, f"{len(failures)} of {len(cfgs)} configs fail: {failures}"
 
 
@@ -72,5 +65,4 @@ def test_a_copy_that_skips_the_padding_test_fails(monkeypatch):
     real = E_.select
     monkeypatch.setattr(E_, "select", lambda cond, t, f: t if getattr(f, "value", None) == 0.0 else real(cond, t, f))
     (c,) = explicit_configs(PADDED, SM90)[:1]
-    (verdict,) = _verdicts(PADDED, [c])
-    assert isinstance(verdict, str) or not verdict.ok
+    assert _failures(PADDED, [c])

@@ -11,7 +11,7 @@ import pytest
 import compiler_core as cc
 from compiler_core.schedules.cuda import gemm_simt_kernel
 from compiler_core.schedules.cuda.gemm_simt_edges import Blocks, Checks, KTiles
-from tests.cpu.cuda_emulation import build_and_run, compiler_available
+from tests.cpu.cuda_emulation import compiler_available, emulated_failures
 from tests.gemm_edge_cases import configs_for
 
 pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
@@ -33,21 +33,14 @@ SMALL_ODD = [
 ]
 
 
-def _run(w, configs) -> list:
-    inputs = cc.random_inputs(w, seed=11)
-    expected = cc.expect(w, inputs)
-    results = build_and_run([cc.lower(w, c, SM90) for c in configs], SM90, inputs)
-    verdicts = []
-    for result in results:
-        verdicts.append(result if isinstance(result, str) else cc.verify(w, result, expected))
-    return verdicts
+def _failures(w, configs) -> list:
+    return emulated_failures(w, configs, SM90, cc.random_inputs(w, seed=11))
 
 
 @pytest.mark.parametrize("w", SMALL_ODD, ids=lambda w: w.key)
 def test_odd_shapes_are_exact_when_emulated(w):
     configs = configs_for(w, SM90, samples=2)
-    failures = [(c, v if isinstance(v, str) else v.message) for c, v in zip(configs, _run(w, configs), strict=True)
-                if isinstance(v, str) or not v.ok]
+    failures = _failures(w, configs)
     assert not failures, f"{len(failures)} of {len(configs)} configs fail: {failures}"
 
 
@@ -58,8 +51,7 @@ MUTATION_CASE = (_w("matmul", M=130, N=260, K=44),
 def test_edge_blocks_without_checks_fail(monkeypatch):
     """Every block runs the unchecked path: the edge blocks read past A and B (or wrong rows) and write past C."""
     monkeypatch.setattr(gemm_simt_kernel, "split_blocks", lambda *args: Blocks(None, 1.0, Checks(), Checks()))
-    (verdict,) = _run(*MUTATION_CASE[:1], [MUTATION_CASE[1]])
-    assert isinstance(verdict, str) or not verdict.ok
+    assert _failures(MUTATION_CASE[0], [MUTATION_CASE[1]])
 
 
 def test_an_unchecked_partial_k_tile_fails(monkeypatch):
@@ -71,5 +63,4 @@ def test_an_unchecked_partial_k_tile_fails(monkeypatch):
         return KTiles(kt.count, kt.count_after_first, kt.first, kt.offset, False, kt.BK)
 
     monkeypatch.setattr(gemm_simt_kernel, "k_tiles", unchecked)
-    (verdict,) = _run(*MUTATION_CASE[:1], [MUTATION_CASE[1]])
-    assert isinstance(verdict, str) or not verdict.ok
+    assert _failures(MUTATION_CASE[0], [MUTATION_CASE[1]])

@@ -7,14 +7,12 @@ reductions are run there (the GPU tier runs them on a device). Planted mutations
 lane, shuffles dropped, a transpose without its barrier) must fail, so the check can fail."""
 from __future__ import annotations
 
-import re
-
 import pytest
 
 import compiler_core as cc
 from compiler_core.verify import hard_inputs
-from tests.cpu import cuda_emulation, emulated_sweep
-from tests.cpu.cuda_emulation import compiler_available, emulated_failures
+from tests.cpu import emulated_sweep
+from tests.cpu.cuda_emulation import BARRIER, compiler_available, emulated_failures, mutate_kernels
 from tests.space_configs import covering_configs
 
 pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
@@ -53,11 +51,6 @@ def test_softmax_is_exact_on_its_hard_inputs_when_emulated():
     assert not failures, f"{len(failures)} of {len(configs)} configs fail: {failures}"
 
 
-def _mutated(monkeypatch, mutate) -> None:
-    real = cuda_emulation._kernel_source
-    monkeypatch.setattr(cuda_emulation, "_kernel_source", lambda module, target, tag: mutate(real(module, target, tag)))
-
-
 @pytest.mark.parametrize("mutation", [
     "#define __shfl_xor_sync(mask, v, m) __shfl_xor_sync(mask, v, (m) ^ 1)\n",  # the butterfly reads the wrong lane
     "#define __shfl_xor_sync(mask, v, m) (v)\n",  # no lane hears the others
@@ -65,7 +58,7 @@ def _mutated(monkeypatch, mutate) -> None:
 def test_a_broken_butterfly_fails(monkeypatch, mutation):
     w = WORKLOADS[3]  # layernorm: two reductions across lanes
     config = dict(cc.default_config(w, SM90), threads_per_row=32)
-    _mutated(monkeypatch, lambda source: mutation + source)
+    mutate_kernels(monkeypatch, lambda source, _: mutation + source)
     assert emulated_failures(w, [config], SM90, cc.random_inputs(w, seed=7))
 
 
@@ -74,7 +67,7 @@ def test_a_shuffle_half_the_lanes_skip_is_reported(monkeypatch):
     undefined, the emulator names it."""
     w = WORKLOADS[3]
     config = dict(cc.default_config(w, SM90), threads_per_row=32)
-    _mutated(monkeypatch, lambda source: "#define __shfl_xor_sync(mask, v, m) "
+    mutate_kernels(monkeypatch, lambda source, _: "#define __shfl_xor_sync(mask, v, m) "
                                          "(threadIdx.x % 2 ? (v) : __shfl_xor_sync(mask, v, m))\n" + source)
     ((_, why),) = emulated_failures(w, [config], SM90, cc.random_inputs(w, seed=7))
     assert "shuffle divergence" in why, why
@@ -82,7 +75,7 @@ def test_a_shuffle_half_the_lanes_skip_is_reported(monkeypatch):
 
 def test_a_transpose_without_its_barrier_fails(monkeypatch):
     w = WORKLOADS[6]
-    _mutated(monkeypatch, lambda source: re.sub(r"__syncthreads\(\);", ";", source))
+    mutate_kernels(monkeypatch, lambda source, _: source.replace(BARRIER, ";"))
     assert emulated_failures(w, [cc.default_config(w, SM90)], SM90, cc.random_inputs(w, seed=7))
 
 

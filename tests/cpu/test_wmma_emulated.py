@@ -9,8 +9,14 @@ from __future__ import annotations
 import pytest
 
 import compiler_core as cc
-from tests.cpu import cuda_emulation
-from tests.cpu.cuda_emulation import compiler_available, emulated_failures
+from tests.cpu.cuda_emulation import (
+    BARRIER,
+    compiler_available,
+    drop_barrier,
+    emulated_failures,
+    kernel_source,
+    mutate_kernels,
+)
 from tests.space_configs import covering_configs
 
 pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
@@ -28,33 +34,22 @@ ALIGNED = WORKLOADS[1]
 @pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: w.key)
 def test_every_knob_value_is_exact_when_emulated(w):
     configs = covering_configs(w, SM80)
-    assert "wmma" in cuda_emulation._kernel_source(cc.lower(w, configs[0], SM80), SM80, "m0")
+    assert "wmma" in kernel_source(cc.lower(w, configs[0], SM80), SM80)
     failures = emulated_failures(w, configs, SM80, cc.random_inputs(w, seed=7))
     assert not failures, f"{len(failures)} of {len(configs)} configs fail: {failures}"
 
 
-def _mutated(monkeypatch, mutate) -> None:
-    real = cuda_emulation._kernel_source
-    monkeypatch.setattr(cuda_emulation, "_kernel_source", lambda module, target, tag: mutate(real(module, target, tag),
-                                                                                             int(tag[1:])))
-
-
 def test_reading_async_copies_before_their_wait_fails(monkeypatch):
     config = cc.default_config(ALIGNED, SM80)
-    assert "__pipeline_memcpy_async" in cuda_emulation._kernel_source(cc.lower(ALIGNED, config, SM80), SM80, "m0")
-    _mutated(monkeypatch, lambda source, _: source.replace("__pipeline_wait_prior(", "(void)("))
+    assert "__pipeline_memcpy_async" in kernel_source(cc.lower(ALIGNED, config, SM80), SM80)
+    mutate_kernels(monkeypatch, lambda source, _: source.replace("__pipeline_wait_prior(", "(void)("))
     assert emulated_failures(ALIGNED, [config], SM80, cc.random_inputs(ALIGNED, seed=7))
 
 
 def test_dropping_any_one_barrier_fails(monkeypatch):
     config = cc.default_config(ALIGNED, SM80)
-    barriers = cuda_emulation._kernel_source(cc.lower(ALIGNED, config, SM80), SM80, "m0").count("__syncthreads();")
+    barriers = kernel_source(cc.lower(ALIGNED, config, SM80), SM80).count(BARRIER)
     assert barriers >= 3
-
-    def drop(source: str, which: int) -> str:
-        head, *rest = source.split("__syncthreads();")
-        return head + "".join((";" if i == which else "__syncthreads();") + part for i, part in enumerate(rest))
-
-    _mutated(monkeypatch, drop)
+    mutate_kernels(monkeypatch, drop_barrier)
     failures = emulated_failures(ALIGNED, [config] * barriers, SM80, cc.random_inputs(ALIGNED, seed=7))
     assert len(failures) == barriers, f"caught {len(failures)} of {barriers} dropped barriers"
