@@ -44,6 +44,7 @@ PRELUDE = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <ucontext.h>
 #include <vector>
@@ -190,7 +191,7 @@ template <class F> static void tf_call(void* f) { (*static_cast<F*>(f))(); }
 template <class F> static void tf_launch(F kernel, tf_dim3 grid, tf_dim3 block) {
   const int n = block.x * block.y * block.z;
   const size_t stack_bytes = 256 << 10;
-  std::vector<char> stacks((size_t)n * stack_bytes);
+  const std::unique_ptr<char[]> stacks(new char[(size_t)n * stack_bytes]);  // not zeroed: up to 256 MiB a launch
   tf_fibers.assign(n, tf_fiber{});
   tf_body = tf_call<F>;
   tf_body_arg = &kernel;
