@@ -134,27 +134,28 @@ def _predicted(session: Session, settings, driver, principal, query: BestQuery, 
         answer = predict.predict(workload, device, target, session=session, limit=query.candidates)
     except predict.NoModel as exc:
         # a class without a model is where tuning is wanted most: enqueue=true still queues the key's job
-        job = _enqueue(writes, settings, driver, principal, workload, device, query.enqueue_trials) \
-            if query.enqueue else None
+        job = _enqueue(writes, settings, driver, principal, workload, device, query)
         queued = f"; tuning job {job.id} ({job.state}) covers this key" if job is not None else ""
         raise ApiError(404, f"no best schedule for {workload.key} on {device}, and no prediction: {exc}{queued}",
                        {"enqueued_job": job.model_dump(mode="json")} if job is not None else None) from exc
     except predict.NothingBuilds as exc:
         raise ApiError(409, str(exc)) from exc
-    job = _enqueue(writes, settings, driver, principal, workload, device, query.enqueue_trials) \
-        if query.enqueue else None
+    job = _enqueue(writes, settings, driver, principal, workload, device, query)
     source = cc.generate(workload, answer.config, target) if query.include_source else None
     return predicted_public(workload, device, answer, target, source, job)
 
 
 def _enqueue(writes: sessionmaker[Session], settings, driver, principal, workload: cc.Workload, device: str,
-             trials: int) -> s.JobPublic:
-    """The key's open job on the class, or a new model-guided one of `trials` (capped by the server's limit)."""
+             query: BestQuery) -> s.JobPublic | None:
+    """With `enqueue=true`, the key's open job on the class, or a new model-guided one of `enqueue_trials` (capped
+    by the server's limit); None without."""
+    if not query.enqueue:
+        return None
     with session_scope(writes) as session:
         job = repo.open_job_for(workload.key, device, session=session)
         if job is not None:
             return job_public(job, repo.job_progress(job.id, session=session))
-        spec = JobSpec(workload.key, device, min(trials, settings.max_trials_per_job), "model",
+        spec = JobSpec(workload.key, device, min(query.enqueue_trials, settings.max_trials_per_job), "model",
                        check_options("model", {}), 0, created_by=principal.author)
         job = repo.create_job(spec, session=session, limits=JobLimits.from_settings(settings),
                               known_strategies=frozenset(STRATEGIES))
