@@ -120,3 +120,41 @@ def layernorm(w, ins, refs) -> list[np.ndarray]:
 def exact(w, ins, refs) -> list[np.ndarray]:
     """Data movement: every element must be bit-for-bit the input's (NaN where NaN)."""
     return [np.zeros(1) for _ in refs]
+
+
+def attention(w, ins, refs) -> list[np.ndarray]:
+    """o = sum_j p_j v_j with p = softmax(s), s_j = scale * q . k_j (all of a query row; masked keys have p = 0).
+
+    - each score: a head_dim-term dot product, its product by scale and scale's own rounding to float32:
+      delta_j = (sum_bound(d) + 3u) * scale * |q| . |k_j|. exp turns it into a relative error of p_j, and the
+      denominator's (a p-weighted mean of the others') adds at most the row's largest: expm1(delta_j + max delta);
+    - s_j - m rounds (u |s_j - m|; an online kernel's running max m' <= m splits it into m' - s_j and m - m', the
+      same sum), exp EXP_ERROR_U, the division (or 1/den and a product) 2u;
+    - the denominator and the p_j v_j sum: sum_bound(n) each, relative to sum p |v|; the products u;
+    - an online kernel rescales its running sums by exp(m_old - m_new) whenever the max grows, at most n times,
+      each EXP_ERROR_U + 1 roundings of both sums: independent, so sum_bound(n) (EXP_ERROR_U + 1) twice;
+    - a tensor-core kernel rounds p to the input dtype for the second product: its u;
+    - exp underflow flushes terms below float32's smallest normal: n * tiny * max |v| (den >= 1);
+    then the output rounding. A score beyond float32's range leaves its row unchecked."""
+    from compiler_core.ops.attention import row_blocks, scale, scores
+
+    q, k, v = (a.astype(np.float64) for a in ins)
+    n, d, u = k.shape[1], q.shape[2], ACC.u
+    per_sum = 2 * sum_bound(n) * (1 + EXP_ERROR_U + 1) + u * (EXP_ERROR_U + 3) + rounding(w.dtype).u
+    tol = np.empty(refs[0].shape)
+    for h, rows in row_blocks(w, q.shape[0]):
+        s = scores(w, q[h, rows], k[h], rows)
+        hidden = np.isneginf(s)
+        magnitude = scale(w) * (np.abs(q[h, rows]) @ np.abs(k[h]).T)
+        delta = np.where(hidden, 0.0, (sum_bound(d) + 3 * u) * magnitude)
+        m = s.max(axis=1, keepdims=True)
+        p = np.exp(s - m)
+        p /= p.sum(axis=1, keepdims=True)
+        distance = np.where(hidden, 0.0, m - s)
+        each = np.expm1(delta + delta.max(axis=1, keepdims=True)) + u * distance
+        av = np.abs(v[h])
+        row = (p * each) @ av + per_sum * (p @ av) + n * ACC.tiny * av.max(initial=0.0)
+        too_big = np.where(hidden, 0.0, magnitude).max(axis=1, keepdims=True) > ACC.max
+        tol[h, rows] = np.where(too_big, np.inf, row)
+    tol += output_rounding(refs[0], w.dtype) + output_floor(w.dtype)
+    return [storable(tol, refs[0], w.dtype)]

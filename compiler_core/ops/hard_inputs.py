@@ -201,3 +201,23 @@ def _specs(w):
     from compiler_core.ops import get_op
 
     return get_op(w.op).tensor_specs(w)
+
+
+ATTENTION_QUERIES = (
+    lambda rng, n: rng.standard_normal(n),  # plain
+    lambda rng, n: np.zeros(n),  # every score 0: the output is the mean of the (visible) values
+    lambda rng, n: 6.0 * rng.standard_normal(n),  # peaked: most exps underflow, the max must be right
+    _uniform(0.0, 1.0),  # positive: the last key (below) dominates, so dropping the last keys shows at any length
+)
+
+
+def attention(w, rng):
+    """Query rows cycle through ATTENTION_QUERIES; the last key of each head is large and positive; a third of
+    the value columns sit on an offset of 100 (its rounding dominates there)."""
+    H, Sq, Skv, D = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"]
+    q = np.stack([_rows(rng, (Sq, D), ATTENTION_QUERIES) for _ in range(H)])
+    k = rng.standard_normal((H, Skv, D))
+    k[:, -1, :] = 3.0
+    v = rng.standard_normal((H, Skv, D))
+    v[:, :, ::3] += 100.0
+    return [a.astype(numpy_dtype(w.dtype)) for a in (q, k, v)]

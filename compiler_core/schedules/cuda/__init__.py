@@ -1,5 +1,6 @@
 """CUDA schedule templates, keyed by op name."""
 from compiler_core.schedules.cuda import (
+    attention,
     batch_matmul,
     conv2d,
     elementwise,
@@ -11,6 +12,7 @@ from compiler_core.schedules.cuda import (
 )
 
 TEMPLATES = {
+    "attention": attention,
     "elementwise": elementwise,
     "matmul": matmul,
     "batch_matmul": batch_matmul,

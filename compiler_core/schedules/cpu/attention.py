@@ -1,0 +1,143 @@
+"""CPU template for attention: OpenMP over (head, tile of query rows), an online softmax over blocks of keys.
+
+A task holds `q_tile` query rows of one head. For each block of `kv_block` keys it computes the tile's scores (each
+key row loaded once for the whole tile, dot products vectorized over head_dim), the block's max per row, rescales
+the running sums by exp(old max - new max), and adds p V (each value row loaded once for the tile). The tile's
+scores, running max, sum and output rows stay in a few KiB of stack: nothing of seq_q x seq_kv is ever stored.
+Query rows past the end of the head (the last tile) load the head's last row and are not stored; keys past the end
+(the last block), and under `causal` keys after the query, score -inf. Under `causal` a tile walks only the blocks
+that hold a key some of its rows see.
+"""
+from __future__ import annotations
+
+from compiler_core.ir import expr as E
+from compiler_core.ir import stmt as S
+from compiler_core.ir.builder import IRBuilder
+from compiler_core.ops.attention import scale
+from compiler_core.schedules.cpu import rowloops as R
+from compiler_core.space import Constraint, Knob, Space
+
+NEG_INF = float("-inf")
+SCORE_FLOATS = 4096  # scores one task keeps (q_tile x kv_block): 16 KiB of stack, within L1 beside a key row
+
+
+def space(w, target) -> Space:
+    return Space(
+        knobs=(
+            Knob("q_tile", (1, 2, 4, 8), "query rows sharing each key and value row load"),
+            Knob("kv_block", (16, 32, 64, 128, 256, 512), "keys per online-softmax step (one rescale per block)"),
+            *R.vector_knobs(),
+        ),
+        constraints=(
+            Constraint(f"q_tile * kv_block <= {SCORE_FLOATS} (the task's scores stay in L1)",
+                       lambda c: c["q_tile"] * c["kv_block"] <= SCORE_FLOATS),
+            Constraint("kv_block must not exceed seq_kv rounded up to a power of two (at least 16)",
+                       lambda c: c["kv_block"] <= max(16, 1 << max(0, (w["seq_kv"] - 1).bit_length()))),
+            Constraint("q_tile must not exceed seq_q rounded up to a power of two",
+                       lambda c: c["q_tile"] <= 1 << max(0, (w["seq_q"] - 1).bit_length())),
+        ),
+    )
+
+
+def default_config(w, target) -> dict:
+    kv = min(64, max(16, 1 << max(0, (w["seq_kv"] - 1).bit_length())))
+    q = min(4, 1 << max(0, (w["seq_q"] - 1).bit_length()))
+    return {"q_tile": q, "kv_block": kv, "vector": R.EXPLICIT, "accumulators": 1}
+
+
+def schedule(w, config, target) -> S.Module:
+    H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
+    qt, kb = config["q_tile"], config["kv_block"]
+    Q, K, V = (S.Buffer(f"in_{n}", dt, (H, rows, D)) for n, rows in (("Q", Sq), ("K", Skv), ("V", Skv)))
+    O = S.Buffer("out_O", dt, (H, Sq, D))
+    b = IRBuilder()
+    rl = R.RowLoops(b, config["vector"], R.lanes_for(target), config["accumulators"])
+    tiles = E.ceil_div(Sq, qt)
+    with b.loop("task", H * tiles, S.ForKind.PARALLEL) as task, \
+            b.let("h", task // tiles) as h, b.let("i0", (task % tiles) * qt) as i0, \
+            b.allocate("s", "float32", (qt, kb), S.Scope.LOCAL) as s, \
+            b.allocate("acc", "float32", (qt, D), S.Scope.LOCAL) as acc, \
+            b.allocate("m", "float32", (qt,), S.Scope.LOCAL) as m, \
+            b.allocate("l", "float32", (qt,), S.Scope.LOCAL) as l:
+        rows = [E.min_(i0 + r, Sq - 1) if Sq % qt else i0 + r for r in range(qt)]  # clamped: loads stay inside
+        for r in range(qt):
+            b.store(m, r, E.FloatImm(R.FLOAT_LOWEST))
+            b.store(l, r, E.FloatImm(0.0))
+        with b.loop("z", D) as z:
+            for r in range(qt):
+                b.store(acc, (r, z), E.FloatImm(0.0))
+        seen = E.min_(Skv, i0 + qt) if w["causal"] else Skv  # keys any row of the tile sees
+        blocks = (seen + (kb - 1)) // kb if w["causal"] else E.ceil_div(Skv, kb)
+        with b.loop("kvb", blocks) as kvb, b.let("j0", kvb * kb) as j0:
+            _scores(b, rl, w, Q, K, s, h, j0, rows, kb)
+            _online_step(b, rl, w, V, s, acc, m, l, h, j0, kb, D)
+        _store(b, rl, O, acc, l, h, i0, rows, Sq, D)
+    func = S.PrimFunc("attention_cpu", (Q, K, V, O), b.get())
+    return S.Module("attention", (func,), (Q, K, V, O), (), 3)
+
+
+def _scores(b: IRBuilder, rl: R.RowLoops, w, Q, K, s, h, j0, rows, kb) -> None:
+    """s[r, jj] = scale * Q[row r] . K[j0 + jj], -inf for keys past the end or (causal) after the query."""
+    Skv, D, qt = w["seq_kv"], w["head_dim"], len(rows)
+    with b.loop("jj", kb) as jj, b.let("j", j0 + jj) as j, b.let("jc", E.min_(j, Skv - 1) if Skv % kb else j) as jc:
+        def update(rl, st, d, lanes):
+            key = rl.bind(rl.load(K, (h, jc, d), lanes))
+            return [st[r] + rl.load(Q, (h, rows[r], d), lanes) * key for r in range(qt)]
+
+        dots = R.Reduction(init=(0.0,) * qt, update=update,
+                           merge=lambda rl, a, c: [x + y for x, y in zip(a, c, strict=True)])
+        with rl.reduce(dots, D) as dot:
+            for r in range(qt):
+                visible = [j < Skv] if Skv % kb else []
+                if w["causal"]:
+                    visible.append(j <= rows[r])
+                value = dot[r] * E.FloatImm(scale(w))
+                if visible:
+                    cond = visible[0] if len(visible) == 1 else visible[0] & visible[1]
+                    value = E.select(cond, value, E.FloatImm(NEG_INF))
+                b.store(s, (r, jj), value)
+
+
+def _online_step(b: IRBuilder, rl: R.RowLoops, w, V, s, acc, m, l, h, j0, kb, D) -> None:
+    """Each row's new max over the block, the rescale of its running sums, then p = exp(s - max) into s, the sum
+    of p into l and p V into acc."""
+    Skv, qt = w["seq_kv"], s.shape[0]
+    for r in range(qt):
+        block = R.Reduction(init=(R.FLOAT_LOWEST,),
+                            update=lambda rl, st, jj, lanes, r=r: [rl.maximum(st[0], rl.load(s, (r, jj), lanes))],
+                            merge=lambda rl, a, c: [rl.maximum(a[0], c[0])])
+        with rl.reduce(block, kb) as (top,), b.let(f"mnew{r}", rl.maximum(m[r], top), "float32") as mnew, \
+                b.let(f"alpha{r}", E.call("exp", m[r] - mnew), "float32") as alpha:
+            b.store(m, r, mnew)
+            b.store(l, r, l[r] * alpha)
+            rl.map(D, lambda d, lanes, r=r, alpha=alpha: b.store(
+                acc, (r, d), rl.load(acc, (r, d), lanes) * rl.splat(alpha, lanes), lanes))
+            rl.map(kb, lambda jj, lanes, r=r, mnew=mnew: b.store(
+                s, (r, jj), rl.exp(rl.load(s, (r, jj), lanes) - rl.splat(mnew, lanes)), lanes))
+            total = R.Reduction(init=(0.0,), update=lambda rl, st, jj, lanes, r=r: [st[0] + rl.load(s, (r, jj), lanes)],
+                                merge=lambda rl, a, c: [a[0] + c[0]])
+            with rl.reduce(total, kb) as (added,):
+                b.store(l, r, l[r] + added)
+    valid = E.min_(kb, Skv - j0) if Skv % kb else kb  # p is 0 past the end: skip those value rows
+    with b.loop("jv", valid) as jv, b.let("jg", j0 + jv) as jg:
+        def emit(d, lanes):
+            load = rl.load(V, (h, jg, d), lanes)
+            with b.let(rl.name("v"), load, load.dtype) as vrow:  # one load of the value row for the whole tile
+                for r in range(qt):
+                    b.store(acc, (r, d), rl.load(acc, (r, d), lanes) + rl.splat(s[r, jv], lanes) * vrow, lanes)
+
+        rl.map(D, emit)
+
+
+def _store(b: IRBuilder, rl: R.RowLoops, O, acc, l, h, i0, rows, Sq, D) -> None:
+    """O[row r] = acc[r] / l[r] for the tile's rows inside the head."""
+    for r in range(len(rows)):
+        with b.let(f"inv{r}", E.FloatImm(1.0) / l[r], "float32") as inv:
+            def emit(d, lanes, r=r, inv=inv):
+                b.store(O, (h, i0 + r, d), rl.load(acc, (r, d), lanes) * rl.splat(inv, lanes), lanes)
+
+            if Sq % len(rows):
+                with b.if_(i0 + r < Sq):
+                    rl.map(D, emit)
+            else:
+                rl.map(D, emit)
