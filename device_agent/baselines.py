@@ -62,6 +62,26 @@ def _np_layernorm(w: cc.Workload, x: np.ndarray, g: np.ndarray, b: np.ndarray, o
     return run
 
 
+def _np_attention(w: cc.Workload, q: np.ndarray, k: np.ndarray, v: np.ndarray, out: np.ndarray):
+    """Scores by batched GEMM, softmax in place, then the second GEMM: what a numpy user writes (it stores the
+    heads x seq_q x seq_kv scores, which the template never does)."""
+    from compiler_core.ops.attention import scale
+
+    factor = np.float32(scale(w))
+    hidden = np.triu(np.ones((w["seq_q"], w["seq_kv"]), bool), 1) if w["causal"] else None
+
+    def run() -> None:
+        s = np.matmul(q, k.transpose(0, 2, 1))
+        s *= factor
+        if hidden is not None:
+            s[:, hidden] = -np.inf
+        s -= s.max(axis=-1, keepdims=True)
+        np.exp(s, out=s)
+        s /= s.sum(axis=-1, keepdims=True)
+        np.matmul(s, v, out=out)
+    return run
+
+
 def cpu_baseline(w: cc.Workload, inputs: list[np.ndarray]) -> Baseline | None:
     if w.get("dtype", "float32") != "float32":
         return None  # numpy has no fast half-precision GEMM: no fair reference
@@ -82,6 +102,8 @@ def cpu_baseline(w: cc.Workload, inputs: list[np.ndarray]) -> Baseline | None:
     elif w.op == "transpose":
         def run() -> None:
             np.copyto(outs[0], inputs[0].T)
+    elif w.op == "attention":
+        run = _np_attention(w, *inputs, outs[0])
     elif w.op == "elementwise":
         tree = expr_parser.parse(w["expr"])
         env = dict(zip(expr_parser.input_names(tree), inputs, strict=True))
@@ -109,6 +131,9 @@ def torch_op(w: cc.Workload, torch, xs: list):
         return lambda: xs[0].sum(dim=-1)
     if w.op == "transpose":
         return lambda: xs[0].t().contiguous()
+    if w.op == "attention":  # FlashAttention, cuDNN or memory-efficient attention: whichever PyTorch picks
+        causal = bool(w["causal"])
+        return lambda: F.scaled_dot_product_attention(xs[0], xs[1], xs[2], is_causal=causal)
     return None
 
 

@@ -27,6 +27,9 @@ SHAPES = {
     ("elementwise", "float32"): [dict(rows=64, cols=128, expr="gelu(x*w+b)", vectors="w,b"),
                                  dict(rows=1000, cols=333, expr="relu(a+b)*c"),
                                  dict(rows=3, cols=7, expr="sigmoid(x)-tanh(y)/2+max(x,y)")],
+    ("attention", "float32"): [dict(heads=2, seq_q=64, seq_kv=64, head_dim=64),
+                               dict(heads=3, seq_q=33, seq_kv=70, head_dim=13, causal=1),
+                               dict(heads=1, seq_q=100, seq_kv=257, head_dim=128, causal=1)],
 }
 
 

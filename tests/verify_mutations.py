@@ -20,6 +20,8 @@ CASES = {
     "reduce_sum_long": ("reduce_sum", dict(rows=7, cols=100003)),
     "transpose": ("transpose", dict(rows=67, cols=131)),
     "elementwise": ("elementwise", dict(rows=7, cols=1003, expr="gelu(x*w+b)", vectors="w,b")),
+    "attention": ("attention", dict(heads=3, seq_q=17, seq_kv=45, head_dim=24)),
+    "attention_causal": ("attention", dict(heads=2, seq_q=45, seq_kv=17, head_dim=24, causal=1)),
 }
 # The half dtypes (float32 math, half storage) on the same shapes, the long rows left out.
 HALF = {"float16": "f16", "bfloat16": "bf16"}
@@ -77,8 +79,8 @@ def nan_on_constant_rows(w, inputs, out):
 
 def dropped_term(w, inputs, out):
     """The reduction misses its last term: k = K-1 (GEMM), the last (c, r, s) tap (conv), the last column
-    (reduce_sum, the softmax denominator, the layernorm mean); transpose and elementwise: the last element
-    left unwritten (0)."""
+    (reduce_sum, the softmax denominator, the layernorm mean), the last key (attention); transpose and
+    elementwise: the last element left unwritten (0)."""
     x = [a.astype(np.float64) for a in inputs]
     with np.errstate(all="ignore"):
         if w.op in ("matmul", "batch_matmul"):
@@ -92,6 +94,9 @@ def dropped_term(w, inputs, out):
         if w.op == "softmax":
             e = np.exp(x[0] - x[0].max(axis=-1, keepdims=True))
             return _cast(w, e / (e.sum(axis=-1, keepdims=True) - e[:, -1:]))
+        if w.op == "attention" and w["seq_kv"] > 1:
+            shorter = make_workload("attention", dict(w.param_dict, seq_kv=w["seq_kv"] - 1))
+            return _cast(w, get_op("attention").reference(shorter, [x[0], x[1][:, :-1], x[2][:, :-1]])[0])
         if w.op == "layernorm":
             mean = (x[0].sum(axis=-1, keepdims=True) - x[0][:, -1:]) / x[0].shape[-1]
             d = x[0] - mean

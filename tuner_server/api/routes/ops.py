@@ -28,6 +28,7 @@ EXAMPLE_PARAMS: dict[str, dict[str, Any]] = {
     "reduce_sum": {"rows": 4096, "cols": 1024},
     "transpose": {"rows": 2048, "cols": 2048},
     "elementwise": {"rows": 1024, "cols": 4096, "expr": "gelu(x*w+b)", "vectors": "w,b"},
+    "attention": {"heads": 32, "seq_q": 1024, "seq_kv": 1024, "head_dim": 64},
 }
 EXAMPLE_TARGETS = {"c": cc.cpu_target, "cuda": lambda: cc.cuda_target("sm_90")}
 
