@@ -43,6 +43,15 @@ PRESETS = {  # named case lists: what a change is measured on
         *(f"batch_matmul:batch={b},M={n},N={n},K={n},dtype={d}" for b, n in ((16, 512), (8, 1024))
           for d in ("float16", "bfloat16")),
     ],
+    # the SIMT attention template against PyTorch's scaled_dot_product_attention (FlashAttention or cuDNN on tensor
+    # cores for the half types, memory-efficient attention for float32): prefill-like, causal, and one decode step
+    "attention": [
+        "attention:heads=32,seq_q=1024,seq_kv=1024,head_dim=64,dtype=float32",
+        "attention:heads=32,seq_q=1024,seq_kv=1024,head_dim=64,causal=1,dtype=float32",
+        "attention:heads=16,seq_q=2048,seq_kv=2048,head_dim=128,dtype=float16",
+        "attention:heads=16,seq_q=2048,seq_kv=2048,head_dim=128,causal=1,dtype=bfloat16",
+        "attention:heads=32,seq_q=1,seq_kv=4096,head_dim=128,dtype=float16",
+    ],
 }
 # max |ours - torch fp32| / max |torch fp32| per output dtype: half outputs round to ~1e-3; float32 accumulation
 # orders differ from cuBLAS's by ~1e-6 relative per element.

@@ -218,6 +218,7 @@ ROUND_TRIP = [
     ("elementwise", dict(rows=3, cols=7, expr="max(x,y)-min(a,b)*2.5", vectors="y,b")),
     ("elementwise", dict(rows=3, cols=7, expr="gelu(x*w+b)", vectors="w,b")),
     ("elementwise", dict(rows=3, cols=7, expr="-x/(y+1e-3)")),
+    ("attention", dict(heads=2, seq_q=3, seq_kv=5, head_dim=4, causal=1, dtype="bfloat16")),
 ]
 
 
