@@ -133,7 +133,9 @@ def torch_op(w: cc.Workload, torch, xs: list):
         return lambda: xs[0].t().contiguous()
     if w.op == "attention":  # FlashAttention, cuDNN or memory-efficient attention: whichever PyTorch picks
         causal = bool(w["causal"])
-        return lambda: F.scaled_dot_product_attention(xs[0], xs[1], xs[2], is_causal=causal)
+        # as (1, heads, seq, dim): the fused kernels take 4-D inputs, a 3-D call falls back to the unfused math
+        q, k, v = (x.unsqueeze(0) for x in xs)
+        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal).squeeze(0)
     return None
 
 
