@@ -86,8 +86,8 @@ class IRBuilder:
         self.emit(IfThenElse(as_expr(cond), seq(branches[0]), else_, then_share))
 
     @contextlib.contextmanager
-    def allocate(self, name: str, dtype: str, shape, scope: Scope, pad: int = 0):
-        buf = Buffer(name, dtype, tuple(shape), scope, pad)
+    def allocate(self, name: str, dtype: str, shape, scope: Scope, pad: int = 0, align: int = 16):
+        buf = Buffer(name, dtype, tuple(shape), scope, pad, align)
         self._stack.append([])
         yield buf
         body = seq(self._stack.pop())

@@ -1,23 +1,33 @@
-"""The CUDA attention template's generated code, run on the CPU through the CUDA emulator
-(tests/cpu/cuda_emulation.py: a fiber per CUDA thread, barriers and warp shuffles as meetings, ASan and UBSan), matches
-the float64 reference on odd shapes, causal or not, in every dtype, through a set of configs that takes every value
-of every knob at least once, on random and adversarial inputs. Planted bugs must fail: either barrier dropped (a tile
-overwritten while rows still read it, or read before it is staged), and a butterfly that reads no other lane."""
+"""The CUDA attention templates' generated code (SIMT, and WMMA tensor cores for the half types), run on the CPU through
+the CUDA emulator (tests/cpu/cuda_emulation.py: a fiber per CUDA thread, barriers and warp shuffles as meetings, ASan
+and UBSan), matches the float64 reference on odd shapes, causal or not, in every dtype, through a set of configs that
+takes every value of every knob at least once, on random and adversarial inputs. Planted bugs must fail: any barrier
+dropped (a tile overwritten while rows still read it, or read before it is staged), and a butterfly that reads no
+other lane. The one barrier the emulator cannot check is WMMA's before the P V product (see attention_wmma's
+docstring)."""
 from __future__ import annotations
 
 import pytest
 
 import compiler_core as cc
 from compiler_core.verify import hard_inputs
-from tests.cpu.cuda_emulation import compiler_available, drop_barrier, emulated_failures, mutate_kernels
+from tests.cpu.cuda_emulation import (
+    BARRIER,
+    compiler_available,
+    drop_barrier,
+    emulated_failures,
+    kernel_source,
+    mutate_kernels,
+)
 from tests.space_configs import covering_configs
 
 pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PATH")
 SM90 = cc.cuda_target("sm_90")
 WORKLOADS = [
     cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=13, causal=1)),  # nothing divides
-    cc.make_workload("attention", dict(heads=1, seq_q=17, seq_kv=40, head_dim=64, dtype="float16")),
-    cc.make_workload("attention", dict(heads=2, seq_q=5, seq_kv=3, head_dim=3, causal=1, dtype="bfloat16")),
+    cc.make_workload("attention", dict(heads=2, seq_q=5, seq_kv=3, head_dim=3, causal=1, dtype="bfloat16")),  # SIMT
+    cc.make_workload("attention", dict(heads=1, seq_q=17, seq_kv=40, head_dim=64, causal=1, dtype="float16")),  # WMMA
+    cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=16, dtype="bfloat16")),  # WMMA
 ]
 
 
@@ -44,3 +54,21 @@ def test_a_butterfly_that_hears_no_other_lane_fails(monkeypatch):
     w = WORKLOADS[0]
     mutate_kernels(monkeypatch, lambda source, _: "#define __shfl_xor_sync(mask, v, m) (v)\n" + source)
     assert emulated_failures(w, [MUTATION_CONFIG], SM90, cc.random_inputs(w, seed=7))
+
+
+WMMA_CASE = cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=32, causal=1, dtype="float16"))
+WMMA_CONFIG = dict(warps=2, kv_tile=16, pad=8)  # five tiles of keys, two column blocks of P V
+WMMA_BARRIERS = {0: "Q staged", 1: "K and V staged", 2: "scores stored", 4: "first P V stored",
+                 5: "first P V read", 6: "last P V stored"}  # 3 (P written) orders lanes of one warp: see the docstring
+
+
+def test_the_wmma_kernel_has_the_barriers_named_here():
+    module = cc.lower(WMMA_CASE, WMMA_CONFIG, SM90)
+    assert module.kernels[0].name == "attention_wmma"
+    assert kernel_source(module, SM90).count(BARRIER) == len(WMMA_BARRIERS) + 1
+
+
+@pytest.mark.parametrize("which", list(WMMA_BARRIERS), ids=list(WMMA_BARRIERS.values()))
+def test_dropping_a_wmma_barrier_fails(monkeypatch, which):
+    mutate_kernels(monkeypatch, lambda source, _: drop_barrier(source, which))
+    assert emulated_failures(WMMA_CASE, [WMMA_CONFIG], SM90, cc.random_inputs(WMMA_CASE, seed=7))

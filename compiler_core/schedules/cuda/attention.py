@@ -1,4 +1,6 @@
-"""CUDA template for attention (SIMT, float32 arithmetic): FlashAttention's online softmax over tiles of keys.
+"""CUDA template for attention: FlashAttention's online softmax over tiles of keys, on SIMT lanes in float32; the
+half types with head_dim a multiple of 16 run on WMMA tensor cores instead (`attention_wmma`, where the device has
+them). The SIMT kernel:
 
 A block holds `rows_per_block` query rows of one head (threadIdx.y), each shared by `threads_per_row` lanes
 (threadIdx.x, an aligned group of a warp). A lane keeps the query elements and output accumulators of head_dim
@@ -20,6 +22,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
+from compiler_core.schedules.cuda import attention_wmma
 from compiler_core.schedules.cuda.block_reduce import WARP, pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
 
@@ -38,6 +41,12 @@ def _lane_floats(w, c: dict) -> int:
 
 
 def space(w, target) -> Space:
+    if attention_wmma.applies(w, target):
+        return attention_wmma.space(w, target)
+    return simt_space(w, target)
+
+
+def simt_space(w, target) -> Space:
     if target.warp_size != WARP:
         raise WorkloadError(f"the CUDA attention template shuffles over {WARP}-lane warps; {target.arch} has "
                             f"{target.warp_size}-lane warps")
@@ -72,10 +81,12 @@ def space(w, target) -> Space:
 
 
 def default_config(w, target) -> dict:
-    """About 8 columns a lane, 128 threads a block, the largest tile of keys that fits."""
+    """About 8 columns a lane, 128 threads a block, the largest tile of keys that fits (SIMT)."""
+    if attention_wmma.applies(w, target):
+        return attention_wmma.default_config(w, target)
     tpr = min(WARP, pow2_ceil(-(-w["head_dim"] // 8)))
     rpb = min(max(1, 128 // tpr), max(pow2_ceil(w["seq_q"]), WARP // tpr))
-    space_ = space(w, target)
+    space_ = simt_space(w, target)
     for tile in (32, 16, 8):
         config = {"threads_per_row": tpr, "rows_per_block": rpb, "kv_tile": tile}
         if space_.is_valid(config):
@@ -84,6 +95,8 @@ def default_config(w, target) -> dict:
 
 
 def schedule(w, config, target) -> S.Module:
+    if attention_wmma.applies(w, target):
+        return attention_wmma.schedule(w, config, target)
     H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
     tpr, rpb, T = config["threads_per_row"], config["rows_per_block"], config["kv_tile"]
     Q, K, V = (S.Buffer(f"in_{n}", dt, (H * rows * D,)) for n, rows in (("Q", Sq), ("K", Skv), ("V", Skv)))

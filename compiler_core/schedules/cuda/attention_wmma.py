@@ -1,0 +1,207 @@
+"""CUDA template for float16 and bfloat16 attention on WMMA tensor cores (head_dim a multiple of 16).
+
+A block holds 16 query rows per warp (`warps` warps). It stages its query rows in shared memory once (zeros past
+the end of the head) and keeps each warp's 16 x head_dim slice as WMMA A fragments. For each tile of `kv_tile` keys:
+1. the block stages the tile's keys and values in shared memory (zeros past the end), one barrier;
+2. each warp computes its 16 x kv_tile scores on tensor cores, 16 columns at a time (K read column-major: a key
+   row is a column of K^T), into its float32 score tile, one barrier;
+3. softmax in float32, two lanes per query row (columns part, part + 2, ...): scale and mask, the tile's max (a
+   shuffle joins the two lanes), one rescale of the running sum and of the lane's output columns by
+   exp(old max - new max), p = exp(score - max) written as the input type into the warp's P tile, one barrier;
+4. P V on tensor cores, 16 output columns at a time through a 16 x 16 float32 staging tile that the two lanes of
+   each row add into their output registers (a barrier after each store, and after each read but the last: the
+   tile is reused). The barrier after the last store is also what lets the next tile's staging overwrite K and V.
+The barrier between writing P and the WMMA loads that read it orders lanes of one warp (load_matrix_sync is
+warp-collective, but shared-memory writes of other lanes are only ordered by a barrier); the CPU emulator runs
+WMMA loads as meetings of the warp and cannot show it missing, the GPU tier can.
+Rounding p to the input type before the second product is what FlashAttention does too (the error model charges
+it). Query rows past the end store nothing; keys past the end, and under `causal` keys after the query, score -inf;
+under `causal` a block walks only the tiles that hold a key one of its rows sees.
+"""
+from __future__ import annotations
+
+import contextlib
+
+from compiler_core.errors import WorkloadError
+from compiler_core.ir import expr as E
+from compiler_core.ir import stmt as S
+from compiler_core.ir.builder import IRBuilder
+from compiler_core.ops.attention import scale
+from compiler_core.schedules.cuda.block_reduce import pow2_ceil
+from compiler_core.space import Constraint, Knob, Space
+
+FRAG = 16  # WMMA's m = n = k
+WARP = 32
+SMEM_ALIGN = 32  # WMMA loads and stores need 256-bit aligned pointers
+NEG_INF = float("-inf")
+FLOAT_LOWEST = -3.4028234663852886e38
+TENSOR_CORES = {"float16": "wmma_f16", "bfloat16": "mma_bf16"}
+
+
+def applies(w, target) -> bool:
+    """Half types whose head_dim is whole fragments, on a device with their WMMA tensor cores."""
+    return w.dtype in TENSOR_CORES and w["head_dim"] % FRAG == 0 and target.has_tensor_cores(TENSOR_CORES[w.dtype])
+
+
+def shared_bytes(w, c: dict) -> int:
+    D, T, pad, rows = w["head_dim"], c["kv_tile"], c["pad"], FRAG * c["warps"]
+    halves = (rows + 2 * T) * (D + pad) + c["warps"] * FRAG * (T + pad)  # Q, K, V tiles and the P tiles
+    floats = c["warps"] * FRAG * (T + FRAG)  # the score tiles and the staging tiles
+    return 2 * halves + 4 * floats
+
+
+def space(w, target) -> Space:
+    if not applies(w, target):
+        raise WorkloadError(f"attention on tensor cores needs float16 or bfloat16, head_dim a multiple of {FRAG} "
+                            f"and {TENSOR_CORES.get(w.dtype, 'WMMA')} tensor cores; got {w.key} on {target.arch}")
+    return Space(
+        knobs=(
+            Knob("warps", (1, 2, 4, 8), "warps of a block, 16 query rows each"),
+            Knob("kv_tile", (16, 32, 64, 128), "keys staged in shared memory per step (one rescale per tile)"),
+            Knob("pad", (0, 8), "halves added to each shared row against bank conflicts"),
+        ),
+        constraints=(
+            Constraint("warps * 16 must not exceed seq_q rounded up to a power of two (at least 16)",
+                       lambda c: FRAG * c["warps"] <= max(FRAG, pow2_ceil(w["seq_q"]))),
+            Constraint("kv_tile must not exceed seq_kv rounded up to a power of two (at least 16)",
+                       lambda c: c["kv_tile"] <= max(FRAG, pow2_ceil(w["seq_kv"]))),
+            Constraint(f"the Q, K, V, score, P and staging tiles must fit {target.max_shared_bytes} bytes of shared "
+                       f"memory", lambda c: shared_bytes(w, c) <= target.max_shared_bytes),
+        ),
+    )
+
+
+def default_config(w, target) -> dict:
+    """The most warps and the largest key tile that fit, 8 halves of padding (4 warps, 32 keys at head_dim 64)."""
+    valid = list(space(w, target))
+    padded = [c for c in valid if c["pad"]] or valid
+    return max(padded, key=lambda c: (min(c["warps"], 4), min(c["kv_tile"], 64)))
+
+
+def schedule(w, config, target) -> S.Module:
+    H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
+    W, T, pad = config["warps"], config["kv_tile"], config["pad"]
+    rows, nthreads = FRAG * W, WARP * W
+    Q, K, V = (S.Buffer(f"in_{n}", dt, (H * r * D,)) for n, r in (("Q", Sq), ("K", Skv), ("V", Skv)))
+    O = S.Buffer("out_O", dt, (H * Sq * D,))
+    tiles = E.ceil_div(Sq, rows)
+    half_cols = D // 2  # output columns of a lane: part, part + 2, ...
+    b = IRBuilder()
+    with contextlib.ExitStack() as scope:
+        def enter(cm):
+            return scope.enter_context(cm)
+
+        bx = enter(b.loop("bx", H * tiles, S.ForKind.BLOCK_X))
+        tx = enter(b.loop("tx", nthreads, S.ForKind.THREAD_X))
+        Qs, Ks, Vs = (enter(b.allocate(name, dt, (n, D), S.Scope.SHARED, pad, SMEM_ALIGN))
+                      for name, n in (("Qs", rows), ("Ks", T), ("Vs", T)))
+        Sw = enter(b.allocate("Sw", "float32", (W, FRAG, T), S.Scope.SHARED, 0, SMEM_ALIGN))  # scores
+        Pw = enter(b.allocate("Pw", dt, (W, FRAG, T), S.Scope.SHARED, pad, SMEM_ALIGN))  # p in the input type
+        Cw = enter(b.allocate("Cw", "float32", (W, FRAG, FRAG), S.Scope.SHARED, 0, SMEM_ALIGN))  # P V staging
+        qf = enter(b.allocate("qf", dt, (D // FRAG,), S.Scope.WMMA_A))
+        kf = enter(b.allocate("kf", dt, (1,), S.Scope.WMMA_B_COL))
+        pf = enter(b.allocate("pf", dt, (1,), S.Scope.WMMA_A))
+        vf = enter(b.allocate("vf", dt, (1,), S.Scope.WMMA_B))
+        acc = enter(b.allocate("acc", "float32", (1,), S.Scope.WMMA_ACC))
+        o = enter(b.allocate("o", "float32", (half_cols,), S.Scope.LOCAL))
+        st = enter(b.allocate("st", "float32", (2,), S.Scope.LOCAL))
+        h = enter(b.let("h", bx // tiles))
+        i0 = enter(b.let("i0", (bx % tiles) * rows))
+        warp = enter(b.let("warp", tx // WARP))
+        r = enter(b.let("r", (tx % WARP) // 2))
+        part = enter(b.let("part", tx % 2))
+        i = enter(b.let("i", i0 + warp * FRAG + r))
+        _stage(b, Q, Qs, h, i0, Sq, rows, D, nthreads, tx)
+        b.barrier()
+        for kk in range(D // FRAG):
+            b.evaluate(E.call("wmma_load", qf[kk], _at(Qs, (warp * FRAG, kk * FRAG)), D + pad))
+        with b.loop("z", half_cols) as z:
+            b.store(o, z, E.FloatImm(0.0))
+        b.store(st, 0, E.FloatImm(FLOAT_LOWEST))  # running max
+        b.store(st, 1, E.FloatImm(0.0))  # running sum of exp(score - max)
+        seen = E.min_(Skv, i0 + rows) if w["causal"] else Skv
+        steps = (seen + (T - 1)) // T if w["causal"] else E.ceil_div(Skv, T)
+        with b.loop("kt", steps) as kt, b.let("j0", kt * T) as j0:
+            # no barrier first: every warp passed the one after its last P V store, after its last read of the tile
+            _stage(b, K, Ks, h, j0, Skv, T, D, nthreads, tx)
+            _stage(b, V, Vs, h, j0, Skv, T, D, nthreads, tx)
+            b.barrier()
+            for n in range(T // FRAG):  # scores, 16 keys at a time
+                b.evaluate(E.call("wmma_fill", acc[0], E.FloatImm(0.0)))
+                for kk in range(D // FRAG):
+                    b.evaluate(E.call("wmma_load", kf[0], _at(Ks, (n * FRAG, kk * FRAG)), D + pad))
+                    b.evaluate(E.call("wmma_mma", acc[0], qf[kk], kf[0], acc[0]))
+                b.evaluate(E.call("wmma_store", _at(Sw, (warp, 0, n * FRAG)), acc[0], T))
+            b.barrier()
+            _softmax(b, w, T, Sw, Pw, o, st, warp, r, part, j0, i, Skv)
+            b.barrier()
+            for n in range(D // FRAG):  # P V, 16 output columns at a time
+                b.evaluate(E.call("wmma_fill", acc[0], E.FloatImm(0.0)))
+                for kk in range(T // FRAG):
+                    b.evaluate(E.call("wmma_load", pf[0], _at(Pw, (warp, 0, kk * FRAG)), T + pad))
+                    b.evaluate(E.call("wmma_load", vf[0], _at(Vs, (kk * FRAG, n * FRAG)), D + pad))
+                    b.evaluate(E.call("wmma_mma", acc[0], pf[0], vf[0], acc[0]))
+                b.evaluate(E.call("wmma_store", _at(Cw, (warp, 0, 0)), acc[0], FRAG))
+                b.barrier()
+                for t in range(FRAG // 2):
+                    b.store(o, n * (FRAG // 2) + t, o[n * (FRAG // 2) + t] + Cw[warp, r, part + 2 * t])
+                if n < D // FRAG - 1:  # the next store reuses the staging tile; after the last, the next tile's
+                    b.barrier()  # barriers come first
+        with b.let("inv", E.FloatImm(1.0) / st[1], "float32") as inv:
+            with b.if_(i < Sq) if Sq % rows else _nothing():
+                with b.loop("c", half_cols) as c:
+                    b.store(O, (h * Sq + i) * D + part + 2 * c, o[c] * inv)
+    func = S.PrimFunc("attention_wmma", (Q, K, V, O), b.get())
+    return S.Module("attention", (func,), (Q, K, V, O), (), 3)
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _at(buf: S.Buffer, indices: tuple) -> E.Address:
+    return E.Address(buf, tuple(E.as_expr(x) for x in indices))
+
+
+def _stage(b: IRBuilder, src: S.Buffer, dst: S.Buffer, h, first, extent: int, count: int, D: int, nthreads: int,
+           tx) -> None:
+    """dst[rr, dd] = row first + rr of head h of `src` (zeros past `extent`), one element per thread per pass."""
+    passes = E.ceil_div(count * D, nthreads)
+    with b.loop("p", passes) as p, b.let("e", p * nthreads + tx) as e:
+        guard = b.if_(e < count * D) if (count * D) % nthreads else _nothing()
+        with guard, b.let("rr", e // D) as rr, b.let("dd", e % D) as dd, b.let("row", first + rr) as row:
+            at = (h * extent + E.min_(row, extent - 1)) * D + dd
+            b.store(dst, (rr, dd), E.select(row < extent, src[at], E.cast(src.dtype, E.FloatImm(0.0))))
+
+
+def _softmax(b: IRBuilder, w, T: int, Sw, Pw, o, st, warp, r, part, j0, i, Skv) -> None:
+    """Scale and mask the lane's scores, the row's tile max (two lanes), the rescale, p into Pw, the sum."""
+    half = T // 2
+    with b.allocate("tmax", "float32", (1,), S.Scope.LOCAL) as tmax, \
+            b.allocate("psum", "float32", (1,), S.Scope.LOCAL) as psum:
+        b.store(tmax, 0, st[0])
+        with b.loop("t", half) as t, b.let("c", part + 2 * t) as c:
+            hidden = [j0 + c < Skv] if Skv % T else []
+            if w["causal"]:
+                hidden.append(j0 + c <= i)
+            value = Sw[warp, r, c] * E.FloatImm(scale(w))
+            if hidden:
+                value = E.select(hidden[0] if len(hidden) == 1 else hidden[0] & hidden[1], value, E.FloatImm(NEG_INF))
+            b.store(Sw, (warp, r, c), value)
+            b.store(tmax, 0, E.max_(tmax[0], Sw[warp, r, c]))
+        b.store(tmax, 0, E.max_(tmax[0], E.call("shfl_xor", tmax[0], 1)))
+        with b.let("alpha", E.call("exp", st[0] - tmax[0]), "float32") as alpha:
+            b.store(st, 0, tmax[0])
+            b.store(st, 1, st[1] * alpha)
+            with b.loop("z2", w["head_dim"] // 2) as z:
+                b.store(o, z, o[z] * alpha)
+        b.store(psum, 0, E.FloatImm(0.0))
+        with b.loop("t2", half) as t, b.let("c2", part + 2 * t) as c, \
+                b.let("pj", E.call("exp", Sw[warp, r, c] - st[0]), "float32") as pj:
+            b.store(Pw, (warp, r, c), pj)
+            b.store(psum, 0, psum[0] + pj)
+        b.store(st, 1, st[1] + psum[0] + E.call("shfl_xor", psum[0], 1))
