@@ -57,7 +57,8 @@ def test_a_butterfly_that_hears_no_other_lane_fails(monkeypatch):
 
 
 WMMA_CASE = cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=32, causal=1, dtype="float16"))
-WMMA_CONFIG = dict(warps=2, kv_tile=16, pad=8)  # five tiles of keys, two column blocks of P V
+# five tiles of keys, two column blocks of P V
+WMMA_CONFIG = dict(engine="wmma", threads_per_row=32, rows_per_block=1, warps=2, kv_tile=16, pad=8)
 WMMA_BARRIERS = {0: "Q staged", 1: "K and V staged", 2: "scores stored", 4: "first P V stored",
                  5: "first P V read", 6: "last P V stored"}  # 3 (P written) orders lanes of one warp: see the docstring
 

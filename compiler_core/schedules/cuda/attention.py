@@ -1,6 +1,8 @@
-"""CUDA template for attention: FlashAttention's online softmax over tiles of keys, on SIMT lanes in float32; the
-half types with head_dim a multiple of 16 run on WMMA tensor cores instead (`attention_wmma`, where the device has
-them). The SIMT kernel:
+"""CUDA template for attention: FlashAttention's online softmax over tiles of keys, on SIMT lanes in float32, or for
+the half types with head_dim a multiple of 16 on WMMA tensor cores (`attention_wmma`, where the device has them).
+Where both apply the knob `engine` picks one (a WMMA block holds 16 query rows per warp: a decode step of one query
+row wastes 15 of them, and the search should see both); each engine's own knobs are pinned to one value under the
+other. The SIMT kernel:
 
 A block holds `rows_per_block` query rows of one head (threadIdx.y), each shared by `threads_per_row` lanes
 (threadIdx.x, an aligned group of a warp). A lane keeps the query elements and output accumulators of head_dim
@@ -40,10 +42,36 @@ def _lane_floats(w, c: dict) -> int:
     return 2 * _lane_columns(w, c) + c["kv_tile"]
 
 
+ENGINES = ("simt", "wmma")
+SIMT_TILES = (8, 16, 32, 64)
+PINNED = {"simt": {"warps": 1, "pad": 0}, "wmma": {"threads_per_row": WARP, "rows_per_block": 1}}
+
+
 def space(w, target) -> Space:
-    if attention_wmma.applies(w, target):
-        return attention_wmma.space(w, target)
-    return simt_space(w, target)
+    if not attention_wmma.applies(w, target):
+        return simt_space(w, target)
+    simt, wmma = simt_space(w, target), attention_wmma.space(w, target)
+    tiles = tuple(sorted({*SIMT_TILES, *next(k.choices for k in wmma.knobs if k.name == "kv_tile")}))
+    knobs = (Knob("engine", ENGINES, "SIMT lanes, or WMMA tensor cores (16 query rows per warp)"),
+             *(k for k in simt.knobs if k.name != "kv_tile"), Knob("kv_tile", tiles, "keys per step"),
+             *(k for k in wmma.knobs if k.name != "kv_tile"))
+
+    def under(engine, constraint):
+        return Constraint(f"engine {engine}: {constraint.why}", lambda c: c["engine"] != engine or constraint.check(c))
+
+    pinned = [Constraint(f"engine {engine} leaves {', '.join(f'{k}={v}' for k, v in values.items())}",
+                         lambda c, e=engine, v=values: c["engine"] != e or all(c[k] == x for k, x in v.items()))
+              for engine, values in PINNED.items()]
+    return Space(knobs, (*pinned,
+                         Constraint(f"engine simt takes kv_tile in {SIMT_TILES}",
+                                    lambda c: c["engine"] != "simt" or c["kv_tile"] in SIMT_TILES),
+                         *(under("simt", k) for k in simt.constraints), *(under("wmma", k) for k in wmma.constraints)))
+
+
+def _engine_of(w, target, config: dict | None) -> str:
+    if not attention_wmma.applies(w, target):
+        return "simt"
+    return config["engine"] if config is not None else ("wmma" if w["seq_q"] >= 64 else "simt")
 
 
 def simt_space(w, target) -> Space:
@@ -81,9 +109,16 @@ def simt_space(w, target) -> Space:
 
 
 def default_config(w, target) -> dict:
-    """About 8 columns a lane, 128 threads a block, the largest tile of keys that fits (SIMT)."""
-    if attention_wmma.applies(w, target):
-        return attention_wmma.default_config(w, target)
+    """WMMA where it applies and there are 64 query rows or more, else SIMT with about 8 columns a lane, 128 threads
+    a block and the largest tile of keys that fits."""
+    engine = _engine_of(w, target, None)
+    if engine == "wmma":
+        return {"engine": "wmma", **PINNED["wmma"], **attention_wmma.default_config(w, target)}
+    config = _simt_default(w, target)
+    return {"engine": "simt", **config, **PINNED["simt"]} if attention_wmma.applies(w, target) else config
+
+
+def _simt_default(w, target) -> dict:
     tpr = min(WARP, pow2_ceil(-(-w["head_dim"] // 8)))
     rpb = min(max(1, 128 // tpr), max(pow2_ceil(w["seq_q"]), WARP // tpr))
     space_ = simt_space(w, target)
@@ -95,7 +130,7 @@ def default_config(w, target) -> dict:
 
 
 def schedule(w, config, target) -> S.Module:
-    if attention_wmma.applies(w, target):
+    if _engine_of(w, target, config) == "wmma":
         return attention_wmma.schedule(w, config, target)
     H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
     tpr, rpb, T = config["threads_per_row"], config["rows_per_block"], config["kv_tile"]

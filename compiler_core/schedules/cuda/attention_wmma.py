@@ -43,10 +43,14 @@ def applies(w, target) -> bool:
     return w.dtype in TENSOR_CORES and w["head_dim"] % FRAG == 0 and target.has_tensor_cores(TENSOR_CORES[w.dtype])
 
 
+FLOAT_PAD = 4  # floats added to each row of the score and staging tiles: the two lanes of each row read column
+# part + 2t of 16 rows at once, and a row stride of a multiple of 32 floats would put all 16 rows in one bank
+
+
 def shared_bytes(w, c: dict) -> int:
     D, T, pad, rows = w["head_dim"], c["kv_tile"], c["pad"], FRAG * c["warps"]
     halves = (rows + 2 * T) * (D + pad) + c["warps"] * FRAG * (T + pad)  # Q, K, V tiles and the P tiles
-    floats = c["warps"] * FRAG * (T + FRAG)  # the score tiles and the staging tiles
+    floats = c["warps"] * FRAG * (T + FRAG + 2 * FLOAT_PAD)  # the score tiles and the staging tiles
     return 2 * halves + 4 * floats
 
 
@@ -95,9 +99,9 @@ def schedule(w, config, target) -> S.Module:
         tx = enter(b.loop("tx", nthreads, S.ForKind.THREAD_X))
         Qs, Ks, Vs = (enter(b.allocate(name, dt, (n, D), S.Scope.SHARED, pad, SMEM_ALIGN))
                       for name, n in (("Qs", rows), ("Ks", T), ("Vs", T)))
-        Sw = enter(b.allocate("Sw", "float32", (W, FRAG, T), S.Scope.SHARED, 0, SMEM_ALIGN))  # scores
+        Sw = enter(b.allocate("Sw", "float32", (W, FRAG, T), S.Scope.SHARED, FLOAT_PAD, SMEM_ALIGN))  # scores
         Pw = enter(b.allocate("Pw", dt, (W, FRAG, T), S.Scope.SHARED, pad, SMEM_ALIGN))  # p in the input type
-        Cw = enter(b.allocate("Cw", "float32", (W, FRAG, FRAG), S.Scope.SHARED, 0, SMEM_ALIGN))  # P V staging
+        Cw = enter(b.allocate("Cw", "float32", (W, FRAG, FRAG), S.Scope.SHARED, FLOAT_PAD, SMEM_ALIGN))  # P V staged
         qf = enter(b.allocate("qf", dt, (D // FRAG,), S.Scope.WMMA_A))
         kf = enter(b.allocate("kf", dt, (1,), S.Scope.WMMA_B_COL))
         pf = enter(b.allocate("pf", dt, (1,), S.Scope.WMMA_A))
@@ -131,7 +135,7 @@ def schedule(w, config, target) -> S.Module:
                 for kk in range(D // FRAG):
                     b.evaluate(E.call("wmma_load", kf[0], _at(Ks, (n * FRAG, kk * FRAG)), D + pad))
                     b.evaluate(E.call("wmma_mma", acc[0], qf[kk], kf[0], acc[0]))
-                b.evaluate(E.call("wmma_store", _at(Sw, (warp, 0, n * FRAG)), acc[0], T))
+                b.evaluate(E.call("wmma_store", _at(Sw, (warp, 0, n * FRAG)), acc[0], T + FLOAT_PAD))
             b.barrier()
             _softmax(b, w, T, Sw, Pw, o, st, warp, r, part, j0, i, Skv)
             b.barrier()
@@ -141,7 +145,7 @@ def schedule(w, config, target) -> S.Module:
                     b.evaluate(E.call("wmma_load", pf[0], _at(Pw, (warp, 0, kk * FRAG)), T + pad))
                     b.evaluate(E.call("wmma_load", vf[0], _at(Vs, (kk * FRAG, n * FRAG)), D + pad))
                     b.evaluate(E.call("wmma_mma", acc[0], pf[0], vf[0], acc[0]))
-                b.evaluate(E.call("wmma_store", _at(Cw, (warp, 0, 0)), acc[0], FRAG))
+                b.evaluate(E.call("wmma_store", _at(Cw, (warp, 0, 0)), acc[0], FRAG + FLOAT_PAD))
                 b.barrier()
                 for t in range(FRAG // 2):
                     b.store(o, n * (FRAG // 2) + t, o[n * (FRAG // 2) + t] + Cw[warp, r, part + 2 * t])
