@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -282,10 +283,14 @@ def _kernel_source(module: S.Module, target, tag: str) -> str:
     """The module's CUDA source with kernels renamed by `tag` and the CUDA headers left out."""
     renamed = module.with_kernels(dataclasses.replace(k, name=f"{k.name}_{tag}") for k in module.kernels)
     lines = generate_source(renamed, target).splitlines()
-    return "\n".join(line for line in lines if not line.startswith("#include"))
+    source = "\n".join(line for line in lines if not line.startswith("#include"))
+    sizes = iter([k.dynamic_shared_bytes for k in renamed.kernels if getattr(k, "dynamic_shared_bytes", 0)])
+    # a launch's dynamic shared memory becomes a static array of the size the launch asks for (blocks run in turn)
+    return _DYNAMIC_SMEM.sub(lambda m: f"__shared__ __align__({m[1]}) unsigned char {m[2]}[{next(sizes)}];", source)
 
 
 BARRIER = "__syncthreads();"
+_DYNAMIC_SMEM = re.compile(r"extern __shared__ __align__\((\d+)\) unsigned char (\w+)\[\];")
 
 
 def kernel_source(module: S.Module, target) -> str:

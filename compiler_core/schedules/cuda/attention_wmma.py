@@ -69,8 +69,8 @@ def space(w, target) -> Space:
                        lambda c: FRAG * c["warps"] <= max(FRAG, pow2_ceil(w["seq_q"]))),
             Constraint("kv_tile must not exceed seq_kv rounded up to a power of two (at least 16)",
                        lambda c: c["kv_tile"] <= max(FRAG, pow2_ceil(w["seq_kv"]))),
-            Constraint(f"the Q, K, V, score, P and staging tiles must fit {target.max_shared_bytes} bytes of shared "
-                       f"memory", lambda c: shared_bytes(w, c) <= target.max_shared_bytes),
+            Constraint(f"the Q, K, V, score, P and staging tiles must fit {target.shared_limit} bytes of shared "
+                       f"memory (the device's opt-in limit)", lambda c: shared_bytes(w, c) <= target.shared_limit),
         ),
     )
 
@@ -97,11 +97,11 @@ def schedule(w, config, target) -> S.Module:
 
         bx = enter(b.loop("bx", H * tiles, S.ForKind.BLOCK_X))
         tx = enter(b.loop("tx", nthreads, S.ForKind.THREAD_X))
-        Qs, Ks, Vs = (enter(b.allocate(name, dt, (n, D), S.Scope.SHARED, pad, SMEM_ALIGN))
+        Qs, Ks, Vs = (enter(b.allocate(name, dt, (n, D), S.Scope.SHARED_DYN, pad, SMEM_ALIGN))
                       for name, n in (("Qs", rows), ("Ks", T), ("Vs", T)))
-        Sw = enter(b.allocate("Sw", "float32", (W, FRAG, T), S.Scope.SHARED, FLOAT_PAD, SMEM_ALIGN))  # scores
-        Pw = enter(b.allocate("Pw", dt, (W, FRAG, T), S.Scope.SHARED, pad, SMEM_ALIGN))  # p in the input type
-        Cw = enter(b.allocate("Cw", "float32", (W, FRAG, FRAG), S.Scope.SHARED, FLOAT_PAD, SMEM_ALIGN))  # P V staged
+        Sw = enter(b.allocate("Sw", "float32", (W, FRAG, T), S.Scope.SHARED_DYN, FLOAT_PAD, SMEM_ALIGN))  # scores
+        Pw = enter(b.allocate("Pw", dt, (W, FRAG, T), S.Scope.SHARED_DYN, pad, SMEM_ALIGN))  # p in the input type
+        Cw = enter(b.allocate("Cw", "float32", (W, FRAG, FRAG), S.Scope.SHARED_DYN, FLOAT_PAD, SMEM_ALIGN))  # P V
         qf = enter(b.allocate("qf", dt, (D // FRAG,), S.Scope.WMMA_A))
         kf = enter(b.allocate("kf", dt, (1,), S.Scope.WMMA_B_COL))
         pf = enter(b.allocate("pf", dt, (1,), S.Scope.WMMA_A))
@@ -171,15 +171,32 @@ def _at(buf: S.Buffer, indices: tuple) -> E.Address:
     return E.Address(buf, tuple(E.as_expr(x) for x in indices))
 
 
+CHUNK = 8  # halves a thread moves at once: one 128-bit load and store (head_dim is a multiple of 16)
+
+
 def _stage(b: IRBuilder, src: S.Buffer, dst: S.Buffer, h, first, extent: int, count: int, D: int, nthreads: int,
-           tx) -> None:
-    """dst[rr, dd] = row first + rr of head h of `src` (zeros past `extent`), one element per thread per pass."""
-    passes = E.ceil_div(count * D, nthreads)
-    with b.loop("p", passes) as p, b.let("e", p * nthreads + tx) as e:
-        guard = b.if_(e < count * D) if (count * D) % nthreads else _nothing()
-        with guard, b.let("rr", e // D) as rr, b.let("dd", e % D) as dd, b.let("row", first + rr) as row:
-            at = (h * extent + E.min_(row, extent - 1)) * D + dd
-            b.store(dst, (rr, dd), E.select(row < extent, src[at], E.cast(src.dtype, E.FloatImm(0.0))))
+           tx) -> None:  # its names carry dst's: a one-pass loop is simplified away, and two stagings share a scope
+    """dst[rr, :] = row first + rr of head h of `src` (zeros past `extent`), in 128-bit chunks: consecutive threads,
+    consecutive chunks of a row."""
+    per_row = D // CHUNK
+    chunks = count * per_row
+    n = dst.name
+    with b.loop(f"p_{n}", E.ceil_div(chunks, nthreads)) as p, b.let(f"e_{n}", p * nthreads + tx) as e:
+        guard = b.if_(e < chunks) if chunks % nthreads else _nothing()
+        with guard, b.let(f"rr_{n}", e // per_row) as rr, b.let(f"dd_{n}", (e % per_row) * CHUNK) as dd, \
+                b.let(f"row_{n}", first + rr) as row:
+            def copy():
+                with b.loop(f"lv_{n}", CHUNK, S.ForKind.VECTORIZED) as lv:
+                    b.store(dst, (rr, dd + lv), src[(h * extent + row) * D + dd + lv])
+
+            if extent % count == 0 and count <= extent:
+                copy()
+                return
+            with b.if_else(row < extent) as otherwise:
+                copy()
+                otherwise()
+                with b.loop(f"lz_{n}", CHUNK, S.ForKind.VECTORIZED) as lz:
+                    b.store(dst, (rr, dd + lz), E.cast(src.dtype, E.FloatImm(0.0)))
 
 
 def _softmax(b: IRBuilder, w, T: int, Sw, Pw, o, st, warp, r, part, j0, i, Skv) -> None:
