@@ -62,9 +62,12 @@ def space(w, target) -> Space:
     pinned = [Constraint(f"engine {engine} leaves {', '.join(f'{k}={v}' for k, v in values.items())}",
                          lambda c, e=engine, v=values: c["engine"] != e or all(c[k] == x for k, x in v.items()))
               for engine, values in PINNED.items()]
+    wmma_tiles = next(k.choices for k in wmma.knobs if k.name == "kv_tile")
     return Space(knobs, (*pinned,
                          Constraint(f"engine simt takes kv_tile in {SIMT_TILES}",
                                     lambda c: c["engine"] != "simt" or c["kv_tile"] in SIMT_TILES),
+                         Constraint(f"engine wmma takes kv_tile in {wmma_tiles} (whole 16-key fragments)",
+                                    lambda c: c["engine"] != "wmma" or c["kv_tile"] in wmma_tiles),
                          *(under("simt", k) for k in simt.constraints), *(under("wmma", k) for k in wmma.constraints)))
 
 
