@@ -44,7 +44,7 @@ def _lane_floats(w, c: dict) -> int:
 
 ENGINES = ("simt", "wmma")
 SIMT_TILES = (8, 16, 32, 64)
-PINNED = {"simt": {"warps": 1, "pad": 0}, "wmma": {"threads_per_row": WARP, "rows_per_block": 1}}
+PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0}, "wmma": {"threads_per_row": WARP, "rows_per_block": 1}}
 
 
 def space(w, target) -> Space:

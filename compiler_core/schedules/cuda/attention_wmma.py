@@ -8,9 +8,9 @@ the end of the head) and keeps each warp's 16 x head_dim slice as WMMA A fragmen
 3. softmax in float32, two lanes per query row (columns part, part + 2, ...): scale and mask, the tile's max (a
    shuffle joins the two lanes), one rescale of the running sum and of the lane's output columns by
    exp(old max - new max), p = exp(score - max) written as the input type into the warp's P tile, one barrier;
-4. P V on tensor cores, 16 output columns at a time through a 16 x 16 float32 staging tile that the two lanes of
-   each row add into their output registers (a barrier after each store, and after each read but the last: the
-   tile is reused). The barrier after the last store is also what lets the next tile's staging overwrite K and V.
+4. P V on tensor cores into the warp's 16 x head_dim float32 staging tile, one barrier, and the two lanes of each
+   row add it into their output registers. That barrier also lets the next tile's staging overwrite K and V, and
+   the next tile's barriers come before the staging tile is written again.
 The barrier between writing P and the WMMA loads that read it orders lanes of one warp (load_matrix_sync is
 warp-collective, but shared-memory writes of other lanes are only ordered by a barrier); the CPU emulator runs
 WMMA loads as meetings of the warp and cannot show it missing, the GPU tier can.
@@ -21,6 +21,7 @@ under `causal` a block walks only the tiles that hold a key one of its rows sees
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 from compiler_core.errors import WorkloadError
 from compiler_core.ir import expr as E
@@ -50,7 +51,7 @@ FLOAT_PAD = 4  # floats added to each row of the score and staging tiles: the tw
 def shared_bytes(w, c: dict) -> int:
     D, T, pad, rows = w["head_dim"], c["kv_tile"], c["pad"], FRAG * c["warps"]
     halves = (rows + 2 * T) * (D + pad) + c["warps"] * FRAG * (T + pad)  # Q, K, V tiles and the P tiles
-    floats = c["warps"] * FRAG * (T + FRAG + 2 * FLOAT_PAD)  # the score tiles and the staging tiles
+    floats = c["warps"] * FRAG * (T + D + 2 * FLOAT_PAD)  # the score tiles and the P V staging tiles
     return 2 * halves + 4 * floats
 
 
@@ -63,6 +64,8 @@ def space(w, target) -> Space:
             Knob("warps", (1, 2, 4, 8), "warps of a block, 16 query rows each"),
             Knob("kv_tile", (16, 32, 64, 128), "keys staged in shared memory per step (one rescale per tile)"),
             Knob("pad", (0, 8), "halves added to each shared row against bank conflicts"),
+            Knob("max_first", (0, 1), "1: a first pass over the keys finds each row's max, so the second needs no "
+                                      "rescale and keeps P V in tensor-core accumulators (the scores twice)"),
         ),
         constraints=(
             Constraint("warps * 16 must not exceed seq_q rounded up to a power of two (at least 16)",
@@ -79,7 +82,7 @@ def default_config(w, target) -> dict:
     """The most warps and the largest key tile that fit, 8 halves of padding (4 warps, 32 keys at head_dim 64)."""
     valid = list(space(w, target))
     padded = [c for c in valid if c["pad"]] or valid
-    return max(padded, key=lambda c: (min(c["warps"], 4), min(c["kv_tile"], 64)))
+    return max(padded, key=lambda c: (min(c["warps"], 4), min(c["kv_tile"], 64), -c["max_first"]))
 
 
 def schedule(w, config, target) -> S.Module:
@@ -101,7 +104,7 @@ def schedule(w, config, target) -> S.Module:
                       for name, n in (("Qs", rows), ("Ks", T), ("Vs", T)))
         Sw = enter(b.allocate("Sw", "float32", (W, FRAG, T), S.Scope.SHARED_DYN, FLOAT_PAD, SMEM_ALIGN))  # scores
         Pw = enter(b.allocate("Pw", dt, (W, FRAG, T), S.Scope.SHARED_DYN, pad, SMEM_ALIGN))  # p in the input type
-        Cw = enter(b.allocate("Cw", "float32", (W, FRAG, FRAG), S.Scope.SHARED_DYN, FLOAT_PAD, SMEM_ALIGN))  # P V
+        Cw = enter(b.allocate("Cw", "float32", (W, FRAG, D), S.Scope.SHARED_DYN, FLOAT_PAD, SMEM_ALIGN))  # P V
         qf = enter(b.allocate("qf", dt, (D // FRAG,), S.Scope.WMMA_A))
         kf = enter(b.allocate("kf", dt, (1,), S.Scope.WMMA_B_COL))
         pf = enter(b.allocate("pf", dt, (1,), S.Scope.WMMA_A))
@@ -125,38 +128,146 @@ def schedule(w, config, target) -> S.Module:
         b.store(st, 1, E.FloatImm(0.0))  # running sum of exp(score - max)
         seen = E.min_(Skv, i0 + rows) if w["causal"] else Skv
         steps = (seen + (T - 1)) // T if w["causal"] else E.ceil_div(Skv, T)
-        with b.loop("kt", steps) as kt, b.let("j0", kt * T) as j0:
-            # no barrier first: every warp passed the one after its last P V store, after its last read of the tile
-            _stage(b, K, Ks, h, j0, Skv, T, D, nthreads, tx)
-            _stage(b, V, Vs, h, j0, Skv, T, D, nthreads, tx)
-            b.barrier()
-            for n in range(T // FRAG):  # scores, 16 keys at a time
-                b.evaluate(E.call("wmma_fill", acc[0], E.FloatImm(0.0)))
-                for kk in range(D // FRAG):
-                    b.evaluate(E.call("wmma_load", kf[0], _at(Ks, (n * FRAG, kk * FRAG)), D + pad))
-                    b.evaluate(E.call("wmma_mma", acc[0], qf[kk], kf[0], acc[0]))
-                b.evaluate(E.call("wmma_store", _at(Sw, (warp, 0, n * FRAG)), acc[0], T + FLOAT_PAD))
-            b.barrier()
-            _softmax(b, w, T, Sw, Pw, o, st, warp, r, part, j0, i, Skv)
-            b.barrier()
-            for n in range(D // FRAG):  # P V, 16 output columns at a time
-                b.evaluate(E.call("wmma_fill", acc[0], E.FloatImm(0.0)))
-                for kk in range(T // FRAG):
-                    b.evaluate(E.call("wmma_load", pf[0], _at(Pw, (warp, 0, kk * FRAG)), T + pad))
-                    b.evaluate(E.call("wmma_load", vf[0], _at(Vs, (kk * FRAG, n * FRAG)), D + pad))
-                    b.evaluate(E.call("wmma_mma", acc[0], pf[0], vf[0], acc[0]))
-                b.evaluate(E.call("wmma_store", _at(Cw, (warp, 0, 0)), acc[0], FRAG + FLOAT_PAD))
-                b.barrier()
-                for t in range(FRAG // 2):
-                    b.store(o, n * (FRAG // 2) + t, o[n * (FRAG // 2) + t] + Cw[warp, r, part + 2 * t])
-                if n < D // FRAG - 1:  # the next store reuses the staging tile; after the last, the next tile's
-                    b.barrier()  # barriers come first
+        tile = _Tile(b, w, config, K, V, Ks, Vs, Sw, Pw, qf, kf, acc, h, warp, r, part, i, tx)
+        if config["max_first"]:
+            _max_first(b, tile, steps, Cw, pf, vf, o, st, enter)
+        else:
+            _online(b, tile, steps, Cw, pf, vf, o, st)
         with b.let("inv", E.FloatImm(1.0) / st[1], "float32") as inv:
             with b.if_(i < Sq) if Sq % rows else _nothing():
                 with b.loop("c", half_cols) as c:
                     b.store(O, (h * Sq + i) * D + part + 2 * c, o[c] * inv)
     func = S.PrimFunc("attention_wmma", (Q, K, V, O), b.get())
     return S.Module("attention", (func,), (Q, K, V, O), (), 3)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Tile:
+    """What every tile of keys needs: the buffers, fragments and indices of one block's walk."""
+    b: IRBuilder
+    w: object
+    config: dict
+    K: S.Buffer
+    V: S.Buffer
+    Ks: S.Buffer
+    Vs: S.Buffer
+    Sw: S.Buffer
+    Pw: S.Buffer
+    qf: S.Buffer
+    kf: S.Buffer
+    acc: S.Buffer
+    h: E.Expr
+    warp: E.Expr
+    r: E.Expr
+    part: E.Expr
+    i: E.Expr
+    tx: E.Expr
+
+    def stage(self, j0, values: bool) -> None:
+        """The tile's keys (and values) into shared memory, then a barrier."""
+        w, c = self.w, self.config
+        for src, dst in ((self.K, self.Ks), (self.V, self.Vs))[: 2 if values else 1]:
+            _stage(self.b, src, dst, self.h, j0, w["seq_kv"], c["kv_tile"], w["head_dim"], WARP * c["warps"], self.tx)
+        self.b.barrier()
+
+    def scores(self, j0) -> None:
+        """The warp's 16 x kv_tile scores on tensor cores into Sw, a barrier, then scaled and masked in place by the
+        lanes of each row; leaves the row's tile max in `self.top` (a LOCAL float the caller allocated)."""
+        b, D, T, pad = self.b, self.w["head_dim"], self.config["kv_tile"], self.config["pad"]
+        for n in range(T // FRAG):  # 16 keys at a time
+            b.evaluate(E.call("wmma_fill", self.acc[0], E.FloatImm(0.0)))
+            for kk in range(D // FRAG):
+                b.evaluate(E.call("wmma_load", self.kf[0], _at(self.Ks, (n * FRAG, kk * FRAG)), D + pad))
+                b.evaluate(E.call("wmma_mma", self.acc[0], self.qf[kk], self.kf[0], self.acc[0]))
+            b.evaluate(E.call("wmma_store", _at(self.Sw, (self.warp, 0, n * FRAG)), self.acc[0], T + FLOAT_PAD))
+        b.barrier()
+
+    def masked(self, j0, top: S.Buffer) -> None:
+        """Scale and mask the lane's scores in place; top[0] = max(top[0], the row's max over the tile)."""
+        b, w, T, Sw = self.b, self.w, self.config["kv_tile"], self.Sw
+        with b.loop("t", T // 2) as t, b.let("c", self.part + 2 * t) as c:
+            hidden = [j0 + c < w["seq_kv"]] if w["seq_kv"] % T else []
+            if w["causal"]:
+                hidden.append(j0 + c <= self.i)
+            value = Sw[self.warp, self.r, c] * E.FloatImm(scale(w))
+            if hidden:
+                value = E.select(hidden[0] if len(hidden) == 1 else hidden[0] & hidden[1], value, E.FloatImm(NEG_INF))
+            b.store(Sw, (self.warp, self.r, c), value)
+            b.store(top, 0, E.max_(top[0], Sw[self.warp, self.r, c]))
+        b.store(top, 0, E.max_(top[0], E.call("shfl_xor", top[0], 1)))
+
+    def probabilities(self, st: S.Buffer) -> None:
+        """p = exp(score - st[0]) into Pw, their sum added to st[1] (the two lanes' together), then a barrier."""
+        b, T, Sw = self.b, self.config["kv_tile"], self.Sw
+        with b.allocate("psum", "float32", (1,), S.Scope.LOCAL) as psum:
+            b.store(psum, 0, E.FloatImm(0.0))
+            with b.loop("t2", T // 2) as t, b.let("c2", self.part + 2 * t) as c, \
+                    b.let("pj", E.call("exp", Sw[self.warp, self.r, c] - st[0]), "float32") as pj:
+                b.store(self.Pw, (self.warp, self.r, c), pj)
+                b.store(psum, 0, psum[0] + pj)
+            b.store(st, 1, st[1] + psum[0] + E.call("shfl_xor", psum[0], 1))
+        b.barrier()
+
+    def p_times_v(self, pf, vf, out, n: int) -> None:
+        """out += P V for output columns 16n .. 16n + 15 on tensor cores."""
+        b, T, D, pad = self.b, self.config["kv_tile"], self.w["head_dim"], self.config["pad"]
+        for kk in range(T // FRAG):
+            b.evaluate(E.call("wmma_load", pf[0], _at(self.Pw, (self.warp, 0, kk * FRAG)), T + pad))
+            b.evaluate(E.call("wmma_load", vf[0], _at(self.Vs, (kk * FRAG, n * FRAG)), D + pad))
+            b.evaluate(E.call("wmma_mma", out, pf[0], vf[0], out))
+
+
+def _online(b: IRBuilder, tile: _Tile, steps, Cw, pf, vf, o, st) -> None:
+    """One pass: per tile, the new max, one rescale of the running sum and output registers, P V through the
+    warp's staging tile (whose barrier also frees K and V for the next tile's staging)."""
+    D, T = tile.w["head_dim"], tile.config["kv_tile"]
+    with b.loop("kt", steps) as kt, b.let("j0", kt * T) as j0, \
+            b.allocate("tmax", "float32", (1,), S.Scope.LOCAL) as tmax:
+        tile.stage(j0, values=True)
+        tile.scores(j0)
+        b.store(tmax, 0, st[0])
+        tile.masked(j0, tmax)
+        with b.let("alpha", E.call("exp", st[0] - tmax[0]), "float32") as alpha:
+            b.store(st, 0, tmax[0])
+            b.store(st, 1, st[1] * alpha)
+            with b.loop("z2", D // 2) as z:
+                b.store(o, z, o[z] * alpha)
+        tile.probabilities(st)
+        for n in range(D // FRAG):
+            b.evaluate(E.call("wmma_fill", tile.acc[0], E.FloatImm(0.0)))
+            tile.p_times_v(pf, vf, tile.acc[0], n)
+            b.evaluate(E.call("wmma_store", _at(Cw, (tile.warp, 0, n * FRAG)), tile.acc[0], D + FLOAT_PAD))
+        b.barrier()  # also what lets the next tile's staging overwrite K and V: every warp has read them
+        with b.loop("c3", D // 2) as c:
+            b.store(o, c, o[c] + Cw[tile.warp, tile.r, tile.part + 2 * c])
+
+
+def _max_first(b: IRBuilder, tile: _Tile, steps, Cw, pf, vf, o, st, enter) -> None:
+    """Two passes: the rows' maxima over every key, then p = exp(score - max) with P V accumulated in tensor-core
+    fragments across all tiles, stored once through the staging tile at the end."""
+    D, T = tile.w["head_dim"], tile.config["kv_tile"]
+    with b.loop("kt1", steps) as kt, b.let("j1", kt * T) as j0:
+        tile.stage(j0, values=False)
+        tile.scores(j0)  # its barrier also frees K for the next staging: every warp has read it
+        tile.masked(j0, st)
+    out = enter(b.allocate("of", "float32", (D // FRAG,), S.Scope.WMMA_ACC))
+    for n in range(D // FRAG):
+        b.evaluate(E.call("wmma_fill", out[n], E.FloatImm(0.0)))
+    with b.loop("kt", steps) as kt, b.let("j0", kt * T) as j0, \
+            b.allocate("unused", "float32", (1,), S.Scope.LOCAL) as unused:
+        b.barrier()  # every warp has read the previous tile's K and V
+        tile.stage(j0, values=True)
+        tile.scores(j0)
+        b.store(unused, 0, E.FloatImm(FLOAT_LOWEST))
+        tile.masked(j0, unused)
+        tile.probabilities(st)
+        for n in range(D // FRAG):
+            tile.p_times_v(pf, vf, out[n], n)
+    for n in range(D // FRAG):
+        b.evaluate(E.call("wmma_store", _at(Cw, (tile.warp, 0, n * FRAG)), out[n], D + FLOAT_PAD))
+    b.barrier()
+    with b.loop("c3", D // 2) as c:
+        b.store(o, c, Cw[tile.warp, tile.r, tile.part + 2 * c])
 
 
 class _nothing:
@@ -197,32 +308,3 @@ def _stage(b: IRBuilder, src: S.Buffer, dst: S.Buffer, h, first, extent: int, co
                 otherwise()
                 with b.loop(f"lz_{n}", CHUNK, S.ForKind.VECTORIZED) as lz:
                     b.store(dst, (rr, dd + lz), E.cast(src.dtype, E.FloatImm(0.0)))
-
-
-def _softmax(b: IRBuilder, w, T: int, Sw, Pw, o, st, warp, r, part, j0, i, Skv) -> None:
-    """Scale and mask the lane's scores, the row's tile max (two lanes), the rescale, p into Pw, the sum."""
-    half = T // 2
-    with b.allocate("tmax", "float32", (1,), S.Scope.LOCAL) as tmax, \
-            b.allocate("psum", "float32", (1,), S.Scope.LOCAL) as psum:
-        b.store(tmax, 0, st[0])
-        with b.loop("t", half) as t, b.let("c", part + 2 * t) as c:
-            hidden = [j0 + c < Skv] if Skv % T else []
-            if w["causal"]:
-                hidden.append(j0 + c <= i)
-            value = Sw[warp, r, c] * E.FloatImm(scale(w))
-            if hidden:
-                value = E.select(hidden[0] if len(hidden) == 1 else hidden[0] & hidden[1], value, E.FloatImm(NEG_INF))
-            b.store(Sw, (warp, r, c), value)
-            b.store(tmax, 0, E.max_(tmax[0], Sw[warp, r, c]))
-        b.store(tmax, 0, E.max_(tmax[0], E.call("shfl_xor", tmax[0], 1)))
-        with b.let("alpha", E.call("exp", st[0] - tmax[0]), "float32") as alpha:
-            b.store(st, 0, tmax[0])
-            b.store(st, 1, st[1] * alpha)
-            with b.loop("z2", w["head_dim"] // 2) as z:
-                b.store(o, z, o[z] * alpha)
-        b.store(psum, 0, E.FloatImm(0.0))
-        with b.loop("t2", half) as t, b.let("c2", part + 2 * t) as c, \
-                b.let("pj", E.call("exp", Sw[warp, r, c] - st[0]), "float32") as pj:
-            b.store(Pw, (warp, r, c), pj)
-            b.store(psum, 0, psum[0] + pj)
-        b.store(st, 1, st[1] + psum[0] + E.call("shfl_xor", psum[0], 1))
