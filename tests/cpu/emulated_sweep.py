@@ -29,9 +29,15 @@ def _extent(rng: random.Random, most: int) -> int:
 
 
 def random_case(rng: random.Random) -> tuple[cc.Workload, cc.Target]:
-    """A workload and the target whose emulable template runs it (sm_80 for half GEMMs and conv2d: WMMA)."""
-    kind = rng.choice((*ROW_OPS, "elementwise", "matmul", "batch_matmul", "conv2d"))
+    """A workload and the target whose emulable template runs it (sm_80 for half GEMMs and conv2d: WMMA; attention's
+    WMMA engine runs on sm_90 too)."""
+    kind = rng.choice((*ROW_OPS, "elementwise", "matmul", "batch_matmul", "conv2d", "attention"))
     dtype = rng.choice(("float32", *HALF))
+    if kind == "attention":  # head_dim: whole WMMA fragments (both engines) or any
+        return cc.make_workload("attention", {
+            "heads": _extent(rng, 3), "seq_q": _extent(rng, 70), "seq_kv": _extent(rng, 150),
+            "head_dim": rng.choice((16, 32, 64, _extent(rng, 40))), "causal": rng.randint(0, 1), "dtype": dtype}), \
+            cc.cuda_target("sm_90")
     if kind in ROW_OPS:
         return cc.make_workload(kind, {"rows": _extent(rng, 70), "cols": _extent(rng, 3000), "dtype": dtype}), \
             cc.cuda_target("sm_90")

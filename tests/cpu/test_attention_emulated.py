@@ -25,7 +25,6 @@ pytestmark = pytest.mark.skipif(not compiler_available(), reason="g++ not on PAT
 SM90 = cc.cuda_target("sm_90")
 WORKLOADS = [
     cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=13, causal=1)),  # nothing divides
-    cc.make_workload("attention", dict(heads=2, seq_q=5, seq_kv=3, head_dim=3, causal=1, dtype="bfloat16")),  # SIMT
     cc.make_workload("attention", dict(heads=1, seq_q=17, seq_kv=40, head_dim=64, causal=1, dtype="float16")),  # WMMA
     cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=16, dtype="bfloat16")),  # WMMA
 ]
@@ -41,19 +40,18 @@ def test_every_knob_value_is_exact_when_emulated(w):
 
 # two tiles of keys at least (kv_tile 8 of 70), lanes sharing each row (the butterfly runs)
 MUTATION_CONFIG = dict(threads_per_row=4, rows_per_block=16, kv_tile=8)
+SIMT_MUTANTS = {  # module i of one batch gets mutation i: one build for all of them
+    "staged-then-read barrier dropped": lambda source: drop_barrier(source, 0),
+    "read-then-overwritten barrier dropped": lambda source: drop_barrier(source, 1),
+    "a butterfly that hears no other lane": lambda source: "#define __shfl_xor_sync(mask, v, m) (v)\n" + source,
+}
 
 
-@pytest.mark.parametrize("which", [0, 1], ids=["staged-then-read", "read-then-overwritten"])
-def test_dropping_either_barrier_fails(monkeypatch, which):
-    w = WORKLOADS[0]
-    mutate_kernels(monkeypatch, lambda source, _: drop_barrier(source, which))
-    assert emulated_failures(w, [MUTATION_CONFIG], SM90, cc.random_inputs(w, seed=7))
-
-
-def test_a_butterfly_that_hears_no_other_lane_fails(monkeypatch):
-    w = WORKLOADS[0]
-    mutate_kernels(monkeypatch, lambda source, _: "#define __shfl_xor_sync(mask, v, m) (v)\n" + source)
-    assert emulated_failures(w, [MUTATION_CONFIG], SM90, cc.random_inputs(w, seed=7))
+def test_every_planted_simt_bug_fails(monkeypatch):
+    w, mutants = WORKLOADS[0], list(SIMT_MUTANTS.values())
+    mutate_kernels(monkeypatch, lambda source, i: mutants[i](source))
+    failures = emulated_failures(w, [MUTATION_CONFIG] * len(mutants), SM90, cc.random_inputs(w, seed=7))
+    assert len(failures) == len(mutants), f"only {len(failures)} of {list(SIMT_MUTANTS)} fail"
 
 
 WMMA_CASE = cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=32, causal=1, dtype="float16"))
@@ -71,19 +69,11 @@ UNCHECKED = {0: (3,), 1: (1, 6)}
 
 
 @pytest.mark.parametrize("max_first", [0, 1])
-def test_the_wmma_kernel_has_the_barriers_named_here(max_first):
-    module = cc.lower(WMMA_CASE, dict(WMMA_CONFIG, max_first=max_first), SM90)
-    assert module.kernels[0].name == "attention_wmma"
-    count = kernel_source(module, SM90).count(BARRIER)
-    assert count == len(WMMA_BARRIERS[max_first]) + len(UNCHECKED[max_first])
-
-
-DROPPED = [(m, k, name) for m, named in WMMA_BARRIERS.items() for k, name in named.items()]
-
-
-@pytest.mark.parametrize("max_first, which", [(m, k) for m, k, _ in DROPPED],
-                         ids=[f"max_first={m}: {name}" for m, _, name in DROPPED])
-def test_dropping_a_wmma_barrier_fails(monkeypatch, max_first, which):
-    mutate_kernels(monkeypatch, lambda source, _: drop_barrier(source, which))
+def test_dropping_any_checked_wmma_barrier_fails(monkeypatch, max_first):
     config = dict(WMMA_CONFIG, max_first=max_first)
-    assert emulated_failures(WMMA_CASE, [config], SM90, cc.random_inputs(WMMA_CASE, seed=7))
+    assert kernel_source(cc.lower(WMMA_CASE, config, SM90), SM90).count(BARRIER) == \
+        len(WMMA_BARRIERS[max_first]) + len(UNCHECKED[max_first])
+    which = list(WMMA_BARRIERS[max_first])
+    mutate_kernels(monkeypatch, lambda source, i: drop_barrier(source, which[i]))
+    failures = emulated_failures(WMMA_CASE, [config] * len(which), SM90, cc.random_inputs(WMMA_CASE, seed=7))
+    assert len(failures) == len(which), f"only {len(failures)} of the barriers {WMMA_BARRIERS[max_first]} fail"

@@ -56,11 +56,11 @@ def test_a_small_run_prints_the_overhead_and_its_sections(capsys):
 
 def test_option_sets_take_turns_over_one_history(capsys):
     bench = module_from_file("tuner_overhead", SCRIPT)
-    bench.main(["--history", "120", "--budget", "16", "--workers", "1", "--options", "{}", '{"gp_until": 0}',
+    bench.main(["--history", "120", "--budget", "8", "--workers", "1", "--options", "{}", '{"gp_until": 0}',
                 "--repeats", "2"])
     out = capsys.readouterr().out
     assert [row[0] for row in rows(out)] == ["{}", '{"gp_until": 0}'] * 2
-    assert all(row[2] == "16" for row in rows(out))  # each job measured its whole budget (the last was cancelled)
+    assert all(row[2] == "8" for row in rows(out))  # each job measured its whole budget (the last was cancelled)
 
 
 def test_a_database_that_holds_trials_is_refused(tmp_path):
