@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
+import compiler_core as cc
 from tests.cpu.rest_support import CPU_CLASS, MATMUL, MATMUL_KEY, MATMUL_QUERY, make_farm
 from tests.db.conftest import db_engine, db_url, session_factory  # noqa: F401  (fixtures)
 from tests.db.factories import at
@@ -128,9 +129,12 @@ def test_the_openapi_documents_bounds_params_and_the_error_body_sent(farm):
     assert "401" in spec["paths"]["/metrics"]["get"]["responses"]
     for path in ("/v1/best", "/v1/best/history", "/v1/best/diff"):
         names = {p["name"] for p in spec["paths"][path]["get"]["parameters"]}
-        assert {"op", "device", "M", "N", "K", "dtype", "rows", "cols", "expr", "batch", "stride"} <= names, path
+        assert {"op", "device", "M", "N", "K", "dtype", "rows", "cols", "expr", "batch", "stride", "heads", "seq_q",
+                "seq_kv", "head_dim", "causal"} <= names, path
     best = {p["name"]: p["schema"] for p in spec["paths"]["/v1/best"]["get"]["parameters"]}
-    assert best["as_of"]["format"] == "date-time" and best["op"]["enum"][0] == "batch_matmul"
+    assert best["as_of"]["format"] == "date-time" and best["op"]["enum"] == sorted(cc.OPS)
+    causal = best["causal"].get("anyOf", [best["causal"]])[0]
+    assert (causal["minimum"], causal["maximum"]) == (0, 1)
     pin = spec["components"]["schemas"]["PinRequest"]["properties"]
     assert "trial_id" in pin and pin["version"]["anyOf"][0]["maximum"] == 2**31 - 1
 
