@@ -376,33 +376,51 @@ def build_and_run(modules: list[S.Module], target, inputs: list[np.ndarray], tim
     """Runs every module (all on the same inputs) on the CPU; returns, per module, its outputs, or a string
     saying how the run failed (sanitizer report, barrier divergence, crash, time-out). The modules are split over
     RUNNERS executables, compiled at once (g++ takes one core each)."""
+    return build_and_run_sets(modules, target, [inputs], timeout_s)[0]
+
+
+def build_and_run_sets(modules: list[S.Module], target, input_sets: list[list[np.ndarray]],
+                       timeout_s: float = 120.0) -> list[list]:
+    """`build_and_run` on each of several input sets, the executables compiled once (compiling is most of the cost:
+    the sanitizers): per input set, per module, its outputs or how the run failed."""
     tags = [f"m{i}" for i in range(len(modules))]
     groups = [list(range(j, len(modules), RUNNERS)) for j in range(min(RUNNERS, len(modules)))]
-    with tempfile.TemporaryDirectory(prefix="tf-cuda-emu-") as tmp:
-        for i, a in enumerate(inputs):
-            stored = np.ascontiguousarray(a, dtype=numpy_dtype(modules[0].args[i].dtype))
-            raw_bytes(stored).tofile(Path(tmp) / f"in{i}.bin")
-        with ThreadPoolExecutor(max_workers=RUNNERS) as pool:  # each build and each run is its own process
-            exes = list(pool.map(lambda j: _compile(_program(modules, tags, groups[j], target),
-                                                    Path(tmp) / f"emulated{j}"), range(len(groups))))
-            exe_of = {i: exes[j] for j, group in enumerate(groups) for i in group}
-            return list(pool.map(lambda i: _run_one(exe_of[i], tmp, i, modules[i], tags[i], timeout_s),
-                                 range(len(modules))))
+    with tempfile.TemporaryDirectory(prefix="tf-cuda-emu-") as tmp, \
+            ThreadPoolExecutor(max_workers=RUNNERS) as pool:  # each build and each run is its own process
+        exes = list(pool.map(lambda j: _compile(_program(modules, tags, groups[j], target),
+                                                Path(tmp) / f"emulated{j}"), range(len(groups))))
+        exe_of = {i: exes[j] for j, group in enumerate(groups) for i in group}
+        results = []
+        for inputs in input_sets:
+            for i, a in enumerate(inputs):
+                stored = np.ascontiguousarray(a, dtype=numpy_dtype(modules[0].args[i].dtype))
+                raw_bytes(stored).tofile(Path(tmp) / f"in{i}.bin")
+            results.append(list(pool.map(lambda i: _run_one(exe_of[i], tmp, i, modules[i], tags[i], timeout_s),
+                                         range(len(modules)))))
+        return results
 
 
 def emulated_failures(w, configs: list[dict], target, inputs: list[np.ndarray]) -> list[tuple[dict, str]]:
     """(config, why) for each config of workload `w` whose emulated run fails or whose outputs differ from the numpy
     reference beyond the op's error bound."""
-    expected = cc.expect(w, inputs)
+    return emulated_failures_on_sets(w, configs, target, [inputs])
+
+
+def emulated_failures_on_sets(w, configs: list[dict], target, input_sets: list[list[np.ndarray]]) \
+        -> list[tuple[dict, str]]:
+    """`emulated_failures` on each input set, the configs built once: (config, why) per failing run."""
+    results = build_and_run_sets([cc.lower(w, c, target) for c in configs], target, input_sets)
     out = []
-    for config, result in zip(configs, build_and_run([cc.lower(w, c, target) for c in configs], target, inputs),
-                              strict=True):
-        if isinstance(result, str):
-            out.append((config, result))
-            continue
-        verdict = cc.verify(w, [r.reshape(e.shape) for r, e in zip(result, expected.outputs, strict=True)], expected)
-        if not verdict.ok:
-            out.append((config, verdict.message))
+    for inputs, per_config in zip(input_sets, results, strict=True):
+        expected = cc.expect(w, inputs)
+        for config, result in zip(configs, per_config, strict=True):
+            if isinstance(result, str):
+                out.append((config, result))
+                continue
+            verdict = cc.verify(w, [r.reshape(e.shape) for r, e in zip(result, expected.outputs, strict=True)],
+                                expected)
+            if not verdict.ok:
+                out.append((config, verdict.message))
     return out
 
 

@@ -16,6 +16,7 @@ from tests.cpu.cuda_emulation import (
     compiler_available,
     drop_barrier,
     emulated_failures,
+    emulated_failures_on_sets,
     kernel_source,
     mutate_kernels,
 )
@@ -33,9 +34,8 @@ WORKLOADS = [
 @pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: w.key)
 def test_every_knob_value_is_exact_when_emulated(w):
     configs = covering_configs(w, SM90)
-    for name, inputs in (("random", cc.random_inputs(w, seed=7)), ("hard", hard_inputs(w, seed=3))):
-        failures = emulated_failures(w, configs, SM90, inputs)
-        assert not failures, f"{len(failures)} of {len(configs)} configs fail on {name} inputs: {failures[:2]}"
+    failures = emulated_failures_on_sets(w, configs, SM90, [cc.random_inputs(w, seed=7), hard_inputs(w, seed=3)])
+    assert not failures, f"{len(failures)} runs of {len(configs)} configs (random, hard inputs) fail: {failures[:2]}"
 
 
 # two tiles of keys at least (kv_tile 8 of 70), lanes sharing each row (the butterfly runs)
