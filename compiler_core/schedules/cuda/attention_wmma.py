@@ -134,7 +134,7 @@ def schedule(w, config, target) -> S.Module:
         else:
             _online(b, tile, steps, Cw, pf, vf, o, st)
         with b.let("inv", E.FloatImm(1.0) / st[1], "float32") as inv:
-            with b.if_(i < Sq) if Sq % rows else _nothing():
+            with b.if_(i < Sq) if Sq % rows else contextlib.nullcontext():
                 with b.loop("c", half_cols) as c:
                     b.store(O, (h * Sq + i) * D + part + 2 * c, o[c] * inv)
     func = S.PrimFunc("attention_wmma", (Q, K, V, O), b.get())
@@ -182,8 +182,8 @@ class _Tile:
             b.evaluate(E.call("wmma_store", _at(self.Sw, (self.warp, 0, n * FRAG)), self.acc[0], T + FLOAT_PAD))
         b.barrier()
 
-    def masked(self, j0, top: S.Buffer) -> None:
-        """Scale and mask the lane's scores in place; top[0] = max(top[0], the row's max over the tile)."""
+    def masked(self, j0, top: S.Buffer | None) -> None:
+        """Scale and mask the lane's scores in place; with `top`, top[0] = max(top[0], the row's max over the tile)."""
         b, w, T, Sw = self.b, self.w, self.config["kv_tile"], self.Sw
         with b.loop("t", T // 2) as t, b.let("c", self.part + 2 * t) as c:
             hidden = [j0 + c < w["seq_kv"]] if w["seq_kv"] % T else []
@@ -193,8 +193,10 @@ class _Tile:
             if hidden:
                 value = E.select(hidden[0] if len(hidden) == 1 else hidden[0] & hidden[1], value, E.FloatImm(NEG_INF))
             b.store(Sw, (self.warp, self.r, c), value)
-            b.store(top, 0, E.max_(top[0], Sw[self.warp, self.r, c]))
-        b.store(top, 0, E.max_(top[0], E.call("shfl_xor", top[0], 1)))
+            if top is not None:
+                b.store(top, 0, E.max_(top[0], Sw[self.warp, self.r, c]))
+        if top is not None:
+            b.store(top, 0, E.max_(top[0], E.call("shfl_xor", top[0], 1)))
 
     def probabilities(self, st: S.Buffer) -> None:
         """p = exp(score - st[0]) into Pw, their sum added to st[1] (the two lanes' together), then a barrier."""
@@ -253,13 +255,11 @@ def _max_first(b: IRBuilder, tile: _Tile, steps, Cw, pf, vf, o, st, enter) -> No
     out = enter(b.allocate("of", "float32", (D // FRAG,), S.Scope.WMMA_ACC))
     for n in range(D // FRAG):
         b.evaluate(E.call("wmma_fill", out[n], E.FloatImm(0.0)))
-    with b.loop("kt", steps) as kt, b.let("j0", kt * T) as j0, \
-            b.allocate("unused", "float32", (1,), S.Scope.LOCAL) as unused:
+    with b.loop("kt", steps) as kt, b.let("j0", kt * T) as j0:
         b.barrier()  # every warp has read the previous tile's K and V
         tile.stage(j0, values=True)
         tile.scores(j0)
-        b.store(unused, 0, E.FloatImm(FLOAT_LOWEST))
-        tile.masked(j0, unused)
+        tile.masked(j0, None)
         tile.probabilities(st)
         for n in range(D // FRAG):
             tile.p_times_v(pf, vf, out[n], n)
@@ -268,14 +268,6 @@ def _max_first(b: IRBuilder, tile: _Tile, steps, Cw, pf, vf, o, st, enter) -> No
     b.barrier()
     with b.loop("c3", D // 2) as c:
         b.store(o, c, Cw[tile.warp, tile.r, tile.part + 2 * c])
-
-
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _at(buf: S.Buffer, indices: tuple) -> E.Address:
@@ -293,7 +285,7 @@ def _stage(b: IRBuilder, src: S.Buffer, dst: S.Buffer, h, first, extent: int, co
     chunks = count * per_row
     n = dst.name
     with b.loop(f"p_{n}", E.ceil_div(chunks, nthreads)) as p, b.let(f"e_{n}", p * nthreads + tx) as e:
-        guard = b.if_(e < chunks) if chunks % nthreads else _nothing()
+        guard = b.if_(e < chunks) if chunks % nthreads else contextlib.nullcontext()
         with guard, b.let(f"rr_{n}", e // per_row) as rr, b.let(f"dd_{n}", (e % per_row) * CHUNK) as dd, \
                 b.let(f"row_{n}", first + rr) as row:
             def copy():
