@@ -25,11 +25,10 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
 from compiler_core.schedules.cuda import attention_wmma
-from compiler_core.schedules.cuda.block_reduce import WARP, pow2_ceil
+from compiler_core.schedules.cuda.attention_wmma import FLOAT_LOWEST
+from compiler_core.schedules.cuda.block_reduce import NEG_INF, WARP, pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
 
-NEG_INF = float("-inf")
-FLOAT_LOWEST = -3.4028234663852886e38  # the running max's start: exp(lowest - max) is 0, never NaN
 REGISTER_FLOATS = 160  # query part, accumulators and tile scores a lane may hold
 REGISTER_OVERHEAD = 40  # registers a lane needs beside them (addresses, statistics, temporaries)
 

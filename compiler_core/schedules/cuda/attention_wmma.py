@@ -28,15 +28,11 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
-from compiler_core.schedules.cuda.block_reduce import pow2_ceil
+from compiler_core.schedules.cuda.block_reduce import NEG_INF, pow2_ceil
+from compiler_core.schedules.cuda.gemm_wmma_tiling import FRAG, SMEM_ALIGN, TENSOR_CORES, WARP
 from compiler_core.space import Constraint, Knob, Space
 
-FRAG = 16  # WMMA's m = n = k
-WARP = 32
-SMEM_ALIGN = 32  # WMMA loads and stores need 256-bit aligned pointers
-NEG_INF = float("-inf")
-FLOAT_LOWEST = -3.4028234663852886e38
-TENSOR_CORES = {"float16": "wmma_f16", "bfloat16": "mma_bf16"}
+FLOAT_LOWEST = -3.4028234663852886e38  # a running max's start: exp(lowest - max) is 0, never NaN
 
 
 def applies(w, target) -> bool:
