@@ -154,8 +154,10 @@ def schedule(w, config, target) -> S.Module:
         row = E.min_(i, Sq - 1) if Sq % rpb else i  # rows past the end read the last one: loads stay inside
         columns = [tx + t * tpr for t in range(ncol)]
         inside = [col < D if (t + 1) * tpr > D else None for t, col in enumerate(columns)]
-        for t, col in enumerate(columns):  # the lane's query part; 0 past head_dim, so its products vanish
-            value = Q[(h * Sq + row) * D + (E.min_(col, D - 1) if inside[t] is not None else col)]
+        # the columns the lane reads: clamped into the row where a column may lie past head_dim
+        reads = [col if inside[t] is None else E.min_(col, D - 1) for t, col in enumerate(columns)]
+        for t, col in enumerate(reads):  # the lane's query part; 0 past head_dim, so its products vanish
+            value = Q[(h * Sq + row) * D + col]
             b.store(q, t, E.select(inside[t], value, E.FloatImm(0.0)) if inside[t] is not None else value)
             b.store(acc, t, E.FloatImm(0.0))
         b.store(st, 0, E.FloatImm(FLOAT_LOWEST))  # running max
@@ -165,8 +167,8 @@ def schedule(w, config, target) -> S.Module:
         with b.loop("kt", steps) as kt, b.let("j0", kt * T) as j0:
             _stage(b, w, config, K, Ks, V, Vs, h, j0, ty * tpr + tx)
             b.barrier()
-            _scores(b, w, config, Ks, q, sc, j0, i, columns, inside)
-            _accumulate(b, w, config, Vs, sc, st, acc, j0, columns, inside)
+            _scores(b, w, config, Ks, q, sc, j0, i, reads)
+            _accumulate(b, w, config, Vs, sc, st, acc, j0, reads)
             b.barrier()  # every row is done with this tile before the next one overwrites it
         _store(b, w, config, O, acc, st, h, i, columns, inside)
     func = S.PrimFunc("attention_cuda", (Q, K, V, O), b.get())
@@ -194,12 +196,11 @@ def _stage(b: IRBuilder, w, config, K, Ks, V, Vs, h, j0, tid) -> None:
             copy()
 
 
-def _scores(b: IRBuilder, w, config, Ks, q, sc, j0, i, columns, inside) -> None:
+def _scores(b: IRBuilder, w, config, Ks, q, sc, j0, i, reads) -> None:
     """sc[jj] = scale * q . key jj in every lane of the row's group (-inf where the key is hidden)."""
     Skv, D, T, tpr = w["seq_kv"], w["head_dim"], config["kv_tile"], config["threads_per_row"]
     with b.loop("jj", T) as jj:
-        terms = [q[t] * Ks[jj * D + (E.min_(col, D - 1) if inside[t] is not None else col)]
-                 for t, col in enumerate(columns)]
+        terms = [q[t] * Ks[jj * D + col] for t, col in enumerate(reads)]
         total = terms[0]
         for term in terms[1:]:
             total = total + term
@@ -219,7 +220,7 @@ def _scores(b: IRBuilder, w, config, Ks, q, sc, j0, i, columns, inside) -> None:
         b.store(sc, jj, value)
 
 
-def _accumulate(b: IRBuilder, w, config, Vs, sc, st, acc, j0, columns, inside) -> None:
+def _accumulate(b: IRBuilder, w, config, Vs, sc, st, acc, j0, reads) -> None:
     """The tile's max, one rescale of the running sum and accumulators, then exp(score - max) V added."""
     D, T = w["head_dim"], config["kv_tile"]
     with b.allocate("tmax", "float32", (1,), S.Scope.LOCAL) as tmax:
@@ -229,12 +230,12 @@ def _accumulate(b: IRBuilder, w, config, Vs, sc, st, acc, j0, columns, inside) -
         with b.let("alpha", E.call("exp", st[0] - tmax[0]), "float32") as alpha:
             b.store(st, 0, tmax[0])
             b.store(st, 1, st[1] * alpha)
-            for t in range(len(columns)):
+            for t in range(len(reads)):
                 b.store(acc, t, acc[t] * alpha)
         with b.loop("jp", T) as jp, b.let("pj", E.call("exp", sc[jp] - st[0]), "float32") as pj:
             b.store(st, 1, st[1] + pj)
-            for t, col in enumerate(columns):
-                b.store(acc, t, acc[t] + pj * Vs[jp * D + (E.min_(col, D - 1) if inside[t] is not None else col)])
+            for t, col in enumerate(reads):
+                b.store(acc, t, acc[t] + pj * Vs[jp * D + col])
 
 
 def _store(b: IRBuilder, w, config, O, acc, st, h, i, columns, inside) -> None:
