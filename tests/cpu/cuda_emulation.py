@@ -7,16 +7,21 @@ are 16-byte-aligned structs; `__half` and `__nv_bfloat16` are 16-bit storage wit
 nearest even), and each tensor is stored in its own dtype. Built with AddressSanitizer and
 UndefinedBehaviorSanitizer (fatal), so a read or write outside any tensor, a misaligned 128-bit access or a
 shared-memory index out of range fails the run. A barrier that some threads of a block never reach is reported as
-such (a GPU would hang). A thread runs alone from one barrier to the next, in ascending thread order and then
-descending at the next barrier, so a missing barrier makes a thread read shared memory before another thread's write
-(or after its next one): a wrong result (tests/cpu/test_cuda_emulation.py drops each barrier of a GEMM in turn).
+such (a GPU would hang). Between two barriers the warps run one after another, each until all its lanes reach
+the barrier (its shuffles resolve on the way), in ascending warp order and then descending in the next phase; a
+warp's lanes run in ascending order, then descending at the next meeting. So a missing barrier makes a thread read
+shared memory before another thread's write (or after its next one): a wrong result (tests/cpu/test_cuda_emulation.py
+drops each barrier of a GEMM in turn). A warp runs ahead of the others through its meetings: a missing barrier
+between warps shows even where every read is a meeting of a warp (WMMA loads, ldmatrix).
 Fibers replaced a std::thread per CUDA thread, whose barriers cost most of a run and made the order of a race a
 matter of luck. Signed-integer and pointer overflow are not checked: the emulated shapes are small, their indices
 cannot overflow, and an index that goes wrong shows as an access out of range; those two checks took a third of the
 build time. Warp shuffles (`__shfl_xor_sync`, `__shfl_down_sync`, `__shfl_sync`, full mask) are meetings of a warp's
 32 lanes: each lane's value is read by its source lane once all have arrived, and a shuffle only some lanes of a
 warp reach is reported. WMMA 16x16x16 fragments: every lane holds the whole tile, and a store writes the lane's own
-accumulator elements (the tensor cores' layout), so a missing barrier after a store shows. cp.async copies land at
+accumulator elements (the tensor cores' layout), so a missing barrier after a store shows. mma.sync m16n8k16 and
+ldmatrix .x4 (plain and .trans), which the mma.sync kernels call through device functions of their prelude, are
+meetings of the warp placing each lane's registers as PTX's fragment layouts do. cp.async copies land at
 the `__pipeline_wait_prior` that covers their group, not before. The sm_90a instructions (TMA, wgmma, mbarriers) are
 not emulated here: tests/cpu/sm90_unit_emulation.py runs their scheduling text."""
 from __future__ import annotations
@@ -37,6 +42,7 @@ import compiler_core as cc
 from compiler_core.codegen import generate_source
 from compiler_core.dtypes import numpy_dtype, raw_bytes
 from compiler_core.ir import stmt as S
+from compiler_core.ir.opaque import OpaqueKernel
 
 RUNNERS = os.cpu_count() or 1  # emulated modules run at once, a process each
 PRELUDE = r"""
@@ -58,6 +64,13 @@ static tf_dim3 blockIdx;
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 #define CUDART_INF_F INFINITY
+#define __device__
+#define __forceinline__ inline
+#define TUNEFARM_EMULATED_MMA  // the mma.sync kernels' warp-level helpers come from here (below), not from PTX
+using std::min;
+using std::max;
+struct __attribute__((aligned(8))) float2 { float x, y; };
+static inline float2 make_float2(float x, float y) { return {x, y}; }
 struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
 // The half types are storage: kernels convert to float32 to compute. Narrowing rounds to nearest even, as CUDA's.
@@ -120,6 +133,14 @@ template <class T> static T __shfl_down_sync(unsigned, T v, unsigned delta) {
   return tf_shuffle(v, lane < 32 ? (int)lane : tf_current & 31);
 }
 template <class T> static T __shfl_sync(unsigned, T v, int lane) { return tf_shuffle(v, lane & 31); }
+// A wider meeting for the tensor-core instructions: each lane leaves up to 64 bytes, and reads all 32 lanes'.
+static unsigned char tf_wide[2][1024][64];
+static void tf_meet(const void* mine, size_t bytes, unsigned char (*all)[64]) {
+  const int t = tf_current, gen = tf_fibers[t].shuffles++ & 1;
+  memcpy(tf_wide[gen][t], mine, bytes);
+  tf_wait(TF_AT_SHUFFLE);
+  for (int l = 0; l < 32; ++l) memcpy(all[l], tf_wide[gen][(t & ~31) + l], 64);
+}
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 // cp.async: a copy lands when a wait covers its group, not before, so shared memory read before the wait is stale.
 static void __pipeline_memcpy_async(void* dst, const void* src, size_t bytes) {
@@ -183,6 +204,58 @@ static void store_matrix_sync(P* p, const fragment<accumulator, 16, 16, 16, T>& 
   }
 }
 } }
+// mma.sync m16n8k16 (A row-major 16x16, B column-major 16x8, float32 C) and ldmatrix .x4: meetings of the warp,
+// each lane's registers placed as PTX's fragment layouts say (g = lane / 4, t = lane % 4: A's registers hold
+// (g, 2t..2t+1), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..); B's (k 2t..2t+1, n g), (k 2t + 8.., n g); C's
+// (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)), the lower half of a register the lower index.
+static float tf_bits(uint16_t b, bool bf) {
+  if (bf) return __bfloat162float(__nv_bfloat16{b});
+  return __half2float(__half{b});
+}
+static void tf_mma(float* d, const uint32_t* a, uint32_t b0, uint32_t b1, bool bf) {
+  const uint32_t mine[6] = {a[0], a[1], a[2], a[3], b0, b1};
+  unsigned char all[32][64];
+  tf_meet(mine, sizeof mine, all);
+  float A[16][16], B[16][8];
+  for (int l = 0; l < 32; ++l) {
+    uint32_t r[6];
+    memcpy(r, all[l], sizeof r);
+    const int g = l / 4, t = l % 4;
+    for (int e = 0; e < 2; ++e) {
+      A[g][2 * t + e] = tf_bits(r[0] >> 16 * e, bf);
+      A[g + 8][2 * t + e] = tf_bits(r[1] >> 16 * e, bf);
+      A[g][2 * t + 8 + e] = tf_bits(r[2] >> 16 * e, bf);
+      A[g + 8][2 * t + 8 + e] = tf_bits(r[3] >> 16 * e, bf);
+      B[2 * t + e][g] = tf_bits(r[4] >> 16 * e, bf);
+      B[2 * t + 8 + e][g] = tf_bits(r[5] >> 16 * e, bf);
+    }
+  }
+  const int lane = tf_current & 31, g = lane / 4, t = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + (i & 2 ? 8 : 0), col = 2 * t + (i & 1);
+    for (int k = 0; k < 16; ++k) d[i] += A[row][k] * B[k][col];
+  }
+}
+static void tf_mma_f16(float* d, const uint32_t* a, uint32_t b0, uint32_t b1) { tf_mma(d, a, b0, b1, false); }
+static void tf_mma_bf16(float* d, const uint32_t* a, uint32_t b0, uint32_t b1) { tf_mma(d, a, b0, b1, true); }
+// ldmatrix .x4: lanes 8j .. 8j + 7 give the row addresses of matrix j; register j of lane l holds (row l / 4,
+// columns 2 (l % 4), + 1) of matrix j, or with .trans of its transpose. Shared memory is read at the meeting.
+static void tf_ldsm(uint32_t* r, const void* row, bool trans) {
+  unsigned char all[32][64];
+  tf_meet(&row, sizeof row, all);
+  const int lane = tf_current & 31;
+  for (int j = 0; j < 4; ++j) {
+    uint16_t e[2];
+    for (int i = 0; i < 2; ++i) {
+      const uint16_t* p;
+      memcpy(&p, all[8 * j + (trans ? 2 * (lane % 4) + i : lane / 4)], sizeof p);
+      e[i] = p[trans ? lane / 4 : 2 * (lane % 4) + i];
+    }
+    r[j] = (uint32_t)e[0] | (uint32_t)e[1] << 16;
+  }
+}
+static void tf_ldsm_x4(uint32_t* r, const void* row) { tf_ldsm(r, row, false); }
+static void tf_ldsm_x4_t(uint32_t* r, const void* row) { tf_ldsm(r, row, true); }
 static void tf_fiber_main() {
   tf_body(tf_body_arg);
   tf_fibers[tf_current].state = TF_DONE;
@@ -210,35 +283,42 @@ template <class F> static void tf_launch(F kernel, tf_dim3 grid, tf_dim3 block) 
       makecontext(&f.ctx, tf_fiber_main, 0);
       f.state = TF_RUNNING;
     }
-    for (int turn = 0;; ++turn) {
-      for (int i = 0; i < n; ++i) {
-        const int t = turn % 2 == 0 ? i : n - 1 - i;
-        if (tf_fibers[t].state != TF_RUNNING) continue;
-        threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
-        tf_current = t;
-        swapcontext(&tf_scheduler, &tf_fibers[t].ctx);
-      }
-      // Every thread now waits (at a barrier or a shuffle) or has ended. Warps whose lanes all met at a shuffle go
-      // on; once none is left, a barrier all threads wait at opens. Anything else would hang on a GPU (or read lanes
-      // that never wrote), so it is reported instead.
-      int released = 0, done = 0;
-      for (int base = 0; base < n; base += 32) {
-        const int lanes = n - base < 32 ? n - base : 32;
-        int shuffling = 0, in_step = 0;
-        for (int l = 0; l < lanes; ++l) {
-          shuffling += tf_fibers[base + l].state == TF_AT_SHUFFLE;
-          in_step += tf_fibers[base + l].shuffles == tf_fibers[base].shuffles;
+    const int warps = (n + 31) / 32;
+    for (int phase = 0, round = 0;; ++phase) {
+      // Between two barriers the warps run one after another (ascending, then descending in the next phase): each
+      // runs until all its lanes wait at the barrier or have ended, its shuffles resolving as its lanes meet, so a
+      // warp that reads what another warp writes without a barrier between them reads it before that write in one
+      // of the two orders. Lanes of a warp run in ascending order, then descending at its next meeting.
+      for (int wi = 0; wi < warps; ++wi) {
+        const int base = 32 * (phase % 2 == 0 ? wi : warps - 1 - wi), lanes = n - base < 32 ? n - base : 32;
+        for (;; ++round) {
+          for (int i = 0; i < lanes; ++i) {
+            const int t = base + (round % 2 == 0 ? i : lanes - 1 - i);
+            if (tf_fibers[t].state != TF_RUNNING) continue;
+            threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+            tf_current = t;
+            swapcontext(&tf_scheduler, &tf_fibers[t].ctx);
+          }
+          // Each lane now waits (at a barrier or a shuffle) or has ended. If all lanes met at a shuffle they go on;
+          // a shuffle only some lanes reach would hang on a GPU (or read lanes that never wrote): reported.
+          int shuffling = 0, in_step = 0;
+          for (int l = 0; l < lanes; ++l) {
+            shuffling += tf_fibers[base + l].state == TF_AT_SHUFFLE;
+            in_step += tf_fibers[base + l].shuffles == tf_fibers[base].shuffles;
+          }
+          if (0 < shuffling && (shuffling < lanes || in_step < lanes)) {
+            fprintf(stderr, "shuffle divergence in block (%d, %d, %d): of the %d lanes of warp %d, %d wait at a "
+                    "shuffle and %d are at lane 0's shuffle count; the others are elsewhere\n", bx, by, bz, lanes,
+                    base / 32, shuffling, in_step);
+            exit(3);
+          }
+          if (!shuffling) break;
+          for (int l = 0; l < lanes; ++l) tf_fibers[base + l].state = TF_RUNNING;
         }
-        if (0 < shuffling && (shuffling < lanes || in_step < lanes)) {
-          fprintf(stderr, "shuffle divergence in block (%d, %d, %d): of the %d lanes of warp %d, %d wait at a shuffle "
-                  "and %d are at lane 0's shuffle count; the others are elsewhere\n", bx, by, bz, lanes, base / 32,
-                  shuffling, in_step);
-          exit(3);
-        }
-        for (int l = 0; l < lanes && shuffling; ++l) tf_fibers[base + l].state = TF_RUNNING;
-        released += shuffling;
       }
-      if (released) continue;
+      // Every thread now waits at a barrier or has ended: a barrier all threads wait at opens; anything else would
+      // hang on a GPU, so it is reported instead.
+      int done = 0;
       for (const tf_fiber& f : tf_fibers) done += f.state == TF_DONE;
       if (done == n) break;
       if (done > 0) {
@@ -281,12 +361,19 @@ def compiler_available() -> bool:
 
 def _kernel_source(module: S.Module, target, tag: str) -> str:
     """The module's CUDA source with kernels renamed by `tag` and the CUDA headers left out."""
-    renamed = module.with_kernels(dataclasses.replace(k, name=f"{k.name}_{tag}") for k in module.kernels)
+    renamed = module.with_kernels(_renamed(k, f"{k.name}_{tag}") for k in module.kernels)
     lines = generate_source(renamed, target).splitlines()
     source = "\n".join(line for line in lines if not line.startswith("#include"))
     sizes = iter([k.dynamic_shared_bytes for k in renamed.kernels if getattr(k, "dynamic_shared_bytes", 0)])
     # a launch's dynamic shared memory becomes a static array of the size the launch asks for (blocks run in turn)
     return _DYNAMIC_SMEM.sub(lambda m: f"__shared__ __align__({m[1]}) unsigned char {m[2]}[{next(sizes)}];", source)
+
+
+def _renamed(kernel, name: str):
+    """`kernel` under `name`; a kernel its template rendered names its entry in its own text too."""
+    if isinstance(kernel, OpaqueKernel):
+        return dataclasses.replace(kernel, name=name, source=re.sub(rf"\b{kernel.name}\b", name, kernel.source))
+    return dataclasses.replace(kernel, name=name)
 
 
 BARRIER = "__syncthreads();"
@@ -339,7 +426,9 @@ def _runner(module: S.Module, tag: str) -> str:
     for k in module.kernels:
         args = ", ".join(f"bufs[{index[p]}]" for p in k.params)
         grid, block = ", ".join(map(str, k.grid)), ", ".join(map(str, k.block))
-        out.append(f"  tf_launch([&] {{ {k.name}_{tag}({args}); }}, tf_dim3{{{grid}}}, tf_dim3{{{block}}});")
+        # a rendered kernel's entry lives in a namespace of its own (codegen.cuda.render_opaque)
+        entry = f"{k.name}_{tag}_impl::{k.name}_{tag}" if isinstance(k, OpaqueKernel) else f"{k.name}_{tag}"
+        out.append(f"  tf_launch([&] {{ {entry}({args}); }}, tf_dim3{{{grid}}}, tf_dim3{{{block}}});")
     for i, b in enumerate(module.args[module.num_inputs:], start=module.num_inputs):
         out.append(f'  snprintf(path, sizeof path, "%s/{tag}_out{i}.bin", dir); '
                    f"tf_write(path, bufs[{i}], {_exact_size(b) * S.dtype_bytes(b.dtype)});")

@@ -1,9 +1,11 @@
-"""The CUDA attention templates' generated code (SIMT, and WMMA tensor cores for the half types), run on the CPU through
-the CUDA emulator (tests/cpu/cuda_emulation.py: a fiber per CUDA thread, barriers and warp shuffles as meetings, ASan
-and UBSan), matches the float64 reference on odd shapes, causal or not, in every dtype, through a set of configs that
-takes every value of every knob at least once, on random and adversarial inputs. Planted bugs must fail: any barrier
-dropped (a tile overwritten while rows still read it, or read before it is staged), and a butterfly that reads no
-other lane. The one barrier the emulator cannot check is WMMA's before the P V product (see attention_wmma's
+"""The CUDA attention templates' generated code (SIMT; WMMA and mma.sync tensor cores for the half types), run on the
+CPU through the CUDA emulator (tests/cpu/cuda_emulation.py: a fiber per CUDA thread, barriers, warp shuffles and
+tensor-core instructions as meetings, ASan and UBSan), matches the float64 reference on odd shapes, causal or not, in
+every dtype, through a set of configs that takes every value of every knob at least once, on random and adversarial
+inputs. Planted bugs must fail: any barrier dropped (a tile overwritten while rows still read it, or read before it
+is staged), a butterfly that reads no other lane, and for the mma.sync kernel a missing rescale, V read
+untransposed, a wait that lets the tile in use stay in flight, and a combine of the key splits that ignores their
+maxima. The one barrier the emulator cannot check is WMMA's before the P V product (see attention_wmma's
 docstring)."""
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import compiler_core as cc
 from compiler_core.verify import hard_inputs
 from tests.cpu.cuda_emulation import (
     BARRIER,
+    build_and_run,
     compiler_available,
     drop_barrier,
     emulated_failures,
@@ -28,6 +31,8 @@ WORKLOADS = [
     cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=13, causal=1)),  # nothing divides
     cc.make_workload("attention", dict(heads=1, seq_q=17, seq_kv=40, head_dim=64, causal=1, dtype="float16")),  # WMMA
     cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=16, dtype="bfloat16")),  # WMMA
+    cc.make_workload("attention", dict(heads=3, seq_q=1, seq_kv=200, head_dim=48, dtype="float16")),  # decode, splits
+    cc.make_workload("attention", dict(heads=1, seq_q=70, seq_kv=45, head_dim=32, causal=1, dtype="bfloat16")),
 ]
 
 
@@ -77,3 +82,39 @@ def test_dropping_any_checked_wmma_barrier_fails(monkeypatch, max_first):
     mutate_kernels(monkeypatch, lambda source, i: drop_barrier(source, which[i]))
     failures = emulated_failures(WMMA_CASE, [config] * len(which), SM90, cc.random_inputs(WMMA_CASE, seed=7))
     assert len(failures) == len(which), f"only {len(failures)} of the barriers {WMMA_BARRIERS[max_first]} fail"
+
+
+MMA_CASE = cc.make_workload("attention", dict(heads=2, seq_q=37, seq_kv=130, head_dim=32, dtype="float16"))
+MMA_CONFIG = dict(engine="mma", threads_per_row=32, rows_per_block=1, pad=0, max_first=0, warps=2, row_frags=1,
+                  kv_tile=32, stages=2, kv_splits=1)  # five tiles of keys, two warps sharing each tile
+MMA_MUTANTS = [  # (config changes, why, mutation): module i of one batch gets mutation i
+    (dict(stages=1), "single buffer: staged-then-read barrier dropped", lambda source: drop_barrier(source, 0)),
+    (dict(stages=1), "single buffer: read-then-overwritten barrier dropped", lambda source: drop_barrier(source, 1)),
+    ({}, "double buffer: staged-then-read barrier dropped", lambda source: drop_barrier(source, 0)),
+    ({}, "double buffer: read-then-overwritten barrier dropped", lambda source: drop_barrier(source, 1)),
+    ({}, "the wait leaves the tile in use in flight",
+     lambda source: source.replace("__pipeline_wait_prior(1)", "__pipeline_wait_prior(2)")),
+    ({}, "no rescale when the max grows",
+     lambda source: source.replace("sum[f][half] * alpha + part", "sum[f][half] + part")),
+    ({}, "V read untransposed", lambda source: source.replace("tf_ldsm_x4_t(b,", "tf_ldsm_x4(b,")),
+    (dict(kv_splits=2), "the combine ignores the splits' maxima",
+     lambda source: source.replace("exp2f(st.x - M)", "1.f")),
+]
+
+
+def test_every_planted_mma_bug_fails(monkeypatch):
+    configs = [dict(MMA_CONFIG, **changes) for changes, _, _ in MMA_MUTANTS]
+    assert all(cc.get_space(MMA_CASE, SM90).is_valid(c) for c in configs)
+    mutate_kernels(monkeypatch, lambda source, i: MMA_MUTANTS[i][2](source))
+    inputs = cc.random_inputs(MMA_CASE, seed=7)
+    results = build_and_run([cc.lower(MMA_CASE, c, SM90) for c in configs], SM90, inputs)
+    expected = cc.expect(MMA_CASE, inputs)
+
+    def exact(out) -> bool:
+        if isinstance(out, str):
+            return False
+        return cc.verify(MMA_CASE, [o.reshape(e.shape) for o, e in zip(out, expected.outputs, strict=True)],
+                         expected).ok
+
+    passing = [why for (_, why, _), out in zip(MMA_MUTANTS, results, strict=True) if exact(out)]
+    assert not passing, f"planted bugs that pass: {passing}"

@@ -1,27 +1,38 @@
-"""The CUDA attention space: where both engines apply, each config is one engine's, with the other engine's knobs
-pinned and its own knobs within that engine's choices (a WMMA config with an 8-key tile computed no scores)."""
+"""The CUDA attention space: where several engines apply, each config is one engine's, with the other engines'
+knobs pinned and its own knobs within that engine's choices (a WMMA config with an 8-key tile computed no scores);
+the default's engine; configs stored before the mma engine keep lowering."""
 from __future__ import annotations
 
 import pytest
 
 import compiler_core as cc
-from compiler_core.schedules.cuda import attention, attention_wmma
+from compiler_core.schedules.cuda import attention, attention_mma, attention_wmma
 
 SM90 = cc.cuda_target("sm_90")
 SM80 = cc.cuda_target("sm_80")
+SM75 = cc.cuda_target("sm_75")
+
+
+def _choices(space, name):
+    return next(k.choices for k in space.knobs if k.name == name)
 
 
 @pytest.mark.parametrize("params", [dict(heads=2, seq_q=100, seq_kv=300, head_dim=64, dtype="float16"),
                                     dict(heads=1, seq_q=1, seq_kv=4096, head_dim=128, causal=1, dtype="bfloat16")])
 def test_every_valid_config_is_one_engines(params):
     w = cc.make_workload("attention", params)
-    wmma_tiles = next(k.choices for k in attention_wmma.space(w, SM90).knobs if k.name == "kv_tile")
+    own = {"wmma": attention_wmma.space(w, SM90), "mma": attention_mma.space(w, SM90)}
     valid = list(cc.get_space(w, SM90))
-    assert {c["engine"] for c in valid} == {"simt", "wmma"}
+    assert {c["engine"] for c in valid} == {"simt", "wmma", "mma"}
     for c in valid:
         assert all(c[k] == v for k, v in attention.PINNED[c["engine"]].items()), c
-        assert c["kv_tile"] in (wmma_tiles if c["engine"] == "wmma" else attention.SIMT_TILES), c
-    assert not cc.get_space(w, SM90).is_valid(dict(valid[0], engine="wmma", kv_tile=8, **attention.PINNED["wmma"]))
+        tiles = _choices(own[c["engine"]], "kv_tile") if c["engine"] != "simt" else attention.SIMT_TILES
+        assert c["kv_tile"] in tiles, c
+        if c["engine"] == "mma":
+            assert own["mma"].is_valid({k: c[k] for k in own["mma"].names}), c
+    space = cc.get_space(w, SM90)
+    assert not space.is_valid(dict(valid[0], engine="wmma", kv_tile=8, **attention.PINNED["wmma"]))
+    assert not space.is_valid(dict(valid[0], engine="mma", kv_tile=16, **attention.PINNED["mma"]))
 
 
 def test_float32_odd_head_dims_and_old_devices_have_only_simt():
@@ -29,15 +40,40 @@ def test_float32_odd_head_dims_and_old_devices_have_only_simt():
                       (cc.make_workload("attention", dict(heads=1, seq_q=8, seq_kv=8, head_dim=24, dtype="float16")),
                        SM90),
                       (cc.make_workload("attention", dict(heads=1, seq_q=8, seq_kv=8, head_dim=64, dtype="bfloat16")),
-                       cc.cuda_target("sm_75"))):
+                       SM75)):
         names = {k.name for k in cc.get_space(w, target).knobs}
         assert "engine" not in names and cc.lower(w, cc.default_config(w, target), target).kernels[0].name == \
             "attention_cuda"
 
 
-def test_the_default_takes_tensor_cores_for_prefill_and_simt_for_a_decode_step():
+def test_turing_float16_has_simt_and_wmma_but_no_mma():
+    w = cc.make_workload("attention", dict(heads=2, seq_q=64, seq_kv=64, head_dim=64, dtype="float16"))
+    assert _choices(cc.get_space(w, SM75), "engine") == ("simt", "wmma")
+
+
+def test_the_default_takes_mma_tensor_cores_and_splits_a_decode_steps_keys():
     prefill = cc.make_workload("attention", dict(heads=16, seq_q=2048, seq_kv=2048, head_dim=128, dtype="float16"))
     decode = cc.make_workload("attention", dict(heads=32, seq_q=1, seq_kv=4096, head_dim=128, dtype="float16"))
-    assert cc.default_config(prefill, SM90)["engine"] == "wmma"
-    assert cc.default_config(decode, SM90)["engine"] == "simt"
-    assert cc.lower(prefill, cc.default_config(prefill, SM80), SM80).kernels[0].name == "attention_wmma"
+    for target in (SM80, SM90):
+        config = cc.default_config(prefill, target)
+        assert config["engine"] == "mma" and config["kv_splits"] == 1
+        assert cc.lower(prefill, config, target).kernels[0].name.startswith("attention_mma")
+        step = cc.default_config(decode, target)
+        assert step["engine"] == "mma" and step["warps"] == 1 and step["kv_splits"] > 1
+        assert [k.name.endswith("_combine") for k in cc.lower(decode, step, target).kernels] == [False, True]
+    # before sm_80: WMMA for prefill, SIMT for a decode step
+    assert cc.default_config(prefill, SM75)["engine"] == "wmma"
+    assert cc.default_config(decode, SM75)["engine"] == "simt"
+
+
+def test_a_split_is_taken_only_where_blocks_leave_sms_idle():
+    w = cc.make_workload("attention", dict(heads=64, seq_q=2048, seq_kv=2048, head_dim=64, dtype="bfloat16"))
+    assert {c["kv_splits"] for c in attention_mma.space(w, SM90)} == {1}
+
+
+def test_a_config_stored_before_the_mma_engine_still_lowers():
+    w = cc.make_workload("attention", dict(heads=2, seq_q=128, seq_kv=128, head_dim=64, dtype="float16"))
+    stored = {"engine": "wmma", "threads_per_row": 32, "rows_per_block": 1, "warps": 4, "kv_tile": 64, "pad": 8,
+              "max_first": 0}
+    assert cc.lower(w, stored, SM90).kernels[0].name == "attention_wmma"
+    assert not cc.get_space(w, SM90).is_valid(stored)  # today's space has the mma engine's knobs too

@@ -1,8 +1,9 @@
 """CUDA template for attention: FlashAttention's online softmax over tiles of keys, on SIMT lanes in float32, or for
-the half types with head_dim a multiple of 16 on WMMA tensor cores (`attention_wmma`, where the device has them).
-Where both apply the knob `engine` picks one (a WMMA block holds 16 query rows per warp: a decode step of one query
-row wastes 15 of them, and the search should see both); each engine's own knobs are pinned to one value under the
-other. The SIMT kernel:
+the half types with head_dim a multiple of 16 on tensor cores: WMMA (`attention_wmma`, sm_70+, the scores through
+shared memory) or mma.sync (`attention_mma`, sm_80+, FlashAttention-2: the softmax on the accumulators in registers,
+and a split of the keys over blocks for decode steps). Where several apply the knob `engine` picks one (a tensor-core
+block holds 16 query rows per warp: a decode step of one query row wastes 15 of them, and the search should see
+every engine); each engine's own knobs are pinned to one value under the others. The SIMT kernel:
 
 A block holds `rows_per_block` query rows of one head (threadIdx.y), each shared by `threads_per_row` lanes
 (threadIdx.x, an aligned group of a warp). A lane keeps the query elements and output accumulators of head_dim
@@ -24,7 +25,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
-from compiler_core.schedules.cuda import attention_wmma
+from compiler_core.schedules.cuda import attention_mma, attention_wmma
 from compiler_core.schedules.cuda.attention_wmma import FLOAT_LOWEST
 from compiler_core.schedules.cuda.block_reduce import NEG_INF, WARP, pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
@@ -41,39 +42,67 @@ def _lane_floats(w, c: dict) -> int:
     return 2 * _lane_columns(w, c) + c["kv_tile"]
 
 
-ENGINES = ("simt", "wmma")
+ENGINES = ("simt", "wmma", "mma")
 SIMT_TILES = (8, 16, 32, 64)
-PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0}, "wmma": {"threads_per_row": WARP, "rows_per_block": 1}}
+# Each engine's value for the knobs of the others (a config is one engine's: the rest stay at these).
+PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages": 1, "kv_splits": 1},
+          "wmma": {"threads_per_row": WARP, "rows_per_block": 1, "row_frags": 1, "stages": 1, "kv_splits": 1},
+          "mma": {"threads_per_row": WARP, "rows_per_block": 1, "pad": 0, "max_first": 0}}
+ENGINE_DOC = "SIMT lanes; WMMA tensor cores through shared memory; or mma.sync tensor cores, softmax in registers"
 
 
-def space(w, target) -> Space:
-    if not attention_wmma.applies(w, target):
-        return simt_space(w, target)
-    simt, wmma = simt_space(w, target), attention_wmma.space(w, target)
-    tiles = tuple(sorted({*SIMT_TILES, *next(k.choices for k in wmma.knobs if k.name == "kv_tile")}))
-    knobs = (Knob("engine", ENGINES, "SIMT lanes, or WMMA tensor cores (16 query rows per warp)"),
-             *(k for k in simt.knobs if k.name != "kv_tile"), Knob("kv_tile", tiles, "keys per step"),
-             *(k for k in wmma.knobs if k.name != "kv_tile"))
+def _engines(w, target, with_mma: bool = True) -> tuple:
+    """The engines that apply to `w` on `target`, in ENGINES' order."""
+    spaces = {"simt": simt_space(w, target)}
+    if attention_wmma.applies(w, target):
+        spaces["wmma"] = attention_wmma.space(w, target)
+    if with_mma and attention_mma.applies(w, target):
+        spaces["mma"] = attention_mma.space(w, target)
+    return spaces
 
-    def under(engine, constraint):
-        return Constraint(f"engine {engine}: {constraint.why}", lambda c: c["engine"] != engine or constraint.check(c))
 
-    pinned = [Constraint(f"engine {engine} leaves {', '.join(f'{k}={v}' for k, v in values.items())}",
-                         lambda c, e=engine, v=values: c["engine"] != e or all(c[k] == x for k, x in v.items()))
-              for engine, values in PINNED.items()]
-    wmma_tiles = next(k.choices for k in wmma.knobs if k.name == "kv_tile")
-    return Space(knobs, (*pinned,
-                         Constraint(f"engine simt takes kv_tile in {SIMT_TILES}",
-                                    lambda c: c["engine"] != "simt" or c["kv_tile"] in SIMT_TILES),
-                         Constraint(f"engine wmma takes kv_tile in {wmma_tiles} (whole 16-key fragments)",
-                                    lambda c: c["engine"] != "wmma" or c["kv_tile"] in wmma_tiles),
-                         *(under("simt", k) for k in simt.constraints), *(under("wmma", k) for k in wmma.constraints)))
+def space(w, target, with_mma: bool = True) -> Space:
+    """Where several engines apply, the union of their spaces with the knob `engine`; `with_mma=False`: the space
+    before the mma engine (config_space)."""
+    spaces = _engines(w, target, with_mma)
+    if len(spaces) == 1:
+        return spaces["simt"]
+    choices: dict = {}
+    docs: dict = {}
+    for sp in spaces.values():
+        for k in sp.knobs:
+            choices.setdefault(k.name, set()).update(k.choices)
+            docs.setdefault(k.name, k.doc)
+    own = {e: {k.name: k.choices for k in sp.knobs} for e, sp in spaces.items()}
+    knobs = (Knob("engine", tuple(spaces), ENGINE_DOC),
+             *(Knob(name, tuple(sorted(values)), docs[name]) for name, values in choices.items()))
+    constraints = []
+    for engine, sp in spaces.items():
+        pins = {k: v for k, v in PINNED[engine].items() if k in choices}
+        constraints.append(Constraint(f"engine {engine} leaves {', '.join(f'{k}={v}' for k, v in pins.items())}",
+                                      lambda c, e=engine, v=pins: c["engine"] != e or all(c[k] == x for k, x in
+                                                                                         v.items())))
+        for name, allowed in own[engine].items():
+            if set(allowed) != choices[name]:
+                constraints.append(Constraint(f"engine {engine} takes {name} in {allowed}",
+                                              lambda c, e=engine, n=name, a=allowed: c["engine"] != e or c[n] in a))
+        constraints += [Constraint(f"engine {engine}: {k.why}", lambda c, e=engine, k=k: c["engine"] != e or k.check(c))
+                        for k in sp.constraints]
+    return Space(knobs, tuple(constraints))
+
+
+def config_space(w, target, config: dict) -> Space:
+    """The space `config` belongs to: one stored before the mma engine (no kv_splits key) lowers in the space it
+    was chosen from, so heads stored then keep building."""
+    return space(w, target, with_mma=not isinstance(config, dict) or "engine" not in config or "kv_splits" in config)
 
 
 def _engine_of(w, target, config: dict | None) -> str:
-    if not attention_wmma.applies(w, target):
-        return "simt"
-    return config["engine"] if config is not None else ("wmma" if w["seq_q"] >= 64 else "simt")
+    if config is not None:
+        return config.get("engine", "simt")
+    if attention_mma.applies(w, target):
+        return "mma"
+    return "wmma" if attention_wmma.applies(w, target) and w["seq_q"] >= 64 else "simt"
 
 
 def simt_space(w, target) -> Space:
@@ -111,13 +140,21 @@ def simt_space(w, target) -> Space:
 
 
 def default_config(w, target) -> dict:
-    """WMMA where it applies and there are 64 query rows or more, else SIMT with about 8 columns a lane, 128 threads
-    a block and the largest tile of keys that fits."""
+    """mma.sync tensor cores where they apply (attention_mma's default); else WMMA where it applies and there are 64
+    query rows or more; else SIMT with about 8 columns a lane, 128 threads a block and the largest tile of keys that
+    fits. The other engines' knobs at their pins."""
     engine = _engine_of(w, target, None)
-    if engine == "wmma":
-        return {"engine": "wmma", **PINNED["wmma"], **attention_wmma.default_config(w, target)}
-    config = _simt_default(w, target)
-    return {"engine": "simt", **config, **PINNED["simt"]} if attention_wmma.applies(w, target) else config
+    if engine == "simt":
+        config = _simt_default(w, target)
+        return {"engine": "simt", **config, **_pins(w, target, "simt")} if attention_wmma.applies(w, target) \
+            else config
+    own = (attention_mma if engine == "mma" else attention_wmma).default_config(w, target)
+    return {"engine": engine, **_pins(w, target, engine), **own}
+
+
+def _pins(w, target, engine: str) -> dict:
+    names = {k.name for k in space(w, target).knobs}
+    return {k: v for k, v in PINNED[engine].items() if k in names}
 
 
 def _simt_default(w, target) -> dict:
@@ -132,8 +169,9 @@ def _simt_default(w, target) -> dict:
 
 
 def schedule(w, config, target) -> S.Module:
-    if _engine_of(w, target, config) == "wmma":
-        return attention_wmma.schedule(w, config, target)
+    engine = _engine_of(w, target, config)
+    if engine != "simt":
+        return (attention_mma if engine == "mma" else attention_wmma).schedule(w, config, target)
     H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
     tpr, rpb, T = config["threads_per_row"], config["rows_per_block"], config["kv_tile"]
     Q, K, V = (S.Buffer(f"in_{n}", dt, (H * rows * D,)) for n, rows in (("Q", Sq), ("K", Skv), ("V", Skv)))

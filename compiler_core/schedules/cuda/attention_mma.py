@@ -1,0 +1,169 @@
+"""CUDA template for float16 and bfloat16 attention on mma.sync tensor cores (sm_80+, head_dim a multiple of 16):
+the FlashAttention-2 kernel of codegen/flash_attention.py, whose knobs the farm tunes, handed to the pipeline as an
+OpaqueKernel; with kv_splits > 1 the keys of each block are split over several blocks (FlashDecoding) and a second
+kernel combines their partial rows, for shapes whose blocks leave SMs idle (a decode step: one query row per head).
+"""
+from __future__ import annotations
+
+from compiler_core.codegen import flash_attention as fa
+from compiler_core.errors import WorkloadError
+from compiler_core.ir import stmt as S
+from compiler_core.ir.opaque import KernelProfile, OpaqueKernel
+from compiler_core.passes.verify_resources import BASE_REGISTERS
+from compiler_core.schedules.cuda.block_reduce import pow2_ceil
+from compiler_core.space import Constraint, Knob, Space
+from compiler_core.target import NOMINAL_SM_COUNT
+
+FAMILY = "mma_bf16"  # the sm_80 mma.sync generation: m16n8k16 for both half types
+MAX_ACCUMULATORS = 192  # float32 registers a lane may hold for O and S (FlashAttention-2 runs 128 x 64 x 128 here)
+SPLIT_CHOICES = (1, 2, 4, 8, 16, 32)
+SPLIT_OVERHEAD_TILES = 2  # a block's fixed time in key tiles: staging the query rows, the epilogue, the combine's share
+MAX_THREADS_PER_SM = 2048  # resident threads of an SM on sm_80 .. sm_90
+PREFILL = dict(warps=4, row_frags=1, kv_tile=64, stages=2)
+DECODE = dict(warps=1, row_frags=1, kv_tile=64, stages=2)
+
+
+def applies(w, target) -> bool:
+    return (w.op == "attention" and w.dtype in fa.ELEM and w["head_dim"] % 16 == 0
+            and target.has_tensor_cores(FAMILY))
+
+
+def flash_config(w, config: dict) -> fa.FlashConfig:
+    return fa.FlashConfig(w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w["causal"], w.dtype,
+                          warps=config["warps"], row_frags=config["row_frags"], kv_tile=config["kv_tile"],
+                          stages=config["stages"], kv_splits=config["kv_splits"])
+
+
+def _sms(target) -> int:
+    return target.sm_count or NOMINAL_SM_COUNT
+
+
+def space(w, target) -> Space:
+    if not applies(w, target):
+        raise WorkloadError(f"attention on mma.sync tensor cores needs float16 or bfloat16, head_dim a multiple of 16 "
+                            f"and sm_80 or later; got {w.key} on {target.arch}")
+    rows_cap = max(fa.FRAG_ROWS, pow2_ceil(w["seq_q"]))
+
+    def cfg(c):
+        return flash_config(w, c)
+
+    return Space(
+        knobs=(
+            Knob("warps", (1, 2, 4, 8), "warps of a block, 16 x row_frags query rows each"),
+            Knob("row_frags", (1, 2), "16-row fragments of query rows per warp (each key fragment read once for all)"),
+            Knob("kv_tile", (32, 64, 128), "keys per step (one rescale per tile)"),
+            Knob("stages", (1, 2), "key and value tiles in shared memory (2: the next one loads during this one)"),
+            Knob("kv_splits", SPLIT_CHOICES, "blocks sharing a block's keys, each writing partial rows that a second "
+                                             "kernel combines (FlashDecoding)"),
+        ),
+        constraints=(
+            Constraint("16 * warps * row_frags query rows must not exceed seq_q rounded up to a power of two "
+                       "(at least 16)", lambda c: cfg(c).rows <= rows_cap),
+            Constraint("kv_tile must not exceed seq_kv rounded up to a power of two (at least 32)",
+                       lambda c: c["kv_tile"] <= max(32, pow2_ceil(w["seq_kv"]))),
+            Constraint(f"row_frags * (head_dim + kv_tile) / 2 float32 accumulators per lane must not exceed "
+                       f"{MAX_ACCUMULATORS}", lambda c: cfg(c).accumulators <= MAX_ACCUMULATORS),
+            Constraint(f"the query, key and value tiles must fit {target.shared_limit} bytes of shared memory (the "
+                       f"device's opt-in limit)", lambda c: cfg(c).shared_bytes <= target.shared_limit),
+            Constraint("stages 2 only where there are several key tiles",
+                       lambda c: c["stages"] == 1 or cfg(c).kv_tiles > 1),
+            Constraint("kv_splits > 1 must leave each split at least one key tile",
+                       lambda c: c["kv_splits"] <= cfg(c).kv_tiles),
+            Constraint("kv_splits > 1 only where the blocks (heads x query tiles) are fewer than the SMs",
+                       lambda c: c["kv_splits"] == 1 or w["heads"] * cfg(c).q_tiles < _sms(target)),
+        ),
+    )
+
+
+def _blocks_per_sm(cfg: fa.FlashConfig, target) -> int:
+    by_smem = target.shared_limit // max(cfg.shared_bytes, 1)
+    return max(1, min(by_smem, MAX_THREADS_PER_SM // cfg.threads))
+
+
+def split_rule(w, base: dict, target, valid) -> int:
+    """The split the occupancy says is fastest: U blocks of T key tiles take ceil(U s / slots) rounds of
+    T / s + SPLIT_OVERHEAD_TILES tiles each, `slots` the blocks all SMs hold at once; ties go to the smaller split.
+    `valid(split)`: the space takes it."""
+    cfg = flash_config(w, dict(base, kv_splits=1))
+    slots = _sms(target) * _blocks_per_sm(cfg, target)
+    units, tiles = w["heads"] * cfg.q_tiles, cfg.kv_tiles
+
+    def rounds(split: int) -> float:
+        return -(-units * split // slots) * (tiles / split + SPLIT_OVERHEAD_TILES)
+
+    return min((k for k in SPLIT_CHOICES if k == 1 or valid(k)), key=lambda k: (rounds(k), k))
+
+
+def default_config(w, target) -> dict:
+    """4 warps of 16 rows and 64-key tiles, double-buffered (a decode step: one warp); head_dim 256 takes 32-key
+    tiles (its accumulators); the split by split_rule; clipped to small shapes."""
+    s = space(w, target)
+    base = dict(PREFILL if w["seq_q"] > fa.FRAG_ROWS else DECODE, kv_splits=1)
+    while not s.is_valid(base) and base["warps"] > 1 and 16 * base["warps"] > pow2_ceil(w["seq_q"]):
+        base["warps"] //= 2
+    for tile in (base["kv_tile"], 32):
+        for stages in (2, 1):
+            config = dict(base, kv_tile=tile, stages=stages)
+            if s.is_valid(config):
+                config["kv_splits"] = split_rule(w, config, target,
+                                                 lambda k, c=config: s.is_valid(dict(c, kv_splits=k)))
+                return config
+    return next(iter(s))
+
+
+def schedule(w, config, target) -> S.Module:
+    cfg = flash_config(w, config)
+    H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
+    Q, K, V = (S.Buffer(f"in_{n}", dt, (H * r * D,)) for n, r in (("Q", Sq), ("K", Skv), ("V", Skv)))
+    O = S.Buffer("out_O", dt, (H * Sq * D,))
+    split = cfg.kv_splits > 1
+    part = S.Buffer("ws_attention_partials", "float32", (cfg.kv_splits * H * Sq * D,)) if split else None
+    stats = S.Buffer("ws_attention_stats", "float32", (cfg.kv_splits * H * Sq * 2,)) if split else None
+    prelude = fa.prelude_blocks(dt)
+    main = OpaqueKernel(
+        name=cfg.name, source=fa.render_kernel(cfg), prelude=prelude,
+        params=(Q, K, V, *((part, stats) if split else (O,))),
+        block=(cfg.threads, 1, 1), dynamic_shared_bytes=cfg.shared_bytes, units=cfg.units,
+        sm_count=target.sm_count, requires=(FAMILY,), profile=profile(cfg))
+    if not split:
+        return S.Module("attention", (main,), (Q, K, V, O), (), 3)
+    combine = OpaqueKernel(
+        name=fa.combine_name(cfg), source=fa.render_combine(cfg), prelude=prelude, params=(part, stats, O),
+        block=(fa.COMBINE_THREADS, 1, 1), dynamic_shared_bytes=0, units=-(-H * Sq * D // fa.COMBINE_THREADS),
+        sm_count=target.sm_count, requires=())
+    # every split writes all its rows and statistics before the combine reads them: no memset
+    return S.Module("attention", (main, combine), (Q, K, V, O), (part, stats), 3, overwrites_workspaces=True)
+
+
+def _tiles_walked(cfg: fa.FlashConfig) -> int:
+    """Key tiles all blocks walk together (under causal each query tile stops at its last row's key)."""
+    if not cfg.causal:
+        return cfg.heads * cfg.q_tiles * cfg.kv_tiles
+    per_head = sum(min(cfg.kv_tiles, (min((qt + 1) * cfg.rows, cfg.seq_q) - 1) // cfg.kv_tile + 1)
+                   for qt in range(cfg.q_tiles))
+    return cfg.heads * per_head
+
+
+def profile(cfg: fa.FlashConfig) -> KernelProfile:
+    """The launch's work as the kernel does it: whole query and key tiles (the padding included)."""
+    walked, D, rows, T = _tiles_walked(cfg), cfg.head_dim, cfg.rows, cfg.kv_tile
+    tile_bytes = 2 * T * D * 2  # a tile of keys and one of values
+    q_bytes = cfg.heads * cfg.q_tiles * cfg.kv_splits * rows * D * 2
+    out_bytes = cfg.heads * cfg.seq_q * D * (2 if cfg.kv_splits == 1 else 4 * cfg.kv_splits + 2)
+    return KernelProfile(
+        flops=4.0 * walked * rows * T * D,
+        global_load_bytes=float(q_bytes + walked * tile_bytes),
+        global_store_bytes=float(out_bytes),
+        shared_store_bytes=float(q_bytes + walked * tile_bytes),
+        # each warp reads its query rows and the whole key and value tiles per tile
+        shared_load_bytes=float(walked * (rows * D * 2 + cfg.warps * tile_bytes)),
+        mma=float(walked * 2 * (rows // fa.FRAG_ROWS) * (T // 8) * (D // 16)),
+        global_accesses=float((q_bytes + walked * tile_bytes + out_bytes) / 16),
+        barriers=float(walked * 2 * cfg.threads),
+        registers=min(255, cfg.accumulators + 2 * BASE_REGISTERS),
+        tile=(rows, T, D),
+        tiles=cfg.units,
+        k_steps=-(-cfg.kv_tiles // cfg.kv_splits),
+        stages=cfg.stages,
+        split_k=cfg.kv_splits,
+    )
