@@ -163,8 +163,6 @@ static __device__ __forceinline__ void stage(elem* dst, const elem* src, int row
   }
 }
 
-static_assert(H > 0 && SPLITS > 0, "a shape");
-
 extern "C" __global__ void __launch_bounds__(THREADS) KERNEL_NAME(const elem* __restrict__ Q,
     const elem* __restrict__ K, const elem* __restrict__ V, OUT_PARAMS) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -172,11 +170,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) KERNEL_NAME(const elem* __
   elem* Ks = Qs + BR * LDS;  // STAGES tiles of BC rows
   elem* Vs = Ks + STAGES * BC * LDS;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
-  int unit = blockIdx.x;
-  const int split = unit % SPLITS;
-  unit /= SPLITS;
-  const int qt = Q_TILES - 1 - unit % Q_TILES;  // the longest (causal) tiles start first
-  const int h = unit / Q_TILES, q0 = qt * BR, wrow = warp * 16 * RF;
+  // units in order of query tile, last first, then head, then split: under causal the longest blocks of every head
+  // start first and the short ones fill the last wave (blocks start in blockIdx order)
+  const int split = blockIdx.x % SPLITS, h = blockIdx.x / SPLITS % H;
+  const int qt = Q_TILES - 1 - (int)(blockIdx.x / (SPLITS * H)), q0 = qt * BR, wrow = warp * 16 * RF;
   // the key tiles some row of this block sees, and this split's contiguous share of them
   const int seen = CAUSAL ? min(KV_TILES, (min(q0 + BR, SQ) - 1) / BC + 1) : KV_TILES;
   const int per = (seen + SPLITS - 1) / SPLITS, t0 = min(seen, split * per), t1 = min(seen, t0 + per);

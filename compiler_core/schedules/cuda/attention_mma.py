@@ -19,8 +19,11 @@ MAX_ACCUMULATORS = 192  # float32 registers a lane may hold for O and S (FlashAt
 SPLIT_CHOICES = (1, 2, 4, 8, 16, 32)
 SPLIT_OVERHEAD_TILES = 2  # a block's fixed time in key tiles: staging the query rows, the epilogue, the combine's share
 MAX_THREADS_PER_SM = 2048  # resident threads of an SM on sm_80 .. sm_90
-PREFILL = dict(warps=4, row_frags=1, kv_tile=64, stages=2)
-DECODE = dict(warps=1, row_frags=1, kv_tile=64, stages=2)
+# The H200's best prefill configs (benchmarks/results/2026-11-29-attention-mma/) hold 32 query rows per warp, so
+# each key and value fragment feeds two row fragments; where the accumulators do not fit (head_dim 256), 16.
+PREFILL = (dict(warps=4, row_frags=2, kv_tile=64, stages=2), dict(warps=4, row_frags=1, kv_tile=64, stages=2),
+           dict(warps=4, row_frags=1, kv_tile=32, stages=2))
+DECODE = (dict(warps=1, row_frags=1, kv_tile=64, stages=2), dict(warps=1, row_frags=1, kv_tile=32, stages=2))
 
 
 def applies(w, target) -> bool:
@@ -95,16 +98,16 @@ def split_rule(w, base: dict, target, valid) -> int:
 
 
 def default_config(w, target) -> dict:
-    """4 warps of 16 rows and 64-key tiles, double-buffered (a decode step: one warp); head_dim 256 takes 32-key
-    tiles (its accumulators); the split by split_rule; clipped to small shapes."""
+    """The first of PREFILL (a decode step of at most 16 query rows: DECODE) the space takes, with fewer warps where
+    the query rows are few and a single buffer where the keys are one tile; the split by split_rule."""
     s = space(w, target)
-    base = dict(PREFILL if w["seq_q"] > fa.FRAG_ROWS else DECODE, kv_splits=1)
-    while not s.is_valid(base) and base["warps"] > 1 and 16 * base["warps"] > pow2_ceil(w["seq_q"]):
-        base["warps"] //= 2
-    for tile in (base["kv_tile"], 32):
-        for stages in (2, 1):
-            config = dict(base, kv_tile=tile, stages=stages)
-            if s.is_valid(config):
+    for base in (PREFILL if w["seq_q"] > fa.FRAG_ROWS else DECODE):
+        config = dict(base, kv_splits=1)
+        while 16 * config["warps"] * config["row_frags"] > pow2_ceil(w["seq_q"]) and config["warps"] > 1:
+            config["warps"] //= 2
+        for stages in (config["stages"], 1):
+            if s.is_valid(dict(config, stages=stages)):
+                config["stages"] = stages
                 config["kv_splits"] = split_rule(w, config, target,
                                                  lambda k, c=config: s.is_valid(dict(c, kv_splits=k)))
                 return config
