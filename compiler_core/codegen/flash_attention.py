@@ -92,7 +92,9 @@ def prelude_blocks(dtype: str) -> tuple:
     elem, _, ptx = ELEM[dtype]
     headers = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <cuda_pipeline.h>\n#include <stdint.h>\n"
     ptx_type = "f16" if dtype == "float16" else "bf16"
-    helpers = f"""#ifndef TUNEFARM_EMULATED_MMA
+    # each block guarded: a translation unit may hold several modules' kernels (a build of many configs)
+    helpers = f"""#if !defined(TUNEFARM_EMULATED_MMA) && !defined(TF_MMA_{ptx.upper()})
+#define TF_MMA_{ptx.upper()}
 // D (16x8 float32) += A (16x16, 4 registers of {elem} pairs) B (16x8, 2 registers), the warp's lanes together
 static __device__ __forceinline__ void tf_mma_{ptx}(float* d, const uint32_t* a, uint32_t b0, uint32_t b1) {{
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32 {{%0, %1, %2, %3}}, "
@@ -102,7 +104,8 @@ static __device__ __forceinline__ void tf_mma_{ptx}(float* d, const uint32_t* a,
 }}
 #endif
 """
-    ldsm = r"""#ifndef TUNEFARM_EMULATED_MMA
+    ldsm = r"""#if !defined(TUNEFARM_EMULATED_MMA) && !defined(TF_LDSM_X4)
+#define TF_LDSM_X4
 // four 8x8 matrices of 16-bit elements from shared memory; lane l gives the address of row l % 8 of matrix l / 8
 static __device__ __forceinline__ void tf_ldsm_x4(uint32_t* r, const void* row) {
   const unsigned a = (unsigned)__cvta_generic_to_shared(row);
