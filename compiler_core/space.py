@@ -29,8 +29,12 @@ class Constraint:
 
 @dataclass(frozen=True)
 class Space:
+    """`parts`, for a union of spaces (one template's engines, each with knobs of its own): (space, pins) pairs, each
+    part's configs completed by its pins (the other parts' knobs at fixed values, and the knob naming the part).
+    A union's valid configs are sparse in its knobs' product, so it lists and samples through its parts."""
     knobs: tuple
     constraints: tuple = ()
+    parts: tuple = ()
 
     @property
     def names(self) -> list[str]:
@@ -38,11 +42,24 @@ class Space:
 
     @property
     def size(self) -> int:
-        """Size of the unconstrained product (valid configs are a subset)."""
+        """Size of the unconstrained product (valid configs are a subset); for a union, the sum of its parts'."""
+        if self.parts:
+            return sum(part.size for part, _pins in self.parts)
         n = 1
         for k in self.knobs:
             n *= len(k.choices)
         return n
+
+    def _completed(self, part_config: dict, pins: dict) -> dict:
+        full = {**pins, **part_config}
+        return {name: full[name] for name in self.names}
+
+    def _draw(self, rng: random.Random) -> dict:
+        """One config from the knobs' choices (for a union: a part drawn by its size, then its knobs' choices)."""
+        if not self.parts:
+            return {k.name: rng.choice(k.choices) for k in self.knobs}
+        part, pins = rng.choices(self.parts, weights=[p.size for p, _ in self.parts])[0]
+        return self._completed({k.name: rng.choice(k.choices) for k in part.knobs}, pins)
 
     def violations(self, config: dict) -> list[str]:
         """Every reason the config is not a member of the space (empty if it is). Values must have their
@@ -89,7 +106,14 @@ class Space:
         return config
 
     def __iter__(self) -> Iterator[dict]:
-        """Every valid config, in a deterministic order."""
+        """Every valid config, in a deterministic order (a union's: part by part)."""
+        if self.parts:
+            for part, pins in self.parts:
+                for config in part:
+                    full = self._completed(config, pins)
+                    if self.admits(full):
+                        yield full
+            return
         for values in itertools.product(*(k.choices for k in self.knobs)):
             config = dict(zip(self.names, values, strict=True))
             if all(c.check(config) for c in self.constraints):
@@ -101,7 +125,7 @@ class Space:
         for _ in range(MAX_SAMPLE_TRIES):
             if len(out) >= n:
                 break
-            config = {k.name: rng.choice(k.choices) for k in self.knobs}
+            config = self._draw(rng)
             key = config_key(config)
             if (unique and key in seen) or not self.admits(config):
                 continue

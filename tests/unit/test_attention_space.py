@@ -77,3 +77,21 @@ def test_a_config_stored_before_the_mma_engine_still_lowers():
               "max_first": 0}
     assert cc.lower(w, stored, SM90).kernels[0].name == "attention_wmma"
     assert not cc.get_space(w, SM90).is_valid(stored)  # today's space has the mma engine's knobs too
+
+
+def test_the_union_lists_and_samples_through_its_engines():
+    """Pins make a union's valid configs sparse in its knobs' product (194 of 276,480 here): walking the product
+    is past the search's listing limit and rejection sampling finds a few dozen, which ended a farm job after 4
+    trials. Through its parts it lists and samples the same configs."""
+    import random
+
+    from compiler_core.space import Space, config_key
+    w = cc.make_workload("attention", dict(heads=16, seq_q=2048, seq_kv=2048, head_dim=128, dtype="float16"))
+    union = cc.get_space(w, SM90)
+    product = Space(union.knobs, union.constraints)
+    assert product.size > 200_000 and union.size == sum(part.size for part, _ in union.parts) < 1000
+    listed = [config_key(c) for c in union]
+    assert len(listed) == len(set(listed)) and set(listed) == {config_key(c) for c in product}
+    drawn = union.sample(random.Random(3), 100)
+    assert len({config_key(c) for c in drawn}) == 100 and all(union.is_valid(c) for c in drawn)
+    assert {c["engine"] for c in drawn} == {"simt", "wmma", "mma"}

@@ -76,9 +76,10 @@ def space(w, target, with_mma: bool = True) -> Space:
     own = {e: {k.name: k.choices for k in sp.knobs} for e, sp in spaces.items()}
     knobs = (Knob("engine", tuple(spaces), ENGINE_DOC),
              *(Knob(name, tuple(sorted(values)), docs[name]) for name, values in choices.items()))
-    constraints = []
+    constraints, parts = [], []
     for engine, sp in spaces.items():
         pins = {k: v for k, v in PINNED[engine].items() if k in choices}
+        parts.append((sp, {"engine": engine, **pins}))
         constraints.append(Constraint(f"engine {engine} leaves {', '.join(f'{k}={v}' for k, v in pins.items())}",
                                       lambda c, e=engine, v=pins: c["engine"] != e or all(c[k] == x for k, x in
                                                                                          v.items())))
@@ -88,7 +89,7 @@ def space(w, target, with_mma: bool = True) -> Space:
                                               lambda c, e=engine, n=name, a=allowed: c["engine"] != e or c[n] in a))
         constraints += [Constraint(f"engine {engine}: {k.why}", lambda c, e=engine, k=k: c["engine"] != e or k.check(c))
                         for k in sp.constraints]
-    return Space(knobs, tuple(constraints))
+    return Space(knobs, tuple(constraints), tuple(parts))
 
 
 def config_space(w, target, config: dict) -> Space:
