@@ -95,3 +95,16 @@ def test_the_union_lists_and_samples_through_its_engines():
     drawn = union.sample(random.Random(3), 100)
     assert len({config_key(c) for c in drawn}) == 100 and all(union.is_valid(c) for c in drawn)
     assert {c["engine"] for c in drawn} == {"simt", "wmma", "mma"}
+
+
+@pytest.mark.parametrize("head_dim", [16, 64, 128, 256])
+def test_wmma_register_rule_is_verify_resources_estimate(head_dim):
+    """The WMMA space's register rule is the estimate verify_resources applies to the lowered kernel: at head_dim
+    256 the space held configs (~316 and ~443 registers) that failed to build; now it holds none."""
+    from compiler_core.passes.verify_resources import register_estimate
+    w = cc.make_workload("attention", dict(heads=2, seq_q=1, seq_kv=300, head_dim=head_dim, dtype="float16"))
+    configs = list(attention_wmma.space(w, SM90))
+    assert bool(configs) == (head_dim < 256)
+    for c in configs:
+        lowered = cc.lower(w, dict(c, engine="wmma", **attention.PINNED["wmma"]), SM90)  # it builds
+        assert attention_wmma.registers(w, c) == register_estimate(lowered.kernels[0])

@@ -28,6 +28,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
+from compiler_core.passes.verify_resources import BASE_REGISTERS
 from compiler_core.schedules.cuda.block_reduce import NEG_INF, pow2_ceil
 from compiler_core.schedules.cuda.gemm_wmma_tiling import FRAG, SMEM_ALIGN, TENSOR_CORES, WARP
 from compiler_core.space import Constraint, Knob, Space
@@ -40,6 +41,7 @@ def applies(w, target) -> bool:
     return w.dtype in TENSOR_CORES and w["head_dim"] % FRAG == 0 and target.has_tensor_cores(TENSOR_CORES[w.dtype])
 
 
+LOCAL_SCALARS = 3  # the running max and sum, and a lane's partial sum (the one-pass kernel: its tile max too)
 FLOAT_PAD = 4  # floats added to each row of the score and staging tiles: the two lanes of each row read column
 # part + 2t of 16 rows at once, and a row stride of a multiple of 32 floats would put all 16 rows in one bank
 
@@ -49,6 +51,14 @@ def shared_bytes(w, c: dict) -> int:
     halves = (rows + 2 * T) * (D + pad) + c["warps"] * FRAG * (T + pad)  # Q, K, V tiles and the P tiles
     floats = c["warps"] * FRAG * (T + D + 2 * FLOAT_PAD)  # the score tiles and the P V staging tiles
     return 2 * halves + 4 * floats
+
+
+def registers(w, c: dict) -> int:
+    """verify_resources' estimate of a lane's registers (8 per fragment): the output columns, the query fragments,
+    one fragment each of K, P, V and the scores' accumulator, max_first's output accumulators, and the scalars."""
+    D = w["head_dim"]
+    fragments = D // FRAG + 4 + (D // FRAG if c["max_first"] else 0)
+    return BASE_REGISTERS + D // 2 + 8 * fragments + LOCAL_SCALARS + (0 if c["max_first"] else 1)
 
 
 def space(w, target) -> Space:
@@ -70,6 +80,9 @@ def space(w, target) -> Space:
                        lambda c: c["kv_tile"] <= max(FRAG, pow2_ceil(w["seq_kv"]))),
             Constraint(f"the Q, K, V, score, P and staging tiles must fit {target.shared_limit} bytes of shared "
                        f"memory (the device's opt-in limit)", lambda c: shared_bytes(w, c) <= target.shared_limit),
+            Constraint(f"head_dim / 2 output columns and (head_dim / 16 + 4, or with max_first 2 head_dim / 16 + 4) "
+                       f"fragments of 8 registers must fit {target.max_registers_per_thread} registers per lane",
+                       lambda c: registers(w, c) <= target.max_registers_per_thread),
         ),
     )
 
