@@ -133,7 +133,9 @@ def attention(w, ins, refs) -> list[np.ndarray]:
     - the denominator and the p_j v_j sum: sum_bound(n) each, relative to sum p |v|; the products u;
     - an online kernel rescales its running sums by exp(m_old - m_new) whenever the max grows, at most n times,
       each EXP_ERROR_U + 1 roundings of both sums: independent, so sum_bound(n) (EXP_ERROR_U + 1) twice;
-    - a tensor-core kernel rounds p to the input dtype for the second product: its u;
+    - a tensor-core kernel rounds p to the input dtype for the second product: its u, and below the dtype's smallest
+      normal an absolute u * tiny (float16's subnormals: a kernel that divides by the row's final max first, as
+      WMMA's max_first, rounds the p of keys far below the max there), u * tiny * sum |v_j| over the keys seen;
     - exp underflow flushes terms below float32's smallest normal: n * tiny * max |v| (den >= 1);
     then the output rounding. A score beyond float32's range leaves its row unchecked."""
     from compiler_core.ops.attention import row_blocks, scale, scores
@@ -141,6 +143,7 @@ def attention(w, ins, refs) -> list[np.ndarray]:
     q, k, v = (a.astype(np.float64) for a in ins)
     n, d, u = k.shape[1], q.shape[2], ACC.u
     per_sum = 2 * sum_bound(n) * (1 + EXP_ERROR_U + 1) + u * (EXP_ERROR_U + 3) + rounding(w.dtype).u
+    p_floor = rounding(w.dtype).u * rounding(w.dtype).tiny
     tol = np.empty(refs[0].shape)
     for h, rows in row_blocks(w, q.shape[0]):
         s = scores(w, q[h, rows], k[h], rows)
@@ -153,7 +156,8 @@ def attention(w, ins, refs) -> list[np.ndarray]:
         distance = np.where(hidden, 0.0, m - s)
         each = np.expm1(delta + delta.max(axis=1, keepdims=True)) + u * distance
         av = np.abs(v[h])
-        row = (p * each) @ av + per_sum * (p @ av) + n * ACC.tiny * av.max(initial=0.0)
+        row = (p * each) @ av + per_sum * (p @ av) + n * ACC.tiny * av.max(initial=0.0) \
+            + p_floor * ((~hidden) @ av)
         too_big = np.where(hidden, 0.0, magnitude).max(axis=1, keepdims=True) > ACC.max
         tol[h, rows] = np.where(too_big, np.inf, row)
     tol += output_rounding(refs[0], w.dtype) + output_floor(w.dtype)
