@@ -51,8 +51,8 @@ PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages
 ENGINE_DOC = "SIMT lanes; WMMA tensor cores through shared memory; or mma.sync tensor cores, softmax in registers"
 
 
-def _engines(w, target, with_mma: bool = True) -> tuple:
-    """The engines that apply to `w` on `target`, in ENGINES' order."""
+def _engines(w, target, with_mma: bool = True) -> dict:
+    """The spaces of the engines that apply to `w` on `target`, by engine name in ENGINES' order."""
     spaces = {"simt": simt_space(w, target)}
     if attention_wmma.applies(w, target):
         spaces["wmma"] = attention_wmma.space(w, target)
