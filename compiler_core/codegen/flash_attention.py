@@ -16,7 +16,7 @@ chunks, zeros past the end of the head), `stages` tiles in flight. Per tile, eac
 3. P = exp2(S - max), rounded to the input type, is the A operand of O += P V directly (V through ldmatrix.trans).
 The epilogue divides by the row sums. With kv_splits > 1 each block walks one contiguous share of the key tiles
 and writes its float32 unnormalised rows and (max, sum) into workspaces; the combine kernel rescales and sums them.
-Row padding (pad halves per shared row) keeps ldmatrix's 8 row reads on distinct banks.
+Row padding (PAD halves per shared row) keeps ldmatrix's 8 row reads on distinct banks.
 
 The three warp-level instructions are device functions of the prelude (mma, ldmatrix, ldmatrix.trans); a CPU
 emulator defines TUNEFARM_EMULATED_MMA and gives its own (tests/cpu/cuda_emulation.py).
@@ -26,9 +26,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 FRAG_ROWS = 16  # rows of an m16n8k16 A fragment
 PAD = 8  # halves added to each shared row: a 16-byte shift per row spreads ldmatrix's 8 rows over the 32 banks
 COMBINE_THREADS = 256
+# per dtype: the CUDA type, its conversion from float, and its name in PTX (and in the helpers' names)
 ELEM = {"float16": ("__half", "__float2half", "f16"), "bfloat16": ("__nv_bfloat16", "__float2bfloat16", "bf16")}
 
 
@@ -84,20 +87,18 @@ class FlashConfig:
 
 def scale_log2(head_dim: int) -> float:
     """The scores' factor for exp2: log2(e) / sqrt(head_dim), as the float32 the kernel multiplies by."""
-    import numpy as np
     return float(np.float32(math.log2(math.e) / math.sqrt(head_dim)))
 
 
 def prelude_blocks(dtype: str) -> tuple:
     elem, _, ptx = ELEM[dtype]
     headers = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <cuda_pipeline.h>\n#include <stdint.h>\n"
-    ptx_type = "f16" if dtype == "float16" else "bf16"
     # each block guarded: a translation unit may hold several modules' kernels (a build of many configs)
     helpers = f"""#if !defined(TUNEFARM_EMULATED_MMA) && !defined(TF_MMA_{ptx.upper()})
 #define TF_MMA_{ptx.upper()}
 // D (16x8 float32) += A (16x16, 4 registers of {elem} pairs) B (16x8, 2 registers), the warp's lanes together
 static __device__ __forceinline__ void tf_mma_{ptx}(float* d, const uint32_t* a, uint32_t b0, uint32_t b1) {{
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32 {{%0, %1, %2, %3}}, "
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.{ptx}.{ptx}.f32 {{%0, %1, %2, %3}}, "
                "{{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
