@@ -15,11 +15,10 @@ from compiler_core.space import Constraint, Knob, Space
 from compiler_core.target import NOMINAL_SM_COUNT
 
 FAMILY = "mma_bf16"  # the sm_80 mma.sync generation: m16n8k16 for both half types
-MAX_ACCUMULATORS = 192  # float32 registers a lane may hold for O and S (FlashAttention-2 runs 128 x 64 x 128 here)
+MAX_ACCUMULATORS = 192  # float32 registers a lane may hold for O and S (32 query rows a warp, 64-key tiles, d 128)
 SPLIT_CHOICES = (1, 2, 4, 8, 16, 32)
 SPLIT_OVERHEAD_TILES = 2  # a block's fixed time in key tiles: staging the query rows, the epilogue
 COMBINE_TILES = 4  # the combine kernel's launch (a few microseconds) in key tiles of one block (16 KiB each)
-MAX_THREADS_PER_SM = 2048  # resident threads of an SM on sm_80 .. sm_90
 # The H200's best prefill configs (benchmarks/results/2026-11-29-attention-mma/) hold 32 query rows per warp, so
 # each key and value fragment feeds two row fragments; where the accumulators do not fit (head_dim 256), 16.
 PREFILL = (dict(warps=4, row_frags=2, kv_tile=64, stages=2), dict(warps=4, row_frags=1, kv_tile=64, stages=2),
@@ -81,9 +80,16 @@ def space(w, target) -> Space:
     )
 
 
+def _registers(cfg: fa.FlashConfig) -> int:
+    """A lane's registers, the template's estimate: the accumulators plus addresses, fragments and temporaries."""
+    return min(255, cfg.accumulators + 2 * BASE_REGISTERS)
+
+
 def _blocks_per_sm(cfg: fa.FlashConfig, target) -> int:
+    """Blocks one SM holds at once, by shared memory and registers (at least one)."""
     by_smem = target.shared_limit // max(cfg.shared_bytes, 1)
-    return max(1, min(by_smem, MAX_THREADS_PER_SM // cfg.threads))
+    by_regs = target.register_file // (cfg.threads * _registers(cfg)) if target.register_file else by_smem
+    return max(1, min(by_smem, by_regs))
 
 
 def split_rule(w, base: dict, target, valid) -> int:
@@ -167,7 +173,7 @@ def profile(cfg: fa.FlashConfig) -> KernelProfile:
         mma=float(walked * 2 * (rows // fa.FRAG_ROWS) * (T // 8) * (D // 16)),
         global_accesses=float((q_bytes + walked * tile_bytes + out_bytes) / 16),
         barriers=float(walked * 2 * cfg.threads),
-        registers=min(255, cfg.accumulators + 2 * BASE_REGISTERS),
+        registers=_registers(cfg),
         tile=(rows, T, D),
         tiles=cfg.units,
         k_steps=-(-cfg.kv_tiles // cfg.kv_splits),
