@@ -19,7 +19,7 @@ and writes its float32 unnormalised rows and (max, sum) into workspaces; the com
 Row padding (PAD halves per shared row) keeps ldmatrix's 8 row reads on distinct banks.
 
 The three warp-level instructions are device functions of the prelude (mma, ldmatrix, ldmatrix.trans); a CPU
-emulator defines TUNEFARM_EMULATED_MMA and gives its own (tests/cpu/cuda_emulation.py).
+emulator defines TUNEFARM_EMULATED_MMA and gives its own (tests/cpu/cuda_emulation_device.py).
 """
 from __future__ import annotations
 
