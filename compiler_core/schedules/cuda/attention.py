@@ -48,16 +48,16 @@ SIMT_TILES = (8, 16, 32, 64)
 PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages": 1, "kv_splits": 1},
           "wmma": {"threads_per_row": WARP, "rows_per_block": 1, "row_frags": 1, "stages": 1, "kv_splits": 1},
           "mma": {"threads_per_row": WARP, "rows_per_block": 1, "pad": 0, "max_first": 0}}
+TENSOR_CORE_ENGINES = {"wmma": attention_wmma, "mma": attention_mma}  # the templates of the engines beside SIMT
 ENGINE_DOC = "SIMT lanes; WMMA tensor cores through shared memory; or mma.sync tensor cores, softmax in registers"
 
 
 def _engines(w, target, with_mma: bool = True) -> dict:
     """The spaces of the engines that apply to `w` on `target`, by engine name in ENGINES' order."""
     spaces = {"simt": simt_space(w, target)}
-    if attention_wmma.applies(w, target):
-        spaces["wmma"] = attention_wmma.space(w, target)
-    if with_mma and attention_mma.applies(w, target):
-        spaces["mma"] = attention_mma.space(w, target)
+    for engine, template in TENSOR_CORE_ENGINES.items():
+        if (with_mma or engine != "mma") and template.applies(w, target):
+            spaces[engine] = template.space(w, target)
     return spaces
 
 
@@ -143,19 +143,11 @@ def simt_space(w, target) -> Space:
 def default_config(w, target) -> dict:
     """mma.sync tensor cores where they apply (attention_mma's default); else WMMA where it applies and there are 64
     query rows or more; else SIMT with about 8 columns a lane, 128 threads a block and the largest tile of keys that
-    fits. The other engines' knobs at their pins."""
+    fits. In a union, completed by the engine's part's pins (the engine knob and the other engines' knobs)."""
     engine = _engine_of(w, target, None)
-    if engine == "simt":
-        config = _simt_default(w, target)
-        return {"engine": "simt", **config, **_pins(w, target, "simt")} if attention_wmma.applies(w, target) \
-            else config
-    own = (attention_mma if engine == "mma" else attention_wmma).default_config(w, target)
-    return {"engine": engine, **_pins(w, target, engine), **own}
-
-
-def _pins(w, target, engine: str) -> dict:
-    names = {k.name for k in space(w, target).knobs}
-    return {k: v for k, v in PINNED[engine].items() if k in names}
+    own = _simt_default(w, target) if engine == "simt" else TENSOR_CORE_ENGINES[engine].default_config(w, target)
+    pins = next((pins for _part, pins in space(w, target).parts if pins["engine"] == engine), {})
+    return {**pins, **own}
 
 
 def _simt_default(w, target) -> dict:
@@ -172,7 +164,7 @@ def _simt_default(w, target) -> dict:
 def schedule(w, config, target) -> S.Module:
     engine = _engine_of(w, target, config)
     if engine != "simt":
-        return (attention_mma if engine == "mma" else attention_wmma).schedule(w, config, target)
+        return TENSOR_CORE_ENGINES[engine].schedule(w, config, target)
     H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
     tpr, rpb, T = config["threads_per_row"], config["rows_per_block"], config["kv_tile"]
     Q, K, V = (S.Buffer(f"in_{n}", dt, (H * rows * D,)) for n, rows in (("Q", Sq), ("K", Skv), ("V", Skv)))
