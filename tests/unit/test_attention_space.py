@@ -108,3 +108,12 @@ def test_wmma_register_rule_is_verify_resources_estimate(head_dim):
     for c in configs:
         lowered = cc.lower(w, dict(c, engine="wmma", **attention.PINNED["wmma"]), SM90)  # it builds
         assert attention_wmma.registers(w, c) == register_estimate(lowered.kernels[0])
+
+
+def test_an_engine_without_a_valid_config_is_neither_offered_nor_the_default():
+    """At head_dim 256 the WMMA space holds no config (its registers): on Turing, where mma.sync does not apply, a
+    prefill's default fell to WMMA and failed on the empty space."""
+    w = cc.make_workload("attention", dict(heads=2, seq_q=100, seq_kv=30, head_dim=256, dtype="float16"))
+    assert "engine" not in cc.get_space(w, SM75).names
+    assert cc.lower(w, cc.default_config(w, SM75), SM75).kernels[0].name == "attention_cuda"
+    assert _choices(cc.get_space(w, SM90), "engine") == ("simt", "mma")

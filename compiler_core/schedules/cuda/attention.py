@@ -53,11 +53,14 @@ ENGINE_DOC = "SIMT lanes; WMMA tensor cores through shared memory; or mma.sync t
 
 
 def _engines(w, target, with_mma: bool = True) -> dict:
-    """The spaces of the engines that apply to `w` on `target`, by engine name in ENGINES' order."""
+    """The spaces of the engines that apply to `w` on `target` and hold a valid config, by engine name in ENGINES'
+    order (WMMA at head_dim 256 holds none: its registers)."""
     spaces = {"simt": simt_space(w, target)}
     for engine, template in TENSOR_CORE_ENGINES.items():
         if (with_mma or engine != "mma") and template.applies(w, target):
-            spaces[engine] = template.space(w, target)
+            engine_space = template.space(w, target)
+            if next(iter(engine_space), None) is not None:
+                spaces[engine] = engine_space
     return spaces
 
 
@@ -101,9 +104,10 @@ def config_space(w, target, config: dict) -> Space:
 def _engine_of(w, target, config: dict | None) -> str:
     if config is not None:
         return config.get("engine", "simt")
-    if attention_mma.applies(w, target):
+    engines = _engines(w, target)
+    if "mma" in engines:
         return "mma"
-    return "wmma" if attention_wmma.applies(w, target) and w["seq_q"] >= 64 else "simt"
+    return "wmma" if "wmma" in engines and w["seq_q"] >= 64 else "simt"
 
 
 def simt_space(w, target) -> Space:
