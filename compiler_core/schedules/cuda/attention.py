@@ -26,6 +26,7 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
 from compiler_core.schedules.cuda import attention_mma, attention_wmma
+from compiler_core.schedules.cuda.attention_tensors import attention_tensors
 from compiler_core.schedules.cuda.attention_wmma import FLOAT_LOWEST
 from compiler_core.schedules.cuda.block_reduce import NEG_INF, WARP, pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
@@ -169,10 +170,9 @@ def schedule(w, config, target) -> S.Module:
     engine = _engine_of(w, target, config)
     if engine != "simt":
         return TENSOR_CORE_ENGINES[engine].schedule(w, config, target)
-    H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
+    H, Sq, Skv, D = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"]
     tpr, rpb, T = config["threads_per_row"], config["rows_per_block"], config["kv_tile"]
-    Q, K, V = (S.Buffer(f"in_{n}", dt, (H * rows * D,)) for n, rows in (("Q", Sq), ("K", Skv), ("V", Skv)))
-    O = S.Buffer("out_O", dt, (H * Sq * D,))
+    Q, K, V, O = attention_tensors(w)
     ncol = _lane_columns(w, config)
     tiles = E.ceil_div(Sq, rpb)
     b = IRBuilder()

@@ -10,6 +10,7 @@ from compiler_core.errors import WorkloadError
 from compiler_core.ir import stmt as S
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel
 from compiler_core.passes.verify_resources import BASE_REGISTERS
+from compiler_core.schedules.cuda.attention_tensors import attention_tensors
 from compiler_core.schedules.cuda.block_reduce import pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
 from compiler_core.target import NOMINAL_SM_COUNT
@@ -126,9 +127,8 @@ def default_config(w, target) -> dict:
 
 def schedule(w, config, target) -> S.Module:
     cfg = flash_config(w, config)
-    H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
-    Q, K, V = (S.Buffer(f"in_{n}", dt, (H * r * D,)) for n, r in (("Q", Sq), ("K", Skv), ("V", Skv)))
-    O = S.Buffer("out_O", dt, (H * Sq * D,))
+    H, Sq, D, dt = w["heads"], w["seq_q"], w["head_dim"], w.dtype
+    Q, K, V, O = attention_tensors(w)
     split = cfg.kv_splits > 1
     part = S.Buffer("ws_attention_partials", "float32", (cfg.kv_splits * H * Sq * D,)) if split else None
     stats = S.Buffer("ws_attention_stats", "float32", (cfg.kv_splits * H * Sq * 2,)) if split else None

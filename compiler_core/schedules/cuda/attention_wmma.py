@@ -29,6 +29,7 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
 from compiler_core.passes.verify_resources import BASE_REGISTERS
+from compiler_core.schedules.cuda.attention_tensors import attention_tensors
 from compiler_core.schedules.cuda.block_reduce import NEG_INF, pow2_ceil
 from compiler_core.schedules.cuda.gemm_wmma_tiling import FRAG, SMEM_ALIGN, TENSOR_CORES, WARP
 from compiler_core.space import Constraint, Knob, Space
@@ -98,8 +99,7 @@ def schedule(w, config, target) -> S.Module:
     H, Sq, Skv, D, dt = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w.dtype
     W, T, pad = config["warps"], config["kv_tile"], config["pad"]
     rows, nthreads = FRAG * W, WARP * W
-    Q, K, V = (S.Buffer(f"in_{n}", dt, (H * r * D,)) for n, r in (("Q", Sq), ("K", Skv), ("V", Skv)))
-    O = S.Buffer("out_O", dt, (H * Sq * D,))
+    Q, K, V, O = attention_tensors(w)
     tiles = E.ceil_div(Sq, rows)
     half_cols = D // 2  # output columns of a lane: part, part + 2, ...
     b = IRBuilder()
