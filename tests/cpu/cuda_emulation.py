@@ -174,19 +174,30 @@ def emulated_failures(w, configs: list[dict], target, inputs: list[np.ndarray]) 
 def emulated_failures_on_sets(w, configs: list[dict], target, input_sets: list[list[np.ndarray]]) \
         -> list[tuple[dict, str]]:
     """`emulated_failures` on each input set, the configs built once: (config, why) per failing run."""
+    return [(config, why) for verdicts in _verdicts_on_sets(w, configs, target, input_sets)
+            for config, why in zip(configs, verdicts, strict=True) if why is not None]
+
+
+def emulated_verdicts(w, configs: list[dict], target, inputs: list[np.ndarray]) -> list[str | None]:
+    """Per config, in order (a config may repeat, as under planted mutations): why its emulated run fails or differs
+    from the numpy reference beyond the op's error bound, or None where it matches."""
+    return _verdicts_on_sets(w, configs, target, [inputs])[0]
+
+
+def _verdicts_on_sets(w, configs: list[dict], target, input_sets: list[list[np.ndarray]]) -> list[list[str | None]]:
     results = build_and_run_sets([cc.lower(w, c, target) for c in configs], target, input_sets)
     out = []
     for inputs, per_config in zip(input_sets, results, strict=True):
         expected = cc.expect(w, inputs)
-        for config, result in zip(configs, per_config, strict=True):
-            if isinstance(result, str):
-                out.append((config, result))
-                continue
-            verdict = cc.verify(w, [r.reshape(e.shape) for r, e in zip(result, expected.outputs, strict=True)],
-                                expected)
-            if not verdict.ok:
-                out.append((config, verdict.message))
+        out.append([_why(w, result, expected) for result in per_config])
     return out
+
+
+def _why(w, result, expected) -> str | None:
+    if isinstance(result, str):
+        return result
+    verdict = cc.verify(w, [r.reshape(e.shape) for r, e in zip(result, expected.outputs, strict=True)], expected)
+    return None if verdict.ok else verdict.message
 
 
 def _run_one(exe: Path, tmp: str, i: int, module: S.Module, tag: str, timeout_s: float):

@@ -15,11 +15,11 @@ import compiler_core as cc
 from compiler_core.verify import hard_inputs
 from tests.cpu.cuda_emulation import (
     BARRIER,
-    build_and_run,
     compiler_available,
     drop_barrier,
     emulated_failures,
     emulated_failures_on_sets,
+    emulated_verdicts,
     kernel_source,
     mutate_kernels,
 )
@@ -106,15 +106,6 @@ def test_every_planted_mma_bug_fails(monkeypatch):
     configs = [dict(MMA_CONFIG, **changes) for changes, _, _ in MMA_MUTANTS]
     assert all(cc.get_space(MMA_CASE, SM90).is_valid(c) for c in configs)
     mutate_kernels(monkeypatch, lambda source, i: MMA_MUTANTS[i][2](source))
-    inputs = cc.random_inputs(MMA_CASE, seed=7)
-    results = build_and_run([cc.lower(MMA_CASE, c, SM90) for c in configs], SM90, inputs)
-    expected = cc.expect(MMA_CASE, inputs)
-
-    def exact(out) -> bool:
-        if isinstance(out, str):
-            return False
-        return cc.verify(MMA_CASE, [o.reshape(e.shape) for o, e in zip(out, expected.outputs, strict=True)],
-                         expected).ok
-
-    passing = [why for (_, why, _), out in zip(MMA_MUTANTS, results, strict=True) if exact(out)]
+    verdicts = emulated_verdicts(MMA_CASE, configs, SM90, cc.random_inputs(MMA_CASE, seed=7))
+    passing = [why for (_, why, _), verdict in zip(MMA_MUTANTS, verdicts, strict=True) if verdict is None]
     assert not passing, f"planted bugs that pass: {passing}"
