@@ -2,6 +2,7 @@
 the op's error bound, on each of the verifier's input sets (random and adversarial), as an agent verifies a trial.
 
     python3 benchmarks/verify_every_config.py --case 'attention:heads=16,seq_q=2048,seq_kv=2048,head_dim=128'
+    python3 benchmarks/verify_every_config.py --engine wgmma --case 'attention:heads=3,seq_q=333,seq_kv=517,...'
 
 Prints each case's failing runs (config, input set, why) and writes them as JSON with --out. Needs a CUDA GPU with
 PyTorch and pycuda; the configs are built in parallel by nvcc (benchmarks/gpu_ops.compile_all).
@@ -24,11 +25,12 @@ from compiler_core.verify import input_sets  # noqa: E402
 from device_agent.baselines import to_torch  # noqa: E402
 
 
-def failing_runs(w: cc.Workload, target, torch) -> tuple[int, list]:
-    """(configs in the space, [(config, input set, why)] for every run that fails)."""
+def failing_runs(w: cc.Workload, target, torch, engine: str | None = None) -> tuple[int, list]:
+    """(configs checked, [(config, input set, why)] for every run that fails): every config of the space, or those
+    of one `engine` where the space has that knob."""
     sets = [(s.name, s.arrays, cc.expect(w, s.arrays)) for s in input_sets(w, seed=0)]
     specs = cc.get_op(w.op).tensor_specs(w)
-    configs = list(cc.get_space(w, target))
+    configs = [c for c in cc.get_space(w, target) if engine is None or c.get("engine") == engine]
     failing = []
     for config, module, cubin, err in compile_all(w, configs, target, target.arch):
         if module is None:
@@ -53,6 +55,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--case", action="append", required=True, help="op:params, e.g. 'softmax:rows=333,cols=1000'")
     p.add_argument("--out", help="write {workload: {configs, failing}} here as JSON")
+    p.add_argument("--engine", help="only the configs whose `engine` knob is this (e.g. attention's wgmma)")
     args = p.parse_args(argv)
     try:
         import torch
@@ -64,7 +67,7 @@ def main(argv=None) -> int:
     out = {}
     for text in args.case:
         w, t0 = parse_case(text), time.monotonic()
-        n, failing = failing_runs(w, target, torch)
+        n, failing = failing_runs(w, target, torch, args.engine)
         print(f"{w.key}: {n} configs, {len(failing)} failing runs ({time.monotonic() - t0:.0f} s)", flush=True)
         for config, name, why in failing[:12]:
             print(f"  {name}: {config}: {why}")

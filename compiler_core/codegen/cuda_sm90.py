@@ -278,11 +278,14 @@ _NEEDS = {"mbarrier": ("base",), "tma": ("base",), "tma_im2col": ("tma", "base")
 # ---- wgmma.mma_async -------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Wgmma:
-    """One wgmma.mma_async.m64nNk16 variant: fp32 accumulators, A and B from shared memory (descriptors)."""
+    """One wgmma.mma_async.m64nNk16 variant: fp32 accumulators, B from shared memory (a descriptor), A from shared
+    memory too or, with `a_regs`, from registers (four 32-bit pairs a lane: the layout of an m16n8k16 A fragment per
+    warp, which is also the layout of the fp32 accumulators narrowed pairwise: FlashAttention's P)."""
     n: int
     ab: str = "float16"  # "float16" | "bfloat16": both inputs
     trans_a: int = 0  # 0: A K-major (row-major M x K)
     trans_b: int = 1  # 1: B N-major (row-major K x N); 0: B K-major (N x K, "B transposed")
+    a_regs: bool = False  # A from registers (PTX's register form has no imm-trans-a)
 
     def __post_init__(self) -> None:
         if self.n % 8 or not 8 <= self.n <= 256:
@@ -291,6 +294,8 @@ class Wgmma:
             raise ValueError(f"wgmma inputs must be one of {sorted(AB_TYPES)}, got {self.ab!r}")
         if self.trans_a not in (0, 1) or self.trans_b not in (0, 1):
             raise ValueError("imm-trans-a/b are 0 or 1")
+        if self.a_regs and self.trans_a:
+            raise ValueError("wgmma with A in registers takes A K-major (trans_a 0)")
 
     @property
     def accumulators(self) -> int:
@@ -299,7 +304,8 @@ class Wgmma:
 
     @property
     def name(self) -> str:
-        return f"tf_wgmma_m64n{self.n}k16_f32_{AB_TYPES[self.ab]}_ta{self.trans_a}_tb{self.trans_b}"
+        a = "_ar" if self.a_regs else f"_ta{self.trans_a}"
+        return f"tf_wgmma_m64n{self.n}k16_f32_{AB_TYPES[self.ab]}{a}_tb{self.trans_b}"
 
 
 def wgmma_function(w: Wgmma) -> str:
@@ -308,24 +314,31 @@ def wgmma_function(w: Wgmma) -> str:
     The accumulators are "+f" operands %0..%(N/2-1) in the order the PTX fragment lists them (d[4j..4j+3] hold
     rows r, r, r+8, r+8 and columns 8j + 2*(lane%4) + {0,1,0,1}, r = 16*warp + lane/4); the array is indexed only
     by constants, so it stays in registers. scale-d is a predicate operand: set from `scale_d` with setp.
-    imm-scale-a/b are 1 (no negation); imm-trans-a/b are baked into the name (only 16-bit inputs allow them)."""
+    imm-scale-a/b are 1 (no negation); imm-trans-a/b are baked into the name (only 16-bit inputs allow them).
+    With `a_regs` the second parameter is `const uint32_t (&a)[4]`, A's fragment, instead of A's descriptor."""
     count = w.accumulators
     t = AB_TYPES[w.ab]
     rows = [", ".join(f"%{i}" for i in range(r, min(r + 8, count))) for r in range(0, count, 8)]
     reg_text = "\n".join(f'      "{row}{"}, " if r == len(rows) - 1 else ", "}"' for r, row in enumerate(rows))
     outs = [", ".join(f'"+f"(d[{i}])' for i in range(r, min(r + 8, count))) for r in range(0, count, 8)]
     out_text = ",\n".join(f"        {row}" for row in outs)
-    da, db, sd = count, count + 1, count + 2
+    if w.a_regs:
+        db, sd = count + 4, count + 5
+        a_param, a_operand = "const uint32_t (&a)[4]", f"{{%{count}, %{count + 1}, %{count + 2}, %{count + 3}}}"
+        a_inputs, trans = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])', f"{w.trans_b}"
+    else:
+        db, sd = count + 1, count + 2
+        a_param, a_operand, a_inputs, trans = "uint64_t desc_a", f"%{count}", '"l"(desc_a)', f"{w.trans_a}, {w.trans_b}"
     return "\n".join((
-        f"__device__ __forceinline__ void {w.name}(float (&d)[{count}], uint64_t desc_a, uint64_t desc_b,",
+        f"__device__ __forceinline__ void {w.name}(float (&d)[{count}], {a_param}, uint64_t desc_b,",
         f"{' ' * (len(w.name) + 33)}int scale_d) {{",
         "  asm volatile(",
         f'      "{{\\n .reg .pred p;\\n setp.ne.b32 p, %{sd}, 0;\\n"',
         f'      " wgmma.mma_async.sync.aligned.m64n{w.n}k16.f32.{t}.{t} {{"',
         reg_text,
-        f'      "%{da}, %{db}, p, 1, 1, {w.trans_a}, {w.trans_b};\\n}}\\n"',
+        f'      "{a_operand}, %{db}, p, 1, 1, {trans};\\n}}\\n"',
         f"      : {out_text.lstrip()}",
-        '      : "l"(desc_a), "l"(desc_b), "r"(scale_d));',
+        f'      : {a_inputs}, "l"(desc_b), "r"(scale_d));',
         "}",
         "",
     ))

@@ -17,6 +17,11 @@ def _choices(space, name):
     return next(k.choices for k in space.knobs if k.name == name)
 
 
+def _pins(engine, space):
+    """The engine's pinned values of the other engines' knobs that `space` has."""
+    return {k: v for k, v in attention.PINNED[engine].items() if k in space.names}
+
+
 @pytest.mark.parametrize("params", [dict(heads=2, seq_q=100, seq_kv=300, head_dim=64, dtype="float16"),
                                     dict(heads=1, seq_q=1, seq_kv=4096, head_dim=128, causal=1, dtype="bfloat16")])
 def test_every_valid_config_is_one_engines(params):
@@ -25,14 +30,14 @@ def test_every_valid_config_is_one_engines(params):
     valid = list(cc.get_space(w, SM90))
     assert {c["engine"] for c in valid} == {"simt", "wmma", "mma"}
     for c in valid:
-        assert all(c[k] == v for k, v in attention.PINNED[c["engine"]].items()), c
+        assert all(c[k] == v for k, v in _pins(c["engine"], cc.get_space(w, SM90)).items()), c
         tiles = _choices(own[c["engine"]], "kv_tile") if c["engine"] != "simt" else attention.SIMT_TILES
         assert c["kv_tile"] in tiles, c
         if c["engine"] == "mma":
             assert own["mma"].is_valid({k: c[k] for k in own["mma"].names}), c
     space = cc.get_space(w, SM90)
-    assert not space.is_valid(dict(valid[0], engine="wmma", kv_tile=8, **attention.PINNED["wmma"]))
-    assert not space.is_valid(dict(valid[0], engine="mma", kv_tile=16, **attention.PINNED["mma"]))
+    assert not space.is_valid(dict(valid[0], engine="wmma", kv_tile=8, **_pins("wmma", space)))
+    assert not space.is_valid(dict(valid[0], engine="mma", kv_tile=16, **_pins("mma", space)))
 
 
 def test_float32_odd_head_dims_and_old_devices_have_only_simt():
@@ -106,7 +111,7 @@ def test_wmma_register_rule_is_verify_resources_estimate(head_dim):
     configs = list(attention_wmma.space(w, SM90))
     assert bool(configs) == (head_dim < 256)
     for c in configs:
-        lowered = cc.lower(w, dict(c, engine="wmma", **attention.PINNED["wmma"]), SM90)  # it builds
+        lowered = cc.lower(w, dict(c, engine="wmma", **_pins("wmma", cc.get_space(w, SM90))), SM90)  # it builds
         assert attention_wmma.registers(w, c) == register_estimate(lowered.kernels[0])
 
 

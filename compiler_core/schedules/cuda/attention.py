@@ -1,9 +1,11 @@
 """CUDA template for attention: FlashAttention's online softmax over tiles of keys, on SIMT lanes in float32, or for
 the half types with head_dim a multiple of 16 on tensor cores: WMMA (`attention_wmma`, sm_70+, the scores through
-shared memory) or mma.sync (`attention_mma`, sm_80+, FlashAttention-2: the softmax on the accumulators in registers,
-and a split of the keys over blocks for decode steps). Where several apply the knob `engine` picks one (a tensor-core
-block holds 16 query rows per warp: a decode step of one query row wastes 15 of them, and the search should see
-every engine); each engine's own knobs are pinned to one value under the others. The SIMT kernel:
+shared memory), mma.sync (`attention_mma`, sm_80+, FlashAttention-2: the softmax on the accumulators in registers,
+and a split of the keys over blocks for decode steps) or wgmma (`attention_wgmma`, sm_90a, head_dim 64-256: TMA
+loads and warpgroup tensor cores, 64 query rows a warpgroup). Where several apply the knob `engine` picks one (a
+tensor-core block holds 16 or 64 query rows per warp or warpgroup: a decode step of one query row wastes the rest,
+and the search should see every engine); each engine's own knobs are pinned to one value under the others. The SIMT
+kernel:
 
 A block holds `rows_per_block` query rows of one head (threadIdx.y), each shared by `threads_per_row` lanes
 (threadIdx.x, an aligned group of a warp). A lane keeps the query elements and output accumulators of head_dim
@@ -25,7 +27,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
-from compiler_core.schedules.cuda import attention_mma, attention_wmma
+from compiler_core.schedules.cuda import attention_mma, attention_wgmma, attention_wmma
 from compiler_core.schedules.cuda.attention_tensors import attention_tensors
 from compiler_core.schedules.cuda.attention_wmma import FLOAT_LOWEST
 from compiler_core.schedules.cuda.block_reduce import NEG_INF, WARP, pow2_ceil
@@ -43,32 +45,40 @@ def _lane_floats(w, c: dict) -> int:
     return 2 * _lane_columns(w, c) + c["kv_tile"]
 
 
-ENGINES = ("simt", "wmma", "mma")
+ENGINES = ("simt", "wmma", "mma", "wgmma")
 SIMT_TILES = (8, 16, 32, 64)
 # Each engine's value for the knobs of the others (a config is one engine's: the rest stay at these).
-PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages": 1, "kv_splits": 1},
-          "wmma": {"threads_per_row": WARP, "rows_per_block": 1, "row_frags": 1, "stages": 1, "kv_splits": 1},
-          "mma": {"threads_per_row": WARP, "rows_per_block": 1, "pad": 0, "max_first": 0}}
-TENSOR_CORE_ENGINES = {"wmma": attention_wmma, "mma": attention_mma}  # the templates of the engines beside SIMT
-ENGINE_DOC = "SIMT lanes; WMMA tensor cores through shared memory; or mma.sync tensor cores, softmax in registers"
+PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages": 1, "kv_splits": 1, "consumers": 1},
+          "wmma": {"threads_per_row": WARP, "rows_per_block": 1, "row_frags": 1, "stages": 1, "kv_splits": 1,
+                   "consumers": 1},
+          "mma": {"threads_per_row": WARP, "rows_per_block": 1, "pad": 0, "max_first": 0, "consumers": 1},
+          "wgmma": {"threads_per_row": WARP, "rows_per_block": 1, "warps": 1, "pad": 0, "max_first": 0,
+                    "row_frags": 1, "kv_splits": 1}}
+# the templates of the engines beside SIMT
+TENSOR_CORE_ENGINES = {"wmma": attention_wmma, "mma": attention_mma, "wgmma": attention_wgmma}
+ENGINE_DOC = ("SIMT lanes; WMMA tensor cores through shared memory; mma.sync tensor cores, softmax in registers; or "
+              "wgmma (Hopper) tensor cores fed by TMA")
+# The engines a stored config can name, by the knob each engine's arrival added: a config without it was chosen in
+# the space before that engine (config_space), and lowers there.
+ARRIVALS = (("kv_splits", "mma"), ("consumers", "wgmma"))
 
 
-def _engines(w, target, with_mma: bool = True) -> dict:
-    """The spaces of the engines that apply to `w` on `target` and hold a valid config, by engine name in ENGINES'
+def _engines(w, target, engines: tuple = ENGINES) -> dict:
+    """The spaces of `engines` that apply to `w` on `target` and hold a valid config, by engine name in ENGINES'
     order (WMMA at head_dim 256 holds none: its registers)."""
     spaces = {"simt": simt_space(w, target)}
     for engine, template in TENSOR_CORE_ENGINES.items():
-        if (with_mma or engine != "mma") and template.applies(w, target):
+        if engine in engines and template.applies(w, target):
             engine_space = template.space(w, target)
             if next(iter(engine_space), None) is not None:
                 spaces[engine] = engine_space
     return spaces
 
 
-def space(w, target, with_mma: bool = True) -> Space:
-    """Where several engines apply, the union of their spaces with the knob `engine`; `with_mma=False`: the space
-    before the mma engine (config_space)."""
-    spaces = _engines(w, target, with_mma)
+def space(w, target, engines: tuple = ENGINES) -> Space:
+    """Where several engines apply, the union of their spaces with the knob `engine`; `engines`: those offered (fewer
+    for the space a config was stored in, config_space)."""
+    spaces = _engines(w, target, engines)
     if len(spaces) == 1:
         return spaces["simt"]
     choices: dict = {}
@@ -97,9 +107,16 @@ def space(w, target, with_mma: bool = True) -> Space:
 
 
 def config_space(w, target, config: dict) -> Space:
-    """The space `config` belongs to: one stored before the mma engine (no kv_splits key) lowers in the space it
-    was chosen from, so heads stored then keep building."""
-    return space(w, target, with_mma=not isinstance(config, dict) or "engine" not in config or "kv_splits" in config)
+    """The space `config` belongs to: one stored before an engine arrived (without the knob it added: ARRIVALS)
+    lowers in the space it was chosen from, so heads stored then keep building."""
+    if not isinstance(config, dict) or "engine" not in config:
+        return space(w, target)
+    engines = list(ENGINES)
+    for knob, engine in ARRIVALS:
+        if knob not in config:  # stored before `engine`, and before every engine that arrived after it
+            engines = engines[:engines.index(engine)]
+            break
+    return space(w, target, tuple(engines))
 
 
 def _engine_of(w, target, config: dict | None) -> str:

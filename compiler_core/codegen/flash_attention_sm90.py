@@ -1,0 +1,328 @@
+"""CUDA text of a FlashAttention forward kernel on Hopper (sm_90a): TMA loads and wgmma tensor cores, the softmax
+on the accumulators in registers (FlashAttention-3's structure, without its intra-warpgroup pipelining).
+
+Why a kernel beside flash_attention.py (mma.sync): a warp's mma.sync issues at most about half of the H100/H200's
+tensor-core rate; wgmma, one instruction for a warpgroup's 64 rows, reads its operands from shared memory by
+descriptor and runs asynchronously. The FlashAttention-2 trick carries over: wgmma's accumulator layout per warp is
+mma.sync's, so the scores narrowed pairwise are the A operand of P V, given from registers (wgmma's register form).
+
+A block holds CONSUMERS warpgroups of 64 query rows of one head and one producer warpgroup whose first thread issues
+every TMA load: the block's query rows once, then for each tile of BC keys its K tile and V tile into a ring of
+STAGES buffers, each guarded by a full and an empty mbarrier (the consumers' warps arrive on empty once their wgmma
+has read it). Per tile a consumer warpgroup:
+1. S = Q K^T: head_dim / 16 wgmma m64nBCk16, Q (K-major) and K (K-major: a key's row is B's column) from shared memory;
+2. releases K; scales S by log2(e) / sqrt(d), masks keys past the end and, under causal, keys after the query; the
+   row max joins the 4 lanes of a row by two shuffles; the running sum and O are rescaled once per tile;
+3. O += P V: BC / 16 wgmma m64n(head_dim)k16 with P from registers and V (N-major: transposed by the descriptor)
+   from shared memory; releases V.
+Tiles are 128B-swizzled TMA boxes of 64 columns (128 bytes of a row): Q, K and V as DBOX boxes side by side. Rows past
+the end of a head arrive as zeros (3-D maps: head, row, column). The epilogue divides by the row sums and stores.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler_core.codegen import cuda_sm90 as sm90
+from compiler_core.codegen.flash_attention import ELEM, scale_log2
+
+BOX_COLS = 64  # columns of a TMA box: one 128-byte swizzled row of 16-bit elements
+BOX_ROW_BYTES = 128
+WG_ROWS = 64  # query rows of a consumer warpgroup: wgmma's M
+KV_STEP_BYTES = 16 * BOX_ROW_BYTES  # a k16 step down an N-major V box: 16 rows of 128 bytes
+REGISTER_FILE = 65536  # 32-bit registers of an SM, shared by the block (one block per SM)
+PRODUCER_REGISTERS = 24  # the producer warpgroup's registers after setmaxnreg.dec: one thread issues TMA loads
+REGISTER_OVERHEAD = 56  # a consumer lane's registers beside S and O: P's fragment, statistics, addresses, temporaries
+
+
+@dataclass(frozen=True)
+class Sm90FlashConfig:
+    """One kernel: the workload's shape baked in, plus the knobs."""
+    heads: int
+    seq_q: int
+    seq_kv: int
+    head_dim: int
+    causal: int
+    dtype: str
+    consumers: int = 2
+    kv_tile: int = 128
+    stages: int = 2
+
+    @property
+    def rows(self) -> int:
+        return WG_ROWS * self.consumers
+
+    @property
+    def threads(self) -> int:
+        return sm90.WARPGROUP_THREADS * (self.consumers + 1)
+
+    @property
+    def q_tiles(self) -> int:
+        return -(-self.seq_q // self.rows)
+
+    @property
+    def kv_tiles(self) -> int:
+        return -(-self.seq_kv // self.kv_tile)
+
+    @property
+    def units(self) -> int:
+        return self.heads * self.q_tiles
+
+    @property
+    def boxes(self) -> int:
+        """64-column boxes side by side in a row of Q, K or V."""
+        return -(-self.head_dim // BOX_COLS)
+
+    @property
+    def q_bytes(self) -> int:
+        """One consumer's query rows in shared memory."""
+        return self.boxes * WG_ROWS * BOX_ROW_BYTES
+
+    @property
+    def kv_box_bytes(self) -> int:
+        return self.kv_tile * BOX_ROW_BYTES
+
+    @property
+    def kv_bytes(self) -> int:
+        """A tile of keys (or of values)."""
+        return self.boxes * self.kv_box_bytes
+
+    @property
+    def barriers_offset(self) -> int:
+        return self.consumers * self.q_bytes + 2 * self.stages * self.kv_bytes
+
+    @property
+    def shared_bytes(self) -> int:
+        """What the block asks for: the tiles, 1 + 4 x stages mbarriers and the slack to align the base to 1024."""
+        return self.barriers_offset + (1 + 4 * self.stages) * 8 + sm90.SWIZZLE_ATOM_BYTES
+
+    @property
+    def consumer_registers(self) -> int:
+        """A consumer lane's registers after setmaxnreg.inc: the file less the producer's, a multiple of 8, <= 240."""
+        share = (REGISTER_FILE - sm90.WARPGROUP_THREADS * PRODUCER_REGISTERS) // (sm90.WARPGROUP_THREADS
+                                                                                  * self.consumers)
+        return min(240, share // 8 * 8)
+
+    @property
+    def accumulators(self) -> int:
+        """float32 registers a consumer lane holds for S and O."""
+        return (self.kv_tile + self.head_dim) // 2
+
+    @property
+    def name(self) -> str:
+        return (f"attention_wgmma_c{self.consumers}t{self.kv_tile}s{self.stages}{'c' if self.causal else ''}"
+                f"{ELEM[self.dtype][2]}")
+
+    def wgmmas(self) -> tuple[sm90.Wgmma, sm90.Wgmma]:
+        """S = Q K^T (both K-major), and O += P V (P from registers, V N-major)."""
+        return (sm90.Wgmma(self.kv_tile, self.dtype, trans_a=0, trans_b=0),
+                sm90.Wgmma(self.head_dim, self.dtype, trans_b=1, a_regs=True))
+
+
+def prelude_blocks(cfg: Sm90FlashConfig) -> tuple:
+    return sm90.prelude_blocks(["mbarrier", "tma", "wgmma_sync", "descriptor", "setmaxnreg"], list(cfg.wgmmas()))
+
+
+def _constants(cfg: Sm90FlashConfig) -> str:
+    elem, narrow, _ = ELEM[cfg.dtype]
+    qk, pv = cfg.wgmmas()
+    regs = (f"tf_setmaxnreg_dec<{PRODUCER_REGISTERS}>();", f"tf_setmaxnreg_inc<{cfg.consumer_registers}>();") \
+        if cfg.consumers > 1 else ("", "")  # one consumer: 256 threads, each may hold 255 registers already
+    return f"""typedef {elem} elem;
+constexpr int H = {cfg.heads}, SQ = {cfg.seq_q}, SKV = {cfg.seq_kv}, D = {cfg.head_dim}, CAUSAL = {cfg.causal};
+constexpr int CONSUMERS = {cfg.consumers}, BC = {cfg.kv_tile}, STAGES = {cfg.stages};
+constexpr int BM = 64 * CONSUMERS, THREADS = 128 * (CONSUMERS + 1), DBOX = {cfg.boxes};
+constexpr int Q_TILES = (SQ + BM - 1) / BM, KV_TILES = (SKV + BC - 1) / BC;
+constexpr uint32_t Q_BYTES = {cfg.q_bytes}, KV_BOX = {cfg.kv_box_bytes}, KV_BYTES = {cfg.kv_bytes};
+constexpr uint32_t SMEM_K = CONSUMERS * Q_BYTES, SMEM_V = SMEM_K + STAGES * KV_BYTES;
+constexpr uint32_t SMEM_BARS = {cfg.barriers_offset};
+constexpr float SCALE_LOG2 = {scale_log2(cfg.head_dim)!r}f;
+constexpr float LOWEST = -3.4028234663852886e38f;  // a running max's start: exp2(LOWEST - max) is 0, never NaN
+static_assert(SMEM_V + STAGES * KV_BYTES == SMEM_BARS && Q_BYTES % 1024 == 0 && KV_BOX % 1024 == 0, "layout");
+static __device__ __forceinline__ elem narrow(float x) {{ return {narrow}(x); }}
+static __device__ __forceinline__ void wgmma_s(float (&d)[BC / 2], uint64_t da, uint64_t db, int scale_d) {{
+  {qk.name}(d, da, db, scale_d);
+}}
+static __device__ __forceinline__ void wgmma_o(float (&d)[D / 2], const uint32_t (&a)[4], uint64_t db, int scale_d) {{
+  {pv.name}(d, a, db, scale_d);
+}}
+static __device__ __forceinline__ void producer_registers() {{ {regs[0]} }}
+static __device__ __forceinline__ void consumer_registers() {{ {regs[1]} }}
+"""
+
+
+_BODY = r"""
+static __device__ __forceinline__ uint32_t pack(float lo, float hi) {  // two values as one pair of P's fragment
+  elem a = narrow(lo), b = narrow(hi);
+  return (uint32_t)*reinterpret_cast<uint16_t*>(&a) | ((uint32_t)*reinterpret_cast<uint16_t*>(&b) << 16);
+}
+
+// The key tiles some row of query tile qt sees (under causal its last row's).
+static __device__ __forceinline__ int tiles_seen(int q0) {
+  return CAUSAL ? min(KV_TILES, (min(q0 + BM, SQ) - 1) / BC + 1) : KV_TILES;
+}
+
+static __device__ __forceinline__ void run_producer(const tf_tensor_map* tm_q, const tf_tensor_map* tm_k,
+    const tf_tensor_map* tm_v, unsigned char* smem, uint64_t* q_full, uint64_t* k_full, uint64_t* v_full,
+    uint64_t* k_empty, uint64_t* v_empty, int h, int q0) {
+  tf_prefetch_tensor_map(tm_q);
+  tf_prefetch_tensor_map(tm_k);
+  tf_prefetch_tensor_map(tm_v);
+  tf_mbar_arrive_expect_tx(q_full, CONSUMERS * Q_BYTES);
+  for (int c = 0; c < CONSUMERS; ++c)
+    for (int b = 0; b < DBOX; ++b)
+      tf_tma_load_3d(smem + c * Q_BYTES + b * 64 * 128, tm_q, q_full, 64 * b, q0 + 64 * c, h);
+  const int seen = tiles_seen(q0);
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int t = 0; t < seen; ++t) {
+    // a fresh barrier's phase "before 0" counts as complete: the first pass through the ring does not wait
+    tf_mbar_wait(&k_empty[stage], phase ^ 1);
+    tf_mbar_arrive_expect_tx(&k_full[stage], KV_BYTES);
+    for (int b = 0; b < DBOX; ++b)
+      tf_tma_load_3d(smem + SMEM_K + stage * KV_BYTES + b * KV_BOX, tm_k, &k_full[stage], 64 * b, t * BC, h);
+    tf_mbar_wait(&v_empty[stage], phase ^ 1);
+    tf_mbar_arrive_expect_tx(&v_full[stage], KV_BYTES);
+    for (int b = 0; b < DBOX; ++b)
+      tf_tma_load_3d(smem + SMEM_V + stage * KV_BYTES + b * KV_BOX, tm_v, &v_full[stage], 64 * b, t * BC, h);
+    if (++stage == STAGES) { stage = 0; phase ^= 1; }
+  }
+}
+
+static __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64_t* q_full, uint64_t* k_full,
+    uint64_t* v_full, uint64_t* k_empty, uint64_t* v_empty, elem* __restrict__ O, int h, int q0) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
+  const int wrow = 64 * cw + 16 * warp;  // the warp's first query row in the block
+  // K-major Q and K: 8-row groups 1024 bytes apart (LBO unused); N-major V: 64-column boxes KV_BOX apart
+  const uint64_t desc_q = tf_desc_sw128(tf_smem_u32(smem + cw * Q_BYTES), 16, 1024);
+  const uint64_t desc_k = tf_desc_sw128(tf_smem_u32(smem + SMEM_K), 16, 1024);
+  const uint64_t desc_v = tf_desc_sw128(tf_smem_u32(smem + SMEM_V), KV_BOX, 1024);
+  float o[D / 2], mx[2] = {LOWEST, LOWEST}, sum[2] = {0.f, 0.f};
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+  tf_mbar_wait(q_full, 0);
+  const int seen = tiles_seen(q0);
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int t = 0; t < seen; ++t) {
+    float s[BC / 2];
+    tf_mbar_wait(&k_full[stage], phase);
+    tf_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {  // k16 step kk: box kk / 4, 32 bytes further per step inside it
+      const uint32_t at = (kk / 4) * 64 * 128 + (kk % 4) * 32;
+      const uint32_t kt = stage * KV_BYTES + (kk / 4) * KV_BOX + (kk % 4) * 32;
+      wgmma_s(s, desc_q + (at >> 4), desc_k + (kt >> 4), kk > 0);
+    }
+    tf_wgmma_commit();
+    tf_wgmma_wait<0>();
+    tf_fence_operands(s);
+    if (lane == 0) tf_mbar_arrive(&k_empty[stage]);  // this warp's part of the wgmma has read K
+
+    // s[4j + q]: row wrow + g + 8 (q / 2), key t BC + 8j + 2 tq + q % 2
+    const bool edge = SKV % BC != 0 && t == KV_TILES - 1;
+    const bool diagonal = CAUSAL && (t + 1) * BC - 1 > q0 + wrow;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int qi = q0 + wrow + g + 8 * half;
+      float m = mx[half];
+#pragma unroll
+      for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float v = s[4 * j + 2 * half + e] * SCALE_LOG2;
+          const int kj = t * BC + 8 * j + 2 * tq + e;
+          if ((edge && kj >= SKV) || (diagonal && kj > qi)) v = -INFINITY;
+          s[4 * j + 2 * half + e] = v;
+          m = fmaxf(m, v);
+        }
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+      const float alpha = exp2f(mx[half] - m);
+      mx[half] = m;
+      float part = 0.f;
+#pragma unroll
+      for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float p = exp2f(s[4 * j + 2 * half + e] - m);
+          s[4 * j + 2 * half + e] = p;
+          part += p;
+        }
+      sum[half] = sum[half] * alpha + part;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        o[4 * n + 2 * half] *= alpha;
+        o[4 * n + 2 * half + 1] *= alpha;
+      }
+    }
+
+    // P's k16 chunk kc is accumulators 8 kc .. 8 kc + 7 narrowed pairwise; all packed before the fence, so no
+    // register the wgmmas read is written between them (ptxas would fence each one)
+    uint32_t p[BC / 16][4];
+#pragma unroll
+    for (int kc = 0; kc < BC / 16; ++kc)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) p[kc][r] = pack(s[8 * kc + 2 * r], s[8 * kc + 2 * r + 1]);
+    tf_mbar_wait(&v_full[stage], phase);
+    tf_wgmma_fence();
+#pragma unroll
+    for (int kc = 0; kc < BC / 16; ++kc) wgmma_o(o, p[kc], desc_v + ((stage * KV_BYTES + kc * 2048) >> 4), 1);
+    tf_wgmma_commit();
+    tf_wgmma_wait<0>();
+    tf_fence_operands(o);
+    if (lane == 0) tf_mbar_arrive(&v_empty[stage]);
+    if (++stage == STAGES) { stage = 0; phase ^= 1; }
+  }
+
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float l = sum[half];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    const int qi = q0 + wrow + g + 8 * half;
+    if (qi >= SQ) continue;
+    const float inv = 1.f / l;
+    uint32_t* row = reinterpret_cast<uint32_t*>(O + ((size_t)h * SQ + qi) * D);
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) row[n * 4 + tq] = pack(o[4 * n + 2 * half] * inv, o[4 * n + 2 * half + 1] * inv);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) KERNEL_NAME(const __grid_constant__ tf_tensor_map tm_q,
+    const __grid_constant__ tf_tensor_map tm_k, const __grid_constant__ tf_tensor_map tm_v, elem* __restrict__ O) {
+  extern __shared__ unsigned char smem_raw[];
+  // the dynamic window is not promised 1024-byte aligned (the 128B swizzle's atoms): align by hand (+1024 asked)
+  unsigned char* smem = smem_raw + ((1024 - (tf_smem_u32(smem_raw) & 1023)) & 1023);
+  uint64_t* q_full = reinterpret_cast<uint64_t*>(smem + SMEM_BARS);
+  uint64_t* k_full = q_full + 1;
+  uint64_t* v_full = k_full + STAGES;
+  uint64_t* k_empty = v_full + STAGES;
+  uint64_t* v_empty = k_empty + STAGES;
+  if (threadIdx.x == 0) {
+    tf_mbar_init(q_full, 1);
+    for (int s = 0; s < STAGES; ++s) {
+      tf_mbar_init(&k_full[s], 1);  // the producer's arrive.expect_tx (+ the tile's TMA bytes)
+      tf_mbar_init(&v_full[s], 1);
+      tf_mbar_init(&k_empty[s], 4 * CONSUMERS);  // every consumer warp, once its wgmma has read the tile
+      tf_mbar_init(&v_empty[s], 4 * CONSUMERS);
+    }
+    tf_fence_mbar_init();
+  }
+  __syncthreads();
+  // query tiles last first, then heads: under causal the longest blocks of every head start first
+  const int h = blockIdx.x % H, q0 = (Q_TILES - 1 - (int)(blockIdx.x / H)) * BM;
+  const int warpgroup = threadIdx.x / 128;
+  if (warpgroup == 0) {
+    producer_registers();
+    if (threadIdx.x == 0) run_producer(&tm_q, &tm_k, &tm_v, smem, q_full, k_full, v_full, k_empty, v_empty, h, q0);
+  } else {
+    consumer_registers();
+    run_consumer(warpgroup - 1, smem, q_full, k_full, v_full, k_empty, v_empty, O, h, q0);
+  }
+}
+"""
+
+
+def render_kernel(cfg: Sm90FlashConfig) -> str:
+    """The kernel's source without its prelude: constants, device functions and the extern "C" entry."""
+    return _constants(cfg) + _BODY.replace("KERNEL_NAME", cfg.name)
