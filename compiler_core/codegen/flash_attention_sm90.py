@@ -1,5 +1,6 @@
 """CUDA text of a FlashAttention forward kernel on Hopper (sm_90a): TMA loads and wgmma tensor cores, the softmax
-on the accumulators in registers (FlashAttention-3's structure, without its intra-warpgroup pipelining).
+on the accumulators in registers (FlashAttention-3's structure: producer and consumer warpgroups, and optionally its overlap of one tile's softmax
+with the previous tile's second product).
 
 Why a kernel beside flash_attention.py (mma.sync): a warp's mma.sync issues at most about half of the H100/H200's
 tensor-core rate; wgmma, one instruction for a warpgroup's 64 rows, reads its operands from shared memory by
@@ -15,6 +16,8 @@ has read it). Per tile a consumer warpgroup:
    row max joins the 4 lanes of a row by two shuffles; the running sum and O are rescaled once per tile;
 3. O += P V: BC / 16 wgmma m64n(head_dim)k16 with P from registers and V (N-major: transposed by the descriptor)
    from shared memory; releases V.
+With `overlap` (FlashAttention-3's pipelining inside a warpgroup) tile t's S = Q K^T is issued together with tile
+t - 1's P V, and tile t's softmax runs while that P V is still on the tensor cores; O is rescaled once it is done.
 Tiles are 128B-swizzled TMA boxes of 64 columns (128 bytes of a row): Q, K and V as DBOX boxes side by side. Rows past
 the end of a head arrive as zeros (3-D maps: head, row, column). The epilogue divides by the row sums and stores.
 """
@@ -31,7 +34,7 @@ WG_ROWS = 64  # query rows of a consumer warpgroup: wgmma's M
 KV_STEP_BYTES = 16 * BOX_ROW_BYTES  # a k16 step down an N-major V box: 16 rows of 128 bytes
 REGISTER_FILE = 65536  # 32-bit registers of an SM, shared by the block (one block per SM)
 PRODUCER_REGISTERS = 24  # the producer warpgroup's registers after setmaxnreg.dec: one thread issues TMA loads
-REGISTER_OVERHEAD = 56  # a consumer lane's registers beside S and O: P's fragment, statistics, addresses, temporaries
+REGISTER_OVERHEAD = 64  # a consumer lane's registers beside S and O: P's fragment, statistics, addresses, temporaries
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Sm90FlashConfig:
     consumers: int = 2
     kv_tile: int = 128
     stages: int = 2
+    overlap: int = 1  # tile t's softmax runs while tile t - 1's P V is on the tensor cores
 
     @property
     def rows(self) -> int:
@@ -104,12 +108,13 @@ class Sm90FlashConfig:
 
     @property
     def accumulators(self) -> int:
-        """float32 registers a consumer lane holds for S and O."""
-        return (self.kv_tile + self.head_dim) // 2
+        """Registers a consumer lane holds for S and O (float32) and, with overlap, P's packed pairs beside them."""
+        return (self.kv_tile + self.head_dim) // 2 + (self.kv_tile // 4 if self.overlap else 0)
 
     @property
     def name(self) -> str:
-        return (f"attention_wgmma_c{self.consumers}t{self.kv_tile}s{self.stages}{'c' if self.causal else ''}"
+        return (f"attention_wgmma_c{self.consumers}t{self.kv_tile}s{self.stages}o{self.overlap}"
+                f"{'c' if self.causal else ''}"
                 f"{ELEM[self.dtype][2]}")
 
     def wgmmas(self) -> tuple[sm90.Wgmma, sm90.Wgmma]:
@@ -129,7 +134,7 @@ def _constants(cfg: Sm90FlashConfig) -> str:
         if cfg.consumers > 1 else ("", "")  # one consumer: 256 threads, each may hold 255 registers already
     return f"""typedef {elem} elem;
 constexpr int H = {cfg.heads}, SQ = {cfg.seq_q}, SKV = {cfg.seq_kv}, D = {cfg.head_dim}, CAUSAL = {cfg.causal};
-constexpr int CONSUMERS = {cfg.consumers}, BC = {cfg.kv_tile}, STAGES = {cfg.stages};
+constexpr int CONSUMERS = {cfg.consumers}, BC = {cfg.kv_tile}, STAGES = {cfg.stages}, OVERLAP = {cfg.overlap};
 constexpr int BM = 64 * CONSUMERS, THREADS = 128 * (CONSUMERS + 1), DBOX = {cfg.boxes};
 constexpr int Q_TILES = (SQ + BM - 1) / BM, KV_TILES = (SKV + BC - 1) / BC;
 constexpr uint32_t Q_BYTES = {cfg.q_bytes}, KV_BOX = {cfg.kv_box_bytes}, KV_BYTES = {cfg.kv_bytes};
@@ -188,103 +193,177 @@ static __device__ __forceinline__ void run_producer(const tf_tensor_map* tm_q, c
   }
 }
 
+// A consumer warp's share of the block: its query rows, the shared-memory descriptors, and the state of its rows.
+struct Rows {
+  int lane, g, tq, wrow;  // wrow: the warp's first query row in the block
+  uint64_t desc_q, desc_k, desc_v;
+  float mx[2], sum[2];
+};
+
+// S = Q K^T of the tile in `stage`: head_dim / 16 wgmmas (k16 step kk: box kk / 4, 32 bytes further inside it),
+// issued and committed as one group
+static __device__ __forceinline__ void issue_s(float (&s)[BC / 2], const Rows& r, int stage) {
+  tf_wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const uint32_t at = (kk / 4) * 64 * 128 + (kk % 4) * 32;
+    const uint32_t kt = stage * KV_BYTES + (kk / 4) * KV_BOX + (kk % 4) * 32;
+    wgmma_s(s, r.desc_q + (at >> 4), r.desc_k + (kt >> 4), kk > 0);
+  }
+  tf_wgmma_commit();
+}
+
+// O += P V of the tile in `stage`, P's k16 chunks from registers, issued and committed as one group
+static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[BC / 16][4], const Rows& r,
+                                                int stage) {
+  tf_wgmma_fence();
+#pragma unroll
+  for (int kc = 0; kc < BC / 16; ++kc) wgmma_o(o, p[kc], r.desc_v + ((stage * KV_BYTES + kc * 2048) >> 4), 1);
+  tf_wgmma_commit();
+}
+
+// Tile t's scores in place: scaled, masked (keys past the end; under causal keys after the query), then
+// exp2(score - the new row max); the row max moves on, alpha is exp2(old max - new max), part the tile's row sum.
+// s[4j + q] is row wrow + g + 8 (q / 2), key t BC + 8j + 2 tq + q % 2.
+static __device__ __forceinline__ void softmax_tile(float (&s)[BC / 2], Rows& r, int t, int q0, float (&alpha)[2],
+                                                    float (&part)[2]) {
+  const bool edge = SKV % BC != 0 && t == KV_TILES - 1;
+  const bool diagonal = CAUSAL && (t + 1) * BC - 1 > q0 + r.wrow;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int qi = q0 + r.wrow + r.g + 8 * half;
+    float m = r.mx[half];
+#pragma unroll
+    for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float v = s[4 * j + 2 * half + e] * SCALE_LOG2;
+        const int kj = t * BC + 8 * j + 2 * r.tq + e;
+        if ((edge && kj >= SKV) || (diagonal && kj > qi)) v = -INFINITY;
+        s[4 * j + 2 * half + e] = v;
+        m = fmaxf(m, v);
+      }
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+    alpha[half] = exp2f(r.mx[half] - m);
+    r.mx[half] = m;
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float p = exp2f(s[4 * j + 2 * half + e] - m);
+        s[4 * j + 2 * half + e] = p;
+        sum += p;
+      }
+    part[half] = sum;
+  }
+}
+
+// The running sums and O move to the new row max; P's k16 chunk kc is accumulators 8 kc .. 8 kc + 7 narrowed
+// pairwise, packed before the wgmmas that read them (no register they read is written between them: ptxas would
+// fence each one)
+static __device__ __forceinline__ void rescale_and_pack(float (&o)[D / 2], const float (&s)[BC / 2], Rows& r,
+                                                        const float (&alpha)[2], const float (&part)[2],
+                                                        uint32_t (&p)[BC / 16][4]) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    r.sum[half] = r.sum[half] * alpha[half] + part[half];
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      o[4 * n + 2 * half] *= alpha[half];
+      o[4 * n + 2 * half + 1] *= alpha[half];
+    }
+  }
+#pragma unroll
+  for (int kc = 0; kc < BC / 16; ++kc)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) p[kc][i] = pack(s[8 * kc + 2 * i], s[8 * kc + 2 * i + 1]);
+}
+
 static __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64_t* q_full, uint64_t* k_full,
     uint64_t* v_full, uint64_t* k_empty, uint64_t* v_empty, elem* __restrict__ O, int h, int q0) {
-  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
-  const int wrow = 64 * cw + 16 * warp;  // the warp's first query row in the block
+  Rows r;
+  r.lane = threadIdx.x % 32;
+  r.g = r.lane / 4;
+  r.tq = r.lane % 4;
+  r.wrow = 64 * cw + 16 * ((threadIdx.x % 128) / 32);
   // K-major Q and K: 8-row groups 1024 bytes apart (LBO unused); N-major V: 64-column boxes KV_BOX apart
-  const uint64_t desc_q = tf_desc_sw128(tf_smem_u32(smem + cw * Q_BYTES), 16, 1024);
-  const uint64_t desc_k = tf_desc_sw128(tf_smem_u32(smem + SMEM_K), 16, 1024);
-  const uint64_t desc_v = tf_desc_sw128(tf_smem_u32(smem + SMEM_V), KV_BOX, 1024);
-  float o[D / 2], mx[2] = {LOWEST, LOWEST}, sum[2] = {0.f, 0.f};
+  r.desc_q = tf_desc_sw128(tf_smem_u32(smem + cw * Q_BYTES), 16, 1024);
+  r.desc_k = tf_desc_sw128(tf_smem_u32(smem + SMEM_K), 16, 1024);
+  r.desc_v = tf_desc_sw128(tf_smem_u32(smem + SMEM_V), KV_BOX, 1024);
+  r.mx[0] = r.mx[1] = LOWEST;
+  r.sum[0] = r.sum[1] = 0.f;
+  float o[D / 2], s[BC / 2], alpha[2], part[2];
+  uint32_t p[BC / 16][4];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   tf_mbar_wait(q_full, 0);
   const int seen = tiles_seen(q0);
   int stage = 0;
   uint32_t phase = 0;
-  for (int t = 0; t < seen; ++t) {
-    float s[BC / 2];
-    tf_mbar_wait(&k_full[stage], phase);
-    tf_wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {  // k16 step kk: box kk / 4, 32 bytes further per step inside it
-      const uint32_t at = (kk / 4) * 64 * 128 + (kk % 4) * 32;
-      const uint32_t kt = stage * KV_BYTES + (kk / 4) * KV_BOX + (kk % 4) * 32;
-      wgmma_s(s, desc_q + (at >> 4), desc_k + (kt >> 4), kk > 0);
+  if (!OVERLAP) {
+    for (int t = 0; t < seen; ++t) {
+      tf_mbar_wait(&k_full[stage], phase);
+      issue_s(s, r, stage);
+      tf_wgmma_wait<0>();
+      tf_fence_operands(s);
+      if (r.lane == 0) tf_mbar_arrive(&k_empty[stage]);  // this warp's part of the wgmma has read K
+      softmax_tile(s, r, t, q0, alpha, part);
+      rescale_and_pack(o, s, r, alpha, part, p);
+      tf_mbar_wait(&v_full[stage], phase);
+      issue_pv(o, p, r, stage);
+      tf_wgmma_wait<0>();
+      tf_fence_operands(o);
+      if (r.lane == 0) tf_mbar_arrive(&v_empty[stage]);
+      if (++stage == STAGES) { stage = 0; phase ^= 1; }
     }
-    tf_wgmma_commit();
+  } else {
+    // FlashAttention-3's overlap inside a warpgroup: tile t's scores are computed and exponentiated while the
+    // tensor cores still run tile t - 1's O += P V; O is rescaled only once that group is done.
+    tf_mbar_wait(&k_full[0], 0);
+    issue_s(s, r, 0);
     tf_wgmma_wait<0>();
     tf_fence_operands(s);
-    if (lane == 0) tf_mbar_arrive(&k_empty[stage]);  // this warp's part of the wgmma has read K
-
-    // s[4j + q]: row wrow + g + 8 (q / 2), key t BC + 8j + 2 tq + q % 2
-    const bool edge = SKV % BC != 0 && t == KV_TILES - 1;
-    const bool diagonal = CAUSAL && (t + 1) * BC - 1 > q0 + wrow;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int qi = q0 + wrow + g + 8 * half;
-      float m = mx[half];
-#pragma unroll
-      for (int j = 0; j < BC / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float v = s[4 * j + 2 * half + e] * SCALE_LOG2;
-          const int kj = t * BC + 8 * j + 2 * tq + e;
-          if ((edge && kj >= SKV) || (diagonal && kj > qi)) v = -INFINITY;
-          s[4 * j + 2 * half + e] = v;
-          m = fmaxf(m, v);
-        }
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-      const float alpha = exp2f(mx[half] - m);
-      mx[half] = m;
-      float part = 0.f;
-#pragma unroll
-      for (int j = 0; j < BC / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float p = exp2f(s[4 * j + 2 * half + e] - m);
-          s[4 * j + 2 * half + e] = p;
-          part += p;
-        }
-      sum[half] = sum[half] * alpha + part;
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o[4 * n + 2 * half] *= alpha;
-        o[4 * n + 2 * half + 1] *= alpha;
-      }
+    if (r.lane == 0) tf_mbar_arrive(&k_empty[0]);
+    softmax_tile(s, r, 0, q0, alpha, part);
+    rescale_and_pack(o, s, r, alpha, part, p);
+    for (int t = 1; t < seen; ++t) {
+      const int prev = stage;
+      const uint32_t prev_phase = phase;
+      if (++stage == STAGES) { stage = 0; phase ^= 1; }
+      tf_mbar_wait(&k_full[stage], phase);
+      issue_s(s, r, stage);
+      tf_mbar_wait(&v_full[prev], prev_phase);
+      issue_pv(o, p, r, prev);
+      tf_wgmma_wait<1>();  // S is done; P V may still run
+      tf_fence_operands(s);
+      if (r.lane == 0) tf_mbar_arrive(&k_empty[stage]);
+      softmax_tile(s, r, t, q0, alpha, part);
+      tf_wgmma_wait<0>();
+      tf_fence_operands(o);
+      if (r.lane == 0) tf_mbar_arrive(&v_empty[prev]);
+      rescale_and_pack(o, s, r, alpha, part, p);
     }
-
-    // P's k16 chunk kc is accumulators 8 kc .. 8 kc + 7 narrowed pairwise; all packed before the fence, so no
-    // register the wgmmas read is written between them (ptxas would fence each one)
-    uint32_t p[BC / 16][4];
-#pragma unroll
-    for (int kc = 0; kc < BC / 16; ++kc)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) p[kc][r] = pack(s[8 * kc + 2 * r], s[8 * kc + 2 * r + 1]);
     tf_mbar_wait(&v_full[stage], phase);
-    tf_wgmma_fence();
-#pragma unroll
-    for (int kc = 0; kc < BC / 16; ++kc) wgmma_o(o, p[kc], desc_v + ((stage * KV_BYTES + kc * 2048) >> 4), 1);
-    tf_wgmma_commit();
+    issue_pv(o, p, r, stage);
     tf_wgmma_wait<0>();
     tf_fence_operands(o);
-    if (lane == 0) tf_mbar_arrive(&v_empty[stage]);
-    if (++stage == STAGES) { stage = 0; phase ^= 1; }
+    if (r.lane == 0) tf_mbar_arrive(&v_empty[stage]);
   }
 
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    float l = sum[half];
+    float l = r.sum[half];
     l += __shfl_xor_sync(0xffffffffu, l, 1);
     l += __shfl_xor_sync(0xffffffffu, l, 2);
-    const int qi = q0 + wrow + g + 8 * half;
+    const int qi = q0 + r.wrow + r.g + 8 * half;
     if (qi >= SQ) continue;
     const float inv = 1.f / l;
     uint32_t* row = reinterpret_cast<uint32_t*>(O + ((size_t)h * SQ + qi) * D);
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) row[n * 4 + tq] = pack(o[4 * n + 2 * half] * inv, o[4 * n + 2 * half + 1] * inv);
+    for (int n = 0; n < D / 8; ++n)
+      row[n * 4 + r.tq] = pack(o[4 * n + 2 * half] * inv, o[4 * n + 2 * half + 1] * inv);
   }
 }
 

@@ -48,10 +48,11 @@ def _lane_floats(w, c: dict) -> int:
 ENGINES = ("simt", "wmma", "mma", "wgmma")
 SIMT_TILES = (8, 16, 32, 64)
 # Each engine's value for the knobs of the others (a config is one engine's: the rest stay at these).
-PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages": 1, "kv_splits": 1, "consumers": 1},
+_NO_WGMMA = {"consumers": 1, "overlap": 0}
+PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages": 1, "kv_splits": 1, **_NO_WGMMA},
           "wmma": {"threads_per_row": WARP, "rows_per_block": 1, "row_frags": 1, "stages": 1, "kv_splits": 1,
-                   "consumers": 1},
-          "mma": {"threads_per_row": WARP, "rows_per_block": 1, "pad": 0, "max_first": 0, "consumers": 1},
+                   **_NO_WGMMA},
+          "mma": {"threads_per_row": WARP, "rows_per_block": 1, "pad": 0, "max_first": 0, **_NO_WGMMA},
           "wgmma": {"threads_per_row": WARP, "rows_per_block": 1, "warps": 1, "pad": 0, "max_first": 0,
                     "row_frags": 1, "kv_splits": 1}}
 # the templates of the engines beside SIMT
@@ -123,6 +124,8 @@ def _engine_of(w, target, config: dict | None) -> str:
     if config is not None:
         return config.get("engine", "simt")
     engines = _engines(w, target)
+    if "wgmma" in engines and w["seq_q"] >= attention_wgmma.WG_ROWS:  # a warpgroup's 64 rows, no split of the keys
+        return "wgmma"
     if "mma" in engines:
         return "mma"
     return "wmma" if "wmma" in engines and w["seq_q"] >= 64 else "simt"

@@ -14,12 +14,14 @@ from compiler_core.runtime.tensor_map import row_major
 from compiler_core.schedules.cuda.attention_tensors import attention_tensors
 from compiler_core.schedules.cuda.block_reduce import pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
+from compiler_core.target import NOMINAL_SM_COUNT
 
 FAMILY = "wgmma"
+WG_ROWS = fa3.WG_ROWS  # query rows of a consumer warpgroup
 HEAD_DIMS = (64, 256)  # head_dim's range: a 64-column box at least, and wgmma's N (O = P V) at most
 # Where the accumulators or shared memory do not fit the first, the next.
-DEFAULTS = (dict(consumers=2, kv_tile=128, stages=2), dict(consumers=2, kv_tile=64, stages=2),
-            dict(consumers=1, kv_tile=64, stages=2))
+DEFAULTS = (dict(consumers=2, kv_tile=128, stages=2, overlap=1), dict(consumers=2, kv_tile=64, stages=2, overlap=1),
+            dict(consumers=2, kv_tile=64, stages=2, overlap=0), dict(consumers=1, kv_tile=64, stages=2, overlap=0))
 
 
 def applies(w, target) -> bool:
@@ -29,7 +31,8 @@ def applies(w, target) -> bool:
 
 def flash_config(w, config: dict) -> fa3.Sm90FlashConfig:
     return fa3.Sm90FlashConfig(w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w["causal"], w.dtype,
-                               consumers=config["consumers"], kv_tile=config["kv_tile"], stages=config["stages"])
+                               consumers=config["consumers"], kv_tile=config["kv_tile"], stages=config["stages"],
+                               overlap=config.get("overlap", 0))
 
 
 def space(w, target) -> Space:
@@ -46,14 +49,17 @@ def space(w, target) -> Space:
                                          "issues the TMA loads)"),
             Knob("kv_tile", (64, 96, 128, 192), "keys per step (the N of S = Q K^T; one rescale per tile)"),
             Knob("stages", (1, 2), "key and value tiles in shared memory (2: the next one loads during this one)"),
+            Knob("overlap", (0, 1), "a tile's softmax runs while the previous tile's P V is on the tensor cores "
+                                    "(FlashAttention-3's pipelining inside a warpgroup; P's registers stay live)"),
         ),
         constraints=(
             Constraint("64 * consumers query rows must not exceed seq_q rounded up to a power of two (at least 64)",
                        lambda c: cfg(c).rows <= max(fa3.WG_ROWS, pow2_ceil(w["seq_q"]))),
             Constraint("kv_tile must not exceed seq_kv rounded up to a power of two (at least 64)",
                        lambda c: c["kv_tile"] <= max(64, pow2_ceil(w["seq_kv"]))),
-            Constraint(f"(kv_tile + head_dim) / 2 float32 accumulators per lane must leave "
-                       f"{fa3.REGISTER_OVERHEAD} of a consumer's registers (240 with 1-2 consumers, 160 with 3)",
+            Constraint(f"(kv_tile + head_dim) / 2 float32 accumulators per lane (and kv_tile / 4 registers of P with "
+                       f"overlap) must leave {fa3.REGISTER_OVERHEAD} of a consumer's registers (240 with 1-2 "
+                       f"consumers, 160 with 3)",
                        lambda c: cfg(c).accumulators + fa3.REGISTER_OVERHEAD <= cfg(c).consumer_registers),
             Constraint(f"the query, key and value tiles must fit {target.shared_limit} bytes of shared memory (the "
                        f"device's opt-in limit)", lambda c: cfg(c).shared_bytes <= target.shared_limit),
@@ -64,12 +70,15 @@ def space(w, target) -> Space:
 
 
 def default_config(w, target) -> dict:
-    """The first of DEFAULTS the space takes, with fewer consumers where the query rows are few and a single buffer
-    where the keys are one tile."""
+    """The first of DEFAULTS the space takes, with fewer consumers where the query rows are few or where blocks of
+    2 consumers would leave SMs idle (heads x query tiles below the SMs: 1 consumer doubles the blocks), and a single
+    buffer where the keys are one tile."""
     s = space(w, target)
+    sms = target.sm_count or NOMINAL_SM_COUNT
     for base in DEFAULTS:
         config = dict(base)
-        while 64 * config["consumers"] > pow2_ceil(w["seq_q"]) and config["consumers"] > 1:
+        while config["consumers"] > 1 and (64 * config["consumers"] > pow2_ceil(w["seq_q"]) or
+                                           flash_config(w, config).units < sms):
             config["consumers"] -= 1
         for stages in (config["stages"], 1):
             if s.is_valid(dict(config, stages=stages)):
