@@ -1,6 +1,6 @@
 """CUDA text of a FlashAttention forward kernel on Hopper (sm_90a): TMA loads and wgmma tensor cores, the softmax
-on the accumulators in registers (FlashAttention-3's structure: producer and consumer warpgroups, and optionally its overlap of one tile's softmax
-with the previous tile's second product).
+on the accumulators in registers (FlashAttention-3's structure: producer and consumer warpgroups, and optionally
+its overlap of one tile's softmax with the previous tile's second product).
 
 Why a kernel beside flash_attention.py (mma.sync): a warp's mma.sync issues at most about half of the H100/H200's
 tensor-core rate; wgmma, one instruction for a warpgroup's 64 rows, reads its operands from shared memory by

@@ -71,3 +71,37 @@ def test_random_hopper_configs_compile_for_sm90a(workload):
     assert configs and all(type(m.kernels[0]).__name__ == "OpaqueKernel" for m in modules)
     unique = list({k.name: k for k in kernels}.values())  # equal knobs render one kernel
     nvcc_compile(generate_source(cc.ir.Module("m", tuple(unique), (), (), 0), target), "sm_90a")
+
+
+def _covering(configs: list[dict], knobs: tuple) -> list[dict]:
+    """Few configs that together take every value of each of `knobs` (greedy: the config adding most new values)."""
+    wanted = {(k, c[k]) for c in configs for k in knobs}
+    chosen = []
+    while wanted:
+        best = max(configs, key=lambda c: len(wanted & {(k, c[k]) for k in knobs}))
+        chosen.append(best)
+        wanted -= {(k, best[k]) for k in knobs}
+    return chosen
+
+
+def _wgmma_attention_cases():
+    from compiler_core.schedules.cuda import attention_wgmma
+
+    h100 = cc.cuda_target("sm_90a", sm_count=132)
+    return [cc.make_workload("attention", dict(shape, dtype=dtype))
+            for (op, dtype), shapes in SHAPES.items() if op == "attention" and dtype != "float32"
+            for shape in shapes if attention_wgmma.applies(cc.make_workload("attention", dict(shape, dtype=dtype)),
+                                                           h100)]
+
+
+@pytest.mark.parametrize("workload", _wgmma_attention_cases(), ids=lambda w: w.key)
+def test_wgmma_attention_configs_compile_for_sm90a(workload):
+    """Hopper attention (TMA + wgmma, the default on sm_90a from 64 query rows): configs that take every value of
+    each of its knobs compile in one translation unit."""
+    target = cc.cuda_target("sm_90a", sm_count=132)
+    mine = [c for c in cc.get_space(workload, target) if c["engine"] == "wgmma"]
+    configs = _covering(mine, ("consumers", "kv_tile", "stages", "overlap"))
+    modules = [cc.lower(workload, c, target) for c in configs]
+    assert all(m.kernels[0].name.startswith("attention_wgmma") for m in modules)
+    nvcc_compile(generate_source(cc.ir.Module("m", tuple(m.kernels[0] for m in modules), (), (), 0), target),
+                 "sm_90a")

@@ -122,3 +122,82 @@ def test_an_engine_without_a_valid_config_is_neither_offered_nor_the_default():
     assert "engine" not in cc.get_space(w, SM75).names
     assert cc.lower(w, cc.default_config(w, SM75), SM75).kernels[0].name == "attention_cuda"
     assert _choices(cc.get_space(w, SM90), "engine") == ("simt", "mma")
+
+
+SM90A = cc.cuda_target("sm_90a", sm_count=132)
+
+
+def test_hopper_prefill_defaults_to_wgmma_and_a_decode_step_to_mma():
+    from compiler_core.schedules.cuda import attention_wgmma
+    prefill = cc.make_workload("attention", dict(heads=16, seq_q=2048, seq_kv=2048, head_dim=128, dtype="float16"))
+    config = cc.default_config(prefill, SM90A)
+    assert (config["engine"], config["consumers"], config["overlap"]) == ("wgmma", 2, 1)
+    assert cc.lower(prefill, config, SM90A).kernels[0].name.startswith("attention_wgmma_c2")
+    decode = cc.make_workload("attention", dict(heads=32, seq_q=1, seq_kv=4096, head_dim=128, dtype="float16"))
+    assert cc.default_config(decode, SM90A)["engine"] == "mma"
+    assert "wgmma" not in _choices(cc.get_space(prefill, SM90), "engine")  # sm_90 without `a`: no wgmma
+    # 4 heads x 8 tiles of 128 rows leave most of 132 SMs idle: one consumer, twice the blocks
+    few = cc.make_workload("attention", dict(heads=4, seq_q=1024, seq_kv=1024, head_dim=256, dtype="bfloat16"))
+    assert cc.default_config(few, SM90A)["consumers"] == 1
+    # head_dim below one 64-column box: no wgmma
+    small = cc.make_workload("attention", dict(heads=4, seq_q=1024, seq_kv=1024, head_dim=48, dtype="float16"))
+    assert not attention_wgmma.applies(small, SM90A) and cc.default_config(small, SM90A)["engine"] == "mma"
+
+
+def test_wgmma_configs_are_one_engines_and_fit_registers_and_shared_memory():
+    from compiler_core.schedules.cuda import attention_wgmma
+    for head_dim in (64, 80, 128, 256):
+        w = cc.make_workload("attention", dict(heads=3, seq_q=333, seq_kv=517, head_dim=head_dim, causal=1,
+                                               dtype="bfloat16"))
+        union = cc.get_space(w, SM90A)
+        own = attention_wgmma.space(w, SM90A)
+        mine = [c for c in union if c["engine"] == "wgmma"]
+        assert len(mine) == len(list(own)) > 0
+        for c in mine:
+            assert all(c[k] == v for k, v in _pins("wgmma", union).items()), c
+            cfg = attention_wgmma.flash_config(w, c)
+            assert cfg.accumulators + 64 <= cfg.consumer_registers and cfg.shared_bytes <= SM90A.shared_limit
+
+
+def test_a_config_stored_before_the_wgmma_engine_still_lowers_on_hopper():
+    w = cc.make_workload("attention", dict(heads=2, seq_q=128, seq_kv=128, head_dim=64, dtype="float16"))
+    stored = {"engine": "mma", "threads_per_row": 32, "rows_per_block": 1, "pad": 0, "max_first": 0, "warps": 4,
+              "row_frags": 2, "kv_tile": 64, "stages": 2, "kv_splits": 1}
+    assert cc.lower(w, stored, SM90A).kernels[0].name.startswith("attention_mma")
+    assert not cc.get_space(w, SM90A).is_valid(stored)  # today's space has the wgmma engine's knobs too
+
+
+@pytest.mark.parametrize("head_dim,kv_tile", [(64, 128), (80, 96), (128, 128), (256, 64)])
+def test_wgmma_operand_layouts_read_what_tma_wrote(head_dim, kv_tile):
+    """The kernel's operand offsets (Q and K K-major, V N-major, across 64-column boxes) address, through wgmma's
+    descriptor layouts, exactly the bytes where the TMA boxes put each element (cuda_sm90's address model)."""
+    from compiler_core.codegen import cuda_sm90 as sm90
+    from compiler_core.codegen import flash_attention_sm90 as fa3
+    cfg = fa3.Sm90FlashConfig(1, 256, 256, head_dim, 0, "float16", consumers=2, kv_tile=kv_tile, stages=2)
+    q_base, k_base = 1 * cfg.q_bytes, 2 * cfg.q_bytes  # consumer 1's rows; the ring's stage 0
+    v_base = k_base + cfg.stages * cfg.kv_bytes + cfg.kv_bytes  # V's stage 1
+    for kk in range(head_dim // 16):  # S = Q K^T, k16 step kk: the kernel's `at` and `kt` offsets
+        at = q_base + (kk // 4) * 64 * 128 + (kk % 4) * 32
+        kt = k_base + (kk // 4) * cfg.kv_box_bytes + (kk % 4) * 32
+        for row, k in ((0, 0), (9, 15), (63, 7)):
+            col = 16 * kk + k
+            assert sm90.kmajor_operand_address(at, 1024, row, k) == \
+                sm90.tma_box_address(q_base + (col // 64) * 64 * 128, row, col % 64)
+        for n, k in ((0, 3), (kv_tile - 1, 15), (17, 8)):
+            col = 16 * kk + k
+            assert sm90.kmajor_operand_address(kt, 1024, n, k) == \
+                sm90.tma_box_address(k_base + (col // 64) * cfg.kv_box_bytes, n, col % 64)
+    for kc in range(kv_tile // 16):  # O += P V, k16 chunk kc of the keys: `stage * KV_BYTES + kc * 2048`
+        start = v_base + kc * fa3.KV_STEP_BYTES
+        for k, n in ((0, 0), (15, head_dim - 1), (8, 65 % head_dim)):
+            key = 16 * kc + k
+            assert sm90.mnmajor_operand_address(start, cfg.kv_box_bytes, 1024, k, n) == \
+                sm90.tma_box_address(v_base + (n // 64) * cfg.kv_box_bytes, key, n % 64)
+    text = fa3.render_kernel(cfg)  # the offsets above are the kernel's own
+    for expr in ("const uint32_t at = (kk / 4) * 64 * 128 + (kk % 4) * 32;",
+                 "const uint32_t kt = stage * KV_BYTES + (kk / 4) * KV_BOX + (kk % 4) * 32;",
+                 "r.desc_v + ((stage * KV_BYTES + kc * 2048) >> 4)",
+                 "tf_desc_sw128(tf_smem_u32(smem + SMEM_V), KV_BOX, 1024)",
+                 "tf_desc_sw128(tf_smem_u32(smem + cw * Q_BYTES), 16, 1024)"):
+        assert expr in text, expr
+    assert fa3.KV_STEP_BYTES == 2048
