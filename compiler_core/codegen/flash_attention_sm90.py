@@ -50,6 +50,7 @@ class Sm90FlashConfig:
     kv_tile: int = 128
     stages: int = 2
     overlap: int = 1  # tile t's softmax runs while tile t - 1's P V is on the tensor cores
+    pingpong: int = 0  # (2 consumers, overlap) the warpgroups take turns issuing their products
 
     @property
     def rows(self) -> int:
@@ -113,7 +114,7 @@ class Sm90FlashConfig:
 
     @property
     def name(self) -> str:
-        return (f"attention_wgmma_c{self.consumers}t{self.kv_tile}s{self.stages}o{self.overlap}"
+        return (f"attention_wgmma_c{self.consumers}t{self.kv_tile}s{self.stages}o{self.overlap}p{self.pingpong}"
                 f"{'c' if self.causal else ''}"
                 f"{ELEM[self.dtype][2]}")
 
@@ -135,6 +136,7 @@ def _constants(cfg: Sm90FlashConfig) -> str:
     return f"""typedef {elem} elem;
 constexpr int H = {cfg.heads}, SQ = {cfg.seq_q}, SKV = {cfg.seq_kv}, D = {cfg.head_dim}, CAUSAL = {cfg.causal};
 constexpr int CONSUMERS = {cfg.consumers}, BC = {cfg.kv_tile}, STAGES = {cfg.stages}, OVERLAP = {cfg.overlap};
+constexpr int PINGPONG = {cfg.pingpong};
 constexpr int BM = 64 * CONSUMERS, THREADS = 128 * (CONSUMERS + 1), DBOX = {cfg.boxes};
 constexpr int Q_TILES = (SQ + BM - 1) / BM, KV_TILES = (SKV + BC - 1) / BC;
 constexpr uint32_t Q_BYTES = {cfg.q_bytes}, KV_BOX = {cfg.kv_box_bytes}, KV_BYTES = {cfg.kv_bytes};
@@ -192,6 +194,11 @@ static __device__ __forceinline__ void run_producer(const tf_tensor_map* tm_q, c
     if (++stage == STAGES) { stage = 0; phase ^= 1; }
   }
 }
+
+// Named barriers 1 and 2 (0 is __syncthreads'): the two consumer warpgroups' turns, 256 threads each (one
+// warpgroup waits, the other arrives)
+static __device__ __forceinline__ void turn_wait(int id) { asm volatile("bar.sync %0, 256;" :: "r"(id) : "memory"); }
+static __device__ __forceinline__ void turn_give(int id) { asm volatile("bar.arrive %0, 256;" :: "r"(id) : "memory"); }
 
 // A consumer warp's share of the block: its query rows, the shared-memory descriptors, and the state of its rows.
 struct Rows {
@@ -328,14 +335,20 @@ static __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem,
     if (r.lane == 0) tf_mbar_arrive(&k_empty[0]);
     softmax_tile(s, r, 0, q0, alpha, part);
     rescale_and_pack(o, s, r, alpha, part, p);
+    // ping-pong (FlashAttention-3): the warpgroups take turns issuing their two products, so one's softmax runs
+    // while the other's products hold the tensor cores; warpgroup 0 goes first, and warpgroup 1 gives no turn
+    // after its last tile (no wait would take it)
+    if (PINGPONG && cw == 1 && seen > 1) turn_give(1);
     for (int t = 1; t < seen; ++t) {
       const int prev = stage;
       const uint32_t prev_phase = phase;
       if (++stage == STAGES) { stage = 0; phase ^= 1; }
+      if (PINGPONG) turn_wait(1 + cw);
       tf_mbar_wait(&k_full[stage], phase);
       issue_s(s, r, stage);
       tf_mbar_wait(&v_full[prev], prev_phase);
       issue_pv(o, p, r, prev);
+      if (PINGPONG && !(cw == 1 && t == seen - 1)) turn_give(2 - cw);
       tf_wgmma_wait<1>();  // S is done; P V may still run
       tf_fence_operands(s);
       if (r.lane == 0) tf_mbar_arrive(&k_empty[stage]);

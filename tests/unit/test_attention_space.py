@@ -131,7 +131,7 @@ def test_hopper_prefill_defaults_to_wgmma_and_a_decode_step_to_mma():
     from compiler_core.schedules.cuda import attention_wgmma
     prefill = cc.make_workload("attention", dict(heads=16, seq_q=2048, seq_kv=2048, head_dim=128, dtype="float16"))
     config = cc.default_config(prefill, SM90A)
-    assert (config["engine"], config["consumers"], config["overlap"]) == ("wgmma", 2, 1)
+    assert (config["engine"], config["consumers"], config["overlap"], config["pingpong"]) == ("wgmma", 2, 1, 1)
     assert cc.lower(prefill, config, SM90A).kernels[0].name.startswith("attention_wgmma_c2")
     decode = cc.make_workload("attention", dict(heads=32, seq_q=1, seq_kv=4096, head_dim=128, dtype="float16"))
     assert cc.default_config(decode, SM90A)["engine"] == "mma"

@@ -20,8 +20,10 @@ FAMILY = "wgmma"
 WG_ROWS = fa3.WG_ROWS  # query rows of a consumer warpgroup
 HEAD_DIMS = (64, 256)  # head_dim's range: a 64-column box at least, and wgmma's N (O = P V) at most
 # Where the accumulators or shared memory do not fit the first, the next.
-DEFAULTS = (dict(consumers=2, kv_tile=128, stages=2, overlap=1), dict(consumers=2, kv_tile=64, stages=2, overlap=1),
-            dict(consumers=2, kv_tile=64, stages=2, overlap=0), dict(consumers=1, kv_tile=64, stages=2, overlap=0))
+# The H200's screens (benchmarks/results/2026-11-29-attention-wgmma/): 2 consumers taking turns on 128-key tiles was
+# the best config of 3 of 5 shapes' spaces (ping-pong: +5-13 % there; on 64-key tiles it lost 0-4 %).
+DEFAULTS = tuple(dict(consumers=c, kv_tile=t, stages=2, overlap=o, pingpong=p)
+                 for c, t, o, p in ((2, 128, 1, 1), (2, 64, 1, 0), (2, 64, 0, 0), (1, 64, 0, 0)))
 
 
 def applies(w, target) -> bool:
@@ -32,7 +34,7 @@ def applies(w, target) -> bool:
 def flash_config(w, config: dict) -> fa3.Sm90FlashConfig:
     return fa3.Sm90FlashConfig(w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w["causal"], w.dtype,
                                consumers=config["consumers"], kv_tile=config["kv_tile"], stages=config["stages"],
-                               overlap=config.get("overlap", 0))
+                               overlap=config.get("overlap", 0), pingpong=config.get("pingpong", 0))
 
 
 def space(w, target) -> Space:
@@ -51,6 +53,8 @@ def space(w, target) -> Space:
             Knob("stages", (1, 2), "key and value tiles in shared memory (2: the next one loads during this one)"),
             Knob("overlap", (0, 1), "a tile's softmax runs while the previous tile's P V is on the tensor cores "
                                     "(FlashAttention-3's pipelining inside a warpgroup; P's registers stay live)"),
+            Knob("pingpong", (0, 1), "two consumer warpgroups take turns issuing their products (one's softmax "
+                                     "while the other's products run; FlashAttention-3's ping-pong)"),
         ),
         constraints=(
             Constraint("64 * consumers query rows must not exceed seq_q rounded up to a power of two (at least 64)",
@@ -63,6 +67,8 @@ def space(w, target) -> Space:
                        lambda c: cfg(c).accumulators + fa3.REGISTER_OVERHEAD <= cfg(c).consumer_registers),
             Constraint(f"the query, key and value tiles must fit {target.shared_limit} bytes of shared memory (the "
                        f"device's opt-in limit)", lambda c: cfg(c).shared_bytes <= target.shared_limit),
+            Constraint("pingpong takes 2 consumers and overlap",
+                       lambda c: not c["pingpong"] or (c["consumers"] == 2 and c["overlap"])),
             Constraint("stages 2 only where there are several key tiles",
                        lambda c: c["stages"] == 1 or cfg(c).kv_tiles > 1),
         ),
@@ -80,6 +86,7 @@ def default_config(w, target) -> dict:
         while config["consumers"] > 1 and (64 * config["consumers"] > pow2_ceil(w["seq_q"]) or
                                            flash_config(w, config).units < sms):
             config["consumers"] -= 1
+            config["pingpong"] = 0  # turns are between two consumers
         for stages in (config["stages"], 1):
             if s.is_valid(dict(config, stages=stages)):
                 return dict(config, stages=stages)
