@@ -112,3 +112,34 @@ def test_dlpack_from_cupy(matmul):
     out = cupy.empty((256, 192), dtype=cupy.float16)
     assert run_dlpack(matmul, ca, cb, out=out) is out
     torch.testing.assert_close(torch.from_dlpack(out).float(), (a @ b).float(), rtol=2e-2, atol=5e-2)
+
+
+def test_attention_default_matches_sdpa_and_is_captured_in_a_cuda_graph(target):
+    """The attention default (on Hopper the wgmma engine: TMA maps encoded from each call's tensors) as a custom
+    op: close to PyTorch's scaled_dot_product_attention, on fresh tensors each call, and inside a CUDA graph."""
+    # 48 heads x 3 query tiles fill 132 SMs: the default's two consumers taking turns
+    params = {"heads": 48, "seq_q": 300, "seq_kv": 333, "head_dim": 128, "causal": 1, "dtype": "bfloat16"}
+    attention = _op("attention", params, target)
+    g = torch.Generator(device="cuda").manual_seed(1)
+
+    def qkv():
+        return [torch.randn(params["heads"], n, 128, device="cuda", dtype=torch.bfloat16, generator=g)
+                for n in (300, 333, 333)]
+
+    for _ in range(2):  # new tensors, new addresses: the maps follow them
+        q, k, v = qkv()
+        expected = torch.nn.functional.scaled_dot_product_attention(q[None].float(), k[None].float(),
+                                                                    v[None].float(), is_causal=True)[0]
+        assert (attention(q, k, v).float() - expected).abs().max().item() < 2e-2
+    q, k, v = qkv()
+    out = torch.empty_like(q)
+    attention(q, k, v, out=out)  # warm-up outside the capture (loads the module)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        attention(q, k, v, out=out)
+    out.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    expected = torch.nn.functional.scaled_dot_product_attention(q[None].float(), k[None].float(), v[None].float(),
+                                                                is_causal=True)[0]
+    assert (out.float() - expected).abs().max().item() < 2e-2
