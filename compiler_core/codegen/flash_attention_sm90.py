@@ -51,6 +51,7 @@ class Sm90FlashConfig:
     stages: int = 2
     overlap: int = 1  # tile t's softmax runs while tile t - 1's P V is on the tensor cores
     pingpong: int = 0  # (2 consumers, overlap) the warpgroups take turns issuing their products
+    fold: int = 1  # the scores' scale folds into the exponent's fused multiply-add (the max kept unscaled)
 
     @property
     def rows(self) -> int:
@@ -115,6 +116,7 @@ class Sm90FlashConfig:
     @property
     def name(self) -> str:
         return (f"attention_wgmma_c{self.consumers}t{self.kv_tile}s{self.stages}o{self.overlap}p{self.pingpong}"
+                f"f{self.fold}"
                 f"{'c' if self.causal else ''}"
                 f"{ELEM[self.dtype][2]}")
 
@@ -136,7 +138,7 @@ def _constants(cfg: Sm90FlashConfig) -> str:
     return f"""typedef {elem} elem;
 constexpr int H = {cfg.heads}, SQ = {cfg.seq_q}, SKV = {cfg.seq_kv}, D = {cfg.head_dim}, CAUSAL = {cfg.causal};
 constexpr int CONSUMERS = {cfg.consumers}, BC = {cfg.kv_tile}, STAGES = {cfg.stages}, OVERLAP = {cfg.overlap};
-constexpr int PINGPONG = {cfg.pingpong};
+constexpr int PINGPONG = {cfg.pingpong}, FOLD = {cfg.fold};
 constexpr int BM = 64 * CONSUMERS, THREADS = 128 * (CONSUMERS + 1), DBOX = {cfg.boxes};
 constexpr int Q_TILES = (SQ + BM - 1) / BM, KV_TILES = (SKV + BC - 1) / BC;
 constexpr uint32_t Q_BYTES = {cfg.q_bytes}, KV_BOX = {cfg.kv_box_bytes}, KV_BYTES = {cfg.kv_bytes};
@@ -244,7 +246,7 @@ static __device__ __forceinline__ void softmax_tile(float (&s)[BC / 2], Rows& r,
     for (int j = 0; j < BC / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        float v = s[4 * j + 2 * half + e] * SCALE_LOG2;
+        float v = FOLD ? s[4 * j + 2 * half + e] : s[4 * j + 2 * half + e] * SCALE_LOG2;
         const int kj = t * BC + 8 * j + 2 * r.tq + e;
         if ((edge && kj >= SKV) || (diagonal && kj > qi)) v = -INFINITY;
         s[4 * j + 2 * half + e] = v;
@@ -252,14 +254,17 @@ static __device__ __forceinline__ void softmax_tile(float (&s)[BC / 2], Rows& r,
       }
     m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
     m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-    alpha[half] = exp2f(r.mx[half] - m);
+    // FOLD: the running max is kept unscaled and the scale folds into one fused multiply-add per score
+    alpha[half] = exp2f(FOLD ? (r.mx[half] - m) * SCALE_LOG2 : r.mx[half] - m);
     r.mx[half] = m;
+    const float shift = FOLD ? m * SCALE_LOG2 : m;
     float sum = 0.f;
 #pragma unroll
     for (int j = 0; j < BC / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float p = exp2f(s[4 * j + 2 * half + e] - m);
+        const float x = s[4 * j + 2 * half + e];
+        const float p = exp2f(FOLD ? fmaf(x, SCALE_LOG2, -shift) : x - shift);
         s[4 * j + 2 * half + e] = p;
         sum += p;
       }

@@ -100,7 +100,7 @@ def test_wgmma_attention_configs_compile_for_sm90a(workload):
     each of its knobs compile in one translation unit."""
     target = cc.cuda_target("sm_90a", sm_count=132)
     mine = [c for c in cc.get_space(workload, target) if c["engine"] == "wgmma"]
-    configs = _covering(mine, ("consumers", "kv_tile", "stages", "overlap", "pingpong"))
+    configs = _covering(mine, ("consumers", "kv_tile", "stages", "overlap", "pingpong", "fold"))
     modules = [cc.lower(workload, c, target) for c in configs]
     assert all(m.kernels[0].name.startswith("attention_wgmma") for m in modules)
     nvcc_compile(generate_source(cc.ir.Module("m", tuple(m.kernels[0] for m in modules), (), (), 0), target),

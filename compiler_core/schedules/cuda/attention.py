@@ -48,7 +48,7 @@ def _lane_floats(w, c: dict) -> int:
 ENGINES = ("simt", "wmma", "mma", "wgmma")
 SIMT_TILES = (8, 16, 32, 64)
 # Each engine's value for the knobs of the others (a config is one engine's: the rest stay at these).
-_NO_WGMMA = {"consumers": 1, "overlap": 0, "pingpong": 0}
+_NO_WGMMA = {"consumers": 1, "overlap": 0, "pingpong": 0, "fold": 0}
 PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages": 1, "kv_splits": 1, **_NO_WGMMA},
           "wmma": {"threads_per_row": WARP, "rows_per_block": 1, "row_frags": 1, "stages": 1, "kv_splits": 1,
                    **_NO_WGMMA},

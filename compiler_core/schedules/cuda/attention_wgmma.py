@@ -22,7 +22,7 @@ HEAD_DIMS = (64, 256)  # head_dim's range: a 64-column box at least, and wgmma's
 # Where the accumulators or shared memory do not fit the first, the next.
 # The H200's screens (benchmarks/results/2026-11-29-attention-wgmma/): 2 consumers taking turns on 128-key tiles was
 # the best config of 3 of 5 shapes' spaces (ping-pong: +5-13 % there; on 64-key tiles it lost 0-4 %).
-DEFAULTS = tuple(dict(consumers=c, kv_tile=t, stages=2, overlap=o, pingpong=p)
+DEFAULTS = tuple(dict(consumers=c, kv_tile=t, stages=2, overlap=o, pingpong=p, fold=1)
                  for c, t, o, p in ((2, 128, 1, 1), (2, 64, 1, 0), (2, 64, 0, 0), (1, 64, 0, 0)))
 
 
@@ -34,7 +34,8 @@ def applies(w, target) -> bool:
 def flash_config(w, config: dict) -> fa3.Sm90FlashConfig:
     return fa3.Sm90FlashConfig(w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w["causal"], w.dtype,
                                consumers=config["consumers"], kv_tile=config["kv_tile"], stages=config["stages"],
-                               overlap=config.get("overlap", 0), pingpong=config.get("pingpong", 0))
+                               overlap=config.get("overlap", 0), pingpong=config.get("pingpong", 0),
+                               fold=config.get("fold", 0))
 
 
 def space(w, target) -> Space:
@@ -55,6 +56,8 @@ def space(w, target) -> Space:
                                     "(FlashAttention-3's pipelining inside a warpgroup; P's registers stay live)"),
             Knob("pingpong", (0, 1), "two consumer warpgroups take turns issuing their products (one's softmax "
                                      "while the other's products run; FlashAttention-3's ping-pong)"),
+            Knob("fold", (0, 1), "the scores' scale folds into the exponent's fused multiply-add (one multiply per "
+                                 "score fewer; the running max kept unscaled)"),
         ),
         constraints=(
             Constraint("64 * consumers query rows must not exceed seq_q rounded up to a power of two (at least 64)",
