@@ -35,8 +35,30 @@ COMBINE_THREADS = 256
 ELEM = {"float16": ("__half", "__float2half", "f16"), "bfloat16": ("__nv_bfloat16", "__float2bfloat16", "bf16")}
 
 
+class FlashTiles:
+    """The tiles of a FlashAttention grid, from a config's `rows` (query rows of a block) and `kv_tile`: shared by
+    this kernel's config and the Hopper kernel's (flash_attention_sm90.py)."""
+
+    @property
+    def q_tiles(self) -> int:
+        return -(-self.seq_q // self.rows)
+
+    @property
+    def kv_tiles(self) -> int:
+        return -(-self.seq_kv // self.kv_tile)
+
+    @property
+    def tiles_walked(self) -> int:
+        """Key tiles all blocks walk together (under causal each query tile stops at its last row's key)."""
+        if not self.causal:
+            return self.heads * self.q_tiles * self.kv_tiles
+        per_head = sum(min(self.kv_tiles, (min((qt + 1) * self.rows, self.seq_q) - 1) // self.kv_tile + 1)
+                       for qt in range(self.q_tiles))
+        return self.heads * per_head
+
+
 @dataclass(frozen=True)
-class FlashConfig:
+class FlashConfig(FlashTiles):
     """One kernel: the workload's shape baked in, plus the knobs."""
     heads: int
     seq_q: int
@@ -57,14 +79,6 @@ class FlashConfig:
     @property
     def threads(self) -> int:
         return 32 * self.warps
-
-    @property
-    def q_tiles(self) -> int:
-        return -(-self.seq_q // self.rows)
-
-    @property
-    def kv_tiles(self) -> int:
-        return -(-self.seq_kv // self.kv_tile)
 
     @property
     def units(self) -> int:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler_core.codegen import cuda_sm90 as sm90
-from compiler_core.codegen.flash_attention import ELEM, scale_log2
+from compiler_core.codegen.flash_attention import ELEM, FlashTiles, scale_log2
 
 BOX_COLS = 64  # columns of a TMA box: one 128-byte swizzled row of 16-bit elements
 BOX_ROW_BYTES = 128
@@ -38,7 +38,7 @@ REGISTER_OVERHEAD = 64  # a consumer lane's registers beside S and O: P's fragme
 
 
 @dataclass(frozen=True)
-class Sm90FlashConfig:
+class Sm90FlashConfig(FlashTiles):
     """One kernel: the workload's shape baked in, plus the knobs."""
     heads: int
     seq_q: int
@@ -60,14 +60,6 @@ class Sm90FlashConfig:
     @property
     def threads(self) -> int:
         return sm90.WARPGROUP_THREADS * (self.consumers + 1)
-
-    @property
-    def q_tiles(self) -> int:
-        return -(-self.seq_q // self.rows)
-
-    @property
-    def kv_tiles(self) -> int:
-        return -(-self.seq_kv // self.kv_tile)
 
     @property
     def units(self) -> int:

@@ -148,18 +148,9 @@ def schedule(w, config, target) -> S.Module:
     return S.Module("attention", (main, combine), (Q, K, V, O), (part, stats), 3, overwrites_workspaces=True)
 
 
-def _tiles_walked(cfg: fa.FlashConfig) -> int:
-    """Key tiles all blocks walk together (under causal each query tile stops at its last row's key)."""
-    if not cfg.causal:
-        return cfg.heads * cfg.q_tiles * cfg.kv_tiles
-    per_head = sum(min(cfg.kv_tiles, (min((qt + 1) * cfg.rows, cfg.seq_q) - 1) // cfg.kv_tile + 1)
-                   for qt in range(cfg.q_tiles))
-    return cfg.heads * per_head
-
-
 def profile(cfg: fa.FlashConfig) -> KernelProfile:
     """The launch's work as the kernel does it: whole query and key tiles (the padding included)."""
-    walked, D, rows, T = _tiles_walked(cfg), cfg.head_dim, cfg.rows, cfg.kv_tile
+    walked, D, rows, T = cfg.tiles_walked, cfg.head_dim, cfg.rows, cfg.kv_tile
     tile_bytes = 2 * T * D * 2  # a tile of keys and one of values
     q_bytes = cfg.heads * cfg.q_tiles * cfg.kv_splits * rows * D * 2
     out_bytes = cfg.heads * cfg.seq_q * D * (2 if cfg.kv_splits == 1 else 4 * cfg.kv_splits + 2)

@@ -111,18 +111,9 @@ def schedule(w, config, target) -> S.Module:
     return S.Module("attention", (kernel,), (Q, K, V, O), (), 3)
 
 
-def _tiles_walked(cfg: fa3.Sm90FlashConfig) -> int:
-    """Key tiles all blocks walk together (under causal each query tile stops at its last row's key)."""
-    if not cfg.causal:
-        return cfg.heads * cfg.q_tiles * cfg.kv_tiles
-    per_head = sum(min(cfg.kv_tiles, (min((qt + 1) * cfg.rows, cfg.seq_q) - 1) // cfg.kv_tile + 1)
-                   for qt in range(cfg.q_tiles))
-    return cfg.heads * per_head
-
-
 def profile(cfg: fa3.Sm90FlashConfig) -> KernelProfile:
     """The launch's work as the kernel does it: whole query and key tiles (the padding included)."""
-    walked, rows, T = _tiles_walked(cfg), cfg.rows, cfg.kv_tile
+    walked, rows, T = cfg.tiles_walked, cfg.rows, cfg.kv_tile
     D = cfg.boxes * fa3.BOX_COLS  # TMA lands whole boxes
     tile_bytes = 2 * T * D * 2  # a tile of keys and one of values
     q_bytes = cfg.units * rows * D * 2
