@@ -19,9 +19,9 @@ from compiler_core.target import NOMINAL_SM_COUNT
 FAMILY = "wgmma"
 WG_ROWS = fa3.WG_ROWS  # query rows of a consumer warpgroup
 HEAD_DIMS = (64, 256)  # head_dim's range: a 64-column box at least, and wgmma's N (O = P V) at most
-# Where the accumulators or shared memory do not fit the first, the next.
-# The H200's screens (benchmarks/results/2026-11-29-attention-wgmma/): 2 consumers taking turns on 128-key tiles was
-# the best config of 3 of 5 shapes' spaces (ping-pong: +5-13 % there; on 64-key tiles it lost 0-4 %).
+# The first the space takes (where registers or shared memory do not fit one, the next). The H200's screens
+# (benchmarks/results/2026-11-29-attention-wgmma/): 2 consumers taking turns on 128-key tiles was the best config of
+# 3 of 5 shapes' spaces (ping-pong: +5-13 % there; on 64-key tiles it lost 0-4 %); fold gained 1-6 % on 7 of 8 shapes.
 DEFAULTS = tuple(dict(consumers=c, kv_tile=t, stages=2, overlap=o, pingpong=p, fold=1)
                  for c, t, o, p in ((2, 128, 1, 1), (2, 64, 1, 0), (2, 64, 0, 0), (1, 64, 0, 0)))
 
