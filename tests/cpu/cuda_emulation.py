@@ -9,12 +9,15 @@ overflow, and an index that goes wrong shows as an access out of range; those tw
 time."""
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import functools
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -115,7 +118,7 @@ def _runner(module: S.Module, tag: str) -> str:
 
 def _program(modules: list[S.Module], tags: list[str], which: list[int], target) -> str:
     """One executable's source: the modules numbered `which` (of the whole batch), `argv[2]` picks the one to run."""
-    parts = [PRELUDE]
+    parts = [_prelude()]
     for i in which:
         parts += [_kernel_source(modules[i], target, tags[i]), _runner(modules[i], tags[i])]
     parts.append("int main(int argc, char** argv) {\n  const int which = atoi(argv[2]);")
@@ -125,13 +128,38 @@ def _program(modules: list[S.Module], tags: list[str], which: list[int], target)
     return "\n".join(parts)
 
 
+# -O0: the build is most of an emulated test's time, and at -O0 every access stays in the code ASan and UBSan
+# instrument (the fibers' runs are short either way).
+FLAGS = ("-std=c++20", "-O0", "-g0", "-fno-strict-aliasing", "-fsanitize=address,undefined",
+         "-fno-sanitize=signed-integer-overflow,pointer-overflow", "-fno-sanitize-recover=all", "-w")
+_prelude_lock = threading.Lock()
+
+
+@functools.cache
+def _prelude_header() -> str | None:
+    """PRELUDE as a header precompiled with FLAGS (once per process: parsing it was a third of each build), its path
+    for `#include`; None where the precompiled header cannot be built (the prelude is then inlined in each source).
+    g++ uses the .gch only when built with the same flags, and falls back to the header's text otherwise."""
+    directory = Path(tempfile.mkdtemp(prefix="tf-cuda-emu-pch-"))
+    atexit.register(shutil.rmtree, directory, True)
+    header = directory / "tf_emulated_device.h"
+    header.write_text(PRELUDE)
+    proc = subprocess.run(["g++", *FLAGS, "-x", "c++-header", str(header), "-o", f"{header}.gch"],
+                          capture_output=True, text=True, timeout=600)
+    return str(header) if proc.returncode == 0 else None
+
+
+def _prelude() -> str:
+    """The text an emulated program starts with: the precompiled prelude's #include, or the prelude itself."""
+    with _prelude_lock:  # build_and_run_sets compiles from several threads: one builds the header, the others wait
+        header = _prelude_header()
+    return PRELUDE if header is None else f'#include "{header}"\n'
+
+
 def _compile(source: str, exe: Path) -> Path:
     src = exe.with_suffix(".cpp")
     src.write_text(source)
-    proc = subprocess.run(["g++", "-std=c++20", "-O1", "-g0", "-fno-strict-aliasing",
-                           "-fsanitize=address,undefined",
-                           "-fno-sanitize=signed-integer-overflow,pointer-overflow", "-fno-sanitize-recover=all", "-w",
-                           str(src), "-o", str(exe)], capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(["g++", *FLAGS, str(src), "-o", str(exe)], capture_output=True, text=True, timeout=1200)
     if proc.returncode != 0:
         raise RuntimeError(f"emulation build failed:\n{proc.stderr[-4000:]}")
     return exe
