@@ -108,9 +108,7 @@ class Sm90FlashConfig(FlashTiles):
     @property
     def name(self) -> str:
         return (f"attention_wgmma_c{self.consumers}t{self.kv_tile}s{self.stages}o{self.overlap}p{self.pingpong}"
-                f"f{self.fold}"
-                f"{'c' if self.causal else ''}"
-                f"{ELEM[self.dtype][2]}")
+                f"f{self.fold}{'c' if self.causal else ''}{ELEM[self.dtype][2]}")
 
     def wgmmas(self) -> tuple[sm90.Wgmma, sm90.Wgmma]:
         """S = Q K^T (both K-major), and O += P V (P from registers, V N-major)."""
@@ -223,6 +221,26 @@ static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_
   tf_wgmma_commit();
 }
 
+// A product with nothing to overlap it: issued, waited for, and its tile released (each warp once its part of the
+// wgmma has read it)
+static __device__ __forceinline__ void s_alone(float (&s)[BC / 2], const Rows& r, int stage, uint32_t phase,
+                                               uint64_t* k_full, uint64_t* k_empty) {
+  tf_mbar_wait(&k_full[stage], phase);
+  issue_s(s, r, stage);
+  tf_wgmma_wait<0>();
+  tf_fence_operands(s);
+  if (r.lane == 0) tf_mbar_arrive(&k_empty[stage]);
+}
+
+static __device__ __forceinline__ void pv_alone(float (&o)[D / 2], const uint32_t (&p)[BC / 16][4], const Rows& r,
+                                                int stage, uint32_t phase, uint64_t* v_full, uint64_t* v_empty) {
+  tf_mbar_wait(&v_full[stage], phase);
+  issue_pv(o, p, r, stage);
+  tf_wgmma_wait<0>();
+  tf_fence_operands(o);
+  if (r.lane == 0) tf_mbar_arrive(&v_empty[stage]);
+}
+
 // Tile t's scores in place: scaled, masked (keys past the end; under causal keys after the query), then
 // exp2(score - the new row max); the row max moves on, alpha is exp2(old max - new max), part the tile's row sum.
 // s[4j + q] is row wrow + g + 8 (q / 2), key t BC + 8j + 2 tq + q % 2.
@@ -308,28 +326,16 @@ static __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem,
   uint32_t phase = 0;
   if (!OVERLAP) {
     for (int t = 0; t < seen; ++t) {
-      tf_mbar_wait(&k_full[stage], phase);
-      issue_s(s, r, stage);
-      tf_wgmma_wait<0>();
-      tf_fence_operands(s);
-      if (r.lane == 0) tf_mbar_arrive(&k_empty[stage]);  // this warp's part of the wgmma has read K
+      s_alone(s, r, stage, phase, k_full, k_empty);
       softmax_tile(s, r, t, q0, alpha, part);
       rescale_and_pack(o, s, r, alpha, part, p);
-      tf_mbar_wait(&v_full[stage], phase);
-      issue_pv(o, p, r, stage);
-      tf_wgmma_wait<0>();
-      tf_fence_operands(o);
-      if (r.lane == 0) tf_mbar_arrive(&v_empty[stage]);
+      pv_alone(o, p, r, stage, phase, v_full, v_empty);
       if (++stage == STAGES) { stage = 0; phase ^= 1; }
     }
   } else {
     // FlashAttention-3's overlap inside a warpgroup: tile t's scores are computed and exponentiated while the
     // tensor cores still run tile t - 1's O += P V; O is rescaled only once that group is done.
-    tf_mbar_wait(&k_full[0], 0);
-    issue_s(s, r, 0);
-    tf_wgmma_wait<0>();
-    tf_fence_operands(s);
-    if (r.lane == 0) tf_mbar_arrive(&k_empty[0]);
+    s_alone(s, r, 0, 0, k_full, k_empty);
     softmax_tile(s, r, 0, q0, alpha, part);
     rescale_and_pack(o, s, r, alpha, part, p);
     // ping-pong (FlashAttention-3): the warpgroups take turns issuing their two products, so one's softmax runs
@@ -355,11 +361,7 @@ static __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem,
       if (r.lane == 0) tf_mbar_arrive(&v_empty[prev]);
       rescale_and_pack(o, s, r, alpha, part, p);
     }
-    tf_mbar_wait(&v_full[stage], phase);
-    issue_pv(o, p, r, stage);
-    tf_wgmma_wait<0>();
-    tf_fence_operands(o);
-    if (r.lane == 0) tf_mbar_arrive(&v_empty[stage]);
+    pv_alone(o, p, r, stage, phase, v_full, v_empty);
   }
 
 #pragma unroll

@@ -34,8 +34,7 @@ def applies(w, target) -> bool:
 def flash_config(w, config: dict) -> fa3.Sm90FlashConfig:
     return fa3.Sm90FlashConfig(w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w["causal"], w.dtype,
                                consumers=config["consumers"], kv_tile=config["kv_tile"], stages=config["stages"],
-                               overlap=config.get("overlap", 0), pingpong=config.get("pingpong", 0),
-                               fold=config.get("fold", 0))
+                               overlap=config["overlap"], pingpong=config["pingpong"], fold=config["fold"])
 
 
 def space(w, target) -> Space:
