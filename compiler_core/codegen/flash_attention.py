@@ -35,9 +35,16 @@ COMBINE_THREADS = 256
 ELEM = {"float16": ("__half", "__float2half", "f16"), "bfloat16": ("__nv_bfloat16", "__float2bfloat16", "bf16")}
 
 
+@dataclass(frozen=True)
 class FlashTiles:
-    """The tiles of a FlashAttention grid, from a config's `rows` (query rows of a block) and `kv_tile`: shared by
-    this kernel's config and the Hopper kernel's (flash_attention_sm90.py)."""
+    """A FlashAttention kernel's workload shape and the tiles of its grid, from a config's `rows` (query rows of a
+    block) and `kv_tile`: the base of this kernel's config and the Hopper kernel's (flash_attention_sm90.py)."""
+    heads: int
+    seq_q: int
+    seq_kv: int
+    head_dim: int
+    causal: int
+    dtype: str
 
     @property
     def q_tiles(self) -> int:
@@ -60,12 +67,6 @@ class FlashTiles:
 @dataclass(frozen=True)
 class FlashConfig(FlashTiles):
     """One kernel: the workload's shape baked in, plus the knobs."""
-    heads: int
-    seq_q: int
-    seq_kv: int
-    head_dim: int
-    causal: int
-    dtype: str
     warps: int = 4
     row_frags: int = 1
     kv_tile: int = 64

@@ -40,12 +40,6 @@ REGISTER_OVERHEAD = 64  # a consumer lane's registers beside S and O: P's fragme
 @dataclass(frozen=True)
 class Sm90FlashConfig(FlashTiles):
     """One kernel: the workload's shape baked in, plus the knobs."""
-    heads: int
-    seq_q: int
-    seq_kv: int
-    head_dim: int
-    causal: int
-    dtype: str
     consumers: int = 2
     kv_tile: int = 128
     stages: int = 2
