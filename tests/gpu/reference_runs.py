@@ -25,7 +25,11 @@ def built_kernels(w, configs: list[dict], target) -> list:
 
 def verified_failures(w, configs: list[dict], kernels: Iterable, seed: int) -> list:
     """[(config, verification message)] of the configs whose kernel's outputs fail verification."""
-    inputs = cc.random_inputs(w, seed=seed)
+    return failures_on(w, configs, kernels, cc.random_inputs(w, seed=seed))
+
+
+def failures_on(w, configs: list[dict], kernels: Iterable, inputs: list) -> list:
+    """`verified_failures` on the given input arrays (e.g. one of the verifier's input sets)."""
     expected = cc.expect(w, inputs)
     specs = cc.get_op(w.op).tensor_specs(w)[len(inputs):]
     out = []

@@ -3,13 +3,11 @@ error model's bound against the float64 reference, on the verifier's random and 
 end mid-tile, under causal and not, at head_dims that fill 1, 1.25, 2 and 4 TMA boxes."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import compiler_core as cc
-from compiler_core.dtypes import numpy_dtype
 from compiler_core.verify import input_sets
-from tests.gpu.reference_runs import built_kernels
+from tests.gpu.reference_runs import built_kernels, failures_on
 
 pytestmark = pytest.mark.gpu
 SHAPES = [dict(heads=3, seq_q=333, seq_kv=517, head_dim=80, causal=1, dtype="bfloat16"),
@@ -28,15 +26,7 @@ def test_every_wgmma_config_passes_the_farms_check(params):
     w = cc.make_workload("attention", params)
     configs = [c for c in cc.get_space(w, target) if c["engine"] == "wgmma"]
     assert configs
-    specs = cc.get_op(w.op).tensor_specs(w)[3:]
-    failures = []
     kernels = built_kernels(w, configs, target)
-    for sets in input_sets(w, seed=0):
-        expected = cc.expect(w, sets.arrays)
-        for config, kernel in zip(configs, kernels, strict=True):
-            outs = [np.full(s.shape, np.nan, dtype=numpy_dtype(s.dtype)) for s in specs]
-            kernel(*sets.arrays, *outs)
-            verdict = cc.verify(w, outs, expected)
-            if not verdict.ok:
-                failures.append((sets.name, config, verdict.message[:200]))
+    failures = [(sets.name, config, message[:200]) for sets in input_sets(w, seed=0)
+                for config, message in failures_on(w, configs, kernels, sets.arrays)]
     assert not failures, f"{len(failures)} of {len(configs)} configs x input sets fail, first: {failures[0]}"
