@@ -88,10 +88,9 @@ def _wgmma_attention_cases():
     from compiler_core.schedules.cuda import attention_wgmma
 
     h100 = cc.cuda_target("sm_90a", sm_count=132)
-    return [cc.make_workload("attention", dict(shape, dtype=dtype))
-            for (op, dtype), shapes in SHAPES.items() if op == "attention" and dtype != "float32"
-            for shape in shapes if attention_wgmma.applies(cc.make_workload("attention", dict(shape, dtype=dtype)),
-                                                           h100)]
+    workloads = [cc.make_workload("attention", dict(shape, dtype=dtype))
+                 for (op, dtype), shapes in SHAPES.items() if op == "attention" for shape in shapes]
+    return [w for w in workloads if attention_wgmma.applies(w, h100)]
 
 
 @pytest.mark.parametrize("workload", _wgmma_attention_cases(), ids=lambda w: w.key)
