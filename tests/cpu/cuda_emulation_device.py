@@ -48,6 +48,8 @@ using std::min;
 using std::max;
 struct __attribute__((aligned(8))) float2 { float x, y; };
 static inline float2 make_float2(float x, float y) { return {x, y}; }
+struct __attribute__((aligned(16))) float4 { float x, y, z, w; };
+static inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
 // The half types are storage: kernels convert to float32 to compute. Narrowing rounds to nearest even, as CUDA's.

@@ -109,3 +109,31 @@ def test_every_planted_mma_bug_fails(monkeypatch):
     verdicts = emulated_verdicts(MMA_CASE, configs, SM90, cc.random_inputs(MMA_CASE, seed=7))
     passing = [why for (_, why, _), verdict in zip(MMA_MUTANTS, verdicts, strict=True) if verdict is None]
     assert not passing, f"planted bugs that pass: {passing}"
+
+
+TILED_CASE = cc.make_workload("attention", dict(heads=2, seq_q=130, seq_kv=130, head_dim=32, causal=1))
+TILED_CONFIG = dict(engine="tiled", threads_per_row=8, rows_per_block=32, thread_rows=4, kv_tile=32, stages=2)
+TILED_MUTANTS = [  # (config changes, why, mutation): five tiles of keys, two warps of 4 row groups each
+    # (the end-of-tile barrier is dropped from the single-buffered kernel: double-buffered, the emulator lands the
+    # next tile's copy at its wait, after the next top-of-tile barrier, where a GPU may land it before)
+    (dict(stages=1), "single buffer: staged-then-read barrier dropped", lambda source: drop_barrier(source, 0)),
+    ({}, "double buffer: staged-then-read barrier dropped", lambda source: drop_barrier(source, 0)),
+    ({}, "P written-then-read barrier dropped", lambda source: drop_barrier(source, 1)),
+    (dict(stages=1), "read-then-overwritten barrier dropped", lambda source: drop_barrier(source, 2)),
+    ({}, "the wait leaves the tile in use in flight",
+     lambda source: source.replace("__pipeline_wait_prior(1)", "__pipeline_wait_prior(2)")),
+    ({}, "no rescale of the running sum when the max grows",
+     lambda source: source.replace("sum[i] * alpha + part", "sum[i] + part")),
+    ({}, "a butterfly that hears no other lane", lambda source: "#define __shfl_xor_sync(mask, v, m) (v)\n" + source),
+    ({}, "keys after the query not masked", lambda source: source.replace("(diagonal && kj > qi)", "false")),
+]
+
+
+def test_every_planted_tiled_bug_fails(monkeypatch):
+    configs = [dict(TILED_CONFIG, **changes) for changes, _, _ in TILED_MUTANTS]
+    space = cc.get_space(TILED_CASE, SM90)
+    configs = [space.validate(dict(cc.default_config(TILED_CASE, SM90), **c)) for c in configs]
+    mutate_kernels(monkeypatch, lambda source, i: TILED_MUTANTS[i][2](source))
+    verdicts = emulated_verdicts(TILED_CASE, configs, SM90, cc.random_inputs(TILED_CASE, seed=7))
+    passing = [why for (_, why, _), verdict in zip(TILED_MUTANTS, verdicts, strict=True) if verdict is None]
+    assert not passing, f"planted bugs that pass: {passing}"

@@ -104,3 +104,22 @@ def test_wgmma_attention_configs_compile_for_sm90a(workload):
     assert all(m.kernels[0].name.startswith("attention_wgmma") for m in modules)
     nvcc_compile(generate_source(cc.ir.Module("m", tuple(m.kernels[0] for m in modules), (), (), 0), target),
                  "sm_90a")
+
+
+def _tiled_attention_cases():
+    workloads = [cc.make_workload("attention", dict(shape, dtype=dtype))
+                 for (op, dtype), shapes in SHAPES.items() if op == "attention" for shape in shapes]
+    return [(w, arch) for w in workloads for arch in ("sm_75", "sm_90a")
+            if any(pins["engine"] == "tiled" for _, pins in cc.get_space(w, cc.cuda_target(arch)).parts)]
+
+
+@pytest.mark.parametrize("workload, arch", _tiled_attention_cases(), ids=lambda x: getattr(x, "key", x))
+def test_tiled_attention_configs_compile(workload, arch):
+    """Register-tiled SIMT attention (float32's engine; the half types' where no tensor cores apply): configs that
+    take every value of each of its knobs compile in one translation unit."""
+    target = cc.cuda_target(arch)
+    mine = [c for c in cc.get_space(workload, target) if c["engine"] == "tiled"]
+    configs = _covering(mine, ("threads_per_row", "rows_per_block", "thread_rows", "kv_tile", "stages"))
+    modules = [cc.lower(workload, c, target) for c in configs]
+    assert all(m.kernels[0].name.startswith("attention_tiled") for m in modules)
+    nvcc_compile(generate_source(cc.ir.Module("m", tuple(m.kernels[0] for m in modules), (), (), 0), target), arch)

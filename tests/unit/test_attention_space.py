@@ -40,15 +40,28 @@ def test_every_valid_config_is_one_engines(params):
     assert not space.is_valid(dict(valid[0], engine="mma", kv_tile=16, **_pins("mma", space)))
 
 
-def test_float32_odd_head_dims_and_old_devices_have_only_simt():
+def test_float32_odd_head_dims_and_old_devices_have_simt_and_tiled_simt_only():
+    """Where no tensor-core engine applies (float32; a head_dim tensor cores do not take; bfloat16 on Turing) the
+    engines are the two SIMT ones; the default takes the tiled one from TILED_FROM query rows, the loop-IR one
+    below."""
     for w, target in ((cc.make_workload("attention", dict(heads=1, seq_q=8, seq_kv=8, head_dim=64)), SM90),
                       (cc.make_workload("attention", dict(heads=1, seq_q=8, seq_kv=8, head_dim=24, dtype="float16")),
                        SM90),
                       (cc.make_workload("attention", dict(heads=1, seq_q=8, seq_kv=8, head_dim=64, dtype="bfloat16")),
                        SM75)):
-        names = {k.name for k in cc.get_space(w, target).knobs}
-        assert "engine" not in names and cc.lower(w, cc.default_config(w, target), target).kernels[0].name == \
-            "attention_cuda"
+        assert _choices(cc.get_space(w, target), "engine") == ("simt", "tiled")
+        assert cc.lower(w, cc.default_config(w, target), target).kernels[0].name == "attention_cuda"
+        longer = cc.make_workload("attention", dict(w.params, seq_q=attention.TILED_FROM))
+        assert cc.default_config(longer, target)["engine"] == "tiled"
+        assert cc.lower(longer, cc.default_config(longer, target), target).kernels[0].name.startswith(
+            "attention_tiled")
+
+
+def test_a_float32_config_stored_before_the_tiled_engine_lowers_in_the_simt_space():
+    w = cc.make_workload("attention", dict(heads=2, seq_q=64, seq_kv=64, head_dim=64))
+    old = dict(threads_per_row=8, rows_per_block=16, kv_tile=32)  # the SIMT space had no `engine` knob
+    assert not cc.get_space(w, SM90).is_valid(old)
+    assert cc.lower(w, old, SM90).kernels[0].name == "attention_cuda"
 
 
 def test_turing_float16_has_simt_and_wmma_but_no_mma():
@@ -119,8 +132,8 @@ def test_an_engine_without_a_valid_config_is_neither_offered_nor_the_default():
     """At head_dim 256 the WMMA space holds no config (its registers): on Turing, where mma.sync does not apply, a
     prefill's default fell to WMMA and failed on the empty space."""
     w = cc.make_workload("attention", dict(heads=2, seq_q=100, seq_kv=30, head_dim=256, dtype="float16"))
-    assert "engine" not in cc.get_space(w, SM75).names
-    assert cc.lower(w, cc.default_config(w, SM75), SM75).kernels[0].name == "attention_cuda"
+    assert _choices(cc.get_space(w, SM75), "engine") == ("simt", "tiled")
+    assert cc.lower(w, cc.default_config(w, SM75), SM75).kernels[0].name.startswith("attention_tiled")
     assert _choices(cc.get_space(w, SM90), "engine") == ("simt", "mma")
 
 
@@ -201,3 +214,36 @@ def test_wgmma_operand_layouts_read_what_tma_wrote(head_dim, kv_tile):
                  "tf_desc_sw128(tf_smem_u32(smem + cw * Q_BYTES), 16, 1024)"):
         assert expr in text, expr
     assert fa3.KV_STEP_BYTES == 2048
+
+
+def test_the_tiled_default_follows_how_its_blocks_fill_the_sms():
+    from compiler_core.schedules.cuda import attention_tiled as at
+
+    def default(**params):
+        config = cc.default_config(cc.make_workload("attention", params), SM90A)
+        assert config["engine"] == "tiled"
+        return {k: config[k] for k in at.WIDE}
+
+    assert default(heads=32, seq_q=1024, seq_kv=1024, head_dim=64) == at.WIDE  # 256 blocks of 128 rows
+    assert default(heads=32, seq_q=1024, seq_kv=1024, head_dim=64, causal=1) == at.NARROW
+    # 144 blocks of 128 rows leave the second wave 12 of 132: 288 of 64 spread the rows more evenly
+    assert default(heads=12, seq_q=1500, seq_kv=1500, head_dim=96) == at.NARROW
+    assert default(heads=4, seq_q=1024, seq_kv=1024, head_dim=64) == at.FEW_BLOCKS  # 64 blocks of 64 rows
+    assert default(heads=32, seq_q=16, seq_kv=4096, head_dim=128) == at.SHORT
+
+
+def test_every_tiled_config_fits_and_reads_shared_memory_without_bank_conflicts():
+    from compiler_core.schedules.cuda import attention_tiled as at
+
+    for params in (dict(heads=2, seq_q=300, seq_kv=257, head_dim=128), dict(heads=3, seq_q=77, seq_kv=130, head_dim=13),
+                   dict(heads=1, seq_q=64, seq_kv=64, head_dim=256, causal=1)):
+        w = cc.make_workload("attention", params)
+        configs = [at.flash_config(w, c) for c in cc.get_space(w, SM90A) if c["engine"] == "tiled"]
+        assert configs
+        for cfg in configs:
+            ldq, ldk, ldv, ldp = cfg.strides
+            assert cfg.shared_bytes <= SM90A.shared_limit and cfg.accumulators <= at.MAX_ACCUMULATORS
+            assert cfg.threads % 32 == 0 and cfg.kv_tile % cfg.lanes == 0
+            # rows read as float4 by consecutive lanes sit an odd number of 16-byte units apart: distinct banks
+            assert ldk % 8 == 4 and ldp % 8 == 4 and ldv % 4 == 0
+            assert ldk >= cfg.padded_dim and ldv >= cfg.lanes * cfg.out_columns and ldp >= cfg.rows

@@ -2,7 +2,9 @@
 the half types with head_dim a multiple of 16 on tensor cores: WMMA (`attention_wmma`, sm_70+, the scores through
 shared memory), mma.sync (`attention_mma`, sm_80+, FlashAttention-2: the softmax on the accumulators in registers,
 and a split of the keys over blocks for decode steps) or wgmma (`attention_wgmma`, sm_90a, head_dim 64-256: TMA
-loads and warpgroup tensor cores, 64 query rows a warpgroup). Where several apply the knob `engine` picks one (a
+loads and warpgroup tensor cores, 64 query rows a warpgroup), or, in any dtype, SIMT lanes with register tiles
+(`attention_tiled`: each thread a tile of scores and outputs, as a SIMT GEMM's; the float32 engine). Where several
+apply the knob `engine` picks one (a
 tensor-core block holds 16 or 64 query rows per warp or warpgroup: a decode step of one query row wastes the rest,
 and the search should see every engine); each engine's own knobs are pinned to one value under the others. The SIMT
 kernel:
@@ -27,7 +29,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
-from compiler_core.schedules.cuda import attention_mma, attention_wgmma, attention_wmma
+from compiler_core.schedules.cuda import attention_mma, attention_tiled, attention_wgmma, attention_wmma
 from compiler_core.schedules.cuda.attention_tensors import attention_tensors
 from compiler_core.schedules.cuda.attention_wmma import FLOAT_LOWEST
 from compiler_core.schedules.cuda.block_reduce import NEG_INF, WARP, pow2_ceil
@@ -45,30 +47,37 @@ def _lane_floats(w, c: dict) -> int:
     return 2 * _lane_columns(w, c) + c["kv_tile"]
 
 
-ENGINES = ("simt", "wmma", "mma", "wgmma")
+ENGINES = ("simt", "wmma", "mma", "wgmma", "tiled")
 SIMT_TILES = (8, 16, 32, 64)
 # Each engine's value for the knobs of the others (a config is one engine's: the rest stay at these).
 _NO_WGMMA = {"consumers": 1, "overlap": 0, "pingpong": 0, "fold": 0}
-PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages": 1, "kv_splits": 1, **_NO_WGMMA},
+_NO_TILES = {"thread_rows": 1}
+PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages": 1, "kv_splits": 1, **_NO_WGMMA,
+                   **_NO_TILES},
           "wmma": {"threads_per_row": WARP, "rows_per_block": 1, "row_frags": 1, "stages": 1, "kv_splits": 1,
-                   **_NO_WGMMA},
-          "mma": {"threads_per_row": WARP, "rows_per_block": 1, "pad": 0, "max_first": 0, **_NO_WGMMA},
+                   **_NO_WGMMA, **_NO_TILES},
+          "mma": {"threads_per_row": WARP, "rows_per_block": 1, "pad": 0, "max_first": 0, **_NO_WGMMA, **_NO_TILES},
           "wgmma": {"threads_per_row": WARP, "rows_per_block": 1, "warps": 1, "pad": 0, "max_first": 0,
-                    "row_frags": 1, "kv_splits": 1}}
-# the templates of the engines beside SIMT
-TENSOR_CORE_ENGINES = {"wmma": attention_wmma, "mma": attention_mma, "wgmma": attention_wgmma}
-ENGINE_DOC = ("SIMT lanes; WMMA tensor cores through shared memory; mma.sync tensor cores, softmax in registers; or "
-              "wgmma (Hopper) tensor cores fed by TMA")
+                    "row_frags": 1, "kv_splits": 1, **_NO_TILES},
+          "tiled": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "kv_splits": 1, **_NO_WGMMA}}
+# the templates of the engines beside the loop-IR SIMT one
+TEMPLATE_ENGINES = {"wmma": attention_wmma, "mma": attention_mma, "wgmma": attention_wgmma, "tiled": attention_tiled}
+ENGINE_DOC = ("SIMT lanes; WMMA tensor cores through shared memory; mma.sync tensor cores, softmax in registers; "
+              "wgmma (Hopper) tensor cores fed by TMA; or SIMT lanes with register tiles")
 # The engines a stored config can name, by the knob each engine's arrival added: a config without it was chosen in
 # the space before that engine (config_space), and lowers there.
-ARRIVALS = (("kv_splits", "mma"), ("consumers", "wgmma"))
+ARRIVALS = (("kv_splits", "mma"), ("consumers", "wgmma"), ("thread_rows", "tiled"))
+TILED_FROM = 16  # query rows from which the default takes the tiled engine (fewer: a row group's lanes per row)
 
 
 def _engines(w, target, engines: tuple = ENGINES) -> dict:
     """The spaces of `engines` that apply to `w` on `target` and hold a valid config, by engine name in ENGINES'
-    order (WMMA at head_dim 256 holds none: its registers)."""
+    order (WMMA at head_dim 256 holds none: its registers); the tiled SIMT engine only where no tensor-core engine
+    does (float32 always)."""
     spaces = {"simt": simt_space(w, target)}
-    for engine, template in TENSOR_CORE_ENGINES.items():
+    for engine, template in TEMPLATE_ENGINES.items():
+        if engine == "tiled" and len(spaces) > 1:  # the half types' tensor cores are faster: offered where none apply
+            continue
         if engine in engines and template.applies(w, target):
             engine_space = template.space(w, target)
             if next(iter(engine_space), None) is not None:
@@ -108,16 +117,19 @@ def space(w, target, engines: tuple = ENGINES) -> Space:
 
 
 def config_space(w, target, config: dict) -> Space:
-    """The space `config` belongs to: one stored before an engine arrived (without the knob it added: ARRIVALS)
-    lowers in the space it was chosen from, so heads stored then keep building."""
-    if not isinstance(config, dict) or "engine" not in config:
+    """The space `config` belongs to: one stored before an engine arrived (without the knob it added: ARRIVALS,
+    where the workload's space has that knob now) lowers in the space it was chosen from, so heads stored then keep
+    building."""
+    if not isinstance(config, dict):
         return space(w, target)
-    engines = list(ENGINES)
+    if "engine" not in config:  # chosen where SIMT was the only engine (float32 before the tiled one)
+        return space(w, target, ("simt",))
+    engines, now = list(ENGINES), space(w, target)
     for knob, engine in ARRIVALS:
-        if knob not in config:  # stored before `engine`, and before every engine that arrived after it
+        if knob in now.names and knob not in config:  # stored before `engine` and every engine after it
             engines = engines[:engines.index(engine)]
             break
-    return space(w, target, tuple(engines))
+    return space(w, target, tuple(engines)) if len(engines) < len(ENGINES) else now
 
 
 def _engine_of(w, target, config: dict | None) -> str:
@@ -128,7 +140,9 @@ def _engine_of(w, target, config: dict | None) -> str:
         return "wgmma"
     if "mma" in engines:
         return "mma"
-    return "wmma" if "wmma" in engines and w["seq_q"] >= 64 else "simt"
+    if "wmma" in engines and w["seq_q"] >= 64:
+        return "wmma"
+    return "tiled" if "tiled" in engines and w["seq_q"] >= TILED_FROM else "simt"
 
 
 def simt_space(w, target) -> Space:
@@ -166,11 +180,13 @@ def simt_space(w, target) -> Space:
 
 
 def default_config(w, target) -> dict:
-    """mma.sync tensor cores where they apply (attention_mma's default); else WMMA where it applies and there are 64
-    query rows or more; else SIMT with about 8 columns a lane, 128 threads a block and the largest tile of keys that
-    fits. In a union, completed by the engine's part's pins (the engine knob and the other engines' knobs)."""
+    """wgmma tensor cores from 64 query rows where they apply (attention_wgmma's default); else mma.sync where it
+    applies (attention_mma's); else WMMA where it applies and there are 64 query rows or more; else the tiled SIMT
+    engine from TILED_FROM query rows (attention_tiled's); else the loop-IR SIMT kernel with about 8 columns a lane,
+    128 threads a block and the largest tile of keys that fits. In a union, completed by the engine's part's pins
+    (the engine knob and the other engines' knobs)."""
     engine = _engine_of(w, target, None)
-    own = _simt_default(w, target) if engine == "simt" else TENSOR_CORE_ENGINES[engine].default_config(w, target)
+    own = _simt_default(w, target) if engine == "simt" else TEMPLATE_ENGINES[engine].default_config(w, target)
     pins = next((pins for _part, pins in space(w, target).parts if pins["engine"] == engine), {})
     return {**pins, **own}
 
@@ -189,7 +205,7 @@ def _simt_default(w, target) -> dict:
 def schedule(w, config, target) -> S.Module:
     engine = _engine_of(w, target, config)
     if engine != "simt":
-        return TENSOR_CORE_ENGINES[engine].schedule(w, config, target)
+        return TEMPLATE_ENGINES[engine].schedule(w, config, target)
     H, Sq, Skv, D = w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"]
     tpr, rpb, T = config["threads_per_row"], config["rows_per_block"], config["kv_tile"]
     Q, K, V, O = attention_tensors(w)

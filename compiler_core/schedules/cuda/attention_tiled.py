@@ -1,0 +1,159 @@
+"""CUDA template for attention on SIMT lanes with register tiles (any dtype, computed in float32): the kernel of
+codegen/flash_attention_simt.py, whose knobs the farm tunes, handed to the pipeline as an OpaqueKernel. It is the
+float32 engine (TF32 off leaves no tensor cores for it) and, where a GPU has none, the half types'.
+"""
+from __future__ import annotations
+
+from compiler_core.codegen import flash_attention_simt as fs
+from compiler_core.errors import WorkloadError
+from compiler_core.ir import stmt as S
+from compiler_core.ir.opaque import KernelProfile, OpaqueKernel
+from compiler_core.passes.verify_resources import BASE_REGISTERS
+from compiler_core.schedules.cuda.attention_tensors import attention_tensors
+from compiler_core.schedules.cuda.block_reduce import WARP, pow2_ceil
+from compiler_core.space import Constraint, Knob, Space
+from compiler_core.target import NOMINAL_SM_COUNT
+
+MAX_ACCUMULATORS = 96  # float32 registers a thread may hold for its scores and outputs
+# The H200's screens (benchmarks/results/2026-11-30-attention-tiled/). 8 query rows a thread, 16 lanes a row group
+# and 64-key tiles were the best of 195 configs on each of three float32 shapes: 128 rows a block, single-buffered,
+# without causal where its blocks spread over the SMs as evenly as 64 rows do (`busiest_sm_rows`: d 64 and 128,
+# 16-64 heads); 64 double-buffered under causal (the short query tiles fill the last wave) and where 128-row blocks
+# leave a wave part-empty (12 x 1500 at d 96: 10 % faster). Where even 64-row blocks leave SMs idle (few heads,
+# short queries: 32 heads of 16-128 rows), more, smaller blocks of more threads were 1.5-2.4x faster: 32 rows of 4
+# a thread, or from 64 rows down 16 of 2 a thread on 32 lanes. Then smaller tiles where the shared memory or
+# registers do not take those.
+WIDE = dict(rows_per_block=128, thread_rows=8, threads_per_row=16, kv_tile=64, stages=1)
+NARROW = dict(rows_per_block=64, thread_rows=8, threads_per_row=16, kv_tile=64, stages=2)
+FEW_BLOCKS = dict(rows_per_block=32, thread_rows=4, threads_per_row=16, kv_tile=64, stages=2)
+SHORT = dict(rows_per_block=16, thread_rows=2, threads_per_row=32, kv_tile=64, stages=2)
+FALLBACKS = tuple(dict(rows_per_block=r, thread_rows=m, threads_per_row=l, kv_tile=t, stages=1)
+                  for r, m, l, t in ((64, 4, 16, 64), (32, 4, 16, 32), (32, 2, 16, 32), (16, 1, 32, 32)))
+
+
+def applies(w, target) -> bool:
+    return w.op == "attention" and w.dtype in fs.TYPES and target.warp_size == WARP
+
+
+def flash_config(w, config: dict) -> fs.SimtFlashConfig:
+    return fs.SimtFlashConfig(w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w["causal"], w.dtype,
+                              lanes=config["threads_per_row"], rows=config["rows_per_block"],
+                              thread_rows=config["thread_rows"], kv_tile=config["kv_tile"], stages=config["stages"])
+
+
+def space(w, target) -> Space:
+    if not applies(w, target):
+        raise WorkloadError(f"register-tiled SIMT attention needs float32, float16 or bfloat16 and {WARP}-lane warps; "
+                            f"got {w.key} on {target.arch}")
+
+    def cfg(c):
+        return flash_config(w, c)
+
+    return Space(
+        knobs=(
+            Knob("threads_per_row", (4, 8, 16, 32), "lanes sharing a row group: each takes kv_tile / lanes keys of "
+                                                    "every tile and head_dim / lanes output columns"),
+            Knob("rows_per_block", (16, 32, 64, 128), "query rows of one block"),
+            Knob("thread_rows", (1, 2, 4, 8), "query rows each thread computes (its register tile's height)"),
+            Knob("kv_tile", (16, 32, 64, 128), "keys per step (one rescale per tile)"),
+            Knob("stages", (1, 2), "key and value tiles in shared memory (2: the next one loads during this one, "
+                                   "by cp.async)"),
+        ),
+        constraints=(
+            Constraint("thread_rows must divide rows_per_block", lambda c: c["rows_per_block"] % c["thread_rows"] == 0),
+            Constraint(f"rows_per_block / thread_rows * threads_per_row threads must be whole warps, "
+                       f"{WARP}..{target.max_threads_per_block}",
+                       lambda c: WARP <= cfg(c).threads <= target.max_threads_per_block and cfg(c).threads % WARP == 0),
+            Constraint("threads_per_row must divide kv_tile", lambda c: c["kv_tile"] % c["threads_per_row"] == 0),
+            Constraint("rows_per_block must not exceed seq_q rounded up to a power of two (at least 16)",
+                       lambda c: c["rows_per_block"] <= max(16, pow2_ceil(w["seq_q"]))),
+            Constraint("kv_tile must not exceed seq_kv rounded up to a power of two (at least 16)",
+                       lambda c: c["kv_tile"] <= max(16, pow2_ceil(w["seq_kv"]))),
+            Constraint("threads_per_row must not exceed head_dim rounded up to a power of two (at least 4)",
+                       lambda c: c["threads_per_row"] <= max(4, pow2_ceil(w["head_dim"]))),
+            Constraint(f"thread_rows * (kv_tile + head_dim) / threads_per_row float32 accumulators per thread must not "
+                       f"exceed {MAX_ACCUMULATORS}", lambda c: cfg(c).accumulators <= MAX_ACCUMULATORS),
+            Constraint(f"the template's register estimate times the block's threads must fit the "
+                       f"{target.register_file} registers of a multiprocessor",
+                       lambda c: _registers(cfg(c)) * cfg(c).threads <= max(target.register_file, 1)),
+            Constraint(f"the query, key, value and probability tiles must fit {target.shared_limit} bytes of shared "
+                       f"memory (the device's opt-in limit)", lambda c: cfg(c).shared_bytes <= target.shared_limit),
+            Constraint("stages 2 only where cp.async stages the tiles (float32, head_dim a multiple of 4) and there "
+                       "are several", lambda c: c["stages"] == 1 or (cfg(c).async_copy and cfg(c).kv_tiles > 1)),
+        ),
+    )
+
+
+def default_config(w, target) -> dict:
+    """The first config the space takes of: SHORT or FEW_BLOCKS where NARROW's blocks would leave SMs idle (SHORT
+    from 64 query rows down), else NARROW under causal, else WIDE or NARROW (whichever spreads the rows more evenly
+    over the SMs: `busiest_sm_rows`); then FEW_BLOCKS, NARROW and FALLBACKS; each with fewer query rows a block (and
+    a thread) where the head has fewer, double-buffered where the space takes it."""
+    s, sms = space(w, target), target.sm_count or NOMINAL_SM_COUNT
+    if w["heads"] * -(-w["seq_q"] // NARROW["rows_per_block"]) < sms:
+        first = SHORT if w["seq_q"] <= NARROW["rows_per_block"] else FEW_BLOCKS
+    elif w["causal"] or busiest_sm_rows(w, NARROW, target) < busiest_sm_rows(w, WIDE, target):
+        first = NARROW
+    else:
+        first = WIDE
+    for base in (first, FEW_BLOCKS, NARROW, *FALLBACKS):
+        config = dict(base)
+        while config["rows_per_block"] > max(16, pow2_ceil(w["seq_q"])):
+            config["rows_per_block"] //= 2
+            config["thread_rows"] = min(config["thread_rows"], config["rows_per_block"] * config["threads_per_row"]
+                                        // WARP)
+        for stages in (config["stages"], 1):
+            if s.is_valid(dict(config, stages=stages)):
+                return dict(config, stages=stages)
+    return next(iter(s))
+
+
+def busiest_sm_rows(w, config: dict, target) -> int:
+    """Query rows the busiest SM computes when blocks are dealt out evenly (blocks on one SM share its lanes): the
+    launch's time in a throughput-bound model."""
+    cfg = flash_config(w, config)
+    return -(-cfg.units // (target.sm_count or NOMINAL_SM_COUNT)) * cfg.rows
+
+
+def _registers(cfg: fs.SimtFlashConfig) -> int:
+    """A thread's registers, the template's estimate: accumulators, the read fragments and the row statistics,
+    plus addresses and temporaries."""
+    return min(255, cfg.accumulators + 4 * (cfg.thread_rows + cfg.score_columns) + 2 * cfg.thread_rows
+               + 2 * BASE_REGISTERS)
+
+
+def schedule(w, config, target) -> S.Module:
+    cfg = flash_config(w, config)
+    Q, K, V, O = attention_tensors(w)
+    kernel = OpaqueKernel(
+        name=cfg.name, source=fs.render_kernel(cfg), prelude=fs.prelude_blocks(), params=(Q, K, V, O),
+        block=(cfg.threads, 1, 1), dynamic_shared_bytes=cfg.shared_bytes, units=cfg.units,
+        sm_count=target.sm_count, requires=(), profile=profile(cfg))
+    return S.Module("attention", (kernel,), (Q, K, V, O), (), 3)
+
+
+def profile(cfg: fs.SimtFlashConfig) -> KernelProfile:
+    """The launch's work as the kernel does it: whole query and key tiles (the padding included)."""
+    walked, rows, T, D = cfg.tiles_walked, cfg.rows, cfg.kv_tile, cfg.padded_dim
+    elem = 4 if cfg.dtype == "float32" else 2
+    tile_bytes = 2 * T * cfg.head_dim * elem
+    q_bytes = cfg.heads * cfg.q_tiles * rows * cfg.head_dim * elem
+    out_bytes = cfg.heads * cfg.seq_q * cfg.head_dim * elem
+    threads = cfg.threads
+    # per tile each thread reads its query rows and keys over D, then per key its probabilities and values
+    reads = threads * (D * (cfg.thread_rows + cfg.score_columns) + T * (cfg.thread_rows + cfg.out_columns)) * 4
+    return KernelProfile(
+        flops=2.0 * walked * rows * T * (D + threads // (rows // cfg.thread_rows) * cfg.out_columns),
+        global_load_bytes=float(q_bytes + walked * tile_bytes),
+        global_store_bytes=float(out_bytes),
+        shared_store_bytes=float(4 * (cfg.heads * cfg.q_tiles * rows * D + walked * (2 * T * D + T * rows))),
+        shared_load_bytes=float(walked * reads),
+        mma=0.0,
+        global_accesses=float((q_bytes + walked * tile_bytes + out_bytes) / 16),
+        barriers=float(walked * 3 * threads),
+        registers=_registers(cfg),
+        tile=(rows, T, D),
+        tiles=cfg.units,
+        k_steps=cfg.kv_tiles,
+        stages=cfg.stages,
+    )
