@@ -1,11 +1,13 @@
-"""The CUDA attention templates' generated code (SIMT; WMMA and mma.sync tensor cores for the half types), run on the
+"""The CUDA attention templates' generated code (SIMT, loop-IR and register-tiled; WMMA and mma.sync tensor cores for
+the half types), run on the
 CPU through the CUDA emulator (tests/cpu/cuda_emulation.py: a fiber per CUDA thread, barriers, warp shuffles and
 tensor-core instructions as meetings, ASan and UBSan), matches the float64 reference on odd shapes, causal or not, in
 every dtype, through a set of configs that takes every value of every knob at least once, on random and adversarial
 inputs. Planted bugs must fail: any barrier dropped (a tile overwritten while rows still read it, or read before it
 is staged), a butterfly that reads no other lane, and for the mma.sync kernel a missing rescale, V read
 untransposed, a wait that lets the tile in use stay in flight, and a combine of the key splits that ignores their
-maxima. The one barrier the emulator cannot check is WMMA's before the P V product (see attention_wmma's
+maxima; for the tiled kernel each barrier, the pipeline wait, the running sum's rescale, the butterfly and the
+causal mask. The one barrier the emulator cannot check is WMMA's before the P V product (see attention_wmma's
 docstring)."""
 from __future__ import annotations
 
@@ -33,6 +35,8 @@ WORKLOADS = [
     cc.make_workload("attention", dict(heads=2, seq_q=33, seq_kv=70, head_dim=16, dtype="bfloat16")),  # WMMA
     cc.make_workload("attention", dict(heads=3, seq_q=1, seq_kv=200, head_dim=48, dtype="float16")),  # decode, splits
     cc.make_workload("attention", dict(heads=1, seq_q=70, seq_kv=45, head_dim=32, causal=1, dtype="bfloat16")),
+    # no tensor-core engine takes head_dim 24: the half types' tiled SIMT engine, staged by loads that convert
+    cc.make_workload("attention", dict(heads=2, seq_q=40, seq_kv=45, head_dim=24, causal=1, dtype="float16")),
 ]
 
 
