@@ -4,10 +4,9 @@ shared memory), mma.sync (`attention_mma`, sm_80+, FlashAttention-2: the softmax
 and a split of the keys over blocks for decode steps) or wgmma (`attention_wgmma`, sm_90a, head_dim 64-256: TMA
 loads and warpgroup tensor cores, 64 query rows a warpgroup), or, in any dtype, SIMT lanes with register tiles
 (`attention_tiled`: each thread a tile of scores and outputs, as a SIMT GEMM's; the float32 engine). Where several
-apply the knob `engine` picks one (a
-tensor-core block holds 16 or 64 query rows per warp or warpgroup: a decode step of one query row wastes the rest,
-and the search should see every engine); each engine's own knobs are pinned to one value under the others. The SIMT
-kernel:
+apply the knob `engine` picks one (a tensor-core block holds 16 or 64 query rows per warp or warpgroup: a decode step
+of one query row wastes the rest, and the search should see every engine); each engine's own knobs are pinned to one
+value under the others. The loop-IR SIMT kernel:
 
 A block holds `rows_per_block` query rows of one head (threadIdx.y), each shared by `threads_per_row` lanes
 (threadIdx.x, an aligned group of a warp). A lane keeps the query elements and output accumulators of head_dim
