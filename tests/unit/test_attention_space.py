@@ -42,19 +42,18 @@ def test_every_valid_config_is_one_engines(params):
 
 def test_float32_odd_head_dims_and_old_devices_have_simt_and_tiled_simt_only():
     """Where no tensor-core engine applies (float32; a head_dim tensor cores do not take; bfloat16 on Turing) the
-    engines are the two SIMT ones; the default takes the tiled one from TILED_FROM query rows, the loop-IR one
-    below."""
+    engines are the two SIMT ones, and the default takes the tiled one, down to a decode step's one query row."""
     for w, target in ((cc.make_workload("attention", dict(heads=1, seq_q=8, seq_kv=8, head_dim=64)), SM90),
                       (cc.make_workload("attention", dict(heads=1, seq_q=8, seq_kv=8, head_dim=24, dtype="float16")),
                        SM90),
                       (cc.make_workload("attention", dict(heads=1, seq_q=8, seq_kv=8, head_dim=64, dtype="bfloat16")),
                        SM75)):
         assert _choices(cc.get_space(w, target), "engine") == ("simt", "tiled")
-        assert cc.lower(w, cc.default_config(w, target), target).kernels[0].name == "attention_cuda"
-        longer = cc.make_workload("attention", dict(w.params, seq_q=attention.TILED_FROM))
-        assert cc.default_config(longer, target)["engine"] == "tiled"
-        assert cc.lower(longer, cc.default_config(longer, target), target).kernels[0].name.startswith(
-            "attention_tiled")
+        for seq_q in (1, 8, 100):
+            shape = cc.make_workload("attention", dict(w.params, seq_q=seq_q))
+            assert cc.default_config(shape, target)["engine"] == "tiled"
+            assert cc.lower(shape, cc.default_config(shape, target), target).kernels[0].name.startswith(
+                "attention_tiled")
 
 
 def test_a_float32_config_stored_before_the_tiled_engine_lowers_in_the_simt_space():

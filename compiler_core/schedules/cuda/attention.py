@@ -66,7 +66,6 @@ ENGINE_DOC = ("SIMT lanes; WMMA tensor cores through shared memory; mma.sync ten
 # The engines a stored config can name, by the knob each engine's arrival added: a config without it was chosen in
 # the space before that engine (config_space), and lowers there.
 ARRIVALS = (("kv_splits", "mma"), ("consumers", "wgmma"), ("thread_rows", "tiled"))
-TILED_FROM = 16  # query rows from which the default takes the tiled engine (fewer: a row group's lanes per row)
 
 
 def _engines(w, target, engines: tuple = ENGINES) -> dict:
@@ -141,7 +140,9 @@ def _engine_of(w, target, config: dict | None) -> str:
         return "mma"
     if "wmma" in engines and w["seq_q"] >= 64:
         return "wmma"
-    return "tiled" if "tiled" in engines and w["seq_q"] >= TILED_FROM else "simt"
+    # the tiled engine beat the loop-IR one on every float32 shape measured, a decode step of one query row too
+    # (benchmarks/results/2026-11-30-attention-tiled/)
+    return "tiled" if "tiled" in engines else "simt"
 
 
 def simt_space(w, target) -> Space:
@@ -181,8 +182,8 @@ def simt_space(w, target) -> Space:
 def default_config(w, target) -> dict:
     """wgmma tensor cores from 64 query rows where they apply (attention_wgmma's default); else mma.sync where it
     applies (attention_mma's); else WMMA where it applies and there are 64 query rows or more; else the tiled SIMT
-    engine from TILED_FROM query rows (attention_tiled's); else the loop-IR SIMT kernel with about 8 columns a lane,
-    128 threads a block and the largest tile of keys that fits. In a union, completed by the engine's part's pins
+    engine where it is offered (attention_tiled's); else the loop-IR SIMT kernel with about 8 columns a lane, 128
+    threads a block and the largest tile of keys that fits. In a union, completed by the engine's part's pins
     (the engine knob and the other engines' knobs)."""
     engine = _engine_of(w, target, None)
     own = _simt_default(w, target) if engine == "simt" else TEMPLATE_ENGINES[engine].default_config(w, target)
