@@ -347,7 +347,9 @@ _PARTIAL = r"""const size_t r = ((size_t)split * H + h) * SQ + qi;
       for (int n = 0; n < D / 8; ++n) row[n * 4 + tq] = make_float2(o[f][n][2 * half], o[f][n][2 * half + 1]);
       if (tq == 0) stats[r] = make_float2(mx[f][half], l);"""
 
-_COMBINE = r"""
+# The combine kernel of a split of the keys, for any kernel whose constants define elem, narrow, H, SQ, D, SPLITS,
+# LOWEST and COMBINE_THREADS and whose splits write float32 partial rows and float2 (max in log2 units, sum) stats
+COMBINE_BODY = r"""
 // O = sum over splits of part * exp2(max_s - M) / sum over splits of l_s exp2(max_s - M), M the largest max
 extern "C" __global__ void __launch_bounds__(COMBINE_THREADS) COMBINE_NAME(const float* __restrict__ part,
     const float2* __restrict__ stats, elem* __restrict__ O) {
@@ -384,4 +386,4 @@ def render_kernel(cfg: FlashConfig) -> str:
 def render_combine(cfg: FlashConfig) -> str:
     """The combine kernel's source: one thread per output element."""
     return (_constants(cfg) + f"constexpr int COMBINE_THREADS = {COMBINE_THREADS};\n"
-            + _COMBINE.replace("COMBINE_NAME", combine_name(cfg)))
+            + COMBINE_BODY.replace("COMBINE_NAME", combine_name(cfg)))

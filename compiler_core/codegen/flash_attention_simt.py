@@ -22,13 +22,15 @@ of 16-byte multiples allow it; else loaded and converted). Per tile, each thread
    write), and after a barrier O += P V: per key, its TM probabilities (a broadcast read) times CO values (consecutive
    lanes, consecutive columns).
 The epilogue divides by the row sums and writes each thread's CO consecutive columns (16-byte stores where they
-allow). Nothing of seq_q x seq_kv is stored.
+allow). With kv_splits > 1 each block walks one contiguous share of the key tiles and writes its float32
+unnormalised rows and (max, sum) into workspaces, which flash_attention's combine kernel rescales and sums (a decode
+step's few blocks would otherwise leave most SMs idle). Nothing of seq_q x seq_kv is stored.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler_core.codegen.flash_attention import FlashTiles, scale_log2
+from compiler_core.codegen.flash_attention import COMBINE_BODY, COMBINE_THREADS, FlashTiles, scale_log2
 
 # per dtype: the CUDA type, its conversion to float and back
 TYPES = {"float32": ("float", "", ""), "float16": ("__half", "__half2float", "__float2half"),
@@ -50,6 +52,7 @@ class SimtFlashConfig(FlashTiles):
     thread_rows: int = 4  # TM
     kv_tile: int = 64  # BK
     stages: int = 1
+    kv_splits: int = 1  # blocks sharing a block's key tiles, each writing float32 partial rows (FlashDecoding)
 
     @property
     def threads(self) -> int:
@@ -91,12 +94,12 @@ class SimtFlashConfig(FlashTiles):
 
     @property
     def units(self) -> int:
-        return self.heads * self.q_tiles
+        return self.heads * self.q_tiles * self.kv_splits
 
     @property
     def name(self) -> str:
         return (f"attention_tiled_r{self.rows}m{self.thread_rows}l{self.lanes}t{self.kv_tile}s{self.stages}"
-                f"_{self.dtype}")
+                f"k{self.kv_splits}_{self.dtype}")
 
 
 def _constants(cfg: SimtFlashConfig) -> str:
@@ -105,6 +108,7 @@ def _constants(cfg: SimtFlashConfig) -> str:
     return f"""typedef {elem} elem;
 constexpr int H = {cfg.heads}, SQ = {cfg.seq_q}, SKV = {cfg.seq_kv}, D = {cfg.head_dim}, CAUSAL = {cfg.causal};
 constexpr int BQ = {cfg.rows}, TM = {cfg.thread_rows}, LX = {cfg.lanes}, BK = {cfg.kv_tile}, STAGES = {cfg.stages};
+constexpr int SPLITS = {cfg.kv_splits}, COMBINE_THREADS = {COMBINE_THREADS};
 constexpr int THREADS = BQ / TM * LX, CS = BK / LX, CO = {cfg.out_columns}, D4 = {cfg.padded_dim};
 constexpr int LDQ = {ldq}, LDK = {ldk}, LDV = {ldv}, LDP = {ldp}, ASYNC = {int(cfg.async_copy)};
 constexpr int Q_TILES = (SQ + BQ - 1) / BQ, KV_TILES = (SKV + BK - 1) / BK;
@@ -152,16 +156,20 @@ static __device__ __forceinline__ void stage(float* dst, const elem* src, int ro
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) KERNEL_NAME(const elem* __restrict__ Q,
-    const elem* __restrict__ K, const elem* __restrict__ V, elem* __restrict__ O) {
+    const elem* __restrict__ K, const elem* __restrict__ V, OUT_PARAMS) {
   extern __shared__ __align__(16) unsigned char smem[];
   float* Qs = reinterpret_cast<float*>(smem);
   float* Ks = Qs + BQ * LDQ;  // STAGES tiles of BK rows
   float* Vs = Ks + STAGES * BK * LDK;
   float* Ps = Vs + STAGES * BK * LDV;  // the tile's probabilities, key-major
   const int ty = threadIdx.x / LX, tx = threadIdx.x % LX;
-  // units in order of query tile, last first, then head: under causal the longest blocks of every head start first
-  const int h = blockIdx.x % H, qt = Q_TILES - 1 - (int)(blockIdx.x / H), q0 = qt * BQ;
+  // units in order of query tile, last first, then head, then split: under causal the longest blocks of every head
+  // start first
+  const int split = blockIdx.x % SPLITS, h = blockIdx.x / SPLITS % H;
+  const int qt = Q_TILES - 1 - (int)(blockIdx.x / (SPLITS * H)), q0 = qt * BQ;
+  // the key tiles some row of this block sees, and this split's contiguous share of them
   const int seen = CAUSAL ? min(KV_TILES, (min(q0 + BQ, SQ) - 1) / BK + 1) : KV_TILES;
+  const int per = (seen + SPLITS - 1) / SPLITS, t0 = min(seen, split * per), t1 = min(seen, t0 + per);
   const elem* Qh = Q + (size_t)h * SQ * D;
   const elem* Kh = K + (size_t)h * SKV * D;
   const elem* Vh = V + (size_t)h * SKV * D;
@@ -176,8 +184,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) KERNEL_NAME(const elem* __
       for (int c = D; c < LDV; ++c) Vs[e * LDV + c] = 0.f;
   }
   stage(Qs, Qh, q0, SQ, BQ, LDQ);
-  stage(Ks, Kh, 0, SKV, BK, LDK);
-  stage(Vs, Vh, 0, SKV, BK, LDV);
+  if (t0 < t1) {
+    stage(Ks, Kh, t0 * BK, SKV, BK, LDK);
+    stage(Vs, Vh, t0 * BK, SKV, BK, LDV);
+  }
   if (ASYNC) __pipeline_commit();
 
   float o[TM][CO], mx[TM], sum[TM];
@@ -189,14 +199,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) KERNEL_NAME(const elem* __
     sum[i] = 0.f;
   }
 
-  for (int t = 0; t < seen; ++t) {
-    const int buf = STAGES == 2 ? t & 1 : 0;
-    if (STAGES == 1 && t > 0) {
+  for (int t = t0; t < t1; ++t) {
+    const int buf = STAGES == 2 ? (t - t0) & 1 : 0;
+    if (STAGES == 1 && t > t0) {
       stage(Ks, Kh, t * BK, SKV, BK, LDK);
       stage(Vs, Vh, t * BK, SKV, BK, LDV);
       if (ASYNC) __pipeline_commit();
     }
-    if (STAGES == 2 && t + 1 < seen) {
+    if (STAGES == 2 && t + 1 < t1) {
       stage(Ks + (buf ^ 1) * BK * LDK, Kh, (t + 1) * BK, SKV, BK, LDK);
       stage(Vs + (buf ^ 1) * BK * LDV, Vh, (t + 1) * BK, SKV, BK, LDV);
       __pipeline_commit();
@@ -290,30 +300,51 @@ extern "C" __global__ void __launch_bounds__(THREADS) KERNEL_NAME(const elem* __
     for (int off = LX / 2; off >= 1; off /= 2) l += __shfl_xor_sync(0xffffffffu, l, off);
     const int qi = q0 + ty * TM + i;
     if (qi >= SQ) continue;
-    const float inv = 1.f / l;
-    elem* row = O + ((size_t)h * SQ + qi) * D;
-    STORE
+    EPILOGUE
   }
 }
 """
 
 # the thread's CO columns of one row: whole float4 stores where every one lies inside a float32 row of D % 4 == 0
-_STORE_VECTOR = r"""if (tx * CO < D) {
+_STORE_VECTOR = r"""const float inv = 1.f / l;
+    elem* row = O + ((size_t)h * SQ + qi) * D;
+    if (tx * CO < D) {
       #pragma unroll
       for (int j = 0; j < CO; j += 4)
         if (tx * CO + j < D)
           *reinterpret_cast<float4*>(row + tx * CO + j) = make_float4(o[i][j] * inv, o[i][j + 1] * inv,
                                                                       o[i][j + 2] * inv, o[i][j + 3] * inv);
     }"""
-_STORE_SCALAR = r"""#pragma unroll
+_STORE_SCALAR = r"""const float inv = 1.f / l;
+    elem* row = O + ((size_t)h * SQ + qi) * D;
+    #pragma unroll
     for (int j = 0; j < CO; ++j)
       if (tx * CO + j < D) row[tx * CO + j] = narrow(o[i][j] * inv);"""
+# a split's unnormalised float32 row and its (max, sum), for the combine kernel
+_PARTIAL = r"""const size_t r = ((size_t)split * H + h) * SQ + qi;
+    #pragma unroll
+    for (int j = 0; j < CO; ++j)
+      if (tx * CO + j < D) part[r * D + tx * CO + j] = o[i][j];
+    if (tx == 0) stats[r] = make_float2(mx[i], l);"""
 
 
 def render_kernel(cfg: SimtFlashConfig) -> str:
+    """The main kernel's source; with splits it writes partial rows and statistics."""
+    split = cfg.kv_splits > 1
     vector = cfg.dtype == "float32" and cfg.head_dim % 4 == 0 and cfg.out_columns % 4 == 0
-    body = _BODY.replace("KERNEL_NAME", cfg.name).replace("STORE", _STORE_VECTOR if vector else _STORE_SCALAR)
+    out = "float* __restrict__ part, float2* __restrict__ stats" if split else "elem* __restrict__ O"
+    epilogue = _PARTIAL if split else _STORE_VECTOR if vector else _STORE_SCALAR
+    body = _BODY.replace("KERNEL_NAME", cfg.name).replace("OUT_PARAMS", out).replace("EPILOGUE", epilogue)
     return _constants(cfg) + body
+
+
+def combine_name(cfg: SimtFlashConfig) -> str:
+    return f"{cfg.name}_combine"
+
+
+def render_combine(cfg: SimtFlashConfig) -> str:
+    """The kernel combining the splits' partial rows (flash_attention's, one thread per output element)."""
+    return _constants(cfg) + COMBINE_BODY.replace("COMBINE_NAME", combine_name(cfg))
 
 
 def prelude_blocks() -> tuple:

@@ -1,14 +1,13 @@
 """The CUDA attention templates' generated code (SIMT, loop-IR and register-tiled; WMMA and mma.sync tensor cores for
-the half types), run on the
-CPU through the CUDA emulator (tests/cpu/cuda_emulation.py: a fiber per CUDA thread, barriers, warp shuffles and
-tensor-core instructions as meetings, ASan and UBSan), matches the float64 reference on odd shapes, causal or not, in
-every dtype, through a set of configs that takes every value of every knob at least once, on random and adversarial
-inputs. Planted bugs must fail: any barrier dropped (a tile overwritten while rows still read it, or read before it
-is staged), a butterfly that reads no other lane, and for the mma.sync kernel a missing rescale, V read
-untransposed, a wait that lets the tile in use stay in flight, and a combine of the key splits that ignores their
-maxima; for the tiled kernel each barrier, the pipeline wait, the running sum's rescale, the butterfly and the
-causal mask. The one barrier the emulator cannot check is WMMA's before the P V product (see attention_wmma's
-docstring)."""
+the half types), run on the CPU through the CUDA emulator (tests/cpu/cuda_emulation.py: a fiber per CUDA thread,
+barriers, warp shuffles and tensor-core instructions as meetings, ASan and UBSan), matches the float64 reference on odd
+shapes, causal or not, in every dtype, through a set of configs that takes every value of every knob at least once,
+on random and adversarial inputs. Planted bugs must fail: any barrier dropped (a tile overwritten while rows still
+read it, or read before it is staged), a butterfly that reads no other lane, and for the mma.sync kernel a missing
+rescale, V read untransposed, a wait that lets the tile in use stay in flight, and a combine of the key splits that
+ignores their maxima; for the tiled kernel each barrier, the pipeline wait, the running sum's rescale, the butterfly,
+the causal mask, the combine's maxima and each split's share of the keys. The one barrier the emulator cannot check
+is WMMA's before the P V product (see attention_wmma's docstring)."""
 from __future__ import annotations
 
 import pytest
@@ -130,6 +129,11 @@ TILED_MUTANTS = [  # (config changes, why, mutation): five tiles of keys, two wa
      lambda source: source.replace("sum[i] * alpha + part", "sum[i] + part")),
     ({}, "a butterfly that hears no other lane", lambda source: "#define __shfl_xor_sync(mask, v, m) (v)\n" + source),
     ({}, "keys after the query not masked", lambda source: source.replace("(diagonal && kj > qi)", "false")),
+    (dict(kv_splits=2), "the combine ignores the splits' maxima",
+     lambda source: source.replace("exp2f(st.x - M)", "1.f")),
+    (dict(kv_splits=2), "every split walks the first split's key tiles",
+     lambda source: source.replace("t0 = min(seen, split * per), t1 = min(seen, t0 + per)",
+                                   "t0 = 0, t1 = min(seen, per)")),
 ]
 
 

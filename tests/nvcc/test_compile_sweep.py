@@ -119,7 +119,7 @@ def test_tiled_attention_configs_compile(workload, arch):
     take every value of each of its knobs compile in one translation unit."""
     target = cc.cuda_target(arch)
     mine = [c for c in cc.get_space(workload, target) if c["engine"] == "tiled"]
-    configs = _covering(mine, ("threads_per_row", "rows_per_block", "thread_rows", "kv_tile", "stages"))
+    configs = _covering(mine, ("threads_per_row", "rows_per_block", "thread_rows", "kv_tile", "stages", "kv_splits"))
     modules = [cc.lower(workload, c, target) for c in configs]
     assert all(m.kernels[0].name.startswith("attention_tiled") for m in modules)
     nvcc_compile(generate_source(cc.ir.Module("m", tuple(m.kernels[0] for m in modules), (), (), 0), target), arch)

@@ -221,14 +221,23 @@ def test_the_tiled_default_follows_how_its_blocks_fill_the_sms():
     def default(**params):
         config = cc.default_config(cc.make_workload("attention", params), SM90A)
         assert config["engine"] == "tiled"
-        return {k: config[k] for k in at.WIDE}
+        return {k: config[k] for k in at.WIDE if k != "kv_splits"}
 
-    assert default(heads=32, seq_q=1024, seq_kv=1024, head_dim=64) == at.WIDE  # 256 blocks of 128 rows
-    assert default(heads=32, seq_q=1024, seq_kv=1024, head_dim=64, causal=1) == at.NARROW
+    def unsplit(base):
+        return {k: v for k, v in base.items() if k != "kv_splits"}
+
+    assert default(heads=32, seq_q=1024, seq_kv=1024, head_dim=64) == unsplit(at.WIDE)  # 256 blocks of 128 rows
+    assert default(heads=32, seq_q=1024, seq_kv=1024, head_dim=64, causal=1) == unsplit(at.NARROW)
     # 144 blocks of 128 rows leave the second wave 12 of 132: 288 of 64 spread the rows more evenly
-    assert default(heads=12, seq_q=1500, seq_kv=1500, head_dim=96) == at.NARROW
-    assert default(heads=4, seq_q=1024, seq_kv=1024, head_dim=64) == at.FEW_BLOCKS  # 64 blocks of 64 rows
-    assert default(heads=32, seq_q=16, seq_kv=4096, head_dim=128) == at.SHORT
+    assert default(heads=12, seq_q=1500, seq_kv=1500, head_dim=96) == unsplit(at.NARROW)
+    assert default(heads=4, seq_q=1024, seq_kv=1024, head_dim=64) == unsplit(at.FEW_BLOCKS)  # 64 blocks of 64 rows
+    assert default(heads=32, seq_q=16, seq_kv=4096, head_dim=128) == unsplit(at.SHORT)
+    # a decode step's 32 blocks leave 100 SMs idle: the keys split; 256 blocks fill them, unsplit
+    decode = cc.make_workload("attention", dict(heads=32, seq_q=1, seq_kv=4096, head_dim=128))
+    assert cc.default_config(decode, SM90A)["kv_splits"] > 1
+    assert cc.default_config(cc.make_workload("attention", dict(heads=256, seq_q=1, seq_kv=4096, head_dim=128)),
+                             SM90A)["kv_splits"] == 1
+    assert len(cc.lower(decode, cc.default_config(decode, SM90A), SM90A).kernels) == 2  # and the combine
 
 
 def test_every_tiled_config_fits_and_reads_shared_memory_without_bank_conflicts():

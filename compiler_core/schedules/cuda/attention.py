@@ -58,7 +58,7 @@ PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages
           "mma": {"threads_per_row": WARP, "rows_per_block": 1, "pad": 0, "max_first": 0, **_NO_WGMMA, **_NO_TILES},
           "wgmma": {"threads_per_row": WARP, "rows_per_block": 1, "warps": 1, "pad": 0, "max_first": 0,
                     "row_frags": 1, "kv_splits": 1, **_NO_TILES},
-          "tiled": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "kv_splits": 1, **_NO_WGMMA}}
+          "tiled": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, **_NO_WGMMA}}
 # the templates of the engines beside the loop-IR SIMT one
 TEMPLATE_ENGINES = {"wmma": attention_wmma, "mma": attention_mma, "wgmma": attention_wgmma, "tiled": attention_tiled}
 ENGINE_DOC = ("SIMT lanes; WMMA tensor cores through shared memory; mma.sync tensor cores, softmax in registers; "

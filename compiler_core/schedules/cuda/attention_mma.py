@@ -10,6 +10,7 @@ from compiler_core.errors import WorkloadError
 from compiler_core.ir import stmt as S
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel
 from compiler_core.passes.verify_resources import BASE_REGISTERS
+from compiler_core.schedules.cuda.attention_splits import SPLIT_CHOICES, fewest_rounds
 from compiler_core.schedules.cuda.attention_tensors import attention_tensors
 from compiler_core.schedules.cuda.block_reduce import pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
@@ -17,9 +18,6 @@ from compiler_core.target import NOMINAL_SM_COUNT
 
 FAMILY = "mma_bf16"  # the sm_80 mma.sync generation: m16n8k16 for both half types
 MAX_ACCUMULATORS = 192  # float32 registers a lane may hold for O and S (32 query rows a warp, 64-key tiles, d 128)
-SPLIT_CHOICES = (1, 2, 4, 8, 16, 32)
-SPLIT_OVERHEAD_TILES = 2  # a block's fixed time in key tiles: staging the query rows, the epilogue
-COMBINE_TILES = 4  # the combine kernel's launch (a few microseconds) in key tiles of one block (16 KiB each)
 # The H200's best prefill configs (benchmarks/results/2026-11-29-attention-mma/) hold 32 query rows per warp, so
 # each key and value fragment feeds two row fragments; where the accumulators do not fit (head_dim 256), 16.
 PREFILL = (dict(warps=4, row_frags=2, kv_tile=64, stages=2), dict(warps=4, row_frags=1, kv_tile=64, stages=2),
@@ -94,18 +92,11 @@ def _blocks_per_sm(cfg: fa.FlashConfig, target) -> int:
 
 
 def split_rule(w, base: dict, target, valid) -> int:
-    """The split the occupancy says is fastest: U blocks of T key tiles take ceil(U s / slots) rounds of
-    T / s + SPLIT_OVERHEAD_TILES tiles each, `slots` the blocks all SMs hold at once, plus the combine's launch
-    (COMBINE_TILES) where s > 1; ties go to the smaller split.
-    `valid(split)`: the space takes it."""
+    """The split `attention_splits.fewest_rounds` says is fastest for `base`'s blocks. `valid(split)`: the space
+    takes it."""
     cfg = flash_config(w, dict(base, kv_splits=1))
     slots = _sms(target) * _blocks_per_sm(cfg, target)
-    units, tiles = w["heads"] * cfg.q_tiles, cfg.kv_tiles
-
-    def rounds(split: int) -> float:
-        return -(-units * split // slots) * (tiles / split + SPLIT_OVERHEAD_TILES) + (COMBINE_TILES if split > 1 else 0)
-
-    return min((k for k in SPLIT_CHOICES if k == 1 or valid(k)), key=lambda k: (rounds(k), k))
+    return fewest_rounds(w["heads"] * cfg.q_tiles, cfg.kv_tiles, slots, valid)
 
 
 def default_config(w, target) -> dict:

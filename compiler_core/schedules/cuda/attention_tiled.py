@@ -9,6 +9,7 @@ from compiler_core.errors import WorkloadError
 from compiler_core.ir import stmt as S
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel
 from compiler_core.passes.verify_resources import BASE_REGISTERS
+from compiler_core.schedules.cuda.attention_splits import SPLIT_CHOICES, fewest_rounds
 from compiler_core.schedules.cuda.attention_tensors import attention_tensors
 from compiler_core.schedules.cuda.block_reduce import WARP, pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
@@ -23,11 +24,11 @@ MAX_ACCUMULATORS = 96  # float32 registers a thread may hold for its scores and 
 # short queries: 32 heads of 16-128 rows), more, smaller blocks of more threads were 1.5-2.4x faster: 32 rows of 4
 # a thread, or from 64 rows down 16 of 2 a thread on 32 lanes. Then smaller tiles where the shared memory or
 # registers do not take those.
-WIDE = dict(rows_per_block=128, thread_rows=8, threads_per_row=16, kv_tile=64, stages=1)
-NARROW = dict(rows_per_block=64, thread_rows=8, threads_per_row=16, kv_tile=64, stages=2)
-FEW_BLOCKS = dict(rows_per_block=32, thread_rows=4, threads_per_row=16, kv_tile=64, stages=2)
-SHORT = dict(rows_per_block=16, thread_rows=2, threads_per_row=32, kv_tile=64, stages=2)
-FALLBACKS = tuple(dict(rows_per_block=r, thread_rows=m, threads_per_row=l, kv_tile=t, stages=1)
+WIDE = dict(rows_per_block=128, thread_rows=8, threads_per_row=16, kv_tile=64, stages=1, kv_splits=1)
+NARROW = dict(rows_per_block=64, thread_rows=8, threads_per_row=16, kv_tile=64, stages=2, kv_splits=1)
+FEW_BLOCKS = dict(rows_per_block=32, thread_rows=4, threads_per_row=16, kv_tile=64, stages=2, kv_splits=1)
+SHORT = dict(rows_per_block=16, thread_rows=2, threads_per_row=32, kv_tile=64, stages=2, kv_splits=1)
+FALLBACKS = tuple(dict(rows_per_block=r, thread_rows=m, threads_per_row=l, kv_tile=t, stages=1, kv_splits=1)
                   for r, m, l, t in ((64, 4, 16, 64), (32, 4, 16, 32), (32, 2, 16, 32), (16, 1, 32, 32)))
 
 
@@ -38,7 +39,8 @@ def applies(w, target) -> bool:
 def flash_config(w, config: dict) -> fs.SimtFlashConfig:
     return fs.SimtFlashConfig(w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w["causal"], w.dtype,
                               lanes=config["threads_per_row"], rows=config["rows_per_block"],
-                              thread_rows=config["thread_rows"], kv_tile=config["kv_tile"], stages=config["stages"])
+                              thread_rows=config["thread_rows"], kv_tile=config["kv_tile"], stages=config["stages"],
+                              kv_splits=config["kv_splits"])
 
 
 def space(w, target) -> Space:
@@ -58,6 +60,8 @@ def space(w, target) -> Space:
             Knob("kv_tile", (16, 32, 64, 128), "keys per step (one rescale per tile)"),
             Knob("stages", (1, 2), "key and value tiles in shared memory (2: the next one loads during this one, "
                                    "by cp.async)"),
+            Knob("kv_splits", SPLIT_CHOICES, "blocks sharing a block's keys, each writing partial rows that a second "
+                                             "kernel combines (FlashDecoding)"),
         ),
         constraints=(
             Constraint("thread_rows must divide rows_per_block", lambda c: c["rows_per_block"] % c["thread_rows"] == 0),
@@ -80,6 +84,11 @@ def space(w, target) -> Space:
                        f"memory (the device's opt-in limit)", lambda c: cfg(c).shared_bytes <= target.shared_limit),
             Constraint("stages 2 only where cp.async stages the tiles (float32, head_dim a multiple of 4) and there "
                        "are several", lambda c: c["stages"] == 1 or (cfg(c).async_copy and cfg(c).kv_tiles > 1)),
+            Constraint("kv_splits > 1 must leave each split at least one key tile",
+                       lambda c: c["kv_splits"] <= cfg(c).kv_tiles),
+            Constraint("kv_splits > 1 only where the blocks (heads x query tiles) are fewer than the SMs",
+                       lambda c: c["kv_splits"] == 1 or w["heads"] * cfg(c).q_tiles < (target.sm_count or
+                                                                                        NOMINAL_SM_COUNT)),
         ),
     )
 
@@ -88,7 +97,8 @@ def default_config(w, target) -> dict:
     """The first config the space takes of: SHORT or FEW_BLOCKS where NARROW's blocks would leave SMs idle (SHORT
     from 64 query rows down), else NARROW under causal, else WIDE or NARROW (whichever spreads the rows more evenly
     over the SMs: `busiest_sm_rows`); then FEW_BLOCKS, NARROW and FALLBACKS; each with fewer query rows a block (and
-    a thread) where the head has fewer, double-buffered where the space takes it."""
+    a thread) where the head has fewer, double-buffered where the space takes it; the keys split (`split_rule`) where
+    the blocks are fewer than the SMs."""
     s, sms = space(w, target), target.sm_count or NOMINAL_SM_COUNT
     if w["heads"] * -(-w["seq_q"] // NARROW["rows_per_block"]) < sms:
         first = SHORT if w["seq_q"] <= NARROW["rows_per_block"] else FEW_BLOCKS
@@ -103,9 +113,21 @@ def default_config(w, target) -> dict:
             config["thread_rows"] = min(config["thread_rows"], config["rows_per_block"] * config["threads_per_row"]
                                         // WARP)
         for stages in (config["stages"], 1):
-            if s.is_valid(dict(config, stages=stages)):
-                return dict(config, stages=stages)
+            if s.is_valid(dict(config, stages=stages, kv_splits=1)):
+                config = dict(config, stages=stages, kv_splits=1)
+                return dict(config, kv_splits=split_rule(w, config, target,
+                                                          lambda k, c=config: s.is_valid(dict(c, kv_splits=k))))
     return next(iter(s))
+
+
+def split_rule(w, base: dict, target, valid) -> int:
+    """The split `attention_splits.fewest_rounds` says is fastest for `base`'s blocks (those all SMs hold at once
+    by shared memory and registers). `valid(split)`: the space takes it."""
+    cfg = flash_config(w, base)
+    by_smem = target.shared_limit // max(cfg.shared_bytes, 1)
+    by_regs = target.register_file // (cfg.threads * _registers(cfg)) if target.register_file else by_smem
+    slots = (target.sm_count or NOMINAL_SM_COUNT) * max(1, min(by_smem, by_regs))
+    return fewest_rounds(w["heads"] * cfg.q_tiles, cfg.kv_tiles, slots, valid)
 
 
 def busiest_sm_rows(w, config: dict, target) -> int:
@@ -124,12 +146,25 @@ def _registers(cfg: fs.SimtFlashConfig) -> int:
 
 def schedule(w, config, target) -> S.Module:
     cfg = flash_config(w, config)
+    H, Sq, D = w["heads"], w["seq_q"], w["head_dim"]
     Q, K, V, O = attention_tensors(w)
-    kernel = OpaqueKernel(
-        name=cfg.name, source=fs.render_kernel(cfg), prelude=fs.prelude_blocks(), params=(Q, K, V, O),
-        block=(cfg.threads, 1, 1), dynamic_shared_bytes=cfg.shared_bytes, units=cfg.units,
-        sm_count=target.sm_count, requires=(), profile=profile(cfg))
-    return S.Module("attention", (kernel,), (Q, K, V, O), (), 3)
+    split = cfg.kv_splits > 1
+    part = S.Buffer("ws_attention_partials", "float32", (cfg.kv_splits * H * Sq * D,)) if split else None
+    stats = S.Buffer("ws_attention_stats", "float32", (cfg.kv_splits * H * Sq * 2,)) if split else None
+    prelude = fs.prelude_blocks()
+    main = OpaqueKernel(
+        name=cfg.name, source=fs.render_kernel(cfg), prelude=prelude,
+        params=(Q, K, V, *((part, stats) if split else (O,))), block=(cfg.threads, 1, 1),
+        dynamic_shared_bytes=cfg.shared_bytes, units=cfg.units, sm_count=target.sm_count, requires=(),
+        profile=profile(cfg))
+    if not split:
+        return S.Module("attention", (main,), (Q, K, V, O), (), 3)
+    combine = OpaqueKernel(
+        name=fs.combine_name(cfg), source=fs.render_combine(cfg), prelude=prelude, params=(part, stats, O),
+        block=(fs.COMBINE_THREADS, 1, 1), dynamic_shared_bytes=0, units=-(-H * Sq * D // fs.COMBINE_THREADS),
+        sm_count=target.sm_count, requires=())
+    # every split writes all its rows and statistics before the combine reads them: no memset
+    return S.Module("attention", (main, combine), (Q, K, V, O), (part, stats), 3, overwrites_workspaces=True)
 
 
 def profile(cfg: fs.SimtFlashConfig) -> KernelProfile:
@@ -138,7 +173,8 @@ def profile(cfg: fs.SimtFlashConfig) -> KernelProfile:
     elem = 4 if cfg.dtype == "float32" else 2
     tile_bytes = 2 * T * cfg.head_dim * elem
     q_bytes = cfg.heads * cfg.q_tiles * rows * cfg.head_dim * elem
-    out_bytes = cfg.heads * cfg.seq_q * cfg.head_dim * elem
+    rows_out = cfg.heads * cfg.seq_q * cfg.head_dim
+    out_bytes = rows_out * elem if cfg.kv_splits == 1 else rows_out * (4 * cfg.kv_splits + elem)
     threads = cfg.threads
     # per tile each thread reads its query rows and keys over D, then per key its probabilities and values
     reads = threads * (D * (cfg.thread_rows + cfg.score_columns) + T * (cfg.thread_rows + cfg.out_columns)) * 4
@@ -154,6 +190,7 @@ def profile(cfg: fs.SimtFlashConfig) -> KernelProfile:
         registers=_registers(cfg),
         tile=(rows, T, D),
         tiles=cfg.units,
-        k_steps=cfg.kv_tiles,
+        k_steps=-(-cfg.kv_tiles // cfg.kv_splits),
         stages=cfg.stages,
+        split_k=cfg.kv_splits,
     )
