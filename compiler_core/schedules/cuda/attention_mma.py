@@ -10,8 +10,7 @@ from compiler_core.errors import WorkloadError
 from compiler_core.ir import stmt as S
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel
 from compiler_core.passes.verify_resources import BASE_REGISTERS
-from compiler_core.schedules.cuda.attention_splits import SPLIT_CHOICES, fewest_rounds
-from compiler_core.schedules.cuda.attention_tensors import attention_tensors
+from compiler_core.schedules.cuda.attention_splits import SPLIT_CHOICES, fewest_rounds, split_module
 from compiler_core.schedules.cuda.block_reduce import pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
 from compiler_core.target import NOMINAL_SM_COUNT
@@ -118,25 +117,14 @@ def default_config(w, target) -> dict:
 
 def schedule(w, config, target) -> S.Module:
     cfg = flash_config(w, config)
-    H, Sq, D, dt = w["heads"], w["seq_q"], w["head_dim"], w.dtype
-    Q, K, V, O = attention_tensors(w)
-    split = cfg.kv_splits > 1
-    part = S.Buffer("ws_attention_partials", "float32", (cfg.kv_splits * H * Sq * D,)) if split else None
-    stats = S.Buffer("ws_attention_stats", "float32", (cfg.kv_splits * H * Sq * 2,)) if split else None
-    prelude = fa.prelude_blocks(dt)
-    main = OpaqueKernel(
-        name=cfg.name, source=fa.render_kernel(cfg), prelude=prelude,
-        params=(Q, K, V, *((part, stats) if split else (O,))),
-        block=(cfg.threads, 1, 1), dynamic_shared_bytes=cfg.shared_bytes, units=cfg.units,
-        sm_count=target.sm_count, requires=(FAMILY,), profile=profile(cfg))
-    if not split:
-        return S.Module("attention", (main,), (Q, K, V, O), (), 3)
-    combine = OpaqueKernel(
-        name=fa.combine_name(cfg), source=fa.render_combine(cfg), prelude=prelude, params=(part, stats, O),
-        block=(fa.COMBINE_THREADS, 1, 1), dynamic_shared_bytes=0, units=-(-H * Sq * D // fa.COMBINE_THREADS),
-        sm_count=target.sm_count, requires=())
-    # every split writes all its rows and statistics before the combine reads them: no memset
-    return S.Module("attention", (main, combine), (Q, K, V, O), (part, stats), 3, overwrites_workspaces=True)
+    prelude = fa.prelude_blocks(w.dtype)
+    return split_module(
+        w, target, cfg.kv_splits,
+        lambda params: OpaqueKernel(
+            name=cfg.name, source=fa.render_kernel(cfg), prelude=prelude, params=params, block=(cfg.threads, 1, 1),
+            dynamic_shared_bytes=cfg.shared_bytes, units=cfg.units, sm_count=target.sm_count, requires=(FAMILY,),
+            profile=profile(cfg)),
+        lambda: (fa.combine_name(cfg), fa.render_combine(cfg), prelude))
 
 
 def profile(cfg: fa.FlashConfig) -> KernelProfile:

@@ -1,8 +1,14 @@
 """FlashDecoding's split of an attention block's keys over several blocks, shared by the engines that offer it
-(mma.sync, tiled SIMT): the choices, and the split a launch's rounds say is fastest."""
+(mma.sync, tiled SIMT): the choices, the split a launch's rounds say is fastest, and the module of a main kernel and
+the kernel that combines its splits."""
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from compiler_core.codegen.flash_attention import COMBINE_THREADS
+from compiler_core.ir import stmt as S
+from compiler_core.ir.opaque import OpaqueKernel
+from compiler_core.schedules.cuda.attention_tensors import attention_tensors
 
 SPLIT_CHOICES = (1, 2, 4, 8, 16, 32)
 SPLIT_OVERHEAD_TILES = 2  # a block's fixed time in key tiles: staging the query rows, the epilogue
@@ -17,3 +23,24 @@ def fewest_rounds(units: int, tiles: int, slots: int, valid: Callable[[int], boo
         return -(-units * split // slots) * (tiles / split + SPLIT_OVERHEAD_TILES) + (COMBINE_TILES if split > 1 else 0)
 
     return min((k for k in SPLIT_CHOICES if k == 1 or valid(k)), key=lambda k: (rounds(k), k))
+
+
+def split_module(w, target, splits: int, main: Callable[[tuple], OpaqueKernel],
+                 combine: Callable[[], tuple[str, str, tuple]]) -> S.Module:
+    """An attention module whose keys may split: `main(params)` is the main kernel over Q, K, V and what it writes
+    (O, or with splits > 1 the float32 partial rows and (max, sum) statistics of each split); then
+    `combine()`'s kernel (name, source, prelude: flash_attention's COMBINE_BODY, one thread an output element)
+    rescales and sums the splits into O."""
+    H, Sq, D = w["heads"], w["seq_q"], w["head_dim"]
+    Q, K, V, O = attention_tensors(w)
+    if splits == 1:
+        return S.Module("attention", (main((Q, K, V, O)),), (Q, K, V, O), (), 3)
+    part = S.Buffer("ws_attention_partials", "float32", (splits * H * Sq * D,))
+    stats = S.Buffer("ws_attention_stats", "float32", (splits * H * Sq * 2,))
+    name, source, prelude = combine()
+    summed = OpaqueKernel(name=name, source=source, prelude=prelude, params=(part, stats, O),
+                          block=(COMBINE_THREADS, 1, 1), dynamic_shared_bytes=0,
+                          units=-(-H * Sq * D // COMBINE_THREADS), sm_count=target.sm_count, requires=())
+    # every split writes all its rows and statistics before the combine reads them: no memset
+    return S.Module("attention", (main((Q, K, V, part, stats)), summed), (Q, K, V, O), (part, stats), 3,
+                    overwrites_workspaces=True)
