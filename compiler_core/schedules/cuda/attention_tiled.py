@@ -1,6 +1,8 @@
 """CUDA template for attention on SIMT lanes with register tiles (any dtype, computed in float32): the kernel of
 codegen/flash_attention_simt.py, whose knobs the farm tunes, handed to the pipeline as an OpaqueKernel. It is the
-float32 engine (TF32 off leaves no tensor cores for it) and, where a GPU has none, the half types'.
+float32 engine (TF32 off leaves no tensor cores for it) and, where a GPU has none, the half types'. With kv_splits > 1
+a block's keys split over several blocks and a second kernel combines their partial rows (FlashDecoding, as the
+mma.sync engine's: attention_splits), for grids that would leave SMs idle (a decode step: a block per head).
 """
 from __future__ import annotations
 
@@ -21,8 +23,9 @@ MAX_ACCUMULATORS = 96  # float32 registers a thread may hold for its scores and 
 # 16-64 heads); 64 double-buffered under causal (the short query tiles fill the last wave) and where 128-row blocks
 # leave a wave part-empty (12 x 1500 at d 96: 10 % faster). Where even 64-row blocks leave SMs idle (few heads,
 # short queries: 32 heads of 16-128 rows), more, smaller blocks of more threads were 1.5-2.4x faster: 32 rows of 4
-# a thread, or from 64 rows down 16 of 2 a thread on 32 lanes. Then smaller tiles where the shared memory or
-# registers do not take those.
+# a thread, or from 64 rows down 16 of 2 a thread on 32 lanes (a decode step too: 1.9-3.4x the loop-IR kernel), and
+# there the keys split as `attention_splits.fewest_rounds` says (its choice was the fastest split screened on every
+# case: a decode step 3.5x faster). Then smaller tiles where the shared memory or registers do not take those.
 WIDE = dict(rows_per_block=128, thread_rows=8, threads_per_row=16, kv_tile=64, stages=1, kv_splits=1)
 NARROW = dict(rows_per_block=64, thread_rows=8, threads_per_row=16, kv_tile=64, stages=2, kv_splits=1)
 FEW_BLOCKS = dict(rows_per_block=32, thread_rows=4, threads_per_row=16, kv_tile=64, stages=2, kv_splits=1)
