@@ -10,10 +10,15 @@ from compiler_core.errors import WorkloadError
 from compiler_core.ir import stmt as S
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel
 from compiler_core.passes.verify_resources import BASE_REGISTERS
-from compiler_core.schedules.cuda.attention_splits import SPLIT_CHOICES, fewest_rounds, split_module
+from compiler_core.schedules.cuda.attention_splits import (
+    SPLIT_CHOICES,
+    block_slots,
+    fewest_rounds,
+    split_constraints,
+    split_module,
+)
 from compiler_core.schedules.cuda.block_reduce import pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
-from compiler_core.target import NOMINAL_SM_COUNT
 
 FAMILY = "mma_bf16"  # the sm_80 mma.sync generation: m16n8k16 for both half types
 MAX_ACCUMULATORS = 192  # float32 registers a lane may hold for O and S (32 query rows a warp, 64-key tiles, d 128)
@@ -35,10 +40,6 @@ def flash_config(w, config: dict) -> fa.FlashConfig:
     return fa.FlashConfig(w["heads"], w["seq_q"], w["seq_kv"], w["head_dim"], w["causal"], w.dtype,
                           warps=config["warps"], row_frags=config["row_frags"], kv_tile=config["kv_tile"],
                           stages=config["stages"], kv_splits=config["kv_splits"])
-
-
-def _sms(target) -> int:
-    return target.sm_count or NOMINAL_SM_COUNT
 
 
 def space(w, target) -> Space:
@@ -70,10 +71,7 @@ def space(w, target) -> Space:
                        f"device's opt-in limit)", lambda c: cfg(c).shared_bytes <= target.shared_limit),
             Constraint("stages 2 only where there are several key tiles",
                        lambda c: c["stages"] == 1 or cfg(c).kv_tiles > 1),
-            Constraint("kv_splits > 1 must leave each split at least one key tile",
-                       lambda c: c["kv_splits"] <= cfg(c).kv_tiles),
-            Constraint("kv_splits > 1 only where the blocks (heads x query tiles) are fewer than the SMs",
-                       lambda c: c["kv_splits"] == 1 or w["heads"] * cfg(c).q_tiles < _sms(target)),
+            *split_constraints(w, target, cfg),
         ),
     )
 
@@ -83,19 +81,12 @@ def _registers(cfg: fa.FlashConfig) -> int:
     return min(255, cfg.accumulators + 2 * BASE_REGISTERS)
 
 
-def _blocks_per_sm(cfg: fa.FlashConfig, target) -> int:
-    """Blocks one SM holds at once, by shared memory and registers (at least one)."""
-    by_smem = target.shared_limit // max(cfg.shared_bytes, 1)
-    by_regs = target.register_file // (cfg.threads * _registers(cfg)) if target.register_file else by_smem
-    return max(1, min(by_smem, by_regs))
-
-
 def split_rule(w, base: dict, target, valid) -> int:
     """The split `attention_splits.fewest_rounds` says is fastest for `base`'s blocks. `valid(split)`: the space
     takes it."""
     cfg = flash_config(w, dict(base, kv_splits=1))
-    slots = _sms(target) * _blocks_per_sm(cfg, target)
-    return fewest_rounds(w["heads"] * cfg.q_tiles, cfg.kv_tiles, slots, valid)
+    return fewest_rounds(w["heads"] * cfg.q_tiles, cfg.kv_tiles,
+                         block_slots(target, cfg.shared_bytes, cfg.threads, _registers(cfg)), valid)
 
 
 def default_config(w, target) -> dict:

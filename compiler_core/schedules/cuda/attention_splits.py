@@ -9,10 +9,32 @@ from compiler_core.codegen.flash_attention import COMBINE_THREADS
 from compiler_core.ir import stmt as S
 from compiler_core.ir.opaque import OpaqueKernel
 from compiler_core.schedules.cuda.attention_tensors import attention_tensors
+from compiler_core.space import Constraint
+from compiler_core.target import NOMINAL_SM_COUNT
 
 SPLIT_CHOICES = (1, 2, 4, 8, 16, 32)
 SPLIT_OVERHEAD_TILES = 2  # a block's fixed time in key tiles: staging the query rows, the epilogue
 COMBINE_TILES = 4  # the combine kernel's launch (a few microseconds) in key tiles of one block
+
+
+def sms(target) -> int:
+    """The target's SMs (a nominal count where it does not say)."""
+    return target.sm_count or NOMINAL_SM_COUNT
+
+
+def block_slots(target, shared_bytes: int, threads: int, registers: int) -> int:
+    """Blocks all SMs hold at once, by a block's shared memory and its threads' registers (at least one an SM)."""
+    by_smem = target.shared_limit // max(shared_bytes, 1)
+    by_regs = target.register_file // (threads * registers) if target.register_file else by_smem
+    return sms(target) * max(1, min(by_smem, by_regs))
+
+
+def split_constraints(w, target, cfg: Callable) -> tuple[Constraint, Constraint]:
+    """The space's rules for `kv_splits`; `cfg(config)` has the config's `kv_tiles` and `q_tiles`."""
+    return (Constraint("kv_splits > 1 must leave each split at least one key tile",
+                       lambda c: c["kv_splits"] <= cfg(c).kv_tiles),
+            Constraint("kv_splits > 1 only where the blocks (heads x query tiles) are fewer than the SMs",
+                       lambda c: c["kv_splits"] == 1 or w["heads"] * cfg(c).q_tiles < sms(target)))
 
 
 def fewest_rounds(units: int, tiles: int, slots: int, valid: Callable[[int], bool]) -> int:

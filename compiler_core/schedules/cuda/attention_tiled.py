@@ -11,10 +11,16 @@ from compiler_core.errors import WorkloadError
 from compiler_core.ir import stmt as S
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel
 from compiler_core.passes.verify_resources import BASE_REGISTERS
-from compiler_core.schedules.cuda.attention_splits import SPLIT_CHOICES, fewest_rounds, split_module
+from compiler_core.schedules.cuda.attention_splits import (
+    SPLIT_CHOICES,
+    block_slots,
+    fewest_rounds,
+    sms,
+    split_constraints,
+    split_module,
+)
 from compiler_core.schedules.cuda.block_reduce import WARP, pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
-from compiler_core.target import NOMINAL_SM_COUNT
 
 MAX_ACCUMULATORS = 96  # float32 registers a thread may hold for its scores and outputs
 # The H200's screens (benchmarks/results/2026-11-30-attention-tiled/). 8 query rows a thread, 16 lanes a row group
@@ -86,11 +92,7 @@ def space(w, target) -> Space:
                        f"memory (the device's opt-in limit)", lambda c: cfg(c).shared_bytes <= target.shared_limit),
             Constraint("stages 2 only where cp.async stages the tiles (float32, head_dim a multiple of 4) and there "
                        "are several", lambda c: c["stages"] == 1 or (cfg(c).async_copy and cfg(c).kv_tiles > 1)),
-            Constraint("kv_splits > 1 must leave each split at least one key tile",
-                       lambda c: c["kv_splits"] <= cfg(c).kv_tiles),
-            Constraint("kv_splits > 1 only where the blocks (heads x query tiles) are fewer than the SMs",
-                       lambda c: c["kv_splits"] == 1 or w["heads"] * cfg(c).q_tiles < (target.sm_count or
-                                                                                        NOMINAL_SM_COUNT)),
+            *split_constraints(w, target, cfg),
         ),
     )
 
@@ -101,8 +103,8 @@ def default_config(w, target) -> dict:
     over the SMs: `busiest_sm_rows`); then FEW_BLOCKS, NARROW and FALLBACKS; each with fewer query rows a block (and
     a thread) where the head has fewer, double-buffered where the space takes it; the keys split (`split_rule`) where
     the blocks are fewer than the SMs."""
-    s, sms = space(w, target), target.sm_count or NOMINAL_SM_COUNT
-    if w["heads"] * -(-w["seq_q"] // NARROW["rows_per_block"]) < sms:
+    s = space(w, target)
+    if w["heads"] * -(-w["seq_q"] // NARROW["rows_per_block"]) < sms(target):
         first = SHORT if w["seq_q"] <= NARROW["rows_per_block"] else FEW_BLOCKS
     elif w["causal"] or busiest_sm_rows(w, NARROW, target) < busiest_sm_rows(w, WIDE, target):
         first = NARROW
@@ -126,17 +128,15 @@ def split_rule(w, base: dict, target, valid) -> int:
     """The split `attention_splits.fewest_rounds` says is fastest for `base`'s blocks (those all SMs hold at once
     by shared memory and registers). `valid(split)`: the space takes it."""
     cfg = flash_config(w, base)
-    by_smem = target.shared_limit // max(cfg.shared_bytes, 1)
-    by_regs = target.register_file // (cfg.threads * _registers(cfg)) if target.register_file else by_smem
-    slots = (target.sm_count or NOMINAL_SM_COUNT) * max(1, min(by_smem, by_regs))
-    return fewest_rounds(w["heads"] * cfg.q_tiles, cfg.kv_tiles, slots, valid)
+    return fewest_rounds(w["heads"] * cfg.q_tiles, cfg.kv_tiles,
+                         block_slots(target, cfg.shared_bytes, cfg.threads, _registers(cfg)), valid)
 
 
 def busiest_sm_rows(w, config: dict, target) -> int:
     """Query rows the busiest SM computes when blocks are dealt out evenly (blocks on one SM share its lanes): the
     launch's time in a throughput-bound model."""
     cfg = flash_config(w, config)
-    return -(-cfg.units // (target.sm_count or NOMINAL_SM_COUNT)) * cfg.rows
+    return -(-cfg.units // sms(target)) * cfg.rows
 
 
 def _registers(cfg: fs.SimtFlashConfig) -> int:
