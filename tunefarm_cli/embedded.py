@@ -106,8 +106,13 @@ class EmbeddedFarm:
     def _credentials(self) -> dict:
         path = self.data_dir / "credentials.json"
         if path.exists():
-            return json.loads(path.read_text())
-        creds = {"admin_token": secrets.token_urlsafe(24), "enrolment_token": secrets.token_urlsafe(24)}
+            creds = json.loads(path.read_text())
+            # a bare token_urlsafe starts with "-" one time in 64, and `--token -x…` is an option to argparse,
+            # so a farm made before the prefixes gets new tokens (the server and agents read them at each start)
+            if not any(token.startswith("-") for token in creds.values()):
+                return creds
+        creds = {"admin_token": "tfa_" + secrets.token_urlsafe(24),
+                 "enrolment_token": "tfe_" + secrets.token_urlsafe(24)}
         path.write_text(json.dumps(creds))
         path.chmod(0o600)
         return creds
