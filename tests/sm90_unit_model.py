@@ -31,11 +31,14 @@ class UnitCase:
     cluster: int = 1
     group_m: int = 1
     grid: int = 0
+    split_cluster: bool = False  # the K ranges of a tile in one cluster (consecutive CTAs), summed there
 
     def config(self) -> HopperGemmConfig:
         return HopperGemmConfig(bm=self.bm, bn=self.bn, consumers=1, group_m=self.group_m, cluster=self.cluster,
-                                split_k=self.split_k, out="float32" if self.split_k > 1 else "same",
-                                batch=self.batch)
+                                split_k=self.split_k,
+                                out="float32" if self.split_k > 1 and not self.split_cluster else "same",
+                                batch=self.batch, persistent=not self.split_cluster,
+                                split_cluster=self.split_cluster)
 
     @property
     def m_tiles(self) -> int:
@@ -60,7 +63,7 @@ class UnitCase:
 
     def short(self) -> str:
         return (f"{self.M}x{self.N}x{self.K}-b{self.batch}-sk{self.split_k}-{self.bm}x{self.bn}-cl{self.cluster}"
-                f"-g{self.group_m}-grid{self.grid}")
+                f"-g{self.group_m}-grid{self.grid}{'-in-cluster' if self.split_cluster else ''}")
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Unit:
     kb_begin: int
     kb_end: int
     c_offset: int
+    split: int = 0  # the K range: which partial the unit's tile holds
 
 
 def walk(case: UnitCase, cta: int) -> list[Unit]:
@@ -80,15 +84,19 @@ def walk(case: UnitCase, cta: int) -> list[Unit]:
     tiles = case.m_tiles * case.n_tiles
     out = []
     for u in range(first, case.units, step):
-        tile, b, split = u % tiles, (u // tiles) % case.batch, u // (tiles * case.batch)
+        if case.split_cluster:  # K range fastest: a cluster's consecutive CTAs share one tile
+            split, tile, b = u % case.split_k, (u // case.split_k) % tiles, u // (case.split_k * tiles)
+        else:
+            tile, b, split = u % tiles, (u // tiles) % case.batch, u // (tiles * case.batch)
         group_tiles = case.group_m * case.n_tiles
         first_m = (tile // group_tiles) * case.group_m
         rows = min(case.m_tiles - first_m, case.group_m)
         in_group = tile % group_tiles
         m0 = (first_m + in_group % rows) * (case.bm * case.cluster) + rank * case.bm
         n0 = (in_group // rows) * case.bn
+        slice_ = 0 if case.split_cluster else split  # in a cluster the partials never reach C
         out.append(Unit(m0, n0, b, split * case.k_blocks // case.split_k, (split + 1) * case.k_blocks // case.split_k,
-                        (split * case.batch + b) * case.M * case.N))
+                        (slice_ * case.batch + b) * case.M * case.N, split))
     return out
 
 
@@ -132,6 +140,8 @@ def run(case: UnitCase, A: np.ndarray, B: np.ndarray, walk_fn=None) -> tuple[np.
             if rows <= 0 or cols <= 0:
                 continue
             at = u.c_offset + (u.m0 + np.arange(rows))[:, None] * N + (u.n0 + np.arange(cols))[None, :]
+            if case.split_cluster:  # the cluster's sum, modelled as the split's own partial
+                at = at + u.split * size
             partials[at] = acc[:rows, :cols]
             np.add.at(writes, at, 1)
     return partials.reshape(case.split_k, size).sum(axis=0).reshape(case.batch, M, N), writes
@@ -154,4 +164,7 @@ CASES = [  # odd M, N and K past the tiles, batches, K ranges of unequal length,
     UnitCase(300, 72, 64, batch=5, bm=128, bn=64, cluster=2),
     UnitCase(136, 264, 520),  # the plain kernel: one batch entry, no split
     UnitCase(257, 520, 136, group_m=4, grid=11),
+    UnitCase(16, 1024, 4096, split_k=8, bn=128, split_cluster=True),  # K ranges in a cluster, summed there
+    UnitCase(200, 136, 1032, batch=3, split_k=2, bm=128, bn=64, split_cluster=True),
+    UnitCase(17, 40, 1032, split_k=4, split_cluster=True),
 ]

@@ -246,6 +246,18 @@ __device__ __forceinline__ void tf_tma_load_2d_multicast(void* dst, const tf_ten
 }
 """
 
+_DSMEM = r"""
+// 16 bytes of CTA `rank`'s shared memory at the offset of the local shared address `local` (distributed shared
+// memory: mapa turns it into that CTA's shared::cluster address; own rank too).
+__device__ __forceinline__ float4 tf_ld_cluster_f4(uint32_t local, uint32_t rank) {
+  float4 v;
+  asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %4, %5;\n"
+               " ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(local), "r"(rank) : "memory");
+  return v;
+}
+"""
+
 _MULTICAST_3D = r"""
 // TMA multicast of a 3-D map's box (batched operands: c2 is the batch index), as tf_tma_load_2d_multicast.
 __device__ __forceinline__ void tf_tma_load_3d_multicast(void* dst, const tf_tensor_map* map, uint64_t* bar,
@@ -268,11 +280,12 @@ PIECES = {
     "setmaxnreg": _SETMAXNREG,
     "cluster": _CLUSTER,
     "multicast_3d": _MULTICAST_3D,
+    "dsmem": _DSMEM,
 }
 _NEEDS = {"mbarrier": ("base",), "tma": ("base",), "tma_im2col": ("tma", "base"), "fence_proxy": (), "wgmma_sync": (),
           "descriptor": ("base",),
           "setmaxnreg": (), "base": (), "cluster": ("base",),
-          "multicast_3d": ("cluster", "base")}
+          "multicast_3d": ("cluster", "base"), "dsmem": ("cluster", "base")}
 
 
 # ---- wgmma.mma_async -------------------------------------------------------------------------------------------

@@ -27,6 +27,13 @@ consumes it K-major like A.
 `batch` > 1 runs that many GEMMs through 3-D tensor maps, and `split_k` > 1 splits each tile's K loop over that
 many work units writing float32 partial tiles: the persistent loop then walks (tile, batch entry, K range) units
 (codegen/sm90_gemm_units.py). With both at 1 the kernel's text is the plain GEMM's.
+
+`split_cluster` sums the K ranges' partials inside the kernel instead: the split_k CTAs of one tile form a cluster
+(__cluster_dims__(split_k)), each writes its float32 partial tile into its own shared memory (over the ring, idle
+once the K loop is done), and after a cluster barrier each sums its 1/split_k of the tile's rows across the
+cluster's partials through distributed shared memory and stores them into C. One launch and no float32
+workspace: a skinny GEMM's split no longer writes and re-reads split_k x M x N floats through HBM, nor waits for a
+second kernel.
 """
 from __future__ import annotations
 
@@ -36,7 +43,19 @@ from compiler_core.codegen import sm90_conv, sm90_gemm_units
 from compiler_core.codegen.cuda_sm90 import SWIZZLE_ATOM_BYTES, Wgmma
 from compiler_core.codegen.cuda_sm90 import prelude_blocks as sm90_prelude_blocks
 from compiler_core.codegen.sm90_conv import ConvGeometry
-from compiler_core.codegen.sm90_gemm_text import BODY, CONSTANTS, GEMM_LOADS, GEMM_STORE, PAIR_STORE
+from compiler_core.codegen.sm90_gemm_text import (
+    BODY,
+    CONSTANTS,
+    GEMM_LOADS,
+    GEMM_STORE,
+    PAIR_STORE,
+    QUAD_CONVERT,
+    QUAD_VECTOR,
+    REDUCE_EPILOGUE,
+    REDUCE_PRODUCER_SYNCS,
+    SPLIT_REDUCE,
+    STORE_EPILOGUE,
+)
 from compiler_core.errors import ConfigError
 
 ELEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
@@ -46,6 +65,8 @@ ROW_BYTES = 128  # one 128B-swizzled row: 64 16-bit elements
 B_BOX_COLS = 64  # B (N-major) arrives in boxes 64 columns wide
 REGS_PRODUCER, REGS_CONSUMER = 40, 232  # setmaxnreg with two consumer warpgroups: 40*128 + 232*256 <= 65536
 SPLIT_K_CHOICES = (1, 2, 4, 8, 16)
+CLUSTER_SPLITS = (2, 4, 8)  # split_cluster's cluster sizes: a portable cluster holds at most 8 CTAs
+PART_PAD = 32  # bytes after each float32 partial row: a half-warp's float2 writes (4 rows) meet no bank conflict
 
 
 @dataclass(frozen=True)
@@ -62,6 +83,7 @@ class HopperGemmConfig:
     b_kmajor: bool = False  # B given as N x K (K contiguous) instead of K x N
     split_k: int = 1  # K ranges per tile, each a work unit writing a float32 partial tile (out=float32)
     batch: int = 1  # GEMMs over 3-D tensor maps (batch outermost), folded into the tile scheduler
+    split_cluster: bool = False  # the split_k K ranges of a tile: one cluster, partials summed in shared memory
 
     @classmethod
     def of(cls, knobs: dict) -> HopperGemmConfig:
@@ -93,11 +115,14 @@ class HopperGemmConfig:
     def short(self) -> str:
         return (f"{self.bm}x{self.bn}x{self.bk} s{self.stages} c{self.consumers} "
                 f"{'P' if self.persistent else 'NP'} g{self.group_m} out={self.out}{' Bk' if self.b_kmajor else ''}"
-                f"{f' sk{self.split_k}' if self.split_k > 1 else ''}{f' b{self.batch}' if self.batch > 1 else ''}")
+                f"{f' sk{self.split_k}' if self.split_k > 1 else ''}{'c' if self.split_cluster else ''}"
+                f"{f' b{self.batch}' if self.batch > 1 else ''}")
 
     def knob_text(self) -> str:
-        """The knobs as the kernel's header comment lists them (split_k and batch where they are not 1)."""
-        knobs = {k: v for k, v in self.as_dict().items() if k not in ("split_k", "batch") or v != 1}
+        """The knobs as the kernel's header comment lists them (split_k, batch and split_cluster where they are not
+        1 or off)."""
+        knobs = {k: v for k, v in self.as_dict().items()
+                 if k not in ("split_k", "batch", "split_cluster") or v not in (1, False)}
         return ", ".join(f"{k}={v}" for k, v in knobs.items())
 
 
@@ -110,6 +135,8 @@ class SmemLayout:
     b: int
     epi: int
     bars: int
+    part: int  # split_cluster's float32 partial tile: BM rows of `part_pitch` bytes from offset 0, over the ring
+    part_pitch: int
     total: int  # bytes used from the aligned base
     dynamic: int  # bytes to request: total + alignment slack
 
@@ -124,9 +151,12 @@ def smem_layout(cfg: HopperGemmConfig, ab: str) -> SmemLayout:
     epi_pitch = ROW_BYTES + (32 if out_bytes == 4 else 16)
     a, b = 0, cfg.stages * a_stage
     epi = b + cfg.stages * b_stage
-    bars = epi + cfg.consumers * 4 * 16 * epi_pitch
+    part_pitch = cfg.bn * 4 + PART_PAD
+    part_bytes = cfg.bm * part_pitch if cfg.split_cluster else 0
+    bars = max(epi + cfg.consumers * 4 * 16 * epi_pitch, part_bytes)
     total = bars + 2 * cfg.stages * 8
-    return SmemLayout(a_stage, b_stage, epi_pitch, a, b, epi, bars, total, total + SWIZZLE_ATOM_BYTES)
+    return SmemLayout(a_stage, b_stage, epi_pitch, a, b, epi, bars, 0, part_pitch, total,
+                      total + SWIZZLE_ATOM_BYTES)
 
 
 def check(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None = None) -> None:
@@ -147,7 +177,13 @@ def check(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None 
         (cfg.cluster in (1, 2), "cluster must be 1 or 2 CTAs"),
         (cfg.cluster == 1 or not cfg.b_kmajor, "cluster 2 multicasts N-major B boxes: use b_kmajor=False"),
         (cfg.split_k in SPLIT_K_CHOICES, f"split_k must be one of {SPLIT_K_CHOICES}"),
-        (cfg.split_k == 1 or cfg.out == "float32", "split-K units write float32 partial tiles: out=float32"),
+        (cfg.split_k == 1 or cfg.split_cluster or cfg.out == "float32",
+         "split-K units write float32 partial tiles: out=float32 (or split_cluster)"),
+        (not cfg.split_cluster or cfg.split_k in CLUSTER_SPLITS,
+         f"split_cluster takes split_k in {CLUSTER_SPLITS}: one CTA per K range, at most 8 in a portable cluster"),
+        (not cfg.split_cluster or (not cfg.persistent and cfg.cluster == 1),
+         "split_cluster runs one unit per CTA (persistent=False) without the B-sharing cluster (cluster=1): the "
+         "cluster's CTAs reduce their one tile together"),
         (cfg.batch >= 1, "batch must be >= 1"),
         (conv is None or (cfg.split_k == 1 and cfg.batch == 1), "conv2d takes neither split_k nor batch"),
     )
@@ -164,7 +200,8 @@ def kernel_name(cfg: HopperGemmConfig, ab: str, conv: ConvGeometry | None = None
     short = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
     return (f"tf_sm90_{'conv' if conv else 'gemm'}_{short[ab]}_{short[out]}_{cfg.bm}x{cfg.bn}x{cfg.bk}_s{cfg.stages}"
             f"_c{cfg.consumers}_g{cfg.group_m}{'_bk' if cfg.b_kmajor else ''}{'_cl2' if cfg.cluster == 2 else ''}"
-            f"{f'_sk{cfg.split_k}' if cfg.split_k > 1 else ''}{f'_b{cfg.batch}' if cfg.batch > 1 else ''}")
+            f"{f'_sk{cfg.split_k}' if cfg.split_k > 1 else ''}{'c' if cfg.split_cluster else ''}"
+            f"{f'_b{cfg.batch}' if cfg.batch > 1 else ''}")
 
 
 def wgmma_variant(cfg: HopperGemmConfig, ab: str) -> Wgmma:
@@ -192,6 +229,7 @@ def prelude_blocks(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometr
     """The sm90 prelude the kernel needs (cuda_sm90.prelude_blocks): what a module emits once before its kernels."""
     pieces = ["mbarrier", "tma", "wgmma_sync", "descriptor", "setmaxnreg"] + (["cluster"] if cfg.cluster > 1 else [])
     pieces += ["multicast_3d"] if cfg.cluster > 1 and cfg.batch > 1 else []
+    pieces += ["dsmem"] if cfg.split_cluster else []
     return sm90_prelude_blocks(pieces + (["tma_im2col"] if conv else []), [wgmma_variant(cfg, ab)])
 
 
@@ -227,8 +265,15 @@ def render_kernel(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry
     if conv is not None:
         consts += sm90_conv.constants(conv, 16 // ELEM_BYTES[out])
     pair = PAIR_STORE[out]
+    units = sm90_gemm_units.slots(cfg.split_k, cfg.batch, cfg.split_cluster)
+    split = cfg.split_cluster
     body = BODY.format(wgmma=w.name, name=kernel_name(cfg, ab, conv), pair=pair, **_operand_slots(cfg, conv),
-                        **sm90_gemm_units.slots(cfg.split_k, cfg.batch),
+                        **units,
+                        epilogue=(REDUCE_EPILOGUE if split else STORE_EPILOGUE).format(c_tile=units["c_tile"]),
+                        split_reduce=SPLIT_REDUCE.format(smem_part=lay.part, part_pitch=lay.part_pitch,
+                                                         quad_vector=QUAD_VECTOR[out], convert=QUAD_CONVERT[out])
+                        if split else "",
+                        producer_syncs=REDUCE_PRODUCER_SYNCS if split else "",
                         release="for (uint32_t r = 0; r < CLUSTER; ++r) tf_mbar_arrive_cluster(empty_stage, r);"
                         if cfg.cluster > 1 else "tf_mbar_arrive(empty_stage);",
                         start_sync="tf_cluster_sync();  // the peers' barriers exist before any multicast or remote "
@@ -240,7 +285,8 @@ def render_kernel(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry
                         if cfg.consumers == 2 else "",
                         inc_line=f"tf_setmaxnreg_inc<{REGS_CONSUMER}>();  // room for the accumulators"
                         if cfg.consumers == 2 else "",
-                        cluster_dims=f" __cluster_dims__({cfg.cluster}, 1, 1)" if cfg.cluster > 1 else "")
+                        cluster_dims=f" __cluster_dims__({cfg.cluster}, 1, 1)" if cfg.cluster > 1 else
+                        f" __cluster_dims__({cfg.split_k}, 1, 1)" if split else "")
     return _drop_blank_lines(f"{consts}\n{body}")
 
 

@@ -169,7 +169,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[SLICES][ACC], unsigned c
   }}
 }}
 
-// ---- consumers: wgmma on each stage, release it, store the tile ---------------------------------------------
+{split_reduce}// ---- consumers: wgmma on each stage, release it, store the tile ---------------------------------------------
 // A consumer warpgroup hands a stage back to every producer that writes into it: its own, and with a cluster the
 // peers' (they multicast B into this CTA's stage), so it arrives on empty[s] of each CTA of the cluster.
 __device__ __forceinline__ void release(uint64_t* empty_stage) {{
@@ -215,7 +215,7 @@ __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64
     if (released >= 0 && leader) release(&empty[released]);
 #pragma unroll
     for (int s = 0; s < SLICES; ++s) tf_fence_operands(acc[s]);
-    store_tile(acc, staging, {c_tile}, t.m0 + cw * SLICES * 64 + warp * 16, t.n0, M, N, vec_ok);
+    {epilogue}
   }}
 }}
 
@@ -241,10 +241,83 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1){cluster_dims}
   if (warpgroup == 0) {{
     {dec_line}
     if (threadIdx.x == 0) run_producer(&tm_a, &tm_b, smem, full, empty, M, N, K);
+    {producer_syncs}
   }} else {{
     {inc_line}
     run_consumer(warpgroup - 1, smem, full, empty, c, M, N, K);
   }}
   {end_sync}
 }}
+"""
+
+# The plain epilogue: each warp stages its rows and stores them (store_tile above).
+STORE_EPILOGUE = "store_tile(acc, staging, {c_tile}, t.m0 + cw * SLICES * 64 + warp * 16, t.n0, M, N, vec_ok);"
+# split_cluster's: the cluster sums its partials (SPLIT_REDUCE below).
+REDUCE_EPILOGUE = "reduce_split(acc, smem, {c_tile}, t.m0, t.n0, cw, M, N, vec_ok);"
+# The producer warpgroup's part in the reduction's two cluster barriers (every thread of the cluster arrives).
+REDUCE_PRODUCER_SYNCS = ("tf_cluster_sync();  // reduce_split's first barrier: every partial is written\n"
+                         "    tf_cluster_sync();  // and its second: every peer has read this CTA's partial")
+
+QUAD_CONVERT = {"float16": "__float2half_rn", "bfloat16": "__float2bfloat16_rn", "float32": ""}
+QUAD_VECTOR = {
+    "float16": "const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);\n"
+               "    *reinterpret_cast<uint2*>(dst) = make_uint2(*reinterpret_cast<const uint32_t*>(&lo), "
+               "*reinterpret_cast<const uint32_t*>(&hi));",
+    "bfloat16": "const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);\n"
+                "    *reinterpret_cast<uint2*>(dst) = make_uint2(*reinterpret_cast<const uint32_t*>(&lo), "
+                "*reinterpret_cast<const uint32_t*>(&hi));",
+    "float32": "*reinterpret_cast<float4*>(dst) = v;",
+}
+
+SPLIT_REDUCE = r"""// ---- split_cluster: the SPLIT_K CTAs of this cluster computed one tile over its SPLIT_K K ranges ---------------
+// Each writes its float32 partial tile into its own shared memory (over the ring: every TMA load of the CTA's one
+// unit has landed and every wgmma has read its stage), then, after a cluster barrier, CTA r sums rows
+// [r * OWN_ROWS, (r + 1) * OWN_ROWS) of the tile across the cluster's partials (distributed shared memory: 16-byte
+// reads along a row, conflict-free) and stores them into C. A second barrier keeps every CTA, and its partial,
+// alive until each peer has read it.
+constexpr uint32_t SMEM_PART = {smem_part};
+constexpr int PART_PITCH = {part_pitch};  // bytes per partial row: BN floats + 32 bytes against bank conflicts
+constexpr int OWN_ROWS = BM / SPLIT_K;    // rows of the tile this CTA sums and stores
+static_assert(BM % SPLIT_K == 0 && SMEM_PART + BM * PART_PITCH <= SMEM_BARS, "the partial tile below the barriers");
+
+__device__ __forceinline__ void store_quad(out_t* dst, float4 v, bool vec) {{
+  if (vec) {{
+    {quad_vector}
+  }} else {{
+    dst[0] = {convert}(v.x); dst[1] = {convert}(v.y); dst[2] = {convert}(v.z); dst[3] = {convert}(v.w);
+  }}
+}}
+
+__device__ __forceinline__ void reduce_split(float (&acc)[SLICES][ACC], unsigned char* smem, out_t* c, int m0,
+                                             int n0, int cw, int M, int N, bool vec_ok) {{
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+  // every consumer warpgroup of this CTA is past its last wgmma before the partial overwrites the ring
+  asm volatile("bar.sync 1, %0;" :: "n"(CONSUMERS * 128) : "memory");
+  unsigned char* part = smem + SMEM_PART;
+#pragma unroll
+  for (int s = 0; s < SLICES; ++s) {{
+    const int row = cw * SLICES * 64 + 64 * s + 16 * warp + lane / 4;  // the accumulator layout of store_tile
+#pragma unroll
+    for (int j = 0; j < ACC / 4; ++j) {{
+      unsigned char* p = part + row * PART_PITCH + (8 * j + 2 * (lane % 4)) * 4;
+      *reinterpret_cast<float2*>(p) = make_float2(acc[s][4 * j], acc[s][4 * j + 1]);
+      *reinterpret_cast<float2*>(p + 8 * PART_PITCH) = make_float2(acc[s][4 * j + 2], acc[s][4 * j + 3]);
+    }}
+  }}
+  tf_cluster_sync();  // every CTA's partial is written (the barrier releases and acquires at cluster scope)
+  const uint32_t rank = tf_cluster_rank(), part_u32 = tf_smem_u32(part);
+  for (int v = threadIdx.x - 128; v < OWN_ROWS * (BN / 4); v += CONSUMERS * 128) {{
+    const int r = int(rank) * OWN_ROWS + v / (BN / 4), col = (v % (BN / 4)) * 4;
+    const uint32_t at = part_u32 + r * PART_PITCH + col * 4;
+    float4 sum = tf_ld_cluster_f4(at, 0);
+#pragma unroll
+    for (uint32_t peer = 1; peer < SPLIT_K; ++peer) {{
+      const float4 x = tf_ld_cluster_f4(at, peer);
+      sum.x += x.x; sum.y += x.y; sum.z += x.z; sum.w += x.w;
+    }}
+    if (m0 + r < M && n0 + col < N) store_quad(c + static_cast<size_t>(m0 + r) * N + n0 + col, sum, vec_ok);
+  }}
+  tf_cluster_sync();  // every peer has read this CTA's partial: it may leave
+}}
+
 """

@@ -11,6 +11,11 @@ s * BATCH + batch of C, seen as SPLIT_K x BATCH matrices of M x N: with split-K,
 second kernel sums over s into the op's output (schedules/cuda/gemm_sm90.py); without, s is 0 and C is the
 output itself. Each slice starts 16-byte aligned: N is a multiple of 8 (TMA's row-stride rule).
 
+With split_cluster the K range runs fastest instead: unit u is K range u % SPLIT_K of tile (u / SPLIT_K) % tiles
+of batch entry u / (SPLIT_K * tiles), so the SPLIT_K consecutive CTAs of a cluster (one unit each) take one tile's
+K ranges, and its output is the batch entry's slice of C itself (the cluster sums the partials; see SPLIT_REDUCE
+in codegen/sm90_gemm_text.py).
+
 Batched operands come through 3-D tensor maps, (K, M, batch) and (N, K, batch) innermost first, a box of 1 in
 the batch: a box never reaches into the next batch entry, and rows or columns past M, N or K read as zeros.
 """
@@ -40,6 +45,26 @@ __device__ __forceinline__ Unit unit_of(int u, const Schedule& s, int M, int N) 
 }
 """
 
+UNIT_OF_CLUSTER = """
+// A unit of work (sm90_gemm_units.py, split_cluster): K range fastest, so a cluster's CTAs share one tile.
+struct Unit {
+  int tile, batch, split, kb_begin, kb_end;
+  size_t c_offset;  // elements from c to the unit's batch entry of C (the cluster sums the K ranges)
+};
+
+__device__ __forceinline__ Unit unit_of(int u, const Schedule& s, int M, int N) {
+  const int tiles = s.m_tiles * s.n_tiles;
+  Unit w;
+  w.split = u % SPLIT_K;
+  w.tile = (u / SPLIT_K) % tiles;
+  w.batch = u / (SPLIT_K * tiles);
+  w.kb_begin = w.split * s.k_blocks / SPLIT_K;
+  w.kb_end = (w.split + 1) * s.k_blocks / SPLIT_K;
+  w.c_offset = static_cast<size_t>(w.batch) * M * N;
+  return w;
+}
+"""
+
 # The plain kernel's text in each slot: a loop over tiles, each over all of K, storing into c.
 PLAIN = dict(units="sc.m_tiles * sc.n_tiles", unit_line="", tile_of_unit="tile", kb_begin="0",
              kb_end="sc.k_blocks", c_tile="c", unit_helpers="")
@@ -48,8 +73,11 @@ UNITS = dict(units="sc.m_tiles * sc.n_tiles * BATCH * SPLIT_K", unit_line="const
              unit_helpers=UNIT_OF)
 
 
-def slots(split_k: int, batch: int) -> dict:
-    """The loop slots of BODY (codegen/sm90_gemm_text.py) for a kernel of `split_k` K ranges over `batch` GEMMs."""
+def slots(split_k: int, batch: int, split_cluster: bool = False) -> dict:
+    """The loop slots of BODY (codegen/sm90_gemm_text.py) for a kernel of `split_k` K ranges over `batch` GEMMs,
+    summed by a second kernel or, with `split_cluster`, inside the cluster."""
+    if split_cluster:
+        return dict(UNITS, unit_helpers=UNIT_OF_CLUSTER)
     return dict(UNITS) if split_k > 1 or batch > 1 else dict(PLAIN)
 
 

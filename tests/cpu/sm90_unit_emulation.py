@@ -77,7 +77,7 @@ def consumer_walk(kernel: str) -> str:
     head = re.search(r"for \(int tile = sc\.first; tile < (.+?); tile \+= sc\.step\) \{\n(.*?)\n\s*float acc",
                      consumer, re.S)
     k_loop = re.search(r"for \(int kb = (.+?); kb < (.+?); \+\+kb\)", consumer)
-    store = re.search(r"store_tile\(acc, staging, (.+?), t\.m0", consumer)
+    store = re.search(r"(?:store_tile\(acc, staging|reduce_split\(acc, smem), (.+?), t\.m0", consumer)
     if not (head and k_loop and store):
         raise ValueError("run_consumer's text no longer has the loop this harness cuts out")
     return f"""

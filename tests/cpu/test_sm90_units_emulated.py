@@ -57,6 +57,11 @@ PLANTED = {  # (case index, text in the kernel, its replacement): each must be c
     "batch coordinate dropped": (4, "kb * BK, t.m0, unit.batch);", "kb * BK, t.m0, 0);"),
     "units stop at the tiles": (1, "tile < sc.m_tiles * sc.n_tiles * BATCH * SPLIT_K;",
                                 "tile < sc.m_tiles * sc.n_tiles * BATCH;"),
+    "cluster split with tiles fastest": (9, "w.split = u % SPLIT_K;\n  w.tile = (u / SPLIT_K) % tiles;",
+                                         "w.split = u / tiles;\n  w.tile = u % tiles;"),
+    "cluster split stores into a partial slice": (10, "w.c_offset = static_cast<size_t>(w.batch) * M * N;",
+                                                  "w.c_offset = (static_cast<size_t>(w.split) * BATCH + w.batch) * M "
+                                                  "* N;"),
 }
 
 

@@ -1,5 +1,6 @@
 """The Hopper GEMM's split-K and batched kernels run exactly on an sm_90a GPU: matmul with M in {1, 16, 17, 128, 200}
-and batch_matmul with 1..16 entries, N and K multiples of 8 past the tiles, split_k from 1 to 16, clusters, float16
+and batch_matmul with 1..16 entries, N and K multiples of 8 past the tiles, split_k from 1 to 16 (summed by a
+second kernel or inside a cluster), clusters, float16
 and bfloat16, each through the farm's build path (cc.lower, nvcc, build_module) and `launch_device` on pycuda
 allocations whose output AND workspace are poisoned with NaN first: an output element no unit writes, or a partial
 the sum reads before a unit wrote it (the module skips the workspace memset), fails the float64 numpy reference.
@@ -37,12 +38,15 @@ def target():
 
 def configs_for(w, target) -> list[dict]:
     """The default, then every split the space takes with the default's other knobs, a cluster of two and a
-    one-unit-per-CTA grid where valid."""
+    one-unit-per-CTA grid where valid, and every split summed inside a cluster (one and two consumer warpgroups)."""
     space = cc.get_space(w, target)
     default = cc.default_config(w, target)
     variants = [default, *(dict(default, split_k=k) for k in (1, 2, 4, 8, 16)),
                 dict(default, cluster=2), dict(default, persistent=False),
                 dict(default, cluster=2, split_k=2, group_m=1), dict(default, bm=64, consumers=1, split_k=16)]
+    in_cluster = dict(default, split_cluster=True, persistent=False, cluster=1)
+    variants += [dict(in_cluster, split_k=k) for k in (2, 4, 8)]
+    variants += [dict(in_cluster, bm=128, consumers=2, split_k=k) for k in (2, 4)]
     return list({cc.config_key(c): c for c in variants if space.is_valid(c)}.values())
 
 

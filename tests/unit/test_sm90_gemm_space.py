@@ -37,7 +37,8 @@ def value(vec, name: str) -> float:
 def test_every_config_obeys_the_kernel_rules_and_fits_the_target():
     space = cc.get_space(BIG, H100)
     configs = list(space)
-    assert space.names == ["bm", "bn", "stages", "consumers", "persistent", "group_m", "cluster", "split_k"]
+    assert space.names == ["bm", "bn", "stages", "consumers", "persistent", "group_m", "cluster", "split_k",
+                           "split_cluster"]
     assert 500 < len(configs) < space.size  # the rules prune, and plenty is left to tune
     for c in configs:
         cfg = gemm_sm90.hopper_config(c)
@@ -47,7 +48,7 @@ def test_every_config_obeys_the_kernel_rules_and_fits_the_target():
     seen = {k: {c[k] for c in configs} for k in space.names}
     assert seen["bm"] == {64, 128, 256} and seen["bn"] == {64, 128, 256} and seen["cluster"] == {1, 2}
     assert seen["consumers"] == {1, 2} and seen["persistent"] == {False, True}
-    assert seen["split_k"] == {1}  # 4096^2 fills the SMs with tiles: split-K is not offered
+    assert seen["split_k"] == {1} and seen["split_cluster"] == {False}  # 4096^2 fills the SMs with tiles: no split
 
 
 def test_a_device_with_less_opt_in_shared_memory_gets_fewer_deep_rings():

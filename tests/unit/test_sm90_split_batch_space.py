@@ -48,7 +48,8 @@ def test_every_split_config_obeys_the_kernel_rules():
     for w in (mm(16, 4096, 4096, "bfloat16"), bmm(3, 200, 264, 1032)):
         for c in cc.get_space(w, H100):
             cfg = gemm_sm90.hopper_config(c, gemm_sm90.batch_of(w))
-            assert (cfg.out == "float32") == (c["split_k"] > 1)
+            assert (cfg.out == "float32") == (c["split_k"] > 1 and not c["split_cluster"])
+            assert not c["split_cluster"] or (c["split_k"] in (2, 4, 8) and not c["persistent"])
             assert gemm_sm90.K_BLOCK * gemm_sm90.MIN_SPLIT_K_BLOCKS * c["split_k"] <= w["K"] or c["split_k"] == 1
 
 
@@ -124,7 +125,7 @@ def test_a_batch_of_one_is_the_matmul_kernel():
 # ---- heads stored before split_k ------------------------------------------------------------------
 def test_a_hopper_head_without_split_k_lowers_to_the_kernel_it_always_built():
     w = mm(16, 4096, 4096)
-    old = {k: v for k, v in cc.default_config(w, H100).items() if k != "split_k"}
+    old = {k: v for k, v in cc.default_config(w, H100).items() if k not in ("split_k", "split_cluster")}
     module = cc.lower(w, old, H100)
     assert len(module.kernels) == 1 and not module.workspaces
     assert module.kernels[0].source == cc.lower(w, dict(old, split_k=1), H100).kernels[0].source
@@ -160,3 +161,47 @@ def test_the_probes_launcher_refuses_split_and_batched_kernels():
     for cfg in (HopperGemmConfig(split_k=2, out="float32"), HopperGemmConfig(batch=4)):
         with pytest.raises(BuildError, match="one 2-D GEMM"):
             HopperGemm(cfg, "float16", b"")
+
+
+# ---- split_cluster: the K ranges of a tile sum their partials inside one cluster --------------------------------
+@pytest.mark.parametrize("w", [mm(16, 4096, 4096), mm(128, 4096, 4096, "bfloat16"), bmm(3, 200, 264, 1032)],
+                         ids=lambda w: w.key)
+def test_a_cluster_split_is_one_launch_of_a_cluster_per_tile_without_a_workspace(w):
+    config = dict(cc.default_config(w, H100), split_k=2, split_cluster=True, persistent=False, cluster=1)
+    assert cc.get_space(w, H100).is_valid(config)
+    module = cc.lower(w, config, H100)
+    (kernel,) = module.kernels
+    assert not module.workspaces and kernel.cluster == 2
+    tiles = gemm_sm90.batch_of(w) * -(-w["M"] // config["bm"]) * -(-w["N"] // config["bn"])
+    assert kernel.units == tiles and kernel.grid_for(132)[0] == 2 * tiles  # a cluster of two CTAs per tile
+    assert "__cluster_dims__(2, 1, 1)" in kernel.source and "reduce_split(acc, smem" in kernel.source
+    assert module.args[-1].dtype == w.dtype  # C itself, never float32 partials
+    workspace_split = cc.lower(w, dict(config, split_cluster=False, persistent=True), H100)
+    assert len(workspace_split.kernels) == 2 and workspace_split.workspaces
+
+
+def test_the_cluster_split_rules_name_what_they_allow():
+    w = mm(16, 4096, 4096)
+    space, base = cc.get_space(w, H100), dict(cc.default_config(w, H100), split_cluster=True, persistent=False)
+    assert space.is_valid(dict(base, split_k=8)) and not space.is_valid(dict(base, split_k=16))
+    assert not space.is_valid(dict(base, split_k=1))
+    assert not space.is_valid(dict(base, split_k=4, persistent=True))
+    with pytest.raises(cc.ConfigError, match="split_cluster only with split_k in"):
+        cc.lower(w, dict(base, split_k=16), H100)
+
+
+def test_a_head_stored_before_split_cluster_still_sums_in_a_second_kernel():
+    w = mm(16, 4096, 4096)
+    old = {k: v for k, v in cc.default_config(w, H100).items() if k != "split_cluster"}
+    assert old["split_k"] > 1
+    module = cc.lower(w, old, H100)
+    assert len(module.kernels) == 2 and module.workspaces
+    assert module.kernels[0].source == cc.lower(w, dict(old, split_cluster=False), H100).kernels[0].source
+
+
+def test_features_tell_the_cluster_split_from_the_workspace_split():
+    w = mm(16, 4096, 4096)
+    base = dict(cc.default_config(w, H100), split_k=4, persistent=False)
+    workspace, cluster = (cc.features(w, dict(base, split_cluster=c), H100) for c in (False, True))
+    assert value(workspace, "launch.num_kernels") == 2 and value(cluster, "launch.num_kernels") == 1
+    assert value(cluster, "mem.global.lg_store_bytes") < value(workspace, "mem.global.lg_store_bytes")

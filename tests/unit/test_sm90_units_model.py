@@ -107,3 +107,15 @@ def test_the_sum_kernel_adds_the_slices_in_order():
     for s in (1, 2, 3):
         assert f"{s * 16 * 1024}" in source
     assert "__float2half" in source  # narrowed once, as stored
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.split_cluster], ids=UnitCase.short)
+def test_a_clusters_ctas_take_one_tiles_k_ranges_in_rank_order(case):
+    """split_cluster: CTA rank r of each cluster (consecutive CTAs) holds K range r of one tile, whose output is the
+    batch entry's C itself."""
+    for first in range(0, case.ctas, case.split_k):
+        units = [walk(case, cta) for cta in range(first, first + case.split_k)]
+        assert all(len(u) == 1 for u in units)
+        tiles = {(u[0].m0, u[0].n0, u[0].batch, u[0].c_offset) for u in units}
+        assert len(tiles) == 1 and [u[0].split for u in units] == list(range(case.split_k))
+        assert units[0][0].c_offset == units[0][0].batch * case.M * case.N

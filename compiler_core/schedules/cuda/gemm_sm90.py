@@ -10,7 +10,9 @@ CTA walks (tile, batch entry) units), not through a grid dimension, so a persist
 
 Split-K (`split_k` > 1), for shapes whose tiles leave SMs idle: each tile's K loop is cut into split_k ranges, each
 its own work unit writing a float32 partial tile into a workspace (split_k x batch x M x N, every element written
-by exactly one unit: no memset), and a second kernel (gemm_split_k.split_k_sum) sums the partials into C.
+by exactly one unit: no memset), and a second kernel (gemm_split_k.split_k_sum) sums the partials into C. With
+`split_cluster` the split_k K ranges of a tile run as one cluster of CTAs that sum their partials through
+distributed shared memory and store C themselves: one launch, no workspace (codegen/sm90_gemm.py).
 
 C is the op's output (the inputs' dtype) and B is taken as the op gives it (K x N, N-major): `out` and
 `b_kmajor` are fixed.
@@ -18,7 +20,7 @@ C is the op's output (the inputs' dtype) and B is taken as the op gives it (K x 
 from __future__ import annotations
 
 from compiler_core.codegen import sm90_gemm
-from compiler_core.codegen.sm90_gemm import SPLIT_K_CHOICES, HopperGemmConfig
+from compiler_core.codegen.sm90_gemm import CLUSTER_SPLITS, SPLIT_K_CHOICES, HopperGemmConfig
 from compiler_core.errors import ConfigError, WorkloadError
 from compiler_core.ir import stmt as S
 from compiler_core.ir.expr import HALF_TYPES
@@ -40,6 +42,9 @@ MIN_SPLIT_K_BLOCKS = 4  # K blocks of 64 per split at least: shorter ranges spen
 UNIT_OVERHEAD_K_BLOCKS = 4
 SPLIT_KNOB = Knob("split_k", SPLIT_K_CHOICES, "K ranges per tile, each a work unit writing float32 partials that a "
                                               "second kernel sums")
+SPLIT_CLUSTER_KNOB = Knob("split_cluster", (False, True), "a tile's K ranges as one cluster of CTAs summing their "
+                                                          "partials in distributed shared memory (one launch, no "
+                                                          "workspace) instead of a second kernel")
 
 
 def applies(w, target) -> bool:
@@ -55,11 +60,13 @@ def batch_of(w) -> int:
 
 def hopper_config(config: dict, batch: int = 1) -> HopperGemmConfig:
     """The kernel's knobs from a config of this space (the op fixes bk, b_kmajor and the batch; split-K fixes out
-    to float32 partials). A config stored before the split_k knob runs without split-K."""
-    split = config.get("split_k", 1)
+    to float32 partials unless the cluster sums them). A config stored before the split_k knob runs without split-K,
+    one stored before split_cluster sums its partials in a second kernel."""
+    split, in_cluster = config.get("split_k", 1), config.get("split_cluster", False)
     return HopperGemmConfig(bm=config["bm"], bn=config["bn"], stages=config["stages"], consumers=config["consumers"],
                             persistent=config["persistent"], group_m=config["group_m"], cluster=config["cluster"],
-                            split_k=split, out="float32" if split > 1 else "same", batch=batch)
+                            split_k=split, out="float32" if split > 1 and not in_cluster else "same", batch=batch,
+                            split_cluster=in_cluster)
 
 
 def _kernel_ok(config: dict) -> bool:
@@ -106,8 +113,9 @@ def kernel_constraints(M: int, N: int, tile_m: tuple, tile_n: tuple, target, ker
     )
 
 
-def space(w, target, split_knob: bool = True) -> Space:
-    """`split_knob=False`: the space before the split_k knob (config_space)."""
+def space(w, target, split_knob: bool = True, cluster_knob: bool = True) -> Space:
+    """`split_knob=False`: the space before the split_k knob; `cluster_knob=False`: before split_cluster
+    (config_space)."""
     if not applies(w, target):
         raise WorkloadError(f"gemm_sm90 takes float16 or bfloat16 matmul or batch_matmul with K and N multiples of "
                             f"{TMA_ALIGN_ELEMS} on a wgmma target; got {w.key} on {target.arch}")
@@ -119,14 +127,24 @@ def space(w, target, split_knob: bool = True) -> Space:
             *RING_KNOBS,
             Knob("cluster", (1, 2), "CTAs per cluster along M, sharing each B box by TMA multicast"),
             *((SPLIT_KNOB,) if split_knob else ()),
+            *((SPLIT_CLUSTER_KNOB,) if split_knob and cluster_knob else ()),
         ),
         constraints=(
             *kernel_constraints(M, N, TILE_CHOICES, TILE_CHOICES, target, _kernel_ok, _smem),
             Constraint("cluster 2 only where M spans more than one tile (else the second CTA has no rows)",
                        lambda c: c["cluster"] == 1 or M > c["bm"]),
             *(split_constraints(w, target) if split_knob else ()),
+            *(CLUSTER_SPLIT_CONSTRAINTS if split_knob and cluster_knob else ()),
         ),
     )
+
+
+CLUSTER_SPLIT_CONSTRAINTS = (
+    Constraint(f"split_cluster only with split_k in {CLUSTER_SPLITS} (a CTA per K range, at most 8 in a portable "
+               "cluster), persistent=False and cluster=1: the cluster's CTAs reduce their one tile together",
+               lambda c: not c["split_cluster"] or (c["split_k"] in CLUSTER_SPLITS and not c["persistent"]
+                                                    and c["cluster"] == 1)),
+)
 
 
 def split_constraints(w, target) -> tuple:
@@ -143,8 +161,11 @@ def split_constraints(w, target) -> tuple:
 
 def config_space(w, target, config: dict) -> Space:
     """The space `config` belongs to: one without a `split_k` key is of the family before the knob (it lowers
-    without split-K, the kernel it always built), so heads stored or pinned before it keep building."""
-    return space(w, target, split_knob=not isinstance(config, dict) or "split_k" in config)
+    without split-K, the kernel it always built), one without `split_cluster` of the family before that knob (a
+    second kernel sums its splits), so heads stored or pinned before them keep building."""
+    if not isinstance(config, dict):
+        return space(w, target)
+    return space(w, target, split_knob="split_k" in config, cluster_knob="split_cluster" in config)
 
 
 def cta_tiles(M: int, N: int, config: dict) -> int:
@@ -176,6 +197,8 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
         config["consumers"] = 1
     if "split_k" in s.names:
         config["split_k"] = 1
+    if "split_cluster" in s.names:
+        config["split_cluster"] = False
     if not s.is_valid(config):
         config["group_m"] = 1
     if not s.is_valid(config):
@@ -203,7 +226,7 @@ def split_k_rule(units: int, k_blocks: int, sms: int, valid) -> int:
 # ---- schedule ------------------------------------------------------------------------------------
 def schedule(w, config, target) -> S.Module:
     """The kernel over the op's buffers; with split_k > 1 it writes float32 partials into a workspace and a second
-    kernel sums them into C."""
+    kernel sums them into C, or with split_cluster its clusters sum them and store C."""
     batch = batch_of(w)
     cfg = hopper_config(config, batch)
     M, N, K = w["M"], w["N"], w["K"]
@@ -212,7 +235,9 @@ def schedule(w, config, target) -> S.Module:
     A = S.Buffer("in_A", ab, (*lead, M, K))
     B = S.Buffer("in_B", ab, (*lead, K, N))
     C = S.Buffer("out_C", ab, (*lead, M, N))
-    ws = S.Buffer(f"ws_{w.op}_partials", "float32", (cfg.split_k * batch * M * N,)) if cfg.split_k > 1 else None
+    ws = (S.Buffer(f"ws_{w.op}_partials", "float32", (cfg.split_k * batch * M * N,))
+          if cfg.split_k > 1 and not cfg.split_cluster else None)
+    in_cluster = cfg.split_k if cfg.split_cluster else 1  # CTAs of a unit's cluster: its tile's K ranges
     params = (*_operand_maps(A, B, cfg, ab, M, N, K), C if ws is None else ws,
               ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
     kernel = OpaqueKernel(
@@ -222,9 +247,9 @@ def schedule(w, config, target) -> S.Module:
         params=params,
         block=(cfg.threads, 1, 1),
         dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, ab).dynamic,
-        units=-(-M // (cfg.bm * cfg.cluster)) * -(-N // cfg.bn) * batch * cfg.split_k,
+        units=-(-M // (cfg.bm * cfg.cluster)) * -(-N // cfg.bn) * batch * cfg.split_k // in_cluster,
         persistent=cfg.persistent,
-        cluster=cfg.cluster,
+        cluster=cfg.cluster * in_cluster,
         sm_count=target.sm_count,
         requires=("wgmma",),
         profile=profile(M, N, K, cfg),
@@ -249,12 +274,14 @@ def _operand_maps(A: S.Buffer, B: S.Buffer, cfg: HopperGemmConfig, ab: str, M: i
 def profile(M: int, N: int, K: int, cfg: HopperGemmConfig) -> KernelProfile:
     """The launch's work as the kernel does it: whole tiles and whole 64-deep K steps (TMA's zero fill and the
     tensor cores work on the padding too); A boxes per CTA, B boxes once per cluster (multicast). A batch multiplies
-    the tiles; split-K cuts each tile's K steps over its units and writes float32 partials, one slice per split."""
+    the tiles; split-K cuts each tile's K steps over its units and writes float32 partials, one slice per split, or
+    with split_cluster keeps them in shared memory, each CTA reading a 1/split of every peer's tile."""
     m_tiles, n_tiles, k_steps = -(-M // (cfg.bm * cfg.cluster)) * cfg.cluster, -(-N // cfg.bn), -(-K // cfg.bk)
     cta_tiles = m_tiles * n_tiles * cfg.batch
     k_padded = k_steps * cfg.bk
     a_bytes, b_bytes = cfg.bm * k_padded * 2, cfg.bn * k_padded * 2  # per CTA tile
-    out_bytes = cfg.split_k * cfg.batch * M * N * (4 if cfg.out == "float32" else 2)
+    out_bytes = (1 if cfg.split_cluster else cfg.split_k) * cfg.batch * M * N * (4 if cfg.out == "float32" else 2)
+    partials = cta_tiles * cfg.bm * cfg.bn * 4 * cfg.split_k if cfg.split_cluster else 0  # bytes, written and read
     wgmma_per_tile = (cfg.bm // 64) * (k_padded // 16)
     return KernelProfile(
         flops=2.0 * cta_tiles * cfg.bm * cfg.bn * k_padded,
@@ -262,12 +289,12 @@ def profile(M: int, N: int, K: int, cfg: HopperGemmConfig) -> KernelProfile:
         global_store_bytes=float(out_bytes),
         # boxes land in shared memory; each consumer warpgroup's wgmma reads its A rows and all of B; the epilogue
         # stages C through shared memory
-        shared_store_bytes=float(cta_tiles * (a_bytes + b_bytes) + out_bytes),
-        shared_load_bytes=float(cta_tiles * (a_bytes + cfg.consumers * b_bytes) + out_bytes),
+        shared_store_bytes=float(cta_tiles * (a_bytes + b_bytes) + out_bytes + partials),
+        shared_load_bytes=float(cta_tiles * (a_bytes + cfg.consumers * b_bytes) + out_bytes + partials),
         mma=float(cta_tiles * wgmma_per_tile),
         global_accesses=float(cta_tiles * k_steps * (1 + cfg.bn // sm90_gemm.B_BOX_COLS / cfg.cluster)
                               + out_bytes / 16),
-        barriers=float(cta_tiles * k_steps * cfg.threads),
+        barriers=float(cta_tiles * (k_steps + (2 * cfg.split_k if cfg.split_cluster else 0)) * cfg.threads),
         registers=min(255, cfg.accumulators + 2 * BASE_REGISTERS),
         tile=(cfg.bm, cfg.bn, cfg.bk),
         tiles=cta_tiles * cfg.split_k,  # work units: a persistent CTA's rounds count these
