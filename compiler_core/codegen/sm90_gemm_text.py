@@ -168,8 +168,8 @@ __device__ __forceinline__ void store_tile(float (&acc)[SLICES][ACC], unsigned c
     }}
   }}
 }}
-
-{split_reduce}// ---- consumers: wgmma on each stage, release it, store the tile ---------------------------------------------
+{split_reduce}
+// ---- consumers: wgmma on each stage, release it, store the tile ---------------------------------------------
 // A consumer warpgroup hands a stage back to every producer that writes into it: its own, and with a cluster the
 // peers' (they multicast B into this CTA's stage), so it arrives on empty[s] of each CTA of the cluster.
 __device__ __forceinline__ void release(uint64_t* empty_stage) {{
@@ -269,7 +269,8 @@ QUAD_VECTOR = {
     "float32": "*reinterpret_cast<float4*>(dst) = v;",
 }
 
-SPLIT_REDUCE = r"""// ---- split_cluster: the SPLIT_K CTAs of this cluster computed one tile over its SPLIT_K K ranges ---------------
+SPLIT_REDUCE = r"""
+// ---- split_cluster: the SPLIT_K CTAs of this cluster computed one tile over its SPLIT_K K ranges
 // Each writes its float32 partial tile into its own shared memory (over the ring: every TMA load of the CTA's one
 // unit has landed and every wgmma has read its stage), then, after a cluster barrier, CTA r sums rows
 // [r * OWN_ROWS, (r + 1) * OWN_ROWS) of the tile across the cluster's partials (distributed shared memory: 16-byte
@@ -319,5 +320,4 @@ __device__ __forceinline__ void reduce_split(float (&acc)[SLICES][ACC], unsigned
   }}
   tf_cluster_sync();  // every peer has read this CTA's partial: it may leave
 }}
-
 """

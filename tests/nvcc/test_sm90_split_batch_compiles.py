@@ -28,12 +28,13 @@ def _w(op, dtype, **params):
 
 
 SAMPLE = [  # (workload, config changes from its default): each a family the kernel text renders differently
-    (_w("matmul", "float16", M=16, N=4096, K=4096), {}),  # the default: split 4, one consumer
+    (_w("matmul", "float16", M=16, N=4096, K=4096), {}),  # the default: two K ranges in a cluster, one consumer
     (_w("matmul", "bfloat16", M=128, N=4096, K=4096), dict(bm=128, bn=128, consumers=2, group_m=1, split_k=8)),
     (_w("matmul", "float16", M=200, N=1000, K=8192), dict(bm=64, bn=256, stages=4, cluster=2, split_k=4)),
     (_w("batch_matmul", "float16", batch=16, M=512, N=512, K=512), {}),  # batch through 3-D maps
     (_w("batch_matmul", "bfloat16", batch=8, M=1024, N=1024, K=1024), dict(cluster=2)),  # 3-D multicast
-    (_w("batch_matmul", "bfloat16", batch=3, M=17, N=40, K=4104), dict(split_k=16)),
+    (_w("batch_matmul", "bfloat16", batch=3, M=17, N=40, K=4104), dict(split_k=16, split_cluster=False,
+                                                                       persistent=True)),
     (_w("batch_matmul", "float16", batch=2, M=200, N=264, K=1032), dict(bm=64, bn=128, cluster=2, split_k=2)),
     # split_cluster: one launch, the partials summed through distributed shared memory
     (_w("matmul", "float16", M=16, N=4096, K=4096), dict(split_k=8, split_cluster=True, persistent=False)),

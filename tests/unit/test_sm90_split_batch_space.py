@@ -57,14 +57,25 @@ def test_every_split_config_obeys_the_kernel_rules():
 @pytest.mark.parametrize("w", [mm(16, 4096, 4096), mm(128, 4096, 4096), mm(1, 4096, 4096), mm(200, 1000, 8192),
                                bmm(2, 17, 40, 4104)], ids=lambda w: w.key)
 def test_the_default_splits_until_one_round_of_sms_is_full(w):
-    """Skinny shapes split; the units fit one round of the SMs and doubling the split would overflow it (or the
-    space stops it)."""
-    config = cc.default_config(w, H100)
-    split = config["split_k"]
-    units = cc.lower(w, config, H100).kernels[0].units
+    """Skinny shapes split; the workspace split's units fit one round of the SMs and doubling the split would
+    overflow it (or the space stops it). Where the tiles form one row the default sums half that split inside a
+    cluster, whose CTAs fit one round too."""
+    config, workspace = cc.default_config(w, H100), workspace_default(w, H100)
+    split = workspace["split_k"]
+    units = cc.lower(w, workspace, H100).kernels[0].units
     assert split > 1 and units <= 132
-    doubled = dict(config, split_k=2 * split)
+    doubled = dict(workspace, split_k=2 * split)
     assert units * 2 > 132 or not cc.get_space(w, H100).is_valid(doubled)
+    one_row = gemm_sm90.tiles(w["M"], w["N"], workspace)[0] == 1
+    assert config == (gemm_sm90.cluster_split(workspace) if one_row else dict(workspace, split_cluster=False))
+    assert cc.lower(w, config, H100).kernels[0].grid_for(132)[0] <= 132
+
+
+def workspace_default(w, target) -> dict:
+    """The default of the space before split_cluster: the workspace split rule's own choice."""
+    return gemm_sm90.size_rule_default(w["M"], w["N"], gemm_sm90.TILE_CHOICES, gemm_sm90.TILE_CHOICES, target,
+                                       gemm_sm90.space(w, target, cluster_knob=False), batch=gemm_sm90.batch_of(w),
+                                       k_blocks=-(-w["K"] // gemm_sm90.K_BLOCK), cluster=1)
 
 
 @pytest.mark.parametrize("w", [mm(4096, 4096, 4096), mm(1024, 1024, 1024), bmm(16, 512, 512, 512),
@@ -75,10 +86,13 @@ def test_the_default_does_not_split_where_tiles_fill_the_sms_or_k_is_short(w):
 
 def test_the_split_follows_the_devices_sm_count_not_a_shape_table():
     w = mm(16, 4096, 4096)
-    assert cc.default_config(w, H100)["split_k"] == 4  # 32 tiles of 64 x 128 on 132 SMs
-    assert cc.default_config(w, dataclasses.replace(H100, sm_count=66))["split_k"] == 2
-    assert cc.default_config(w, dataclasses.replace(H100, sm_count=32))["split_k"] == 1
-    assert cc.default_config(w, dataclasses.replace(H100, sm_count=264))["split_k"] == 8
+    assert workspace_default(w, H100)["split_k"] == 4  # 32 tiles of 64 x 128 on 132 SMs
+    assert workspace_default(w, dataclasses.replace(H100, sm_count=66))["split_k"] == 2
+    assert workspace_default(w, dataclasses.replace(H100, sm_count=32))["split_k"] == 1
+    assert workspace_default(w, dataclasses.replace(H100, sm_count=264))["split_k"] == 8
+    # the default sums half of it inside a cluster (at least two K ranges), or does not split
+    assert [cc.default_config(w, dataclasses.replace(H100, sm_count=n))["split_k"] for n in (132, 66, 32, 264)] == \
+        [2, 2, 1, 4]
 
 
 def test_split_k_rule_weighs_rounds_against_the_units_fixed_cost():
@@ -138,7 +152,7 @@ def test_a_hopper_head_without_split_k_lowers_to_the_kernel_it_always_built():
 # ---- features ------------------------------------------------------------------------------------
 def test_features_tell_splits_and_batches_apart():
     w = mm(16, 4096, 4096)
-    base = cc.default_config(w, H100)
+    base = workspace_default(w, H100)
     vecs = {k: cc.features(w, dict(base, split_k=k), H100) for k in (1, 2, 4, 8, 16)}
     for k, vec in vecs.items():
         assert np.isfinite(vec).all() and value(vec, "tile.lg_split_k") == np.log2(k)

@@ -68,7 +68,7 @@ MODULE_CASES = [  # (op, params, config changes)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_the_lowered_module_has_the_models_units_maps_and_sum(op, params, changes, dtype):
     w = cc.make_workload(op, dict(params, dtype=dtype))
-    config = dict(cc.default_config(w, H100), group_m=1, cluster=1, **changes)
+    config = dict(cc.default_config(w, H100), group_m=1, cluster=1, split_cluster=False, persistent=True, **changes)
     module = cc.lower(w, config, H100)
     kernel = module.kernels[0]
     batch, split = params.get("batch", 1), config["split_k"]
@@ -102,7 +102,7 @@ def test_the_sum_kernel_adds_the_slices_in_order():
     from compiler_core.codegen import generate_source
 
     w = cc.make_workload("matmul", dict(M=16, N=1024, K=4096, dtype="float16"))
-    module = cc.lower(w, dict(cc.default_config(w, H100), split_k=4), H100)
+    module = cc.lower(w, dict(cc.default_config(w, H100), split_k=4, split_cluster=False, persistent=True), H100)
     source = generate_source(module.with_kernels(module.kernels[1:]), H100)
     for s in (1, 2, 3):
         assert f"{s * 16 * 1024}" in source

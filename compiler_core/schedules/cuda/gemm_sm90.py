@@ -206,7 +206,21 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
     if "split_k" in s.names:
         config["split_k"] = split_k_rule(batch * cta_tiles(M, N, config), k_blocks, sms,
                                          lambda k: s.is_valid(dict(config, split_k=k)))
+    if "split_cluster" in s.names and config["split_k"] > 1 and tiles(M, N, config)[0] == 1:
+        in_cluster = cluster_split(config)
+        if s.is_valid(in_cluster):
+            return in_cluster
     return config
+
+
+def cluster_split(config: dict) -> dict:
+    """`config`'s split summed inside a cluster: half the workspace rule's split (at least 2) over an 8-stage ring,
+    one unit per CTA. The default where the tiles form one row (M within a tile: decode steps, small batches). On
+    an H200 (benchmarks/results/2026-11-30-split-cluster/) it beat the workspace split on 7 of 8 such shapes
+    (M = 8-64, up to 0.79 -> 0.90 of cuBLAS; M=1 lost 2 %); the cluster at the workspace rule's own split lost on
+    all of them (a cluster of 4 or 8 CTAs waits for room in one GPC, and each CTA reads more peers). Over several
+    tile rows it won on two shapes and lost 17 % on one (M=200, K=8192), so there the knob is the search's."""
+    return dict(config, split_cluster=True, persistent=False, stages=8, split_k=max(2, config["split_k"] // 2))
 
 
 def split_k_rule(units: int, k_blocks: int, sms: int, valid) -> int:
