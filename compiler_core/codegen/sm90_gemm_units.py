@@ -25,45 +25,42 @@ UNIT_CONSTANTS = """constexpr int SPLIT_K = {split_k};  // K ranges per tile: fl
 constexpr int BATCH = {batch};  // independent GEMMs, the batch coordinate of 3-D tensor maps
 """
 
-UNIT_OF = """
-// A unit of work (sm90_gemm_units.py): the loops' index counts units, tile fastest, then batch, then K range.
+_UNIT_OF = """
+// A unit of work (sm90_gemm_units.py{kind}): {order_doc}.
 struct Unit {
   int tile, batch, split, kb_begin, kb_end;
-  size_t c_offset;  // elements from c to the unit's M x N slice: split * BATCH + batch
+  size_t c_offset;  // elements from c to the unit's {slice_doc}
 };
 
 __device__ __forceinline__ Unit unit_of(int u, const Schedule& s, int M, int N) {
   const int tiles = s.m_tiles * s.n_tiles;
   Unit w;
-  w.tile = u % tiles;
-  w.batch = (u / tiles) % BATCH;
-  w.split = u / (tiles * BATCH);
+{order}
   w.kb_begin = w.split * s.k_blocks / SPLIT_K;
   w.kb_end = (w.split + 1) * s.k_blocks / SPLIT_K;
-  w.c_offset = (static_cast<size_t>(w.split) * BATCH + w.batch) * M * N;
+  w.c_offset = {c_offset};
   return w;
 }
 """
 
-UNIT_OF_CLUSTER = """
-// A unit of work (sm90_gemm_units.py, split_cluster): K range fastest, so a cluster's CTAs share one tile.
-struct Unit {
-  int tile, batch, split, kb_begin, kb_end;
-  size_t c_offset;  // elements from c to the unit's batch entry of C (the cluster sums the K ranges)
-};
 
-__device__ __forceinline__ Unit unit_of(int u, const Schedule& s, int M, int N) {
-  const int tiles = s.m_tiles * s.n_tiles;
-  Unit w;
-  w.split = u % SPLIT_K;
-  w.tile = (u / SPLIT_K) % tiles;
-  w.batch = u / (SPLIT_K * tiles);
-  w.kb_begin = w.split * s.k_blocks / SPLIT_K;
-  w.kb_end = (w.split + 1) * s.k_blocks / SPLIT_K;
-  w.c_offset = static_cast<size_t>(w.batch) * M * N;
-  return w;
-}
-"""
+def _unit_of(**slots: str) -> str:
+    """unit_of's text for one order of the units (the template's braces are C++'s, hence replace, not format)."""
+    out = _UNIT_OF
+    for slot, text in slots.items():
+        out = out.replace("{" + slot + "}", text)
+    return out
+
+
+UNIT_OF = _unit_of(kind="", order_doc="the loops' index counts units, tile fastest, then batch, then K range",
+                   slice_doc="M x N slice: split * BATCH + batch",
+                   order="  w.tile = u % tiles;\n  w.batch = (u / tiles) % BATCH;\n  w.split = u / (tiles * BATCH);",
+                   c_offset="(static_cast<size_t>(w.split) * BATCH + w.batch) * M * N")
+UNIT_OF_CLUSTER = _unit_of(kind=", split_cluster", order_doc="K range fastest, so a cluster's CTAs share one tile",
+                           slice_doc="batch entry of C (the cluster sums the K ranges)",
+                           order="  w.split = u % SPLIT_K;\n  w.tile = (u / SPLIT_K) % tiles;\n"
+                                 "  w.batch = u / (SPLIT_K * tiles);",
+                           c_offset="static_cast<size_t>(w.batch) * M * N")
 
 # The plain kernel's text in each slot: a loop over tiles, each over all of K, storing into c.
 PLAIN = dict(units="sc.m_tiles * sc.n_tiles", unit_line="", tile_of_unit="tile", kb_begin="0",
