@@ -78,7 +78,7 @@ def compose_copy(tmp_path: Path, text: str | None = None) -> Path:
     shutil.copy(TLS_COMPOSE, target.parent)
     shutil.copy(REPO / "docker" / "haproxy.cfg", target.parent)  # the balancer's configuration, mounted
     for name in ("db_password", "enrolment_token", "admin_token"):
-        write_secret(target.parent / "secrets" / f"{name}.txt", secrets.token_urlsafe(24))
+        write_secret(target.parent / "secrets" / f"{name}.txt", secrets.token_hex(24))
     for name in ("cert", "key", "ca"):  # docker-compose config only needs them to exist
         write_secret(target.parent / "secrets" / f"grpc_tls_{name}.pem", "placeholder")
     return target
@@ -233,7 +233,7 @@ def test_compose_entry_points_as_local_processes(pg_cluster, process_tracker, im
     if not user.usable():
         pytest.skip("running as root without setpriv/unshare: cannot run the entry points as a non-root user")
     haproxy_binary()
-    secret_files = {name: user.own(write_secret(root / "secrets" / name, secrets.token_urlsafe(24)))
+    secret_files = {name: user.own(write_secret(root / "secrets" / name, secrets.token_hex(24)))
                     for name in spec["secrets"]}  # secrets the image's user can read
     user.own(root / "secrets")
     compose_role(pg_cluster, services["db"], secret_files["db_password"].read_text().strip())
