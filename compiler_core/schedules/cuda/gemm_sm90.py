@@ -40,8 +40,8 @@ MIN_SPLIT_K_BLOCKS = 4  # K blocks of 64 per split at least: shorter ranges spen
 # A work unit's fixed time in K-block times: the ring's first fill (a TMA round trip before the first wgmma) and
 # the epilogue's store of the tile, each about one to two K blocks' worth of loads.
 UNIT_OVERHEAD_K_BLOCKS = 4
-SPLIT_KNOB = Knob("split_k", SPLIT_K_CHOICES, "K ranges per tile, each a work unit writing float32 partials that a "
-                                              "second kernel sums")
+SPLIT_KNOB = Knob("split_k", SPLIT_K_CHOICES, "K ranges per tile, each a work unit of float32 partials: summed by a "
+                                              "second kernel, or inside a cluster with split_cluster")
 SPLIT_CLUSTER_KNOB = Knob("split_cluster", (False, True), "a tile's K ranges as one cluster of CTAs summing their "
                                                           "partials in distributed shared memory (one launch, no "
                                                           "workspace) instead of a second kernel")
