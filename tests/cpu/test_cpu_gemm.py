@@ -33,6 +33,11 @@ WORKLOADS = [
     ("conv2d", {"N": 2, "C": 3, "H": 9, "W": 11, "K": 5, "R": 3, "S": 3, "stride": 2, "pad": 1}),
     ("conv2d", {"N": 1, "C": 16, "H": 14, "W": 14, "K": 32, "R": 3, "S": 3, "pad": 1}),
     ("conv2d", {"N": 2, "C": 8, "H": 7, "W": 7, "K": 4, "R": 1, "S": 1}),
+    # im2col by runs (schedules/cpu/conv2d.py): padding wider than the taps (whole runs of zeros), stride 3
+    ("conv2d", {"N": 3, "C": 5, "H": 6, "W": 5, "K": 7, "R": 5, "S": 3, "stride": 3, "pad": 4}),
+    ("conv2d", {"N": 1, "C": 2, "H": 3, "W": 2, "K": 3, "R": 3, "S": 5, "pad": 2}),  # taps wider than the image
+    # rows of 4 pixels: a panel's row of B spans many output rows; half inputs widened as they are copied
+    ("conv2d", {"N": 2, "C": 3, "H": 13, "W": 4, "K": 6, "R": 3, "S": 3, "pad": 1, "dtype": "float16"}),
 ]
 
 

@@ -44,6 +44,9 @@ class GemmOperands:
 
     `a` and `b` return float32 expressions for in-range indices; `c_index` gives the flat index of a
     C element in `c`, with the columns of one row contiguous (the microkernel stores vectors along them).
+    `b_row`, where given, packs one row of a B panel itself, `b_row(ib, Bp, base, bt, k, col0, nr)`: it stores
+    Bp[base + j] for j < nr, B's value at column col0 + j below N and 0 past it. conv2d's im2col uses it to copy
+    runs of the image row by row instead of decoding every element's tap and pixel.
     """
     M: int
     N: int
@@ -53,6 +56,7 @@ class GemmOperands:
     b: Callable
     c: S.Buffer
     c_index: Callable
+    b_row: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -291,14 +295,22 @@ def _pack_b_panel(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, bt, jp) -> No
         with b.loop("p", klen) as p:
             k = kb * plan.kc + p
             base = _bp_offset(ops, plan, kb, klen, jp, p)
-            full = E.IntImm(1, "bool") if ops.N % plan.nr == 0 else jp * plan.nr + plan.nr <= ops.N
-            with b.if_else(full) as otherwise:
-                with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
-                    b.store(Bp, base + j, ops.b(bt, k, jp * plan.nr + j))
-                otherwise()
-                with b.loop("j", plan.nr) as j:
-                    col = jp * plan.nr + j
-                    b.store(Bp, base + j, E.select(col < ops.N, ops.b(bt, k, E.min_(col, ops.N - 1)), 0.0))
+            if ops.b_row is not None:
+                ops.b_row(b, Bp, base, bt, k, jp * plan.nr, plan.nr)
+            else:
+                _pack_b_row(b, ops, plan, Bp, base, bt, k, jp)
+
+
+def _pack_b_row(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, base, bt, k, jp) -> None:
+    """Row k of panel jp from `ops.b`, element by element: vectorized where the panel is whole."""
+    full = E.IntImm(1, "bool") if ops.N % plan.nr == 0 else jp * plan.nr + plan.nr <= ops.N
+    with b.if_else(full) as otherwise:
+        with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
+            b.store(Bp, base + j, ops.b(bt, k, jp * plan.nr + j))
+        otherwise()
+        with b.loop("j", plan.nr) as j:
+            col = jp * plan.nr + j
+            b.store(Bp, base + j, E.select(col < ops.N, ops.b(bt, k, E.min_(col, ops.N - 1)), 0.0))
 
 
 def _pack_a_block(b: IRBuilder, ops, plan: GemmPlan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
