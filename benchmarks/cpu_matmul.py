@@ -40,8 +40,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def time_gflops(fn, flops: int, min_runs: int = 5, min_seconds: float = 0.25, warmup: int = 2) -> float:
-    """Median GFLOP/s over at least `min_runs` timed calls lasting at least `min_seconds` in all."""
+def median_ns(fn, min_runs: int = 5, min_seconds: float = 0.25, warmup: int = 2) -> float:
+    """Median nanoseconds of at least `min_runs` timed calls lasting at least `min_seconds` in all."""
     for _ in range(warmup):
         fn()
     samples: list[int] = []
@@ -49,7 +49,12 @@ def time_gflops(fn, flops: int, min_runs: int = 5, min_seconds: float = 0.25, wa
         t0 = time.perf_counter_ns()
         fn()
         samples.append(time.perf_counter_ns() - t0)
-    return flops / statistics.median(samples)
+    return statistics.median(samples)
+
+
+def time_gflops(fn, flops: int, min_runs: int = 5, min_seconds: float = 0.25, warmup: int = 2) -> float:
+    """Median GFLOP/s over at least `min_runs` timed calls lasting at least `min_seconds` in all."""
+    return flops / median_ns(fn, min_runs, min_seconds, warmup)
 
 
 def search(cc, np, workload, target, args, a, b, c, expected) -> list[dict]:

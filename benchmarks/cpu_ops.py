@@ -51,14 +51,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def median_ms(fn, seconds: float, min_runs: int = 3) -> float:
-    fn()
-    samples: list[int] = []
-    while len(samples) < min_runs or sum(samples) < seconds * 1e9:
-        t0 = time.perf_counter_ns()
-        fn()
-        samples.append(time.perf_counter_ns() - t0)
-    return statistics.median(samples) / 1e6
+def median_ms(fn, seconds: float) -> float:
+    from benchmarks.cpu_matmul import median_ns  # the same timing loop as the matmul benchmark
+
+    return median_ns(fn, min_runs=3, min_seconds=seconds, warmup=1) / 1e6
 
 
 def run_case(cc, np, torch, text: str, args, target) -> dict:
