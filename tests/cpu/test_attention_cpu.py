@@ -1,6 +1,7 @@
 """The CPU attention template (online softmax over blocks of keys, C + OpenMP) matches the float64 reference through
-every knob value, on odd shapes, causal or not, in every dtype, on random and adversarial inputs; the generated code
-never holds seq_q x seq_kv scores; planted bugs (no rescale when the max grows, a block of keys skipped) fail."""
+every knob value (both layouts), on odd shapes, causal or not, in every dtype, on random and adversarial inputs; the
+generated code never holds seq_q x seq_kv scores; planted bugs fail (no rescale when the max grows, a block of keys
+skipped; in the lanes layout also the keys past the last group of four, the causal mask)."""
 from __future__ import annotations
 
 import dataclasses
@@ -51,24 +52,35 @@ def test_no_buffer_grows_with_the_sequences():
     for config in covering_configs(w, TARGET):
         source = cc.generate(w, config, TARGET)
         sizes += [int(n) for n in re.findall(r"float \w+\[(\d+)\]", source)]
+        sizes += [int(lanes) * int(n) for lanes, n in re.findall(r"tf_float32x(\d+) \w+\[(\d+)\]", source)]
         assert "aligned_alloc" not in source
     assert sizes and max(sizes) <= max(SCORE_FLOATS, 8 * 64)
 
 
-MUTANTS = {
+ROWS = dict(q_tile=4, vector="explicit", accumulators=1, layout="rows")
+LANES = dict(q_tile=1, vector="explicit", accumulators=1, layout="lanes")
+MUTANTS = {  # (workload index, config, edit of the source)
     # the running sums are not rescaled when a later block raises the max: wrong wherever the max moves
-    "no rescale": (dict(kv_block=16), lambda s: re.subn(r"const float (alpha\d+) = expf\([^;]*\);",
-                                                        r"const float \1 = 1.0f;", s)),
+    "no rescale": (0, dict(ROWS, kv_block=16), lambda s: re.subn(r"const float (alpha\d+) = expf\([^;]*\);",
+                                                                 r"const float \1 = 1.0f;", s)),
     # the last block of keys is never visited (the key loop one block short)
-    "last block skipped": (dict(kv_block=16), lambda s: re.subn(r"kvb < 5;", "kvb < 4;", s)),
+    "last block skipped": (0, dict(ROWS, kv_block=16), lambda s: re.subn(r"kvb < 5;", "kvb < 4;", s)),
+    # the same two in the lanes layout, and its own: the keys past the last group of four, the causal mask
+    "lanes: no rescale": (0, dict(LANES, kv_block=16),
+                          lambda s: re.subn(r"const (\w+) alpha = [^;]*;", r"const \1 alpha = (\1){0} + 1.0f;", s)),
+    "lanes: last block skipped": (0, dict(LANES, kv_block=16), lambda s: re.subn(r"kvb < 5;", "kvb < 4;", s)),
+    "lanes: tail keys skipped": (0, dict(LANES, kv_block=16),
+                                 lambda s: re.subn(r"jt < \(valid % 4\)", "jt < 0", s)),
+    "lanes: no causal mask": (1, dict(LANES, kv_block=16),
+                              lambda s: re.subn(r"if \(\(i0 < \(\(j0 \+ valid\) - 1\)\)\)", "if (0)", s)),
 }
 
 
 @pytest.mark.parametrize("mutant", list(MUTANTS))
 def test_a_planted_bug_fails(mutant):
-    w = WORKLOADS[0]
-    change, edit = MUTANTS[mutant]
-    kernel = cc.build(w, dict(cc.default_config(w, TARGET), **change), TARGET)
+    index, config, edit = MUTANTS[mutant]
+    w = WORKLOADS[index]
+    kernel = cc.build(w, config, TARGET)
     source, count = edit(kernel.source)
     assert count, f"the {mutant!r} pattern is not in the generated source"
     wrong = dataclasses.replace(kernel, source=source,
@@ -81,3 +93,20 @@ def test_a_planted_bug_fails(mutant):
             if not cc.verify(w, wrong.run(*s.arrays), expected).ok:
                 caught.append(s.name)
     assert caught, f"{mutant} passed every input set"
+
+
+def test_the_default_puts_a_query_row_in_each_lane_where_the_rows_fill_a_vector():
+    prefill = cc.make_workload("attention", dict(heads=8, seq_q=512, seq_kv=512, head_dim=64))
+    decode = cc.make_workload("attention", dict(heads=32, seq_q=1, seq_kv=4096, head_dim=128))
+    assert cc.default_config(prefill, TARGET)["layout"] == "lanes"
+    assert cc.default_config(decode, TARGET)["layout"] == "rows"  # one row would leave the other lanes idle
+    for w in (prefill, decode, *WORKLOADS):
+        assert cc.get_space(w, TARGET).is_valid(cc.default_config(w, TARGET))
+
+
+def test_a_config_stored_before_the_layout_knob_builds_the_rows_kernel():
+    w = WORKLOADS[1]
+    old = dict(q_tile=4, kv_block=16, vector="explicit", accumulators=2)
+    assert cc.generate(w, old, TARGET) == cc.generate(w, dict(old, layout="rows"), TARGET)
+    with pytest.raises(cc.ConfigError, match="layout lanes pins"):
+        cc.lower(w, dict(old, layout="lanes"), TARGET)

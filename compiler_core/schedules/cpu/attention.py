@@ -7,6 +7,11 @@ scores, running max, sum and output rows stay in a few KiB of stack: nothing of 
 Query rows past the end of the head (the last tile) load the head's last row and are not stored; keys past the end
 (the last block), and under `causal` keys after the query, score -inf. Under `causal` a tile walks only the blocks
 that hold a key some of its rows see.
+
+That is the `rows` layout. The `layout` knob's other value, `lanes` (attention_lanes.py), puts one query row in each
+vector lane and broadcasts the keys, so no dot product is summed across lanes; q_tile, vector and accumulators
+are then the rows layout's alone (pinned to their first values). A config stored before the knob is of the rows
+layout (`config_space`).
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.attention import scale
+from compiler_core.schedules.cpu import attention_lanes
 from compiler_core.schedules.cpu import rowloops as R
 from compiler_core.space import Constraint, Knob, Space
 
@@ -21,14 +27,30 @@ NEG_INF = float("-inf")
 SCORE_FLOATS = 4096  # scores one task keeps (q_tile x kv_block): 16 KiB of stack, within L1 beside a key row
 
 
-def space(w, target) -> Space:
+LAYOUTS = ("rows", "lanes")
+LANES_KV_BLOCK = 32  # the lanes layout's default block: 32 and 64 tied at head_dim 64, 32 was 3-20 % faster else
+
+
+def space(w, target, layout_knob: bool = True) -> Space:
+    """`layout_knob=False`: the space before the `layout` knob, whose configs are of the rows layout."""
+    lanes = R.lanes_for(target)
     return Space(
         knobs=(
             Knob("q_tile", (1, 2, 4, 8), "query rows sharing each key and value row load"),
             Knob("kv_block", (16, 32, 64, 128, 256, 512), "keys per online-softmax step (one rescale per block)"),
             *R.vector_knobs(),
+            *((Knob("layout", LAYOUTS, "rows: a task's q_tile rows each sum their dot products across the lanes "
+                                       "of head_dim; lanes: one query row per vector lane, keys broadcast"),)
+              if layout_knob else ()),
         ),
         constraints=(
+            *((Constraint("layout lanes pins q_tile, vector and accumulators to 1, explicit and 1 (the rows "
+                          "layout's knobs)",
+                          lambda c: c["layout"] == "rows" or (c["q_tile"], c["vector"], c["accumulators"]) ==
+                          (1, R.EXPLICIT, 1)),
+               Constraint(f"layout lanes keeps {lanes} x kv_block scores, at most {SCORE_FLOATS}",
+                          lambda c: c["layout"] == "rows" or lanes * c["kv_block"] <= SCORE_FLOATS))
+              if layout_knob else ()),
             Constraint(f"q_tile * kv_block <= {SCORE_FLOATS} (the task's scores stay in L1)",
                        lambda c: c["q_tile"] * c["kv_block"] <= SCORE_FLOATS),
             Constraint("kv_block must not exceed seq_kv rounded up to a power of two (at least 16)",
@@ -39,10 +61,22 @@ def space(w, target) -> Space:
     )
 
 
+def config_space(w, target, config) -> Space:
+    """A config without `layout` was stored before the knob: it is of the rows layout, in the space it came from."""
+    return space(w, target, layout_knob=not isinstance(config, dict) or "layout" in config)
+
+
 def default_config(w, target) -> dict:
+    """The lanes layout with 32-key blocks wherever the query rows fill a vector; the rows layout for shorter
+    queries (a decode step's one row would leave all lanes but one idle). On a 2-core AVX-512 host against the rows
+    default (benchmarks/results/2026-11-30-cpu-attention-lanes/): 1.2-2.3x on prefill shapes, a third as fast on
+    one query row."""
     kv = min(64, max(16, 1 << max(0, (w["seq_kv"] - 1).bit_length())))
+    if w["seq_q"] >= R.lanes_for(target):
+        return {"q_tile": 1, "kv_block": min(kv, LANES_KV_BLOCK), "vector": R.EXPLICIT, "accumulators": 1,
+                "layout": "lanes"}
     q = min(4, 1 << max(0, (w["seq_q"] - 1).bit_length()))
-    return {"q_tile": q, "kv_block": kv, "vector": R.EXPLICIT, "accumulators": 1}
+    return {"q_tile": q, "kv_block": kv, "vector": R.EXPLICIT, "accumulators": 1, "layout": "rows"}
 
 
 def schedule(w, config, target) -> S.Module:
@@ -51,6 +85,9 @@ def schedule(w, config, target) -> S.Module:
     Q, K, V = (S.Buffer(f"in_{n}", dt, (H, rows, D)) for n, rows in (("Q", Sq), ("K", Skv), ("V", Skv)))
     O = S.Buffer("out_O", dt, (H, Sq, D))
     b = IRBuilder()
+    if config.get("layout", "rows") == "lanes":
+        attention_lanes.schedule_body(b, w, config, target, Q, K, V, O)
+        return S.Module("attention", (S.PrimFunc("attention_cpu", (Q, K, V, O), b.get()),), (Q, K, V, O), (), 3)
     rl = R.RowLoops(b, config["vector"], R.lanes_for(target), config["accumulators"])
     tiles = E.ceil_div(Sq, qt)
     with b.loop("task", H * tiles, S.ForKind.PARALLEL) as task, \
