@@ -46,9 +46,14 @@ def seed_lines(device_class: str, target: cc.Target) -> list[str]:
     return [json.dumps(r) for r in records]
 
 
-def run_job(farm: Farm, trials: int, seed: int) -> str:
+# Each task measured for 0.25 s or more, so one agent alone needs longer than the other's idle poll (2 s) for the
+# 12-trial job: with FAST_MEASURE a loaded 2-core host once saw one agent take all 12 before the other asked again.
+SHARED_MEASURE = {**FAST_MEASURE, "min_time_s": 0.25, "max_time_s": 0.4, "max_repeats": 100_000}
+
+
+def run_job(farm: Farm, trials: int, seed: int, measure: dict = FAST_MEASURE) -> str:
     with farm.client() as c:
-        job = c.create_job("matmul", MATMUL, "cpu", trials, seed=seed, measure=FAST_MEASURE)
+        job = c.create_job("matmul", MATMUL, "cpu", trials, seed=seed, measure=measure)
     done = farm.wait_job(job.id)
     assert done.state == "done", (done.state, done.error, farm.logs())
     return job.id
@@ -67,7 +72,7 @@ def test_job_best_history_rollback_pin_and_export(farm, backend):
     seed = c.best("matmul", MATMUL, dclass)
     assert (seed.version, seed.reason, seed.median_s) == (1, "import", SEED_MEDIAN_S)
 
-    job_id = run_job(f, 12, seed=1)
+    job_id = run_job(f, 12, seed=1, measure=SHARED_MEASURE)
     job = c.job(job_id)
     assert job.progress.completed == job.progress.verified == 12 and job.device_class == dclass
     trials = f.trials(job_id)
