@@ -7,8 +7,8 @@ for the padding. The filter is A, read in place or packed like any A.
 A panel row (one filter tap c, r, s over nr consecutive output pixels) is a few runs of one image row each:
 per output row it touches, zeros where the tap falls in the padding and a strided copy of the image row between
 (`_im2col_row`). Its bounds are worked out once per run, so the copy is a plain vector loop; decoding every
-element's tap and pixel (`_patch_reader`, the element form the GEMM builder's own packing would use) spent more
-time packing than the GEMM spent computing.
+element's tap and pixel, the element form the GEMM builder's own packing takes, spent more time packing than the
+GEMM spent computing.
 """
 from __future__ import annotations
 
@@ -25,24 +25,6 @@ def space(w, target) -> Space:
 
 def default_config(w, target) -> dict:
     return gemm.default_config(target, w["K"], out_size(w)[0] * out_size(w)[1], batch=w["N"])
-
-
-def _patch_reader(w, X: S.Buffer):
-    """(n, crs, pq) -> the input value under filter tap crs for output pixel pq (0 in the padding)."""
-    C, H, W, R, Sw = w["C"], w["H"], w["W"], w["R"], w["S"]
-    stride, pad = w["stride"], w["pad"]
-    _, Q = out_size(w)
-
-    def read(n, k, col):
-        c, r, s = k // (R * Sw), k // Sw % R, k % Sw
-        h = col // Q * stride + r - pad
-        x = col % Q * stride + s - pad
-        value = E.widen(X[((n * C + c) * H + h) * W + x])  # GemmOperands read float32
-        if pad == 0:  # every tap of every output pixel lies inside the image
-            return value
-        return E.select((h >= 0) & (h < H) & (x >= 0) & (x < W), value, 0.0)
-
-    return read
 
 
 def _im2col_row(w, X: S.Buffer):
@@ -94,7 +76,7 @@ def schedule(w, config, target) -> S.Module:
     ops = gemm.GemmOperands(
         M=K, N=P * Q, K=crs, batch=N,
         a=lambda n, k, j: E.widen(Wt[k * crs + j]),
-        b=_patch_reader(w, X),
+        b=None,
         c=Y,
         c_index=lambda n, k, pq: (n * K + k) * (P * Q) + pq,
         b_row=_im2col_row(w, X),

@@ -44,8 +44,9 @@ class GemmOperands:
 
     `a` and `b` return float32 expressions for in-range indices; `c_index` gives the flat index of a
     C element in `c`, with the columns of one row contiguous (the microkernel stores vectors along them).
-    `b_row`, where given, packs one row of a B panel itself, `b_row(ib, Bp, base, bt, k, col0, nr)`: it stores
-    Bp[base + j] for j < nr, B's value at column col0 + j below N and 0 past it. conv2d's im2col uses it to copy
+    B is described one of two ways, exactly one given: `b`, element by element (the builder packs each panel row
+    from it), or `b_row`, which packs one row of a B panel itself, `b_row(ib, Bp, base, bt, k, col0, nr)`: it stores
+    Bp[base + j] for j < nr, B's value at column col0 + j below N and 0 past it. conv2d's im2col uses `b_row` to copy
     runs of the image row by row instead of decoding every element's tap and pixel.
     """
     M: int
@@ -53,7 +54,7 @@ class GemmOperands:
     K: int
     batch: int
     a: Callable
-    b: Callable
+    b: Callable | None
     c: S.Buffer
     c_index: Callable
     b_row: Callable | None = None
