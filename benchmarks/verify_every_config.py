@@ -25,12 +25,14 @@ from compiler_core.verify import input_sets  # noqa: E402
 from device_agent.baselines import to_torch  # noqa: E402
 
 
-def failing_runs(w: cc.Workload, target, torch, engine: str | None = None) -> tuple[int, list]:
-    """(configs checked, [(config, input set, why)] for every run that fails): every config of the space, or those
-    of one `engine` where the space has that knob."""
+def failing_runs(w: cc.Workload, target, torch, engine: str | None = None,
+                 configs: list[dict] | None = None) -> tuple[int, list]:
+    """(configs checked, [(config, input set, why)] for every run that fails): the configs given, else every config
+    of the space, or those of one `engine` where the space has that knob."""
     sets = [(s.name, s.arrays, cc.expect(w, s.arrays)) for s in input_sets(w, seed=0)]
     specs = cc.get_op(w.op).tensor_specs(w)
-    configs = [c for c in cc.get_space(w, target) if engine is None or c.get("engine") == engine]
+    if configs is None:
+        configs = [c for c in cc.get_space(w, target) if engine is None or c.get("engine") == engine]
     failing = []
     for config, module, cubin, err in compile_all(w, configs, target, target.arch):
         if module is None:
