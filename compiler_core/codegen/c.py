@@ -36,7 +36,10 @@ class CCodegen(CodegenBase):
         return converted if converted is not None else super().expr_Cast(e)
 
     def expr_Broadcast(self, e: E.Broadcast) -> str:
-        return f"(({self.type_of(e.dtype)}){{0}} + ({self.expr(e.value)}))"
+        # x - 0 is x for every x (-0.0 included), so GCC folds the subtraction and a load's broadcast stays one
+        # vbroadcastss; the earlier 0 + x could not fold (-0.0 + 0.0 is +0.0) and cost an add per broadcast,
+        # in the GEMM microkernel one per row of A per reduction step
+        return f"(({self.expr(e.value)}) - ({self.type_of(e.dtype)}){{0}})"
 
     def math_call(self, name: str, args: list[str], dtype: str) -> str:
         if E.lanes_of(dtype) > 1:

@@ -13,12 +13,12 @@ static void layernorm_cpu(const float* __restrict__ in_X, const float* __restric
         tf_float32x8 acc1[2] __attribute__((aligned(64)));
         #pragma GCC unroll 2
         for (int a2 = 0; a2 < 2; ++a2) {
-          acc1[a2] = ((tf_float32x8){0} + (0.0f));
+          acc1[a2] = ((0.0f) - (tf_float32x8){0});
         }
         for (int jb3 = 0; jb3 < 8; ++jb3) {
           #pragma GCC unroll 2
           for (int a4 = 0; a4 < 2; ++a4) {
-            acc1[a4] = (acc1[a4] + ((*(tf_float32x8*)(&in_X[((i * 128) + ((jb3 * 16) + (a4 * 8)))])) - ((tf_float32x8){0} + (shift))));
+            acc1[a4] = (acc1[a4] + ((*(tf_float32x8*)(&in_X[((i * 128) + ((jb3 * 16) + (a4 * 8)))])) - ((shift) - (tf_float32x8){0})));
           }
         }
         acc1[0] = (acc1[0] + acc1[1]);
@@ -38,12 +38,12 @@ static void layernorm_cpu(const float* __restrict__ in_X, const float* __restric
           tf_float32x8 acc8[2] __attribute__((aligned(64)));
           #pragma GCC unroll 2
           for (int a9 = 0; a9 < 2; ++a9) {
-            acc8[a9] = ((tf_float32x8){0} + (0.0f));
+            acc8[a9] = ((0.0f) - (tf_float32x8){0});
           }
           for (int jb10 = 0; jb10 < 8; ++jb10) {
             #pragma GCC unroll 2
             for (int a11 = 0; a11 < 2; ++a11) {
-              const tf_float32x8 t12 = (((*(tf_float32x8*)(&in_X[((i * 128) + ((jb10 * 16) + (a11 * 8)))])) - ((tf_float32x8){0} + (shift))) - ((tf_float32x8){0} + (dmean)));
+              const tf_float32x8 t12 = (((*(tf_float32x8*)(&in_X[((i * 128) + ((jb10 * 16) + (a11 * 8)))])) - ((shift) - (tf_float32x8){0})) - ((dmean) - (tf_float32x8){0}));
               acc8[a11] = (acc8[a11] + (t12 * t12));
             }
           }
@@ -59,7 +59,7 @@ static void layernorm_cpu(const float* __restrict__ in_X, const float* __restric
         }
         const float rstd = (1.0f / sqrtf(((r7[0] / 128.0f) + 1e-05f)));
         for (int jv15 = 0; jv15 < 16; ++jv15) {
-          (*(tf_float32x8*)(&out_Y[((i * 128) + (jv15 * 8))])) = ((((((*(tf_float32x8*)(&in_X[((i * 128) + (jv15 * 8))])) - ((tf_float32x8){0} + (shift))) - ((tf_float32x8){0} + (dmean))) * ((tf_float32x8){0} + (rstd))) * (*(tf_float32x8*)(&in_gamma[(jv15 * 8)]))) + (*(tf_float32x8*)(&in_beta[(jv15 * 8)])));
+          (*(tf_float32x8*)(&out_Y[((i * 128) + (jv15 * 8))])) = ((((((*(tf_float32x8*)(&in_X[((i * 128) + (jv15 * 8))])) - ((shift) - (tf_float32x8){0})) - ((dmean) - (tf_float32x8){0})) * ((rstd) - (tf_float32x8){0})) * (*(tf_float32x8*)(&in_gamma[(jv15 * 8)]))) + (*(tf_float32x8*)(&in_beta[(jv15 * 8)])));
         }
       }
     }

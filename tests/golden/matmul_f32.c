@@ -48,33 +48,33 @@ static void matmul_cpu(const float* __restrict__ in_A, const float* __restrict__
                 tf_float32x8 acc[12] __attribute__((aligned(64)));
                 {
                   tf_float32x8 bv[2] __attribute__((aligned(64)));
-                  acc[0] = ((tf_float32x8){0} + (0.0f));
-                  acc[1] = ((tf_float32x8){0} + (0.0f));
-                  acc[2] = ((tf_float32x8){0} + (0.0f));
-                  acc[3] = ((tf_float32x8){0} + (0.0f));
-                  acc[4] = ((tf_float32x8){0} + (0.0f));
-                  acc[5] = ((tf_float32x8){0} + (0.0f));
-                  acc[6] = ((tf_float32x8){0} + (0.0f));
-                  acc[7] = ((tf_float32x8){0} + (0.0f));
-                  acc[8] = ((tf_float32x8){0} + (0.0f));
-                  acc[9] = ((tf_float32x8){0} + (0.0f));
-                  acc[10] = ((tf_float32x8){0} + (0.0f));
-                  acc[11] = ((tf_float32x8){0} + (0.0f));
+                  acc[0] = ((0.0f) - (tf_float32x8){0});
+                  acc[1] = ((0.0f) - (tf_float32x8){0});
+                  acc[2] = ((0.0f) - (tf_float32x8){0});
+                  acc[3] = ((0.0f) - (tf_float32x8){0});
+                  acc[4] = ((0.0f) - (tf_float32x8){0});
+                  acc[5] = ((0.0f) - (tf_float32x8){0});
+                  acc[6] = ((0.0f) - (tf_float32x8){0});
+                  acc[7] = ((0.0f) - (tf_float32x8){0});
+                  acc[8] = ((0.0f) - (tf_float32x8){0});
+                  acc[9] = ((0.0f) - (tf_float32x8){0});
+                  acc[10] = ((0.0f) - (tf_float32x8){0});
+                  acc[11] = ((0.0f) - (tf_float32x8){0});
                   for (int p = 0; p < 45; ++p) {
                     bv[0] = (*(tf_float32x8*)(&Bp[(((((j0 / 16) + jr) * 45) * 16) + (p * 16))]));
                     bv[1] = (*(tf_float32x8*)(&Bp[((((((j0 / 16) + jr) * 45) * 16) + (p * 16)) + 8)]));
-                    acc[0] = (acc[0] + (((tf_float32x8){0} + (Ap[(((ir * 45) + p) * 6)])) * bv[0]));
-                    acc[1] = (acc[1] + (((tf_float32x8){0} + (Ap[(((ir * 45) + p) * 6)])) * bv[1]));
-                    acc[2] = (acc[2] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 1)])) * bv[0]));
-                    acc[3] = (acc[3] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 1)])) * bv[1]));
-                    acc[4] = (acc[4] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 2)])) * bv[0]));
-                    acc[5] = (acc[5] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 2)])) * bv[1]));
-                    acc[6] = (acc[6] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 3)])) * bv[0]));
-                    acc[7] = (acc[7] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 3)])) * bv[1]));
-                    acc[8] = (acc[8] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 4)])) * bv[0]));
-                    acc[9] = (acc[9] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 4)])) * bv[1]));
-                    acc[10] = (acc[10] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 5)])) * bv[0]));
-                    acc[11] = (acc[11] + (((tf_float32x8){0} + (Ap[((((ir * 45) + p) * 6) + 5)])) * bv[1]));
+                    acc[0] = (acc[0] + (((Ap[(((ir * 45) + p) * 6)]) - (tf_float32x8){0}) * bv[0]));
+                    acc[1] = (acc[1] + (((Ap[(((ir * 45) + p) * 6)]) - (tf_float32x8){0}) * bv[1]));
+                    acc[2] = (acc[2] + (((Ap[((((ir * 45) + p) * 6) + 1)]) - (tf_float32x8){0}) * bv[0]));
+                    acc[3] = (acc[3] + (((Ap[((((ir * 45) + p) * 6) + 1)]) - (tf_float32x8){0}) * bv[1]));
+                    acc[4] = (acc[4] + (((Ap[((((ir * 45) + p) * 6) + 2)]) - (tf_float32x8){0}) * bv[0]));
+                    acc[5] = (acc[5] + (((Ap[((((ir * 45) + p) * 6) + 2)]) - (tf_float32x8){0}) * bv[1]));
+                    acc[6] = (acc[6] + (((Ap[((((ir * 45) + p) * 6) + 3)]) - (tf_float32x8){0}) * bv[0]));
+                    acc[7] = (acc[7] + (((Ap[((((ir * 45) + p) * 6) + 3)]) - (tf_float32x8){0}) * bv[1]));
+                    acc[8] = (acc[8] + (((Ap[((((ir * 45) + p) * 6) + 4)]) - (tf_float32x8){0}) * bv[0]));
+                    acc[9] = (acc[9] + (((Ap[((((ir * 45) + p) * 6) + 4)]) - (tf_float32x8){0}) * bv[1]));
+                    acc[10] = (acc[10] + (((Ap[((((ir * 45) + p) * 6) + 5)]) - (tf_float32x8){0}) * bv[0]));
+                    acc[11] = (acc[11] + (((Ap[((((ir * 45) + p) * 6) + 5)]) - (tf_float32x8){0}) * bv[1]));
                   }
                   if (((((i0 + (ir * 6)) + 6) <= 67) && (((j0 + (jr * 16)) + 16) <= 131))) {
                     (*(tf_float32x8*)(&out_C[(((i0 + (ir * 6)) * 131) + (j0 + (jr * 16)))])) = acc[0];

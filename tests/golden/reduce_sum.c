@@ -12,7 +12,7 @@ static void reduce_sum_cpu(const float* __restrict__ in_X, float* __restrict__ o
         tf_float32x8 acc1[4] __attribute__((aligned(64)));
         #pragma GCC unroll 4
         for (int a2 = 0; a2 < 4; ++a2) {
-          acc1[a2] = ((tf_float32x8){0} + (0.0f));
+          acc1[a2] = ((0.0f) - (tf_float32x8){0});
         }
         for (int jb3 = 0; jb3 < 4; ++jb3) {
           #pragma GCC unroll 4

@@ -42,7 +42,7 @@ static void softmax_cpu(const float* __restrict__ in_X, float* __restrict__ out_
         tf_float32x8 acc1[2] __attribute__((aligned(64)));
         #pragma GCC unroll 2
         for (int a2 = 0; a2 < 2; ++a2) {
-          acc1[a2] = ((tf_float32x8){0} + ((-INFINITY)));
+          acc1[a2] = (((-INFINITY)) - (tf_float32x8){0});
         }
         for (int jb3 = 0; jb3 < 20; ++jb3) {
           #pragma GCC unroll 2
@@ -70,17 +70,17 @@ static void softmax_cpu(const float* __restrict__ in_X, float* __restrict__ out_
           tf_float32x8 acc10[2] __attribute__((aligned(64)));
           #pragma GCC unroll 2
           for (int a11 = 0; a11 < 2; ++a11) {
-            acc10[a11] = ((tf_float32x8){0} + (0.0f));
+            acc10[a11] = ((0.0f) - (tf_float32x8){0});
           }
           for (int jb12 = 0; jb12 < 20; ++jb12) {
             #pragma GCC unroll 2
             for (int a13 = 0; a13 < 2; ++a13) {
-              const tf_float32x8 t14 = tf_exp_float32x8(((*(tf_float32x8*)(&in_X[((i * 333) + ((jb12 * 16) + (a13 * 8)))])) - ((tf_float32x8){0} + (r0[0]))));
+              const tf_float32x8 t14 = tf_exp_float32x8(((*(tf_float32x8*)(&in_X[((i * 333) + ((jb12 * 16) + (a13 * 8)))])) - ((r0[0]) - (tf_float32x8){0})));
               (*(tf_float32x8*)(&out_Y[((i * 333) + ((jb12 * 16) + (a13 * 8)))])) = t14;
               acc10[a13] = (acc10[a13] + t14);
             }
           }
-          const tf_float32x8 t16 = tf_exp_float32x8(((*(tf_float32x8*)(&in_X[((i * 333) + 320)])) - ((tf_float32x8){0} + (r0[0]))));
+          const tf_float32x8 t16 = tf_exp_float32x8(((*(tf_float32x8*)(&in_X[((i * 333) + 320)])) - ((r0[0]) - (tf_float32x8){0})));
           (*(tf_float32x8*)(&out_Y[((i * 333) + 320)])) = t16;
           acc10[0] = (acc10[0] + t16);
           acc10[0] = (acc10[0] + acc10[1]);
@@ -100,7 +100,7 @@ static void softmax_cpu(const float* __restrict__ in_X, float* __restrict__ out_
         }
         const float inv21 = (1.0f / r9[0]);
         for (int jv22 = 0; jv22 < 41; ++jv22) {
-          (*(tf_float32x8*)(&out_Y[((i * 333) + (jv22 * 8))])) = ((*(tf_float32x8*)(&out_Y[((i * 333) + (jv22 * 8))])) * ((tf_float32x8){0} + (inv21)));
+          (*(tf_float32x8*)(&out_Y[((i * 333) + (jv22 * 8))])) = ((*(tf_float32x8*)(&out_Y[((i * 333) + (jv22 * 8))])) * ((inv21) - (tf_float32x8){0}));
         }
         for (int jt23 = 0; jt23 < 5; ++jt23) {
           out_Y[((i * 333) + (328 + jt23))] = (out_Y[((i * 333) + (328 + jt23))] * inv21);

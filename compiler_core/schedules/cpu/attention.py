@@ -30,8 +30,8 @@ SCORE_FLOATS = 4096  # scores one task keeps (q_tile x kv_block): 16 KiB of stac
 LAYOUTS = ("rows", "lanes")
 # The rows layout merges each dot product across the lanes once per key and row, log2(lanes) steps against
 # head_dim / lanes FMAs: the wider the vector and the shorter the row, the more the lanes layout saves. Measured
-# (see default_config): it paid at every head_dim with 16 lanes, to 64 with 8, never with 4.
-LANES_LAYOUT_MAX_HEAD_DIM = {16: 1 << 30, 8: 64}
+# (see default_config): it pays at every head_dim with 16 and 8 lanes, to 32 with 4.
+LANES_LAYOUT_MAX_HEAD_DIM = {16: 1 << 30, 8: 1 << 30, 4: 32}
 LANES_KV_BLOCK = 32  # the lanes layout's default block: 32 and 64 tied at head_dim 64, 32 was 3-20 % faster else
 
 
@@ -73,10 +73,11 @@ def config_space(w, target, config) -> Space:
 def default_config(w, target) -> dict:
     """The lanes layout with 32-key blocks where the query rows fill a vector and its lane merge costs the rows
     layout most (LANES_LAYOUT_MAX_HEAD_DIM); else the rows layout, as for a decode step, whose one query row would
-    leave all lanes but one idle (a third as fast). Against the rows layout on one 2-core host compiled for each ISA
-    (benchmarks/results/2026-11-30-cpu-attention-lanes/epyc-2c-isa-ab.txt): AVX-512 1.08-2.36x at head_dim 32-256;
-    AVX2 1.01-1.26x at 32-64 but 0.81-0.82x at 96-128; SSE 0.69-0.88x at 32-128 (0.99-1.20x at 16, left to the
-    search)."""
+    leave all lanes but one idle (a third as fast). Against the rows layout on one 2-core host compiled for each ISA,
+    since broadcasts cost one instruction (benchmarks/results/2026-11-30-cpu-splat/isa-ab-lanes.txt): AVX-512
+    1.33-2.95x at head_dim 32-256; AVX2 1.23-1.58x at 32-64, 1.01-1.04x at 96-128; SSE 1.34x at 16, 1.01-1.04x
+    at 32, 0.98-1.01x at 64 and 0.78x at 128. (Before that fix AVX2 lost 0.81x at 96-128 and SSE 0.69-0.88x at
+    32-128: epyc-2c-isa-ab.txt beside the lanes layout's figures.)"""
     kv = min(64, max(16, 1 << max(0, (w["seq_kv"] - 1).bit_length())))
     lanes = R.lanes_for(target)
     if w["seq_q"] >= lanes and w["head_dim"] <= LANES_LAYOUT_MAX_HEAD_DIM.get(lanes, 0):
