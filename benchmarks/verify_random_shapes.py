@@ -3,6 +3,7 @@ its default config and a few sampled ones and checked as an agent checks a trial
 reference, on the random and the adversarial input set), on this host's CPU or on the CUDA GPU.
 
     python3 benchmarks/verify_random_shapes.py --target cpu --cases 40 --configs 2 --seed 1
+    python3 benchmarks/verify_random_shapes.py --target cpu --isa sse --ops attention,softmax --cases 20
     python3 benchmarks/verify_random_shapes.py --target cuda --cases 200 --configs 3 --out fails.json
 
 Prints one line per workload and every failing run (workload, config, input set, why); exits 1 when any failed.
@@ -135,6 +136,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scale", type=int, default=0, help="work bound (default: 96 on cpu, 512 on cuda)")
     p.add_argument("--ops", default=",".join(cc.OPS), help="comma-separated ops")
+    p.add_argument("--isa", help="cpu: build for this x86 ISA (sse, avx2, avx512) instead of the host's; the host "
+                   "must run it")
     p.add_argument("--out", help="write the failing runs here as JSON")
     args = p.parse_args(argv)
     ops = [o for o in args.ops.split(",") if o]
@@ -153,7 +156,10 @@ def main(argv=None) -> int:
             why = f"{type(exc).__name__}: {exc}"
             raise SystemExit(f"--target cuda needs a CUDA GPU with PyTorch and pycuda: {why}") from None
     else:
-        target = cc.cpu_target()
+        try:
+            target = cc.cpu_target(isa=args.isa) if args.isa else cc.cpu_target()
+        except ValueError as exc:
+            p.error(str(exc))
     report, t_start = {}, time.monotonic()
     workloads = draw_workloads(ops, args.cases, args.seed, scale)
     for i, w in enumerate(workloads):

@@ -18,7 +18,7 @@ def test_draws_cover_every_op_and_dtype_and_repeat_with_the_seed():
 
 def test_a_run_passes_and_reports_each_workload(tmp_path, capsys):
     out = tmp_path / "fails.json"
-    assert fuzz.main(["--cases", "9", "--configs", "1", "--seed", "3", "--out", str(out)]) == 0
+    assert fuzz.main(["--cases", "9", "--configs", "1", "--seed", "3", "--isa", "sse", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "9 workloads, 0 with failing runs" in text
     assert json.loads(out.read_text()) == {}
