@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import compiler_core as cc
+from compiler_core.schedules.cpu.conv2d import B_SOURCES
 
 TARGET = cc.cpu_target(cores=2)  # the host's ISA: these kernels run; tests/cpu/test_cpu_isa_builds.py covers the rest
 V = TARGET.vector_lanes_f32  # nr is a number of B vectors times the lanes: 2 * V is a 2-vector microkernel
@@ -38,14 +39,28 @@ WORKLOADS = [
     ("conv2d", {"N": 1, "C": 2, "H": 3, "W": 2, "K": 3, "R": 3, "S": 5, "pad": 2}),  # taps wider than the image
     # rows of 4 pixels: a panel's row of B spans many output rows; half inputs widened as they are copied
     ("conv2d", {"N": 2, "C": 3, "H": 13, "W": 4, "K": 6, "R": 3, "S": 3, "pad": 1, "dtype": "float16"}),
+    # the padded image read in place (b_source 'padded', stride 1): one dropped column per output row, no padding
+    # with three dropped, a 1-pixel-wide image in bfloat16 (the copy-out converts); the 1x1 conv above is the path
+    # where the GEMM writes Y itself
+    ("conv2d", {"N": 2, "C": 3, "H": 5, "W": 6, "K": 4, "R": 3, "S": 2, "pad": 1}),
+    ("conv2d", {"N": 2, "C": 3, "H": 6, "W": 9, "K": 5, "R": 2, "S": 4}),
+    ("conv2d", {"N": 1, "C": 4, "H": 7, "W": 1, "K": 9, "R": 2, "S": 2, "pad": 1, "dtype": "bfloat16"}),
 ]
+
+
+def _sources(w, config: dict) -> list[dict]:
+    """conv2d's config on each B source its stride allows (im2col panels; the padded image read in place)."""
+    if w.op != "conv2d":
+        return [config]
+    return [dict(config, b_source=s) for s in B_SOURCES if s == "im2col" or w["stride"] == 1]
 
 
 def _configs(w) -> list[dict]:
     space = cc.get_space(w, TARGET)
-    configs = [cc.default_config(w, TARGET)] + [space.validate({**BASE, **v}) for v in VARIANTS]
-    if space.is_valid({**BASE, "parallel": "batch"}):  # batched ops with at least 2 problems
-        configs.append({**BASE, "parallel": "batch"})
+    configs = [cc.default_config(w, TARGET)] + [space.validate(c) for v in VARIANTS for c in _sources(w, BASE | v)]
+    for config in _sources(w, {**BASE, "parallel": "batch"}):
+        if space.is_valid(config):  # batched ops with at least 2 problems
+            configs.append(config)
     return configs + space.sample(random.Random(w.key), 2)
 
 

@@ -9,22 +9,48 @@ per output row it touches, zeros where the tap falls in the padding and a stride
 (`_im2col_row`). Its bounds are worked out once per run, so the copy is a plain vector loop; decoding every
 element's tap and pixel, the element form the GEMM builder's own packing takes, spent more time packing than the
 GEMM spent computing.
+
+With stride 1, knob `b_source` = 'padded' packs nothing (`_schedule_padded`): the image is copied once into a
+zero-padded float32 plane per channel (Hp x Wp), and the GEMM's columns are the output rows laid out at the padded
+width Wp, so that column j of tap (c, r, s) is padded element c*Hp*Wp + r*Wp + s + j: each B row is the padded
+image itself, shifted by a per-tap offset, and the microkernel loads it in place (`GemmOperands.b_direct`). The
+columns q >= Q of each output row (S - 1 of every Wp) are computed and dropped when the result is copied out.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
+from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.conv2d import out_size
 from compiler_core.schedules.cpu import gemm
-from compiler_core.space import Space
+from compiler_core.space import Constraint, Knob, Space
+
+B_SOURCES = ("im2col", "padded")
 
 
-def space(w, target) -> Space:
-    return gemm.space(target, batch=w["N"])
+def space(w, target, b_source_knob: bool = True) -> Space:
+    """The GEMM's knobs and `b_source`; without `b_source_knob`, the space before that knob (im2col only)."""
+    base = gemm.space(target, batch=w["N"])
+    if not b_source_knob:
+        return base
+    knob = Knob("b_source", B_SOURCES, "B packed as im2col panels, or read in place from a zero-padded copy of the "
+                                       "image (stride 1)")
+    rule = Constraint(f"b_source 'padded' needs stride 1 (this conv has stride {w['stride']}): its B rows are the "
+                      "padded image shifted by each tap", lambda c: c["b_source"] == "im2col" or w["stride"] == 1)
+    return dataclasses.replace(base, knobs=(*base.knobs, knob), constraints=(*base.constraints, rule))
+
+
+def config_space(w, target, config) -> Space:
+    """A config without `b_source` was stored before the knob: it is of the im2col path, in the space it came from."""
+    return space(w, target, b_source_knob=not isinstance(config, dict) or "b_source" in config)
 
 
 def default_config(w, target) -> dict:
-    return gemm.default_config(target, w["K"], out_size(w)[0] * out_size(w)[1], batch=w["N"])
+    P, Q = out_size(w)
+    return dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"]),
+                b_source="padded" if w["stride"] == 1 else "im2col")
 
 
 def _im2col_row(w, X: S.Buffer):
@@ -66,12 +92,68 @@ def _im2col_row(w, X: S.Buffer):
     return emit
 
 
+def _padded_copy(b: IRBuilder, w, X: S.Buffer, Xp: S.Buffer, slack: int) -> None:
+    """Xp[n, c] = X[n, c] as float32 inside a border of `pad` zeros (Hp x Wp planes), then `slack` zeros."""
+    N, C, H, W, pad = w["N"], w["C"], w["H"], w["W"], w["pad"]
+    Hp, Wp = H + 2 * pad, W + 2 * pad
+    with b.loop("nc", N * C, S.ForKind.PARALLEL) as nc, b.loop("hp", Hp) as hp:
+        row = (nc * Hp + hp) * Wp
+        with b.if_else((hp >= pad) & (hp < pad + H)) as otherwise:
+            with b.loop("j", pad) as j:
+                b.store(Xp, row + j, 0.0)
+                b.store(Xp, row + pad + W + j, 0.0)
+            with b.loop("j", W, S.ForKind.VECTORIZED) as j:
+                b.store(Xp, row + pad + j, E.widen(X[(nc * H + hp - pad) * W + j]))
+            otherwise()
+            with b.loop("j", Wp, S.ForKind.VECTORIZED) as j:
+                b.store(Xp, row + j, 0.0)
+    with b.loop("j", slack) as j:
+        b.store(Xp, N * C * Hp * Wp + j, 0.0)
+
+
+def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) -> S.Stmt:
+    """Stride 1: B read in place from the zero-padded image, output rows at the padded width (see the module doc)."""
+    N, C, H, W, K, R, Sw, pad = (w[x] for x in ("N", "C", "H", "W", "K", "R", "S", "pad"))
+    P, Q = out_size(w)
+    Hp, Wp = H + 2 * pad, W + 2 * pad
+    plane, crs = Hp * Wp, C * R * Sw
+    cols = (P - 1) * Wp + Q  # through the last output pixel; the last row's dropped columns are not computed
+    b = IRBuilder()
+    with b.allocate("Xp", "float32", (N * C * plane + config["nr"],), S.Scope.LOCAL) as Xp, \
+            b.allocate("tap", "int32", (crs,), S.Scope.LOCAL) as tap:
+        _padded_copy(b, w, X, Xp, config["nr"])  # nr - 1 past the last column are read by edge tiles
+        with b.loop("k", crs) as k:
+            b.store(tap, k, k // (R * Sw) * plane + k // Sw % R * Wp + k % Sw)
+        in_place = Sw == 1 and Y.dtype == "float32"  # no dropped columns, no conversion: the GEMM writes Y
+        wide = Y if in_place else S.Buffer("Yw", "float32", (N * K * cols,), S.Scope.LOCAL)
+        ops = gemm.GemmOperands(
+            M=K, N=cols, K=crs, batch=N,
+            a=lambda n, k, j: E.widen(Wt[k * crs + j]),
+            b=None,
+            c=wide,
+            c_index=lambda n, k, j: (n * K + k) * cols + j,
+            b_direct=(Xp, lambda n, k: n * (C * plane) + tap[k]),
+        )
+        if in_place:
+            b.emit(gemm.build_gemm(ops, config, target))
+        else:
+            with b.allocate(wide.name, "float32", wide.shape, S.Scope.LOCAL) as Yw:
+                b.emit(gemm.build_gemm(dataclasses.replace(ops, c=Yw), config, target))
+                with b.loop("nk", N * K, S.ForKind.PARALLEL) as nk, b.loop("p", P) as p, \
+                        b.loop("q", Q, S.ForKind.VECTORIZED) as q:
+                    b.store(Y, (nk * P + p) * Q + q, E.cast(Y.dtype, Yw[nk * cols + p * Wp + q]))
+    return b.get()
+
+
 def schedule(w, config, target) -> S.Module:
     N, C, H, W, K, R, Sw = (w[x] for x in "NCHWKRS")
     P, Q = out_size(w)
     X = S.Buffer("in_X", w.dtype, (N, C, H, W))
     Wt = S.Buffer("in_Wt", w.dtype, (K, C, R, Sw))
     Y = S.Buffer("out_Y", w.dtype, (N, K, P, Q))
+    if config.get("b_source", "im2col") == "padded":
+        func = S.PrimFunc("conv2d_cpu", (X, Wt, Y), _schedule_padded(w, config, target, X, Wt, Y))
+        return S.Module("conv2d", (func,), (X, Wt, Y), (), 2)
     crs = C * R * Sw
     ops = gemm.GemmOperands(
         M=K, N=P * Q, K=crs, batch=N,

@@ -44,10 +44,13 @@ class GemmOperands:
 
     `a` and `b` return float32 expressions for in-range indices; `c_index` gives the flat index of a
     C element in `c`, with the columns of one row contiguous (the microkernel stores vectors along them).
-    B is described one of two ways, exactly one given: `b`, element by element (the builder packs each panel row
-    from it), or `b_row`, which packs one row of a B panel itself, `b_row(ib, Bp, base, bt, k, col0, nr)`: it stores
-    Bp[base + j] for j < nr, B's value at column col0 + j below N and 0 past it. conv2d's im2col uses `b_row` to copy
-    runs of the image row by row instead of decoding every element's tap and pixel.
+    B is described one of three ways, exactly one given: `b`, element by element (the builder packs each panel row
+    from it); `b_row`, which packs one row of a B panel itself, `b_row(ib, Bp, base, bt, k, col0, nr)`: it stores
+    Bp[base + j] for j < nr, B's value at column col0 + j below N and 0 past it (conv2d's im2col uses it to copy
+    runs of the image row by row instead of decoding every element's tap and pixel); or `b_direct`, (buffer,
+    row_start), B read in place and never packed: B[bt, k, j] = buffer[row_start(bt, k) + j], a float32 buffer
+    that holds nr - 1 readable elements past every row's column N - 1 (edge tiles read them; what they compute
+    there is never stored). conv2d's padded-image path reads its shifted image rows this way.
     """
     M: int
     N: int
@@ -58,6 +61,7 @@ class GemmOperands:
     c: S.Buffer
     c_index: Callable
     b_row: Callable | None = None
+    b_direct: tuple | None = None  # (S.Buffer, row_start(bt, k) -> flat index)
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,7 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
 class _Buffers:
     """What the microkernel reads and writes besides the operands: packed B (shared by the threads or
     per thread), this thread's packed A, and its float32 block of C when C is not float32."""
-    Bp: S.Buffer
+    Bp: S.Buffer | None  # None: B is read in place (b_direct)
     Ap: S.Buffer | None
     Ct: S.Buffer | None  # float32 accumulation block when C is not float32
 
@@ -187,8 +191,15 @@ def _bp_offset(ops: GemmOperands, plan: GemmPlan, kb, klen, jp, p) -> E.Expr:
     return kb * (plan.kc * n_panels * plan.nr) + (jp * klen + p) * plan.nr
 
 
+def _b_pack(b: IRBuilder, ops: GemmOperands, plan: GemmPlan):
+    """The packed-B buffer, or None where B is read in place."""
+    if ops.b_direct is not None:
+        return contextlib.nullcontext(None)
+    return b.allocate("Bp", "float32", _bp_shape(ops, plan), LOCAL)
+
+
 @contextlib.contextmanager
-def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffer):
+def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffer | None):
     with contextlib.ExitStack() as stack:
         Ap = stack.enter_context(b.allocate("Ap", "float32", (plan.mc * plan.kc,), LOCAL)) if plan.pack_a else None
         Ct = None
@@ -202,14 +213,14 @@ def _parallel_inside(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> None:
     so the threads pack it together first; splitting N, each packs just its own panels (one parallel
     region, no barrier between packing and use)."""
     n_panels, _ = _panels(ops, plan)
-    with b.allocate("Bp", "float32", _bp_shape(ops, plan), LOCAL) as Bp:
+    with _b_pack(b, ops, plan) as Bp:
         with b.loop("bt", ops.batch) as bt:
-            if plan.parallel == "m":
+            if plan.parallel == "m" and Bp is not None:
                 with b.loop("jp", n_panels, S.ForKind.PARALLEL) as jp:
                     _pack_b_panel(b, ops, plan, Bp, bt, jp)
             with b.loop("t", plan.threads, S.ForKind.PARALLEL) as t:
                 m_lo, m_len, n_lo, n_len = _thread_rect(ops, plan, t)
-                if plan.parallel == "n":
+                if plan.parallel == "n" and Bp is not None:
                     with b.loop("jl", _cdiv(n_len, plan.nr)) as jl:
                         _pack_b_panel(b, ops, plan, Bp, bt, n_lo // plan.nr + jl)
                 with _thread_buffers(b, ops, plan, Bp) as bufs:
@@ -221,13 +232,14 @@ def _parallel_over_batch(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> Non
     n_panels, _ = _panels(ops, plan)
     per_thread = -(-ops.batch // plan.threads)
     with b.loop("t", plan.threads, S.ForKind.PARALLEL) as t:
-        with b.allocate("Bp", "float32", _bp_shape(ops, plan), LOCAL) as Bp:
+        with _b_pack(b, ops, plan) as Bp:
             with _thread_buffers(b, ops, plan, Bp) as bufs:
                 with b.loop("bi", per_thread) as bi:
                     with b.let("bt", t * per_thread + bi) as bt:
                         with b.if_(bt < ops.batch):
-                            with b.loop("jp", n_panels) as jp:
-                                _pack_b_panel(b, ops, plan, Bp, bt, jp)
+                            if Bp is not None:
+                                with b.loop("jp", n_panels) as jp:
+                                    _pack_b_panel(b, ops, plan, Bp, bt, jp)
                             _compute_rect(b, ops, plan, bufs, bt, 0, ops.M, 0, ops.N)
 
 
@@ -346,9 +358,15 @@ def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block,
         for k in range(mr * nv):
             b.store(acc, k, E.Broadcast(E.FloatImm(0.0), lanes))
 
+        def b_vector(p, v: int) -> E.Expr:
+            if bufs.Bp is None:
+                src, row_start = ops.b_direct
+                return E.Load(src, (row_start(blk.bt, k0 + p) + blk.j0 + jr * nr + v * lanes,), lanes)
+            return E.Load(bufs.Bp, (b_base + p * nr + v * lanes,), lanes)
+
         def step(p) -> None:
             for v in range(nv):
-                b.store(bv, v, E.Load(bufs.Bp, (b_base + p * nr + v * lanes,), lanes))
+                b.store(bv, v, b_vector(p, v))
             for i in range(mr):
                 a = E.Broadcast(a_value(i, p), lanes)
                 for v in range(nv):
