@@ -14,42 +14,52 @@ from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
 TARGET = cc.cpu_target(cores=2)
 # Hp = 11, Wp = 13: a plane of 143, an image of 3 * 143 = 429; GEMM columns (9 - 1) * 13 + 11 = 115
 W = cc.make_workload("conv2d", dict(N=2, C=3, H=9, W=11, K=5, R=3, S=3, pad=1))
+STRIDED = cc.make_workload("conv2d", dict(W.param_dict, stride=2))  # four 6 x 7 phase planes per channel
 
-MUTANTS = {
+MUTANTS = {  # (workload, edit of the source)
     # a tap's row offset taken at the unpadded width: every tap below the first row reads the wrong pixels
-    "tap rows at the wrong width": lambda s: re.subn(r"(tap\[k\] = .*% 3\) \* )13\)", r"\g<1>12)", s),
+    "tap rows at the wrong width": (W, lambda s: re.subn(r"(tap\[k\] = .*% 3\) \* )13\)", r"\g<1>12)", s)),
     # the result copied out at the output width instead of the padded one: rows drift by the dropped columns
-    "copy-out at the output width": lambda s: re.subn(r"\(p \* 13\)\) \+ q\)\]", "(p * 11)) + q)]", s),
+    "copy-out at the output width": (W, lambda s: re.subn(r"\(p \* 13\)\) \+ q\)\]", "(p * 11)) + q)]", s)),
     # the image copied one column left inside its border
-    "image shifted left": lambda s: re.subn(r"\+ 1\) \+ j\)\)?\] = in_X", "+ 0) + j)] = in_X", s),
+    "image shifted left": (W, lambda s: re.subn(r"\+ pb\) - 1\)\];", "+ pb) - 0)];", s)),
     # every image of the batch reads the first one's pixels
-    "batch offset dropped": lambda s: re.subn(r"\(bt \* 429\)", "(bt * 0)", s),
+    "batch offset dropped": (W, lambda s: re.subn(r"\(bt \* 429\)", "(bt * 0)", s)),
+    # stride 2: the column phase planes filled from the row phase
+    "column phase from the row phase": (STRIDED, lambda s: re.subn(r"\* 2\)\) \+ pb\) - 1\)\]",
+                                                                   "* 2)) + pa) - 1)]", s)),
+    # stride 2: a tap's plane chosen by its column phase twice
+    "tap plane by the wrong phase": (STRIDED, lambda s: re.subn(r"\(\(\(k / 3\) % 3\) % 2\)\) \* 2\)",
+                                                              "((k % 3) % 2)) * 2)", s)),
 }
 
 
 @pytest.mark.parametrize("mutant", list(MUTANTS))
 def test_a_planted_bug_fails(mutant):
-    kernel = cc.build(W, dict(cc.default_config(W, TARGET), b_source="padded"), TARGET)
-    source, count = MUTANTS[mutant](kernel.source)
+    w, edit = MUTANTS[mutant]
+    kernel = cc.build(w, dict(cc.default_config(w, TARGET), b_source="padded"), TARGET)
+    source, count = edit(kernel.source)
     assert count, f"the {mutant!r} pattern is not in the generated source"
     wrong = dataclasses.replace(kernel, source=source,
                                 _impl=CLibrary(compile_shared_library(source), len(kernel.module.args)))
     caught = []
-    for s in cc.input_sets(W, seed=3):
-        expected = cc.expect(W, s.arrays)
-        assert cc.verify(W, kernel.run(*s.arrays), expected).ok
+    for s in cc.input_sets(w, seed=3):
+        expected = cc.expect(w, s.arrays)
+        assert cc.verify(w, kernel.run(*s.arrays), expected).ok
         with np.errstate(all="ignore"):
-            if not cc.verify(W, wrong.run(*s.arrays), expected).ok:
+            if not cc.verify(w, wrong.run(*s.arrays), expected).ok:
                 caught.append(s.name)
     assert caught, f"{mutant} passed every input set"
 
 
-def test_the_default_reads_the_padded_image_at_stride_1_and_packs_im2col_else():
-    assert cc.default_config(W, TARGET)["b_source"] == "padded"
-    strided = cc.make_workload("conv2d", dict(W.param_dict, stride=2))
-    assert cc.default_config(strided, TARGET)["b_source"] == "im2col"
-    with pytest.raises(cc.ConfigError, match="b_source 'padded' needs stride 1"):
-        cc.lower(strided, dict(cc.default_config(strided, TARGET), b_source="padded"), TARGET)
+def test_the_default_copies_the_padded_image_where_the_im2col_would_move_as_much():
+    def source(**params) -> str:
+        w = cc.make_workload("conv2d", dict(W.param_dict, **params))
+        return cc.default_config(w, TARGET)["b_source"]
+
+    assert source() == source(stride=2) == source(R=2, S=2, pad=0, stride=2) == "padded"  # R*S >= stride^2
+    assert source(R=1, S=1, pad=0, stride=2) == "im2col"  # it would copy four pixels for each one used
+    assert source(R=1, S=1, pad=0) == "padded"
 
 
 def test_a_config_stored_before_the_knob_builds_the_im2col_kernel():

@@ -49,10 +49,10 @@ WORKLOADS = [
 
 
 def _sources(w, config: dict) -> list[dict]:
-    """conv2d's config on each B source its stride allows (im2col panels; the padded image read in place)."""
+    """conv2d's config on each B source (im2col panels; the padded image read in place)."""
     if w.op != "conv2d":
         return [config]
-    return [dict(config, b_source=s) for s in B_SOURCES if s == "im2col" or w["stride"] == 1]
+    return [dict(config, b_source=s) for s in B_SOURCES]
 
 
 def _configs(w) -> list[dict]:

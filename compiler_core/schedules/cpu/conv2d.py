@@ -10,11 +10,17 @@ per output row it touches, zeros where the tap falls in the padding and a stride
 element's tap and pixel, the element form the GEMM builder's own packing takes, spent more time packing than the
 GEMM spent computing.
 
-With stride 1, knob `b_source` = 'padded' packs nothing (`_schedule_padded`): the image is copied once into a
+Knob `b_source` = 'padded' packs nothing (`_schedule_padded`). With stride 1, the image is copied once into a
 zero-padded float32 plane per channel (Hp x Wp), and the GEMM's columns are the output rows laid out at the padded
 width Wp, so that column j of tap (c, r, s) is padded element c*Hp*Wp + r*Wp + s + j: each B row is the padded
 image itself, shifted by a per-tap offset, and the microkernel loads it in place (`GemmOperands.b_direct`). The
 columns q >= Q of each output row (S - 1 of every Wp) are computed and dropped when the result is copied out.
+With stride st, the padded image is split into st x st phase planes (`_Phases`: plane (a, b) holds padded pixels
+(i*st + a, j*st + b)); tap (r, s) reads plane (r % st, s % st) at offset (r // st, s // st), and output pixel
+(p, q) is that plane's pixel (p, q) from there: the stride-1 structure again, at the planes' width.
+
+The default takes the padded copy where it moves no more than the pack it replaces: it copies about C*H*W
+elements, the im2col C*R*S*P*Q, about R*S / stride^2 times as many.
 """
 from __future__ import annotations
 
@@ -25,7 +31,7 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.conv2d import out_size
 from compiler_core.schedules.cpu import gemm
-from compiler_core.space import Constraint, Knob, Space
+from compiler_core.space import Knob, Space
 
 B_SOURCES = ("im2col", "padded")
 
@@ -35,11 +41,9 @@ def space(w, target, b_source_knob: bool = True) -> Space:
     base = gemm.space(target, batch=w["N"])
     if not b_source_knob:
         return base
-    knob = Knob("b_source", B_SOURCES, "B packed as im2col panels, or read in place from a zero-padded copy of the "
-                                       "image (stride 1)")
-    rule = Constraint(f"b_source 'padded' needs stride 1 (this conv has stride {w['stride']}): its B rows are the "
-                      "padded image shifted by each tap", lambda c: c["b_source"] == "im2col" or w["stride"] == 1)
-    return dataclasses.replace(base, knobs=(*base.knobs, knob), constraints=(*base.constraints, rule))
+    knob = Knob("b_source", B_SOURCES, "B as im2col panels packed from the image, or read in place from a "
+                                       "zero-padded copy of it split by stride phase")
+    return dataclasses.replace(base, knobs=(*base.knobs, knob))
 
 
 def config_space(w, target, config) -> Space:
@@ -49,8 +53,8 @@ def config_space(w, target, config) -> Space:
 
 def default_config(w, target) -> dict:
     P, Q = out_size(w)
-    return dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"]),
-                b_source="padded" if w["stride"] == 1 else "im2col")
+    padded = w["R"] * w["S"] >= w["stride"] ** 2  # measured: a 1x1 conv at stride 2 was 0.96-1.02x im2col's speed
+    return dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"]), b_source="padded" if padded else "im2col")
 
 
 def _im2col_row(w, X: S.Buffer):
@@ -92,39 +96,66 @@ def _im2col_row(w, X: S.Buffer):
     return emit
 
 
-def _padded_copy(b: IRBuilder, w, X: S.Buffer, Xp: S.Buffer, slack: int) -> None:
-    """Xp[n, c] = X[n, c] as float32 inside a border of `pad` zeros (Hp x Wp planes), then `slack` zeros."""
-    N, C, H, W, pad = w["N"], w["C"], w["H"], w["W"], w["pad"]
-    Hp, Wp = H + 2 * pad, W + 2 * pad
-    with b.loop("nc", N * C, S.ForKind.PARALLEL) as nc, b.loop("hp", Hp) as hp:
-        row = (nc * Hp + hp) * Wp
-        with b.if_else((hp >= pad) & (hp < pad + H)) as otherwise:
-            with b.loop("j", pad) as j:
+@dataclasses.dataclass(frozen=True)
+class _Phases:
+    """The padded image split by stride phase: plane (a, b) of channel c holds padded pixels (i*stride + a,
+    j*stride + b), `height` x `width` of them, so that each tap reads one plane at a fixed offset. With stride 1,
+    one plane per channel: the padded image itself."""
+    stride: int
+    height: int
+    width: int
+
+    @classmethod
+    def of(cls, w) -> _Phases:
+        st = w["stride"]
+        return cls(st, E.ceil_div(w["H"] + 2 * w["pad"], st), E.ceil_div(w["W"] + 2 * w["pad"], st))
+
+    @property
+    def plane(self) -> int:
+        return self.height * self.width
+
+    def tap_offset(self, k, R: int, Sw: int):
+        """Where tap k = (c, r, s) of output pixel (0, 0) lies: its plane, then its row and column in it."""
+        c, r, s, st = k // (R * Sw), k // Sw % R, k % Sw, self.stride
+        return ((c * st + r % st) * st + s % st) * self.plane + r // st * self.width + s // st
+
+
+def _padded_copy(b: IRBuilder, w, X: S.Buffer, Xp: S.Buffer, ph: _Phases, slack: int) -> None:
+    """Xp = X as float32 inside a border of `pad` zeros, split into stride phases (`_Phases`), then `slack` zeros."""
+    N, C, H, W, pad, st = w["N"], w["C"], w["H"], w["W"], w["pad"], ph.stride
+    with b.loop("ncab", N * C * st * st, S.ForKind.PARALLEL) as ncab, \
+            b.let("nc", ncab // (st * st)) as nc, b.let("pa", ncab // st % st) as pa, b.let("pb", ncab % st) as pb, \
+            b.let("lo", E.min_((E.max_(pad - pb, 0) + st - 1) // st, ph.width)) as lo, \
+            b.let("end", E.min_(E.select(W - 1 + pad - pb >= 0, (W - 1 + pad - pb) // st + 1, 0), ph.width)) as end:
+        # plane columns j in [lo, end) hold image columns j*st + pb - pad, inside [0, W)
+        with b.loop("i", ph.height) as i, b.let("h", i * st + pa - pad) as h, \
+                b.let("hi", E.select((h >= 0) & (h < H), E.max_(end, lo), lo)) as hi:
+            row = (ncab * ph.height + i) * ph.width
+            with b.loop("j", lo) as j:
                 b.store(Xp, row + j, 0.0)
-                b.store(Xp, row + pad + W + j, 0.0)
-            with b.loop("j", W, S.ForKind.VECTORIZED) as j:
-                b.store(Xp, row + pad + j, E.widen(X[(nc * H + hp - pad) * W + j]))
-            otherwise()
-            with b.loop("j", Wp, S.ForKind.VECTORIZED) as j:
-                b.store(Xp, row + j, 0.0)
+            with b.loop("j", hi - lo, S.ForKind.VECTORIZED) as j:
+                b.store(Xp, row + lo + j, E.widen(X[(nc * H + h) * W + (lo + j) * st + pb - pad]))
+            with b.loop("j", ph.width - hi) as j:
+                b.store(Xp, row + hi + j, 0.0)
     with b.loop("j", slack) as j:
-        b.store(Xp, N * C * Hp * Wp + j, 0.0)
+        b.store(Xp, N * C * st * st * ph.plane + j, 0.0)
 
 
 def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) -> S.Stmt:
-    """Stride 1: B read in place from the zero-padded image, output rows at the padded width (see the module doc)."""
-    N, C, H, W, K, R, Sw, pad = (w[x] for x in ("N", "C", "H", "W", "K", "R", "S", "pad"))
+    """B read in place from the zero-padded image's stride phases, output rows at a phase plane's width (see the
+    module doc)."""
+    N, C, K, R, Sw, st = (w[x] for x in ("N", "C", "K", "R", "S", "stride"))
     P, Q = out_size(w)
-    Hp, Wp = H + 2 * pad, W + 2 * pad
-    plane, crs = Hp * Wp, C * R * Sw
-    cols = (P - 1) * Wp + Q  # through the last output pixel; the last row's dropped columns are not computed
+    ph = _Phases.of(w)
+    image, crs = C * st * st * ph.plane, C * R * Sw
+    cols = (P - 1) * ph.width + Q  # through the last output pixel; the last row's dropped columns are not computed
     b = IRBuilder()
-    with b.allocate("Xp", "float32", (N * C * plane + config["nr"],), S.Scope.LOCAL) as Xp, \
+    with b.allocate("Xp", "float32", (N * image + config["nr"],), S.Scope.LOCAL) as Xp, \
             b.allocate("tap", "int32", (crs,), S.Scope.LOCAL) as tap:
-        _padded_copy(b, w, X, Xp, config["nr"])  # nr - 1 past the last column are read by edge tiles
+        _padded_copy(b, w, X, Xp, ph, config["nr"])  # nr - 1 past the last column are read by edge tiles
         with b.loop("k", crs) as k:
-            b.store(tap, k, k // (R * Sw) * plane + k // Sw % R * Wp + k % Sw)
-        in_place = Sw == 1 and Y.dtype == "float32"  # no dropped columns, no conversion: the GEMM writes Y
+            b.store(tap, k, ph.tap_offset(k, R, Sw))
+        in_place = ph.width == Q and Y.dtype == "float32"  # no dropped columns, no conversion: the GEMM writes Y
         wide = Y if in_place else S.Buffer("Yw", "float32", (N * K * cols,), S.Scope.LOCAL)
         ops = gemm.GemmOperands(
             M=K, N=cols, K=crs, batch=N,
@@ -132,7 +163,7 @@ def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) 
             b=None,
             c=wide,
             c_index=lambda n, k, j: (n * K + k) * cols + j,
-            b_direct=(Xp, lambda n, k: n * (C * plane) + tap[k]),
+            b_direct=(Xp, lambda n, k: n * image + tap[k]),
         )
         if in_place:
             b.emit(gemm.build_gemm(ops, config, target))
@@ -141,7 +172,7 @@ def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) 
                 b.emit(gemm.build_gemm(dataclasses.replace(ops, c=Yw), config, target))
                 with b.loop("nk", N * K, S.ForKind.PARALLEL) as nk, b.loop("p", P) as p, \
                         b.loop("q", Q, S.ForKind.VECTORIZED) as q:
-                    b.store(Y, (nk * P + p) * Q + q, E.cast(Y.dtype, Yw[nk * cols + p * Wp + q]))
+                    b.store(Y, (nk * P + p) * Q + q, E.cast(Y.dtype, Yw[nk * cols + p * ph.width + q]))
     return b.get()
 
 
