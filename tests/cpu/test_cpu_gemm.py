@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import compiler_core as cc
-from compiler_core.schedules.cpu.conv2d import B_SOURCES
+from compiler_core.schedules.cpu.conv2d import B_SOURCES as CONV_B_SOURCES
 
 TARGET = cc.cpu_target(cores=2)  # the host's ISA: these kernels run; tests/cpu/test_cpu_isa_builds.py covers the rest
 V = TARGET.vector_lanes_f32  # nr is a number of B vectors times the lanes: 2 * V is a 2-vector microkernel
@@ -31,6 +31,9 @@ WORKLOADS = [
     ("matmul", {"M": 3, "N": 1, "K": 1}),  # the second thread has no rows; one column
     ("batch_matmul", {"batch": 3, "M": 17, "N": 33, "K": 45}),
     ("batch_matmul", {"batch": 2, "M": 9, "N": 20, "K": 70, "dtype": "float16"}),
+    # B read in place (b_source 'in_place': N a multiple of every nr): edge rows, several kc blocks, batches
+    ("matmul", {"M": 67, "N": 192, "K": 300}),
+    ("batch_matmul", {"batch": 3, "M": 17, "N": 192, "K": 70}),
     ("conv2d", {"N": 2, "C": 3, "H": 9, "W": 11, "K": 5, "R": 3, "S": 3, "stride": 2, "pad": 1}),
     ("conv2d", {"N": 1, "C": 16, "H": 14, "W": 14, "K": 32, "R": 3, "S": 3, "pad": 1}),
     ("conv2d", {"N": 2, "C": 8, "H": 7, "W": 7, "K": 4, "R": 1, "S": 1}),
@@ -49,18 +52,20 @@ WORKLOADS = [
 
 
 def _sources(w, config: dict) -> list[dict]:
-    """conv2d's config on each B source (im2col panels; the padded image read in place)."""
-    if w.op != "conv2d":
-        return [config]
-    return [dict(config, b_source=s) for s in B_SOURCES]
+    """The config on each B source the workload allows: conv2d's im2col panels and padded image, matmul's packed
+    panels and B in place (float32, whole panels only)."""
+    space = cc.get_space(w, TARGET)
+    sources = CONV_B_SOURCES if w.op == "conv2d" else ("packed", "in_place")
+    return [c for c in (dict(config, b_source=s) for s in sources) if space.is_valid(c)]
 
 
 def _configs(w) -> list[dict]:
     space = cc.get_space(w, TARGET)
-    configs = [cc.default_config(w, TARGET)] + [space.validate(c) for v in VARIANTS for c in _sources(w, BASE | v)]
-    for config in _sources(w, {**BASE, "parallel": "batch"}):
-        if space.is_valid(config):  # batched ops with at least 2 problems
-            configs.append(config)
+    configs = [cc.default_config(w, TARGET)]
+    for v in VARIANTS:
+        space.validate(BASE | v | {"b_source": "im2col" if w.op == "conv2d" else "packed"})
+        configs += _sources(w, BASE | v)
+    configs += _sources(w, {**BASE, "parallel": "batch"})  # batched ops with at least 2 problems
     return configs + space.sample(random.Random(w.key), 2)
 
 

@@ -1,0 +1,48 @@
+"""matmul's and batch_matmul's B sources on one host: B packed into panels against B read where it lies
+(b_source), the default config otherwise, compiled for the ISA in $ISA (the host's when unset), 5 interleaved
+rounds.
+
+    ISA=avx2 PYTHONPATH=. python3 benchmarks/results/2026-11-30-cpu-gemm-b-in-place/ab_b_source.py \
+        "matmul:M=512,N=512,K=512"
+
+Prints packed time / in-place time (> 1: in place is faster), median [min, max].
+"""
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import compiler_core as cc
+from benchmarks.cpu_matmul import median_ns
+from compiler_core.workload import parse_params
+
+
+def timed(kernel, ins, outs) -> float:
+    time.sleep(0.05)
+    return median_ns(lambda: kernel(*ins, *outs), min_runs=3, min_seconds=0.2, warmup=1)
+
+
+def main() -> None:
+    target = cc.cpu_target(isa=os.environ["ISA"]) if os.environ.get("ISA") else cc.cpu_target()
+    print(f"{target.arch}, {target.cores} threads")
+    for case in sys.argv[1:]:
+        op, _, params = case.partition(":")
+        w = cc.make_workload(op, parse_params(params))
+        ins = cc.random_inputs(w, 0)
+        outs = [np.zeros(s.shape, dtype=s.dtype) for s in cc.get_op(w.op).output_specs(w)]
+        default = cc.default_config(w, target)
+        kernels = {src: cc.build(w, dict(default, b_source=src), target) for src in ("packed", "in_place")}
+        ratios, ms = [], {}
+        for r in range(5):
+            order = ["packed", "in_place"] if r % 2 else ["in_place", "packed"]
+            ms = {src: timed(kernels[src], ins, outs) for src in order}
+            ratios.append(ms["packed"] / ms["in_place"])
+        print(f"{w.key} parallel={default['parallel']} default={default['b_source']}: "
+              f"packed/in_place {statistics.median(ratios):.2f} "
+              f"[{min(ratios):.2f}, {max(ratios):.2f}], in place {ms['in_place'] / 1e6:.3f} ms", flush=True)
+
+
+if __name__ == "__main__":
+    main()
