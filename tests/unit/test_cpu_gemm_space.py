@@ -12,7 +12,8 @@ SSE, AVX2, AVX512 = (cc.cpu_target(isa=isa, cores=2) for isa in ("sse", "avx2", 
 MATMUL = cc.make_workload("matmul", M=67, N=131, K=45)
 BMM = cc.make_workload("batch_matmul", batch=3, M=17, N=33, K=45)
 CONV = cc.make_workload("conv2d", N=1, C=16, H=14, W=14, K=32, R=3, S=3, pad=1)
-GOOD = {"mr": 6, "nr": 16, "mc": 96, "nc": 384, "kc": 256, "pack_a": 1, "order": "jr_ir", "parallel": "m"}
+GOOD = {"mr": 6, "nr": 16, "mc": 96, "nc": 384, "kc": 256, "pack_a": 1, "order": "jr_ir", "parallel": "m",
+        "b_source": "packed"}
 
 
 def test_nr_choices_are_vector_multiples():
@@ -56,7 +57,7 @@ def test_parallel_over_batch_needs_enough_problems():
     one = cc.make_workload("batch_matmul", batch=1, M=17, N=33, K=45)
     assert cc.get_space(one, AVX2).violations({**GOOD, "parallel": "batch"}) == [
         "parallel='batch' needs batch >= threads (2)"]
-    assert not cc.get_space(CONV, AVX2).is_valid({**GOOD, "parallel": "batch"})  # one image
+    assert not cc.get_space(CONV, AVX2).is_valid({**GOOD, "parallel": "batch", "b_source": "im2col"})  # one image
 
 
 @pytest.mark.parametrize("w", [MATMUL, BMM, CONV], ids=lambda w: w.op)
