@@ -4,15 +4,13 @@ generated code never holds seq_q x seq_kv scores; planted bugs fail (no rescale 
 skipped; in the lanes layout also the keys past the last group of four, the causal mask)."""
 from __future__ import annotations
 
-import dataclasses
 import re
 
-import numpy as np
 import pytest
 
 import compiler_core as cc
-from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
 from compiler_core.schedules.cpu.attention import SCORE_FLOATS
+from tests.c_source_mutants import catching_input_sets
 from tests.space_configs import covering_configs
 
 TARGET = cc.cpu_target(cores=2)
@@ -80,19 +78,7 @@ MUTANTS = {  # (workload index, config, edit of the source)
 def test_a_planted_bug_fails(mutant):
     index, config, edit = MUTANTS[mutant]
     w = WORKLOADS[index]
-    kernel = cc.build(w, config, TARGET)
-    source, count = edit(kernel.source)
-    assert count, f"the {mutant!r} pattern is not in the generated source"
-    wrong = dataclasses.replace(kernel, source=source,
-                                _impl=CLibrary(compile_shared_library(source), len(kernel.module.args)))
-    caught = []
-    for s in cc.input_sets(w, seed=11):
-        expected = cc.expect(w, s.arrays)
-        assert cc.verify(w, kernel.run(*s.arrays), expected).ok
-        with np.errstate(all="ignore"):
-            if not cc.verify(w, wrong.run(*s.arrays), expected).ok:
-                caught.append(s.name)
-    assert caught, f"{mutant} passed every input set"
+    assert catching_input_sets(w, cc.build(w, config, TARGET), edit, seed=11), f"{mutant} passed every input set"
 
 
 def test_the_default_puts_a_query_row_in_each_lane_where_the_rows_fill_a_vector_and_the_merge_costs_most():

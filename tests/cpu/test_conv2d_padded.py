@@ -2,14 +2,12 @@
 and planted bugs in its generated C that the farm's verifier must catch (random and adversarial inputs)."""
 from __future__ import annotations
 
-import dataclasses
 import re
 
-import numpy as np
 import pytest
 
 import compiler_core as cc
-from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
+from tests.c_source_mutants import catching_input_sets
 
 TARGET = cc.cpu_target(cores=2)
 # Hp = 11, Wp = 13: a plane of 143, an image of 3 * 143 = 429; GEMM columns (9 - 1) * 13 + 11 = 115
@@ -38,18 +36,7 @@ MUTANTS = {  # (workload, edit of the source)
 def test_a_planted_bug_fails(mutant):
     w, edit = MUTANTS[mutant]
     kernel = cc.build(w, dict(cc.default_config(w, TARGET), b_source="padded"), TARGET)
-    source, count = edit(kernel.source)
-    assert count, f"the {mutant!r} pattern is not in the generated source"
-    wrong = dataclasses.replace(kernel, source=source,
-                                _impl=CLibrary(compile_shared_library(source), len(kernel.module.args)))
-    caught = []
-    for s in cc.input_sets(w, seed=3):
-        expected = cc.expect(w, s.arrays)
-        assert cc.verify(w, kernel.run(*s.arrays), expected).ok
-        with np.errstate(all="ignore"):
-            if not cc.verify(w, wrong.run(*s.arrays), expected).ok:
-                caught.append(s.name)
-    assert caught, f"{mutant} passed every input set"
+    assert catching_input_sets(w, kernel, edit, seed=3), f"{mutant} passed every input set"
 
 
 def test_the_default_copies_the_padded_image_where_the_im2col_would_move_as_much():

@@ -2,14 +2,12 @@
 its default, the stored configs before it, and planted bugs in its generated C that verification must catch."""
 from __future__ import annotations
 
-import dataclasses
 import re
 
-import numpy as np
 import pytest
 
 import compiler_core as cc
-from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
+from tests.c_source_mutants import catching_input_sets
 
 TARGET = cc.cpu_target(cores=2)
 MATMUL = cc.make_workload("matmul", dict(M=67, N=192, K=300))
@@ -27,18 +25,7 @@ MUTANTS = {  # (workload, edit of the source)
 def test_a_planted_bug_fails(mutant):
     w, edit = MUTANTS[mutant]
     kernel = cc.build(w, dict(cc.default_config(w, TARGET), b_source="in_place"), TARGET)
-    source, count = edit(kernel.source)
-    assert count, f"the {mutant!r} pattern is not in the generated source"
-    wrong = dataclasses.replace(kernel, source=source,
-                                _impl=CLibrary(compile_shared_library(source), len(kernel.module.args)))
-    caught = []
-    for s in cc.input_sets(w, seed=5):
-        expected = cc.expect(w, s.arrays)
-        assert cc.verify(w, kernel.run(*s.arrays), expected).ok
-        with np.errstate(all="ignore"):
-            if not cc.verify(w, wrong.run(*s.arrays), expected).ok:
-                caught.append(s.name)
-    assert caught, f"{mutant} passed every input set"
+    assert catching_input_sets(w, kernel, edit, seed=5), f"{mutant} passed every input set"
 
 
 def test_in_place_needs_float32_and_whole_panels():
