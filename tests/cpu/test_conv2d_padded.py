@@ -58,3 +58,14 @@ def test_a_config_stored_before_the_knob_builds_the_im2col_kernel():
 def test_no_im2col_pack_in_the_padded_kernel():
     source = cc.generate(W, cc.default_config(W, TARGET), TARGET)
     assert "Bp" not in source and "Xp" in source
+
+
+def test_the_padded_batch_is_bounded_and_kept_small_in_the_default(monkeypatch):
+    from compiler_core.schedules.cpu import conv2d
+
+    big = cc.make_workload("conv2d", dict(N=64, C=256, H=56, W=56, K=256, R=3, S=3, pad=1))
+    assert conv2d.padded_bytes(big) > conv2d.PADDED_DEFAULT_MAX_BYTES
+    assert cc.default_config(big, TARGET)["b_source"] == "im2col"
+    config = dict(cc.default_config(W, TARGET), b_source="padded")
+    monkeypatch.setattr(conv2d, "PADDED_MAX_BYTES", conv2d.padded_bytes(W) - 1)
+    assert any("holds the padded batch" in v for v in cc.get_space(W, TARGET).violations(config))

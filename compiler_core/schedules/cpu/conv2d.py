@@ -31,9 +31,13 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.conv2d import out_size
 from compiler_core.schedules.cpu import gemm
-from compiler_core.space import Knob, Space
+from compiler_core.space import Constraint, Knob, Space
 
 B_SOURCES = ("im2col", "padded")
+# The padded path holds the whole batch twice over (the padded copy, and the result at the planes' width), where
+# the im2col path packs one image per thread: bounded, and kept far lower in the default.
+PADDED_MAX_BYTES = 2 << 30
+PADDED_DEFAULT_MAX_BYTES = 256 << 20
 
 
 def space(w, target, b_source_knob: bool = True) -> Space:
@@ -43,7 +47,17 @@ def space(w, target, b_source_knob: bool = True) -> Space:
         return base
     knob = Knob("b_source", B_SOURCES, "B as im2col panels packed from the image, or read in place from a "
                                        "zero-padded copy of it split by stride phase")
-    return dataclasses.replace(base, knobs=(*base.knobs, knob))
+    held = padded_bytes(w)
+    rule = Constraint(f"b_source 'padded' holds the padded batch and its wide result, {held / 2**20:.1f} MiB here: at "
+                      f"most {PADDED_MAX_BYTES / 2**20:.0f} MiB",
+                      lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES)
+    return dataclasses.replace(base, knobs=(*base.knobs, knob), constraints=(*base.constraints, rule))
+
+
+def padded_bytes(w) -> int:
+    """What the padded path allocates: the batch's phase planes and the result at their width (float32)."""
+    ph, (P, Q) = _Phases.of(w), out_size(w)
+    return 4 * w["N"] * (w["C"] * w["stride"] ** 2 * ph.plane + w["K"] * ((P - 1) * ph.width + Q))
 
 
 def config_space(w, target, config) -> Space:
@@ -53,7 +67,8 @@ def config_space(w, target, config) -> Space:
 
 def default_config(w, target) -> dict:
     P, Q = out_size(w)
-    padded = w["R"] * w["S"] >= w["stride"] ** 2  # measured: a 1x1 conv at stride 2 was 0.96-1.02x im2col's speed
+    # measured: a 1x1 conv at stride 2 was 0.96-1.02x im2col's speed
+    padded = w["R"] * w["S"] >= w["stride"] ** 2 and padded_bytes(w) <= PADDED_DEFAULT_MAX_BYTES
     return dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"]), b_source="padded" if padded else "im2col")
 
 
