@@ -1,6 +1,7 @@
 """Schedule spaces: knobs with choices plus named constraints; a config is a plain dict knob -> value."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import json
@@ -39,6 +40,12 @@ class Space:
     @property
     def names(self) -> list[str]:
         return [k.name for k in self.knobs]
+
+    def with_knob(self, knob: Knob, *constraints: Constraint) -> Space:
+        """This space and one more knob with its constraints: a knob added after configs were stored, whose
+        template's `config_space` keeps the space without it for them."""
+        assert not self.parts, "a union's parts would not know the new knob"
+        return dataclasses.replace(self, knobs=(*self.knobs, knob), constraints=(*self.constraints, *constraints))
 
     @property
     def size(self) -> int:

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import compiler_core as cc
-from compiler_core.schedules.cpu.conv2d import B_SOURCES as CONV_B_SOURCES
 
 TARGET = cc.cpu_target(cores=2)  # the host's ISA: these kernels run; tests/cpu/test_cpu_isa_builds.py covers the rest
 V = TARGET.vector_lanes_f32  # nr is a number of B vectors times the lanes: 2 * V is a 2-vector microkernel
@@ -51,19 +50,23 @@ WORKLOADS = [
 ]
 
 
+def _b_sources(w) -> tuple:
+    """The template's B sources (knob b_source), the first the packing one: conv2d's im2col panels and padded
+    image, matmul's packed panels and B in place (float32, whole panels only)."""
+    return next(k.choices for k in cc.get_space(w, TARGET).knobs if k.name == "b_source")
+
+
 def _sources(w, config: dict) -> list[dict]:
-    """The config on each B source the workload allows: conv2d's im2col panels and padded image, matmul's packed
-    panels and B in place (float32, whole panels only)."""
+    """The config on each B source the workload allows."""
     space = cc.get_space(w, TARGET)
-    sources = CONV_B_SOURCES if w.op == "conv2d" else ("packed", "in_place")
-    return [c for c in (dict(config, b_source=s) for s in sources) if space.is_valid(c)]
+    return [c for c in (dict(config, b_source=s) for s in _b_sources(w)) if space.is_valid(c)]
 
 
 def _configs(w) -> list[dict]:
     space = cc.get_space(w, TARGET)
     configs = [cc.default_config(w, TARGET)]
     for v in VARIANTS:
-        space.validate(BASE | v | {"b_source": "im2col" if w.op == "conv2d" else "packed"})
+        space.validate(BASE | v | {"b_source": _b_sources(w)[0]})
         configs += _sources(w, BASE | v)
     configs += _sources(w, {**BASE, "parallel": "batch"})  # batched ops with at least 2 problems
     return configs + space.sample(random.Random(w.key), 2)

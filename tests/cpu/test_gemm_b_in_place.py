@@ -1,4 +1,4 @@
-"""matmul's and batch_matmul's B read where it lies (b_source 'in_place', schedules/cpu/gemm.with_b_source): its rule,
+"""matmul's and batch_matmul's B read where it lies (b_source 'in_place', schedules/cpu/gemm_b_source.py): its rule,
 its default, the stored configs before it, and planted bugs in its generated C that verification must catch."""
 from __future__ import annotations
 

@@ -3,23 +3,11 @@ from __future__ import annotations
 
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
-from compiler_core.schedules.cpu import gemm
-from compiler_core.space import Space
+from compiler_core.schedules.cpu import gemm, gemm_b_source
 
-
-def space(w, target, b_source_knob: bool = True) -> Space:
-    base = gemm.space(target, batch=w["batch"])
-    return gemm.with_b_source(base, w.dtype, w["N"]) if b_source_knob else base
-
-
-def config_space(w, target, config) -> Space:
-    """A config without `b_source` was stored before the knob: B packed, in the space it came from."""
-    return space(w, target, b_source_knob=not isinstance(config, dict) or "b_source" in config)
-
-
-def default_config(w, target) -> dict:
-    config = gemm.default_config(target, w["M"], w["N"], batch=w["batch"])
-    return dict(config, b_source=gemm.default_b_source(config, target, w.dtype, w["K"], w["N"]))
+space = gemm_b_source.space
+config_space = gemm_b_source.config_space
+default_config = gemm_b_source.default_config
 
 
 def schedule(w, config, target) -> S.Module:
@@ -30,10 +18,10 @@ def schedule(w, config, target) -> S.Module:
     ops = gemm.GemmOperands(
         M=M, N=N, K=K, batch=Bt,
         a=lambda bt, i, k: E.cast("float32", A[bt, i, k]),
-        b=None if config.get("b_source") == "in_place" else lambda bt, k, j: E.cast("float32", B[bt, k, j]),
+        **gemm_b_source.b_operands(config, B, lambda bt, k, j: E.cast("float32", B[bt, k, j]),
+                                   lambda bt, k: (bt * K + k) * N),
         c=C,
         c_index=lambda bt, i, j: (bt * M + i) * N + j,
-        b_direct=(B, lambda bt, k: (bt * K + k) * N) if config.get("b_source") == "in_place" else None,
     )
     func = S.PrimFunc("batch_matmul_cpu", (A, B, C), gemm.build_gemm(ops, config, target))
     return S.Module("batch_matmul", (func,), (A, B, C), (), 2)

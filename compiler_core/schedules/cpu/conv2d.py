@@ -45,13 +45,13 @@ def space(w, target, b_source_knob: bool = True) -> Space:
     base = gemm.space(target, batch=w["N"])
     if not b_source_knob:
         return base
-    knob = Knob("b_source", B_SOURCES, "B as im2col panels packed from the image, or read in place from a "
-                                       "zero-padded copy of it split by stride phase")
     held = padded_bytes(w)
-    rule = Constraint(f"b_source 'padded' holds the padded batch and its wide result, {held / 2**20:.1f} MiB here: at "
-                      f"most {PADDED_MAX_BYTES / 2**20:.0f} MiB",
-                      lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES)
-    return dataclasses.replace(base, knobs=(*base.knobs, knob), constraints=(*base.constraints, rule))
+    return base.with_knob(
+        Knob("b_source", B_SOURCES, "B as im2col panels packed from the image, or read in place from a zero-padded "
+                                    "copy of it split by stride phase"),
+        Constraint(f"b_source 'padded' holds the padded batch and its wide result, {held / 2**20:.1f} MiB here: at "
+                   f"most {PADDED_MAX_BYTES / 2**20:.0f} MiB",
+                   lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES))
 
 
 def padded_bytes(w) -> int:
@@ -170,21 +170,22 @@ def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) 
         _padded_copy(b, w, X, Xp, ph, config["nr"])  # nr - 1 past the last column are read by edge tiles
         with b.loop("k", crs) as k:
             b.store(tap, k, ph.tap_offset(k, R, Sw))
-        in_place = ph.width == Q and Y.dtype == "float32"  # no dropped columns, no conversion: the GEMM writes Y
-        wide = Y if in_place else S.Buffer("Yw", "float32", (N * K * cols,), S.Scope.LOCAL)
-        ops = gemm.GemmOperands(
-            M=K, N=cols, K=crs, batch=N,
-            a=lambda n, k, j: E.widen(Wt[k * crs + j]),
-            b=None,
-            c=wide,
-            c_index=lambda n, k, j: (n * K + k) * cols + j,
-            b_direct=(Xp, lambda n, k: n * image + tap[k]),
-        )
-        if in_place:
-            b.emit(gemm.build_gemm(ops, config, target))
+
+        def gemm_into(c: S.Buffer) -> S.Stmt:
+            return gemm.build_gemm(gemm.GemmOperands(
+                M=K, N=cols, K=crs, batch=N,
+                a=lambda n, k, j: E.widen(Wt[k * crs + j]),
+                b=None,
+                c=c,
+                c_index=lambda n, k, j: (n * K + k) * cols + j,
+                b_direct=(Xp, lambda n, k: n * image + tap[k]),
+            ), config, target)
+
+        if ph.width == Q and Y.dtype == "float32":  # no dropped columns, no conversion: the GEMM writes Y
+            b.emit(gemm_into(Y))
         else:
-            with b.allocate(wide.name, "float32", wide.shape, S.Scope.LOCAL) as Yw:
-                b.emit(gemm.build_gemm(dataclasses.replace(ops, c=Yw), config, target))
+            with b.allocate("Yw", "float32", (N * K * cols,), S.Scope.LOCAL) as Yw:
+                b.emit(gemm_into(Yw))
                 with b.loop("nk", N * K, S.ForKind.PARALLEL) as nk, b.loop("p", P) as p, \
                         b.loop("q", Q, S.ForKind.VECTORIZED) as q:
                     b.store(Y, (nk * P + p) * Q + q, E.cast(Y.dtype, Yw[nk * cols + p * ph.width + q]))

@@ -22,7 +22,6 @@ Callers describe their operands with a `GemmOperands`; `space` and `build_gemm` 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -127,29 +126,6 @@ def space(target, batch: int | None = None) -> Space:
         ),
         constraints=tuple(constraints),
     )
-
-
-# B at most this large (bytes, per problem) is read in place by default, by the vector's lanes (else 256 KiB)
-IN_PLACE_B_BYTES = {16: 1 << 20}
-
-
-def with_b_source(base: Space, dtype: str, N: int) -> Space:
-    """matmul's and batch_matmul's space: `base` and knob `b_source`, B packed into panels or read where it lies
-    (`GemmOperands.b_direct`), which needs float32 and whole panels: an edge panel would read past B's end."""
-    knob = Knob("b_source", ("packed", "in_place"), "B packed into kc x nr panels, or read where it lies")
-    rule = Constraint(f"b_source 'in_place' needs float32 B ({dtype} here) and N ({N}) a multiple of nr",
-                      lambda c: c["b_source"] == "packed" or (dtype == "float32" and N % c["nr"] == 0))
-    return dataclasses.replace(base, knobs=(*base.knobs, knob), constraints=(*base.constraints, rule))
-
-
-def default_b_source(config: dict, target, dtype: str, K: int, N: int) -> str:
-    """B read in place where it may be and is small enough to stay in cache across the row blocks
-    (IN_PLACE_B_BYTES): packed / in place on one host, 9 shapes per ISA
-    (benchmarks/results/2026-11-30-cpu-gemm-b-in-place/): AVX-512 1.13-1.31x with B up to 1 MiB, 0.96-0.98x at
-    2-4 MiB; AVX2 1.02-1.09x up to 256 KiB, 0.65-0.97x from 1 MiB; SSE 1.06-1.29x up to 256 KiB."""
-    eligible = dtype == "float32" and N % config["nr"] == 0
-    limit = IN_PLACE_B_BYTES.get(target.vector_lanes_f32, 256 << 10)
-    return "in_place" if eligible and K * N * 4 <= limit else "packed"
 
 
 def default_config(target, M: int, N: int, batch: int | None = None) -> dict:
