@@ -136,7 +136,38 @@ def torch_op(w: cc.Workload, torch, xs: list):
         # as (1, heads, seq, dim): the fused kernels take 4-D inputs, a 3-D call falls back to the unfused math
         q, k, v = (x.unsqueeze(0) for x in xs)
         return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal).squeeze(0)
+    if w.op == "elementwise":  # eager PyTorch, one kernel per operation: what the chain costs unfused
+        tree = expr_parser.parse(w["expr"])
+        env = dict(zip(expr_parser.input_names(tree), xs, strict=True))
+        consts: dict = {}  # a number as a 0-d tensor of the inputs' dtype, made once: any function takes it
+        return lambda: _torch_expr(torch, tree, env, consts)
     return None
+
+
+def _torch_expr(torch, n, env: dict, consts: dict):
+    """The expression tree evaluated with PyTorch's ops on env's tensors (broadcasting the row vectors), in their
+    dtype; gelu is the exact (erf) one, as the op defines it."""
+    P = expr_parser
+    if isinstance(n, P.Num):
+        if n.value not in consts:
+            like = next(iter(env.values()))
+            consts[n.value] = torch.tensor(n.value, dtype=like.dtype, device=like.device)
+        return consts[n.value]
+    if isinstance(n, P.Name):
+        return env[n.id]
+    if isinstance(n, P.Neg):
+        return -_torch_expr(torch, n.x, env, consts)
+    if isinstance(n, P.Bin):
+        a, b = _torch_expr(torch, n.a, env, consts), _torch_expr(torch, n.b, env, consts)
+        return {"+": torch.add, "-": torch.sub, "*": torch.mul, "/": torch.div}[n.op](a, b)
+    args = [_torch_expr(torch, a, env, consts) for a in n.args]
+    if n.name in P.BINARY_FUNCS:
+        return (torch.maximum if n.name == "max" else torch.minimum)(*args)
+    F = torch.nn.functional
+    fn = {"relu": F.relu, "gelu": F.gelu, "sigmoid": torch.sigmoid, "silu": F.silu, "tanh": torch.tanh,
+          "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "abs": torch.abs,
+          "erf": torch.erf}[n.name]
+    return fn(args[0])
 
 
 def to_torch(torch, a: np.ndarray):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from compiler_core.codegen import c_half
 from compiler_core.codegen.base import CodegenBase, written_buffers
+from compiler_core.codegen.c_libm import LIBM, libm_helpers
 from compiler_core.codegen.c_vector_math import VECTOR_MATH, vector_math_helpers, vector_minmax
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
@@ -46,6 +47,11 @@ class CCodegen(CodegenBase):
             if name in VECTOR_MATH and E.scalar_of(dtype) == "float32":
                 return f"tf_{name}_{dtype}({', '.join(args)})"
             raise NotImplementedError(f"vector math call {name} has no C rendering")
+        if E.scalar_of(dtype) == "float32":  # inline, so a loop of calls vectorizes (c_libm)
+            if name in LIBM:
+                return f"tf_{name}f({', '.join(args)})"
+            if name == "sigmoid":
+                return f"(1.0f / (1.0f + tf_expf(-({args[0]}))))"
         return super().math_call(name, args, dtype)
 
     def minmax(self, op: str, a: E.Expr, b: E.Expr, dtype: str) -> str:
@@ -90,7 +96,9 @@ class CCodegen(CodegenBase):
             align = min(4, S.DTYPE_BYTES[scalar])  # half vectors load from any element: 2-byte aligned
             self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned({align})));")
         self.lines.extend(c_half.helpers(self._bf16_lanes(module), self.vector_type))
-        self.lines.extend(vector_math_helpers(self._vector_calls(module), self.vector_type))
+        vector_calls, scalar_calls = self._math_calls(module)
+        self.lines.extend(libm_helpers(scalar_calls | {name for name, _, _ in vector_calls}))
+        self.lines.extend(vector_math_helpers(vector_calls, self.vector_type))
         for func in module.kernels:
             self.func = func
             written = written_buffers(func.body)
@@ -153,16 +161,23 @@ class CCodegen(CodegenBase):
         return found
 
     @staticmethod
-    def _vector_calls(module: S.Module) -> set:
-        """(name, scalar, lanes) of the vector math calls that need a helper definition."""
+    def _math_calls(module: S.Module) -> tuple[set, set]:
+        """The math calls that need a helper definition: (name, scalar, lanes) of the vector ones, and the names of
+        the float32 scalar ones rendered inline (sigmoid's as exp)."""
         from compiler_core.ir.visitor import walk
 
-        found: set = set()
+        vector: set = set()
+        scalar: set = set()
 
         def visit(node):
-            if isinstance(node, E.Call) and E.lanes_of(node.dtype) > 1 and node.name in VECTOR_MATH:
-                found.add((node.name, E.scalar_of(node.dtype), E.lanes_of(node.dtype)))
+            if not isinstance(node, E.Call):
+                return
+            if E.lanes_of(node.dtype) > 1:
+                if node.name in VECTOR_MATH:
+                    vector.add((node.name, E.scalar_of(node.dtype), E.lanes_of(node.dtype)))
+            elif E.scalar_of(node.dtype) == "float32" and node.name in (*LIBM, "sigmoid"):
+                scalar.add("exp" if node.name == "sigmoid" else node.name)
 
         for func in module.kernels:
             walk(func.body, visit)
-        return found
+        return vector, scalar

@@ -59,7 +59,7 @@ ROWS = dict(q_tile=4, vector="explicit", accumulators=1, layout="rows")
 LANES = dict(q_tile=1, vector="explicit", accumulators=1, layout="lanes")
 MUTANTS = {  # (workload index, config, edit of the source)
     # the running sums are not rescaled when a later block raises the max: wrong wherever the max moves
-    "no rescale": (0, dict(ROWS, kv_block=16), lambda s: re.subn(r"const float (alpha\d+) = expf\([^;]*\);",
+    "no rescale": (0, dict(ROWS, kv_block=16), lambda s: re.subn(r"const float (alpha\d+) = tf_expf\([^;]*\);",
                                                                  r"const float \1 = 1.0f;", s)),
     # the last block of keys is never visited (the key loop one block short)
     "last block skipped": (0, dict(ROWS, kv_block=16), lambda s: re.subn(r"kvb < 5;", "kvb < 4;", s)),

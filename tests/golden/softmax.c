@@ -7,29 +7,29 @@ typedef float tf_float32x8 __attribute__((vector_size(32), aligned(4)));
 #else
 #define TF_FMA(a, b, c) ((a) * (b) + (c))
 #endif
+static inline float tf_expf(float v) {
+  float c = v > -88.0f ? v : -88.0f;
+  c = c < 88.72283f ? c : 88.72283f;
+  float n = floorf(c * 1.44269504088896341f + 0.5f);
+  float t = TF_FMA(-n, 0.693359375f, c);
+  t = TF_FMA(-n, -2.12194440e-4f, t);
+  float p = 1.9875691500e-4f;
+  p = p * t + 1.3981999507e-3f;
+  p = p * t + 8.3334519073e-3f;
+  p = p * t + 4.1665795894e-2f;
+  p = p * t + 1.6666665459e-1f;
+  p = p * t + 5.0000001201e-1f;
+  p = p * t * t + t + 1.0f;
+  union { int i; float f; } s;
+  s.f = p;
+  s.i += (int)n * 8388608;  /* n << 23 without shifting a negative int */
+  float y = v < -87.33654f ? 0.0f : s.f;
+  y = v > 88.72283f ? INFINITY : y;
+  return v != v ? v : y;
+}
 static inline tf_float32x8 tf_exp_float32x8(tf_float32x8 x) {
   tf_float32x8 r;
-  for (int l = 0; l < 8; ++l) {
-    float v = x[l];
-    float c = v > -88.0f ? v : -88.0f;
-    c = c < 88.72283f ? c : 88.72283f;
-    float n = floorf(c * 1.44269504088896341f + 0.5f);
-    float t = TF_FMA(-n, 0.693359375f, c);
-    t = TF_FMA(-n, -2.12194440e-4f, t);
-    float p = 1.9875691500e-4f;
-    p = p * t + 1.3981999507e-3f;
-    p = p * t + 8.3334519073e-3f;
-    p = p * t + 4.1665795894e-2f;
-    p = p * t + 1.6666665459e-1f;
-    p = p * t + 5.0000001201e-1f;
-    p = p * t * t + t + 1.0f;
-    union { int i; float f; } s;
-    s.f = p;
-    s.i += (int)n * 8388608;  /* n << 23 without shifting a negative int */
-    float y = v < -87.33654f ? 0.0f : s.f;
-    y = v > 88.72283f ? INFINITY : y;
-    r[l] = v != v ? v : y;
-  }
+  for (int l = 0; l < 8; ++l) r[l] = tf_expf(x[l]);
   return r;
 }
 static void softmax_cpu(const float* __restrict__ in_X, float* __restrict__ out_Y) {
@@ -94,7 +94,7 @@ static void softmax_cpu(const float* __restrict__ in_X, float* __restrict__ out_
           }
         }
         for (int jt19 = 0; jt19 < 5; ++jt19) {
-          const float t20 = expf((in_X[((i * 333) + (328 + jt19))] - r0[0]));
+          const float t20 = tf_expf((in_X[((i * 333) + (328 + jt19))] - r0[0]));
           out_Y[((i * 333) + (328 + jt19))] = t20;
           r9[0] = (r9[0] + t20);
         }
