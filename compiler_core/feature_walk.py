@@ -231,6 +231,9 @@ class KernelWalk:
         elif name == "wmma_mma":
             self.add("mma", w / self.warp)
             self.add("flops", w / self.warp * WMMA_MMA_FLOPS)
+        elif name in ("f16_load", "f16_store") and type(args[0]) is E.Address:  # converted on the bits (C)
+            self.access(args[0].buffer, args[0].indices, 1, w, "load" if name == "f16_load" else "store")
+            self.add("casts", w)
         elif name == "atomic_add":
             self.add("atomics", w)
             self.add("flops", w)

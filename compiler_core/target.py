@@ -30,6 +30,7 @@ _V3 = _V2 | {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsav
 
 # Narrowest first. AVX-512 is x86-64-v3 plus AVX-512F (not v4's BW/DQ/VL): every host whose fingerprint says
 # avx512f (its device class's token) runs it, and 16-lane float code needs nothing more.
+HALF_CONVERSIONS = ("f16c", "bits", "cast")  # Target.half_conversion
 CPU_ISAS = {
     "sse": CpuIsa("sse", "sse", 16, ("-march=x86-64-v2",), _V2),
     "avx2": CpuIsa("avx2", "avx2", 32, ("-march=x86-64-v3",), _V3),
@@ -95,6 +96,16 @@ class Target:
         """The x86-64 vector ISA of a C target (from its arch), None for CUDA and other machines."""
         machine, _, suffix = self.arch.rpartition("-")
         return _BY_SUFFIX.get(suffix) if self.kind == "c" and machine == "x86_64" else None
+
+    @property
+    def half_conversion(self) -> str:
+        """How a C target's code converts float16 to and from float32 (one of HALF_CONVERSIONS): "f16c" on an x86
+        ISA with F16C (one instruction per value or vector; vectors by intrinsics), "bits" on one without (a cast
+        would be a libgcc call), "cast" elsewhere (the compiler's own)."""
+        isa = self.isa
+        if isa is None:
+            return "cast"
+        return "f16c" if "f16c" in isa.needs else "bits"
 
     @property
     def march_flags(self) -> tuple[str, ...]:

@@ -19,9 +19,13 @@ PRELUDE = """#include <math.h>
 class CCodegen(CodegenBase):
     scalar_types = {**CodegenBase.scalar_types, "float16": "_Float16", "bfloat16": c_half.BF16_CTYPE}
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, half_conversion: str = "cast", f16c_lanes: tuple = ()) -> None:
         super().__init__()
         self.threads = threads
+        # "bits" (Target.half_conversion): scalar float16 loads and stores convert on the bits (c_half.F16_HELPERS),
+        # not by libgcc calls; float16 vectors of f16c_lanes convert by intrinsics (c_half.f16c_lanes)
+        self.f16_bits = half_conversion == "bits"
+        self.f16c_lanes = f16c_lanes
 
     def vector_type(self, scalar: str, lanes: int) -> str:
         return f"tf_{scalar}x{lanes}"
@@ -32,9 +36,35 @@ class CCodegen(CodegenBase):
         return f"((_Float16){v!r}f)"
 
     def expr_Cast(self, e: E.Cast) -> str:
+        loaded = self._f16_load(e)
+        if loaded is not None:
+            return loaded
         src, dst = E.scalar_of(e.value.dtype), E.scalar_of(e.dtype)
-        converted = c_half.cast(src, dst, E.lanes_of(e.dtype), self.expr(e.value), self.type_of(e.dtype))
+        converted = c_half.cast(src, dst, E.lanes_of(e.dtype), self.expr(e.value), self.type_of(e.dtype),
+                                f16c=self.f16c_lanes)
         return converted if converted is not None else super().expr_Cast(e)
+
+    def _f16_load(self, e: E.Cast) -> str | None:
+        """A scalar float16 load widened to float32, on the bits (c_half.F16_HELPERS); None for any other cast."""
+        v = e.value
+        if (self.f16_bits and E.lanes_of(e.dtype) == 1 and E.scalar_of(e.dtype) == "float32"
+                and isinstance(v, E.Load) and v.lanes == 1 and E.scalar_of(v.dtype) == "float16"):
+            return f"tf_f16_load(&{v.buffer.name}[{self.index(v.indices)}])"
+        return None
+
+    def stmt_Store(self, s: S.Store) -> None:
+        v = s.value
+        if (self.f16_bits and s.lanes == 1 and isinstance(v, E.Cast) and E.scalar_of(v.dtype) == "float16"
+                and E.lanes_of(v.dtype) == 1 and E.scalar_of(v.value.dtype) == "float32"):
+            self.line(f"tf_f16_store(&{s.buffer.name}[{self.index(s.indices)}], {self.expr(v.value)});")
+            return
+        super().stmt_Store(s)
+
+    def intrin_f16_load(self, address: E.Address) -> str:
+        return f"tf_f16_load({self.expr(address)})"
+
+    def intrin_f16_store(self, address: E.Address, value: E.Expr) -> str:
+        return f"tf_f16_store({self.expr(address)}, {self.expr(value)})"
 
     def expr_Broadcast(self, e: E.Broadcast) -> str:
         # x - 0 is x for every x (-0.0 included), so GCC folds the subtraction and a load's broadcast stays one
@@ -96,6 +126,8 @@ class CCodegen(CodegenBase):
             align = min(4, S.DTYPE_BYTES[scalar])  # half vectors load from any element: 2-byte aligned
             self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned({align})));")
         self.lines.extend(c_half.helpers(self._bf16_lanes(module), self.vector_type))
+        if self._needs_f16_helpers(module):
+            self.lines.append(c_half.F16_HELPERS)
         vector_calls, scalar_calls = self._math_calls(module)
         self.lines.extend(libm_helpers(scalar_calls | {name for name, _, _ in vector_calls}))
         self.lines.extend(vector_math_helpers(vector_calls, self.vector_type))
@@ -107,7 +139,8 @@ class CCodegen(CodegenBase):
             self.body(func.body)
             self.line("}")
         self._entry(module)
-        return PRELUDE + "\n".join(self.lines) + "\n"
+        prelude = PRELUDE + ("#include <immintrin.h>\n" if any(c_half.F16C_MARK in line for line in self.lines) else "")
+        return prelude + "\n".join(self.lines) + "\n"
 
     def _entry(self, module: S.Module) -> None:
         params = ", ".join(f"{self.type_of(b.dtype)}* {b.name}" for b in module.args)
@@ -159,6 +192,24 @@ class CCodegen(CodegenBase):
         for func in module.kernels:
             walk(func.body, visit)
         return found
+
+    def _needs_f16_helpers(self, module: S.Module) -> bool:
+        """Whether F16_HELPERS may be called: a template asks for them (f16_load / f16_store), or with f16_bits a
+        scalar float16 value is converted to or from float32."""
+        from compiler_core.ir.visitor import walk
+
+        found = []
+
+        def visit(node):
+            if isinstance(node, E.Call) and node.name in ("f16_load", "f16_store"):
+                found.append(node)
+            elif (self.f16_bits and isinstance(node, E.Cast) and E.lanes_of(node.dtype) == 1
+                    and {E.scalar_of(node.dtype), E.scalar_of(node.value.dtype)} == {"float16", "float32"}):
+                found.append(node)
+
+        for func in module.kernels:
+            walk(func.body, visit)
+        return bool(found)
 
     @staticmethod
     def _math_calls(module: S.Module) -> tuple[set, set]:

@@ -2,9 +2,11 @@
 
 bfloat16 is its raw bits in C (`unsigned short`): widening is a shift into the high half of a float32;
 narrowing rounds to nearest, ties to even, on the bits (NaN stays a quiet NaN; infinities and overflow to
-infinity come out of the same addition). float16 is `_Float16`, whose scalar casts GCC rounds correctly;
-its vectors convert lane-wise with __builtin_convertvector (a plain vector cast would reinterpret bits).
-Vector bfloat16 conversions are loops over lanes that GCC's vectorizer turns into shifts and adds.
+infinity come out of the same addition). float16 is `_Float16`; its vectors convert lane-wise with
+__builtin_convertvector (a plain vector cast would reinterpret bits). Its scalar loads and stores convert on the
+bits too (F16_HELPERS): GCC 12 does not vectorize a loop with a _Float16 cast in it, and without F16C (SSE builds)
+each cast is a libgcc call. Vector bfloat16 conversions are loops over lanes that GCC's vectorizer turns into
+shifts and adds.
 """
 from __future__ import annotations
 
@@ -20,6 +22,32 @@ static inline unsigned short tf_f32_to_bf16(float f) {
   u.f = f;
   if ((u.i & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u.i >> 16) | 0x40u);  /* NaN: keep it quiet */
   return (unsigned short)((u.i + 0x7fffu + ((u.i >> 16) & 1u)) >> 16);  /* nearest, ties to even */
+}"""
+
+# float16 bits <-> float32, both exact or rounded to nearest, ties to even, as a cast rounds (checked against GCC's
+# casts for every float16 and every float32 by tests/cpu/test_half_conversions.py); memcpy moves the 16 bits, which
+# the vectorizer turns into plain loads and stores
+F16_HELPERS = """static inline float tf_f16_load(const _Float16* p) {
+  unsigned short h;
+  __builtin_memcpy(&h, p, 2);
+  union { unsigned int i; float f; } u;
+  u.i = (unsigned int)(h & 0x7fffu) << 13;
+  u.f *= 5.192296858534828e+33f;  /* 2^112 moves the exponent bias; subnormal halves come out exact */
+  u.i |= (h & 0x7c00u) == 0x7c00u ? 0x7f800000u : 0u;  /* infinities and NaNs keep their payload */
+  u.i |= (unsigned int)(h & 0x8000u) << 16;
+  return u.f;
+}
+static inline void tf_f16_store(_Float16* p, float f) {
+  union { float f; unsigned int i; } u, s;
+  u.f = f;
+  unsigned int a = u.i & 0x7fffffffu;
+  unsigned int normal = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+  s.f = fabsf(f) + 0.5f;  /* below 2^-14 the addition rounds to a multiple of 2^-24, the half's subnormal step */
+  unsigned int h = a < 0x38800000u ? s.i - 0x3f000000u : normal;
+  h = a >= 0x477ff000u ? 0x7c00u : h;  /* 65520 and above round to infinity */
+  h = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) : h;  /* NaN stays a quiet NaN */
+  unsigned short r = (unsigned short)(h | ((u.i >> 16) & 0x8000u));
+  __builtin_memcpy(p, &r, 2);
 }"""
 
 _VECTOR_HELPERS = """static inline {f32v} tf_bf16_to_f32_x{lanes}({bf16v} v) {{
@@ -45,9 +73,24 @@ def helpers(bf16_lanes: set, vector_type) -> list[str]:
     return out
 
 
-def cast(src: str, dst: str, lanes: int, value: str, dst_type: str) -> str | None:
+F16C_MARK = "_mm"  # what a rendering by F16C intrinsics contains (the source then includes immintrin.h)
+# lanes -> (widen, narrow, the half vector's integer type, the float vector's type): GCC 12 renders
+# __builtin_convertvector of float16 vectors one element at a time, 10x slower than F16C's one instruction
+_F16C = {8: ("_mm256_cvtph_ps", "_mm256_cvtps_ph", "__m128i", "__m256"),
+         16: ("_mm512_cvtph_ps", "_mm512_cvtps_ph", "__m256i", "__m512")}
+
+
+def f16c_lanes(target) -> tuple[int, ...]:
+    """The float16 vector widths a C target converts by intrinsics: 8 with F16C, and 16 with AVX-512F too."""
+    if target.half_conversion != "f16c":
+        return ()
+    return (8, 16) if "avx512f" in target.isa.needs else (8,)
+
+
+def cast(src: str, dst: str, lanes: int, value: str, dst_type: str, f16c: tuple = ()) -> str | None:
     """The C of a conversion between scalar types src and dst at `lanes` lanes; None when a plain C cast
-    is right (no half type involved, or a scalar float16 one)."""
+    is right (no half type involved, or a scalar float16 one). float16 vectors whose width is in `f16c`
+    (f16c_lanes) convert by the F16C intrinsics, rounding to nearest even as a cast does."""
     pair = (src, dst)
     if "bfloat16" in pair:
         if pair not in (("bfloat16", "float32"), ("float32", "bfloat16")):
@@ -55,5 +98,10 @@ def cast(src: str, dst: str, lanes: int, value: str, dst_type: str) -> str | Non
         name = "tf_bf16_to_f32" if src == "bfloat16" else "tf_f32_to_bf16"
         return f"{name}({value})" if lanes == 1 else f"{name}_x{lanes}({value})"
     if lanes > 1 and "float16" in pair:
+        if lanes in f16c and pair in (("float16", "float32"), ("float32", "float16")):
+            widen, narrow, half_int, floats = _F16C[lanes]
+            if src == "float16":
+                return f"(({dst_type}){widen}(({half_int})({value})))"
+            return f"(({dst_type}){narrow}(({floats})({value}), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))"
         return f"__builtin_convertvector({value}, {dst_type})"
     return None

@@ -186,6 +186,14 @@ def input_names(tree) -> list[str]:
     return out
 
 
+def function_names(tree) -> set[str]:
+    """Names of the functions the tree calls."""
+    found = {tree.name} if isinstance(tree, Fn) else set()
+    for child in _children(tree):
+        found |= function_names(child)
+    return found
+
+
 def _children(n) -> tuple:
     if isinstance(n, Neg):
         return (n.x,)

@@ -1,6 +1,6 @@
 """The C conversions of the half storage types, bit for bit against ml_dtypes / numpy: bfloat16's round to nearest
 even (ties both ways, NaN, infinities, overflow, subnormals) in the scalar and vector helpers the codegen emits,
-and float16's vector conversion."""
+and float16's vector conversion and its scalar conversions on the bits (loads and stores)."""
 from __future__ import annotations
 
 import ctypes
@@ -30,6 +30,8 @@ void widen_x8(const unsigned short* x, float* y, long n) {{
 void f16_narrow_x8(const float* x, _Float16* y, long n) {{
   for (long i = 0; i < n; i += 8) *(tf_float16x8*)&y[i] = {f16_narrow8};
 }}
+void f16_store(const float* x, _Float16* y, long n) {{ for (long i = 0; i < n; ++i) tf_f16_store(&y[i], x[i]); }}
+void f16_load(const _Float16* x, float* y, long n) {{ for (long i = 0; i < n; ++i) y[i] = tf_f16_load(&x[i]); }}
 void f16_widen_x8(const _Float16* x, float* y, long n) {{
   for (long i = 0; i < n; i += 8) *(tf_float32x8*)&y[i] = {f16_widen8};
 }}
@@ -40,7 +42,7 @@ void f16_widen_x8(const _Float16* x, float* y, long n) {{
 def lib():
     vector_type = CCodegen().vector_type
     source = HARNESS.format(
-        helpers="\n".join(c_half.helpers({1, LANES}, vector_type)),
+        helpers="\n".join([*c_half.helpers({1, LANES}, vector_type), c_half.F16_HELPERS]),
         narrow8=c_half.cast("float32", "bfloat16", LANES, "*(const tf_float32x8*)&x[i]", "tf_bfloat16x8"),
         widen8=c_half.cast("bfloat16", "float32", LANES, "*(const tf_bfloat16x8*)&x[i]", "tf_float32x8"),
         f16_narrow8=c_half.cast("float32", "float16", LANES, "*(const tf_float32x8*)&x[i]", "tf_float16x8"),
@@ -112,5 +114,72 @@ def test_float16_vectors_convert_by_value_not_by_bits(lib):
     _same_bits_or_both_nan(got.view(np.uint16), want.view(np.uint16), lambda b: b.view(np.float16))
     every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
     back = _call(lib.f16_widen_x8, every, np.float32)
+    _same_bits_or_both_nan(back.view(np.uint32), every.astype(np.float32).view(np.uint32),
+                           lambda b: b.view(np.float32))
+
+
+def _float16_deciding_patterns() -> np.ndarray:
+    """float32 patterns where rounding to float16 is decided: every 7th pattern from float16's smallest subnormal's
+    half to past its largest finite (normal ties at bit 13, subnormal steps, the overflow edge 65520), exact ties
+    and one bit either side of them at every float16, and the specials."""
+    dense = np.arange(0x33000000, 0x47800100, 7, dtype=np.uint32)
+    halves = np.arange(1 << 15, dtype=np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+    step = np.where(halves < 0x38800000, 1 << 13, 1 << 12)  # half a float16 step in float32 bits (normal range)
+    ties = np.concatenate([halves + step + d for d in (-1, 0, 1)]).astype(np.uint32)
+    bits = np.concatenate([dense, ties, _float32_patterns()])
+    return np.concatenate([bits, bits | np.uint32(0x80000000)])
+
+
+def test_float16_scalar_store_rounds_like_a_cast_and_load_is_exact(lib):
+    bits = _float16_deciding_patterns()
+    x = bits.view(np.float32)
+    got = _call(lib.f16_store, x, np.float16)
+    with np.errstate(all="ignore"):
+        want = x.astype(np.float16)
+    _same_bits_or_both_nan(got.view(np.uint16), want.view(np.uint16), lambda b: b.view(np.float16))
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    back = _call(lib.f16_load, every, np.float32)
+    _same_bits_or_both_nan(back.view(np.uint32), every.astype(np.float32).view(np.uint32),
+                           lambda b: b.view(np.float32))
+    # a NaN keeps its sign and payload (quiet or signalling)
+    nan_in = np.array([0x7E01, 0xFD01], dtype=np.uint16)
+    out = _call(lib.f16_load, nan_in.view(np.float16), np.float32).view(np.uint32)
+    assert np.all(np.isnan(out.view(np.float32)))
+    assert np.array_equal((out >> 13) & 0x3FF, nan_in & 0x3FF) and np.array_equal(out >> 31, nan_in >> 15)
+
+
+F16C_HARNESS = """#include <immintrin.h>
+typedef float tf_float32x{n} __attribute__((vector_size({fbytes}), aligned(4)));
+typedef _Float16 tf_float16x{n} __attribute__((vector_size({hbytes}), aligned(2)));
+void narrow(const float* x, _Float16* y, long n) {{
+  for (long i = 0; i < n; i += {n}) *(tf_float16x{n}*)&y[i] = {narrow};
+}}
+void widen(const _Float16* x, float* y, long n) {{
+  for (long i = 0; i < n; i += {n}) *(tf_float32x{n}*)&y[i] = {widen};
+}}
+"""
+
+
+@pytest.mark.parametrize("lanes", [8, 16])
+def test_float16_vectors_by_f16c_intrinsics_match_the_casts(lanes):
+    from compiler_core.target import cpu_target
+
+    if lanes not in c_half.f16c_lanes(cpu_target()):
+        pytest.skip(f"this host converts no {lanes}-lane float16 vector by intrinsics")
+    f32, f16 = f"tf_float32x{lanes}", f"tf_float16x{lanes}"
+    source = F16C_HARNESS.format(
+        n=lanes, fbytes=4 * lanes, hbytes=2 * lanes,
+        narrow=c_half.cast("float32", "float16", lanes, f"*(const {f32}*)&x[i]", f16, f16c=(lanes,)),
+        widen=c_half.cast("float16", "float32", lanes, f"*(const {f16}*)&x[i]", f32, f16c=(lanes,)))
+    assert c_half.F16C_MARK in source
+    lib = ctypes.CDLL(str(compile_shared_library(source)))
+    bits = _float16_deciding_patterns()
+    x = bits[: bits.size - bits.size % 16].view(np.float32)
+    got = _call(lib.narrow, x, np.float16)
+    with np.errstate(all="ignore"):
+        want = x.astype(np.float16)
+    _same_bits_or_both_nan(got.view(np.uint16), want.view(np.uint16), lambda b: b.view(np.float16))
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    back = _call(lib.widen, every, np.float32)
     _same_bits_or_both_nan(back.view(np.uint32), every.astype(np.float32).view(np.uint32),
                            lambda b: b.view(np.float32))
