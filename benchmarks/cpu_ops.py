@@ -59,7 +59,7 @@ def median_ms(fn, seconds: float) -> float:
 
 def run_case(cc, np, torch, text: str, args, target) -> dict:
     from compiler_core.workload import parse_params
-    from device_agent.baselines import cpu_baseline, torch_op
+    from device_agent.baselines import cpu_baseline, to_torch, torch_op
 
     op, _, params = text.partition(":")
     w = cc.make_workload(op, {"dtype": "float32", **parse_params(params)})
@@ -88,7 +88,7 @@ def run_case(cc, np, torch, text: str, args, target) -> dict:
         if screened:
             configs["searched"] = min(screened, key=lambda s: s[0])[1]
     runs = {name: launcher(config) for name, config in configs.items()}
-    tx = [torch.from_numpy(np.ascontiguousarray(x)) for x in inputs]
+    tx = [to_torch(torch, x) for x in inputs]  # bfloat16 as its bits, reinterpreted
     reference = torch_op(w, torch, tx)
     if reference is not None:
         runs["torch"] = reference
