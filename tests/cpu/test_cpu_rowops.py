@@ -3,6 +3,7 @@ odd shapes, special values, and the vector exp the explicit-vector configs use."
 from __future__ import annotations
 
 import random
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -134,3 +135,21 @@ def test_layernorm_constant_rows_give_beta_exactly_and_offset_rows_keep_their_di
         y = cc.build(w, config, TARGET).run(*inputs)[0]
         assert np.array_equal(y[[0, 2]], np.stack([inputs[2], inputs[2]])), config
         assert np.abs(y[1] - ref[1]).max() < 2e-3, config
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_softmax_keeps_its_exps_in_a_float32_row(dtype):
+    from compiler_core.schedules.cpu.softmax import SCRATCH_MAX_COLS
+
+    for rows, cols in ((5, 37), (64, 333), (2, 9000)):  # the last row of exps on the heap (over 32 KiB)
+        w = cc.make_workload("softmax", rows=rows, cols=cols, dtype=dtype)
+        config = cc.default_config(w, TARGET)
+        assert config["store_exp"] == 1
+        source = cc.generate(w, config, TARGET)
+        assert re.search(r"float\*? ?(__restrict__ )?exps", source), "the exps go to a float32 row"
+        variants = [config, {**config, "vector": "simd", "accumulators": 4, "rows_per_task": 2}]
+        _check_all(w, variants, cc.random_inputs(w, seed=cols))
+    wide = cc.make_workload("softmax", rows=2, cols=SCRATCH_MAX_COLS + 1, dtype=dtype)
+    assert cc.default_config(wide, TARGET)["store_exp"] == 0
+    with pytest.raises(cc.ConfigError, match=f"cols \\({SCRATCH_MAX_COLS + 1}\\) <= {SCRATCH_MAX_COLS}"):
+        cc.lower(wide, {**cc.default_config(wide, TARGET), "store_exp": 1}, TARGET)

@@ -2,7 +2,8 @@
 
 Per row: statistics (max m and sum s of exp(x - m)), then Y = exp(x - m) / s.
 - stats="two_pass": a max pass, then a sum pass; with store_exp=1 the sum pass also writes exp(x - m)
-  to Y and the last pass only rescales Y (no second exp; the row is still in cache).
+  to Y and the last pass only rescales Y (no second exp; the row is still in cache). A half-typed Y would round
+  exp(x - m) twice, so there the exps go to a float32 row of the task's own (on the stack up to 8192 columns).
 - stats="online": one pass keeps (m, s) per lane and rescales s whenever m grows (two exps per element,
   but the row is read once for its statistics).
 """
@@ -13,6 +14,8 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.schedules.cpu import rowloops as R
 from compiler_core.space import Constraint, Knob, Space
+
+SCRATCH_MAX_COLS = 1 << 16  # a half-typed Y's float32 row of exps: 256 KiB per task at most
 
 
 def space(w, target) -> Space:
@@ -25,15 +28,16 @@ def space(w, target) -> Space:
         ),
         constraints=(
             Constraint("store_exp needs stats=two_pass", lambda c: c["stats"] == "two_pass" or not c["store_exp"]),
-            # Y then holds exp(x - m) rounded to its half type, and the rescale rounds it again: twice the error
-            Constraint("store_exp needs a float32 Y", lambda c: w.dtype == "float32" or not c["store_exp"]),
+            Constraint(f"store_exp with a {w.dtype} Y keeps a float32 row per task: cols ({w['cols']}) <= "
+                       f"{SCRATCH_MAX_COLS}",
+                       lambda c: w.dtype == "float32" or not c["store_exp"] or w["cols"] <= SCRATCH_MAX_COLS),
         ),
     )
 
 
 def default_config(w, target) -> dict:
     return {"rows_per_task": 1, "vector": R.EXPLICIT, "accumulators": 2, "stats": "two_pass",
-            "store_exp": int(w.dtype == "float32")}
+            "store_exp": int(w.dtype == "float32" or w["cols"] <= SCRATCH_MAX_COLS)}
 
 
 def _max_reduction(X, i) -> R.Reduction:
@@ -44,12 +48,13 @@ def _max_reduction(X, i) -> R.Reduction:
     )
 
 
-def _exp_sum_reduction(X, Y, i, m, store: bool) -> R.Reduction:
+def _exp_sum_reduction(X, i, m, store) -> R.Reduction:
+    """The sum of exp(x - m); with `store` (buffer, index of column j) each exp is also stored there."""
     def update(rl, st, j, lanes):
         e = rl.exp(rl.load(X, (i, j), lanes) - rl.splat(m, lanes))
         if store:
             e = rl.bind(e)
-            rl.b.store(Y, (i, j), e, lanes)
+            rl.b.store(store[0], store[1](j), e, lanes)
         return [st[0] + e]
 
     return R.Reduction(init=(0.0,), update=update, merge=lambda rl, a, b: [a[0] + b[0]])
@@ -76,23 +81,37 @@ def schedule(w, config, target) -> S.Module:
     Y = S.Buffer("out_Y", w.dtype, (rows, cols))
     b = IRBuilder()
     rl = R.RowLoops(b, config["vector"], R.lanes_for(target), config["accumulators"])
-    store = bool(config["store_exp"])
     with R.parallel_rows(b, rows, config["rows_per_task"]) as i:
         if config["stats"] == "online":
             with rl.reduce(_online_reduction(X, i), cols) as (m, s):
-                _normalise(rl, X, Y, i, cols, m, s, from_y=False)
+                _normalise(rl, X, Y, i, cols, m, s, None)
+        elif not config["store_exp"]:
+            _two_pass(rl, X, Y, i, cols, None)
+        elif w.dtype == "float32":
+            _two_pass(rl, X, Y, i, cols, (Y, lambda j: (i, j)))
         else:
-            with rl.reduce(_max_reduction(X, i), cols) as (m,):
-                with rl.reduce(_exp_sum_reduction(X, Y, i, m, store), cols) as (s,):
-                    _normalise(rl, X, Y, i, cols, m, s, from_y=store)
+            with b.allocate("exps", "float32", (cols,), S.Scope.LOCAL) as exps:
+                _two_pass(rl, X, Y, i, cols, (exps, lambda j: (j,)))
     func = S.PrimFunc("softmax_cpu", (X, Y), b.get())
     return S.Module("softmax", (func,), (X, Y), (), 1)
 
 
-def _normalise(rl, X, Y, i, cols, m, s, from_y: bool) -> None:
+def _two_pass(rl, X, Y, i, cols, exps) -> None:
+    """The max pass, the sum pass (storing each exp where `exps` says: (buffer, index of column j), or nowhere),
+    then Y."""
+    with rl.reduce(_max_reduction(X, i), cols) as (m,):
+        with rl.reduce(_exp_sum_reduction(X, i, m, exps), cols) as (s,):
+            _normalise(rl, X, Y, i, cols, m, s, exps)
+
+
+def _normalise(rl, X, Y, i, cols, m, s, exps) -> None:
+    """Y = exp(x - m) / s, the exps read back from `exps` where the sum pass stored them, else computed again."""
     with rl.b.let(rl.name("inv"), E.FloatImm(1.0) / s, "float32") as inv:
         def emit(j, lanes):
-            e = rl.load(Y, (i, j), lanes) if from_y else rl.exp(rl.load(X, (i, j), lanes) - rl.splat(m, lanes))
+            if exps:
+                e = rl.load(exps[0], exps[1](j), lanes)
+            else:
+                e = rl.exp(rl.load(X, (i, j), lanes) - rl.splat(m, lanes))
             rl.b.store(Y, (i, j), e * rl.splat(inv, lanes), lanes)
 
         rl.map(cols, emit)
