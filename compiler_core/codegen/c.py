@@ -41,7 +41,7 @@ class CCodegen(CodegenBase):
             return loaded
         src, dst = E.scalar_of(e.value.dtype), E.scalar_of(e.dtype)
         converted = c_half.cast(src, dst, E.lanes_of(e.dtype), self.expr(e.value), self.type_of(e.dtype),
-                                f16c=self.f16c_lanes)
+                                f16c=self.f16c_lanes, f16_bits=self.f16_bits)
         return converted if converted is not None else super().expr_Cast(e)
 
     def _f16_load(self, e: E.Cast) -> str | None:
@@ -126,8 +126,7 @@ class CCodegen(CodegenBase):
             align = min(4, S.DTYPE_BYTES[scalar])  # half vectors load from any element: 2-byte aligned
             self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned({align})));")
         self.lines.extend(c_half.helpers(self._bf16_lanes(module), self.vector_type))
-        if self._needs_f16_helpers(module):
-            self.lines.append(c_half.F16_HELPERS)
+        self.lines.extend(c_half.f16_helpers(self._f16_bits_lanes(module), self.vector_type))
         vector_calls, scalar_calls = self._math_calls(module)
         self.lines.extend(libm_helpers(scalar_calls | {name for name, _, _ in vector_calls}))
         self.lines.extend(vector_math_helpers(vector_calls, self.vector_type))
@@ -193,23 +192,23 @@ class CCodegen(CodegenBase):
             walk(func.body, visit)
         return found
 
-    def _needs_f16_helpers(self, module: S.Module) -> bool:
-        """Whether F16_HELPERS may be called: a template asks for them (f16_load / f16_store), or with f16_bits a
-        scalar float16 value is converted to or from float32."""
+    def _f16_bits_lanes(self, module: S.Module) -> set:
+        """Lane counts at which float16 converts on the bits (c_half.f16_helpers; 1: scalar): where a template asks
+        (f16_load / f16_store), and with f16_bits every conversion between float16 and float32."""
         from compiler_core.ir.visitor import walk
 
-        found = []
+        found: set = set()
 
         def visit(node):
             if isinstance(node, E.Call) and node.name in ("f16_load", "f16_store"):
-                found.append(node)
-            elif (self.f16_bits and isinstance(node, E.Cast) and E.lanes_of(node.dtype) == 1
+                found.add(1)
+            elif (self.f16_bits and isinstance(node, E.Cast)
                     and {E.scalar_of(node.dtype), E.scalar_of(node.value.dtype)} == {"float16", "float32"}):
-                found.append(node)
+                found.add(E.lanes_of(node.dtype))
 
         for func in module.kernels:
             walk(func.body, visit)
-        return bool(found)
+        return found
 
     @staticmethod
     def _math_calls(module: S.Module) -> tuple[set, set]:

@@ -27,9 +27,7 @@ static inline unsigned short tf_f32_to_bf16(float f) {
 # float16 bits <-> float32, both exact or rounded to nearest, ties to even, as a cast rounds (checked against GCC's
 # casts for every float16 and every float32 by tests/cpu/test_half_conversions.py); memcpy moves the 16 bits, which
 # the vectorizer turns into plain loads and stores
-F16_HELPERS = """static inline float tf_f16_load(const _Float16* p) {
-  unsigned short h;
-  __builtin_memcpy(&h, p, 2);
+F16_HELPERS = """static inline float tf_f16_bits_to_f32(unsigned short h) {
   union { unsigned int i; float f; } u;
   u.i = (unsigned int)(h & 0x7fffu) << 13;
   u.f *= 5.192296858534828e+33f;  /* 2^112 moves the exponent bias; subnormal halves come out exact */
@@ -37,7 +35,7 @@ F16_HELPERS = """static inline float tf_f16_load(const _Float16* p) {
   u.i |= (unsigned int)(h & 0x8000u) << 16;
   return u.f;
 }
-static inline void tf_f16_store(_Float16* p, float f) {
+static inline unsigned short tf_f32_to_f16_bits(float f) {
   union { float f; unsigned int i; } u, s;
   u.f = f;
   unsigned int a = u.i & 0x7fffffffu;
@@ -46,9 +44,42 @@ static inline void tf_f16_store(_Float16* p, float f) {
   unsigned int h = a < 0x38800000u ? s.i - 0x3f000000u : normal;
   h = a >= 0x477ff000u ? 0x7c00u : h;  /* 65520 and above round to infinity */
   h = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) : h;  /* NaN stays a quiet NaN */
-  unsigned short r = (unsigned short)(h | ((u.i >> 16) & 0x8000u));
-  __builtin_memcpy(p, &r, 2);
+  return (unsigned short)(h | ((u.i >> 16) & 0x8000u));
+}
+static inline float tf_f16_load(const _Float16* p) {
+  unsigned short h;
+  __builtin_memcpy(&h, p, 2);
+  return tf_f16_bits_to_f32(h);
+}
+static inline void tf_f16_store(_Float16* p, float f) {
+  unsigned short h = tf_f32_to_f16_bits(f);
+  __builtin_memcpy(p, &h, 2);
 }"""
+
+# float16 vectors converted lane by lane on the bits (a target without F16C): loops GCC's vectorizer turns into
+# integer and float vector operations, where __builtin_convertvector would call libgcc once per lane
+_F16_VECTOR_HELPERS = """typedef unsigned short tf_f16bits_x{lanes} __attribute__((vector_size({hbytes}), aligned(2)));
+static inline {f32v} tf_f16_to_f32_x{lanes}({f16v} v) {{
+  tf_f16bits_x{lanes} h = (tf_f16bits_x{lanes})v;
+  {f32v} r;
+  for (int l = 0; l < {lanes}; ++l) r[l] = tf_f16_bits_to_f32(h[l]);
+  return r;
+}}
+static inline {f16v} tf_f32_to_f16_x{lanes}({f32v} v) {{
+  tf_f16bits_x{lanes} h;
+  for (int l = 0; l < {lanes}; ++l) h[l] = tf_f32_to_f16_bits(v[l]);
+  return ({f16v})h;
+}}"""
+
+
+def f16_helpers(lanes: set, vector_type) -> list[str]:
+    """The float16 conversions on the bits used: `lanes` holds the lane counts (1: the scalar ones only)."""
+    if not lanes:
+        return []
+    return [F16_HELPERS, *(_F16_VECTOR_HELPERS.format(lanes=n, hbytes=2 * n, f32v=vector_type("float32", n),
+                                                      f16v=vector_type("float16", n))
+                           for n in sorted(lanes) if n > 1)]
+
 
 _VECTOR_HELPERS = """static inline {f32v} tf_bf16_to_f32_x{lanes}({bf16v} v) {{
   {f32v} r;
@@ -87,10 +118,12 @@ def f16c_lanes(target) -> tuple[int, ...]:
     return (8, 16) if "avx512f" in target.isa.needs else (8,)
 
 
-def cast(src: str, dst: str, lanes: int, value: str, dst_type: str, f16c: tuple = ()) -> str | None:
+def cast(src: str, dst: str, lanes: int, value: str, dst_type: str, f16c: tuple = (),
+         f16_bits: bool = False) -> str | None:
     """The C of a conversion between scalar types src and dst at `lanes` lanes; None when a plain C cast
     is right (no half type involved, or a scalar float16 one). float16 vectors whose width is in `f16c`
-    (f16c_lanes) convert by the F16C intrinsics, rounding to nearest even as a cast does."""
+    (f16c_lanes) convert by the F16C intrinsics, with `f16_bits` (no F16C) on the bits, both rounding to
+    nearest even as a cast does."""
     pair = (src, dst)
     if "bfloat16" in pair:
         if pair not in (("bfloat16", "float32"), ("float32", "bfloat16")):
@@ -103,5 +136,7 @@ def cast(src: str, dst: str, lanes: int, value: str, dst_type: str, f16c: tuple 
             if src == "float16":
                 return f"(({dst_type}){widen}(({half_int})({value})))"
             return f"(({dst_type}){narrow}(({floats})({value}), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))"
+        if f16_bits and pair in (("float16", "float32"), ("float32", "float16")):
+            return f"tf_{'f16_to_f32' if src == 'float16' else 'f32_to_f16'}_x{lanes}({value})"
         return f"__builtin_convertvector({value}, {dst_type})"
     return None

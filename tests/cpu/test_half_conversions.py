@@ -30,6 +30,12 @@ void widen_x8(const unsigned short* x, float* y, long n) {{
 void f16_narrow_x8(const float* x, _Float16* y, long n) {{
   for (long i = 0; i < n; i += 8) *(tf_float16x8*)&y[i] = {f16_narrow8};
 }}
+void f16_bits_narrow_x8(const float* x, _Float16* y, long n) {{
+  for (long i = 0; i < n; i += 8) *(tf_float16x8*)&y[i] = {f16_bits_narrow8};
+}}
+void f16_bits_widen_x8(const _Float16* x, float* y, long n) {{
+  for (long i = 0; i < n; i += 8) *(tf_float32x8*)&y[i] = {f16_bits_widen8};
+}}
 void f16_store(const float* x, _Float16* y, long n) {{ for (long i = 0; i < n; ++i) tf_f16_store(&y[i], x[i]); }}
 void f16_load(const _Float16* x, float* y, long n) {{ for (long i = 0; i < n; ++i) y[i] = tf_f16_load(&x[i]); }}
 void f16_widen_x8(const _Float16* x, float* y, long n) {{
@@ -42,11 +48,15 @@ void f16_widen_x8(const _Float16* x, float* y, long n) {{
 def lib():
     vector_type = CCodegen().vector_type
     source = HARNESS.format(
-        helpers="\n".join([*c_half.helpers({1, LANES}, vector_type), c_half.F16_HELPERS]),
+        helpers="\n".join([*c_half.helpers({1, LANES}, vector_type), *c_half.f16_helpers({1, LANES}, vector_type)]),
         narrow8=c_half.cast("float32", "bfloat16", LANES, "*(const tf_float32x8*)&x[i]", "tf_bfloat16x8"),
         widen8=c_half.cast("bfloat16", "float32", LANES, "*(const tf_bfloat16x8*)&x[i]", "tf_float32x8"),
         f16_narrow8=c_half.cast("float32", "float16", LANES, "*(const tf_float32x8*)&x[i]", "tf_float16x8"),
-        f16_widen8=c_half.cast("float16", "float32", LANES, "*(const tf_float16x8*)&x[i]", "tf_float32x8"))
+        f16_widen8=c_half.cast("float16", "float32", LANES, "*(const tf_float16x8*)&x[i]", "tf_float32x8"),
+        f16_bits_narrow8=c_half.cast("float32", "float16", LANES, "*(const tf_float32x8*)&x[i]", "tf_float16x8",
+                                     f16_bits=True),
+        f16_bits_widen8=c_half.cast("float16", "float32", LANES, "*(const tf_float16x8*)&x[i]", "tf_float32x8",
+                                    f16_bits=True))
     return ctypes.CDLL(str(compile_shared_library(source)))
 
 
@@ -130,20 +140,22 @@ def _float16_deciding_patterns() -> np.ndarray:
     return np.concatenate([bits, bits | np.uint32(0x80000000)])
 
 
-def test_float16_scalar_store_rounds_like_a_cast_and_load_is_exact(lib):
+@pytest.mark.parametrize("store,load", [("f16_store", "f16_load"), ("f16_bits_narrow_x8", "f16_bits_widen_x8")])
+def test_float16_on_the_bits_rounds_like_a_cast_and_widens_exactly(lib, store, load):
     bits = _float16_deciding_patterns()
-    x = bits.view(np.float32)
-    got = _call(lib.f16_store, x, np.float16)
+    x = bits[: bits.size - bits.size % LANES].view(np.float32)
+    got = _call(getattr(lib, store), x, np.float16)
     with np.errstate(all="ignore"):
         want = x.astype(np.float16)
     _same_bits_or_both_nan(got.view(np.uint16), want.view(np.uint16), lambda b: b.view(np.float16))
     every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
-    back = _call(lib.f16_load, every, np.float32)
+    back = _call(getattr(lib, load), every, np.float32)
     _same_bits_or_both_nan(back.view(np.uint32), every.astype(np.float32).view(np.uint32),
                            lambda b: b.view(np.float32))
     # a NaN keeps its sign and payload (quiet or signalling)
-    nan_in = np.array([0x7E01, 0xFD01], dtype=np.uint16)
-    out = _call(lib.f16_load, nan_in.view(np.float16), np.float32).view(np.uint32)
+    nan_in = np.array([0x7E01, 0xFD01, 0, 0, 0, 0, 0, 0], dtype=np.uint16)
+    out = _call(getattr(lib, load), nan_in.view(np.float16), np.float32).view(np.uint32)[:2]
+    nan_in = nan_in[:2]
     assert np.all(np.isnan(out.view(np.float32)))
     assert np.array_equal((out >> 13) & 0x3FF, nan_in & 0x3FF) and np.array_equal(out >> 31, nan_in >> 15)
 
