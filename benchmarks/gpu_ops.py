@@ -31,6 +31,9 @@ CASES = {
     "softmax": ("softmax", dict(rows=8192, cols=8192)),
     "layernorm": ("layernorm", dict(rows=8192, cols=8192)),
     "conv2d": ("conv2d", dict(N=32, C=256, H=14, W=14, K=256, R=3, S=3, stride=1, pad=1)),
+    # against PyTorch eager (a kernel per operation), what an unfused chain costs
+    "gelu_fp32": ("elementwise", dict(rows=8192, cols=8192, expr="gelu(x*w+b)", vectors="w,b")),
+    "gelu_fp16": ("elementwise", dict(rows=8192, cols=8192, expr="gelu(x*w+b)", vectors="w,b", dtype="float16")),
 }
 
 

@@ -1,6 +1,6 @@
 """The agent's GPU data path for the half dtypes (run on the device machine): raw-byte transfers of ml_dtypes'
 bfloat16 (which refuses the buffer protocol), the on-device checker's float16 and bfloat16 kernels, CudaBench's
-verify on both paths, and PyTorch's bfloat16 reference."""
+verify on both paths, and PyTorch's bfloat16 reference and its elementwise chains on the device."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -72,7 +72,9 @@ def test_cuda_bench_verifies_half_kernels_on_device_and_host(tmp_path, op, param
 
 
 @pytest.mark.parametrize("op, params", [("matmul", dict(M=64, N=48, K=32)), ("softmax", dict(rows=8, cols=100)),
-                                        ("layernorm", dict(rows=8, cols=100))])
+                                        ("layernorm", dict(rows=8, cols=100)),
+                                        ("elementwise", dict(rows=8, cols=100, expr="gelu(x*w+b)-exp(2)*y",
+                                                             vectors="w,b"))])
 def test_torch_reference_runs_on_bfloat16_inputs(drv, op, params):
     torch = pytest.importorskip("torch")
     from device_agent.baselines import cuda_baseline, to_torch
@@ -88,3 +90,22 @@ def test_torch_reference_runs_on_bfloat16_inputs(drv, op, params):
     baseline.run(stream)
     stream.synchronize()
     assert inputs[0].dtype == ml_dtypes.bfloat16
+
+
+@pytest.mark.parametrize("dtype", ("float32", *HALVES))
+def test_torch_reference_of_a_chain_on_the_device_matches_the_op(dtype):
+    torch = pytest.importorskip("torch")
+    from device_agent.baselines import to_torch, torch_op
+
+    w = cc.make_workload("elementwise", {"rows": 33, "cols": 65, "vectors": "w,b", "dtype": dtype,
+                                         "expr": "max(x,0.5)*gelu(x*w+b)-min(w,1)/rsqrt(abs(b)+1)+exp(2)*erf(x)"})
+    inputs = cc.random_inputs(w, seed=3)
+    got = torch_op(w, torch, [to_torch(torch, a).cuda() for a in inputs])()
+    torch.cuda.synchronize()
+    got = got.float().cpu().numpy()
+    if dtype == "float32":  # eager half chains round after every operation: only float32 is the op's semantics
+        assert cc.verify(w, [got], cc.expect(w, inputs)).ok
+    else:  # near the float64 reference within a few of the dtype's steps per operation
+        step = float(np.finfo(np.float16).eps) if dtype == "float16" else 2.0 ** -7
+        ref = cc.reference(w, inputs)[0]
+        assert np.allclose(got, ref, rtol=16 * step, atol=16 * step), np.max(np.abs(got - ref))
