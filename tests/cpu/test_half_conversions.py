@@ -118,12 +118,17 @@ def test_bfloat16_to_float32_is_exact_for_every_pattern(lib, name):
 def test_float16_vectors_convert_by_value_not_by_bits(lib):
     bits = _float32_patterns()
     x = bits.view(np.float32)
-    got = _call(lib.f16_narrow_x8, x, np.float16)
+    _check_float16_conversions(lib.f16_narrow_x8, lib.f16_widen_x8, x)
+
+
+def _check_float16_conversions(narrow, widen, x: np.ndarray) -> None:
+    """narrow(x) rounds to float16 bit for bit as numpy does, and widen gives every float16 exactly."""
+    got = _call(narrow, x, np.float16)
     with np.errstate(all="ignore"):
         want = x.astype(np.float16)
     _same_bits_or_both_nan(got.view(np.uint16), want.view(np.uint16), lambda b: b.view(np.float16))
     every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
-    back = _call(lib.f16_widen_x8, every, np.float32)
+    back = _call(widen, every, np.float32)
     _same_bits_or_both_nan(back.view(np.uint32), every.astype(np.float32).view(np.uint32),
                            lambda b: b.view(np.float32))
 
@@ -144,14 +149,7 @@ def _float16_deciding_patterns() -> np.ndarray:
 def test_float16_on_the_bits_rounds_like_a_cast_and_widens_exactly(lib, store, load):
     bits = _float16_deciding_patterns()
     x = bits[: bits.size - bits.size % LANES].view(np.float32)
-    got = _call(getattr(lib, store), x, np.float16)
-    with np.errstate(all="ignore"):
-        want = x.astype(np.float16)
-    _same_bits_or_both_nan(got.view(np.uint16), want.view(np.uint16), lambda b: b.view(np.float16))
-    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
-    back = _call(getattr(lib, load), every, np.float32)
-    _same_bits_or_both_nan(back.view(np.uint32), every.astype(np.float32).view(np.uint32),
-                           lambda b: b.view(np.float32))
+    _check_float16_conversions(getattr(lib, store), getattr(lib, load), x)
     # a NaN keeps its sign and payload (quiet or signalling)
     nan_in = np.array([0x7E01, 0xFD01, 0, 0, 0, 0, 0, 0], dtype=np.uint16)
     out = _call(getattr(lib, load), nan_in.view(np.float16), np.float32).view(np.uint32)[:2]
@@ -187,11 +185,4 @@ def test_float16_vectors_by_f16c_intrinsics_match_the_casts(lanes):
     lib = ctypes.CDLL(str(compile_shared_library(source)))
     bits = _float16_deciding_patterns()
     x = bits[: bits.size - bits.size % 16].view(np.float32)
-    got = _call(lib.narrow, x, np.float16)
-    with np.errstate(all="ignore"):
-        want = x.astype(np.float16)
-    _same_bits_or_both_nan(got.view(np.uint16), want.view(np.uint16), lambda b: b.view(np.float16))
-    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
-    back = _call(lib.widen, every, np.float32)
-    _same_bits_or_both_nan(back.view(np.uint32), every.astype(np.float32).view(np.uint32),
-                           lambda b: b.view(np.float32))
+    _check_float16_conversions(lib.narrow, lib.widen, x)

@@ -1,0 +1,23 @@
+"""benchmarks/cpu_ab.py, the A/B helper of the CPU benchmark scripts: every variant is checked before it is timed (a
+wrong one is named), and each other variant gets a ratio per round."""
+from __future__ import annotations
+
+import pytest
+
+import compiler_core as cc
+from benchmarks.cpu_ab import build_variants, case_workload, interleaved_ratios, summary
+
+
+def test_variants_are_checked_then_timed_in_rounds():
+    target = cc.cpu_target()
+    w = case_workload("elementwise:rows=8,cols=64,expr=tanh(x)")
+    other = cc.make_workload("elementwise", {"rows": 8, "cols": 64, "expr": "exp(x)"})
+    config = cc.default_config(w, target)
+    with pytest.raises(AssertionError, match="variant wrong is wrong"):
+        build_variants(w, target, {"right": lambda: cc.build(w, config, target),
+                                   "wrong": lambda: cc.build(other, config, target)})
+    kernels, ins, outs = build_variants(w, target, {"a": lambda: cc.build(w, config, target),
+                                                    "b": lambda: cc.build(w, dict(config, simd=1), target)})
+    ratios, times = interleaved_ratios(kernels, ins, outs, base="a", rounds=3, seconds=0.01)
+    assert list(ratios) == ["b"] and len(ratios["b"]) == 3 and all(r > 0 for r in ratios["b"])
+    assert set(times) == {"a", "b"} and summary(ratios, times, "a").startswith("a/b ")
