@@ -33,7 +33,8 @@ def test_every_tail_is_computed(isa, dtype):
                                              "expr": "tanh(x*w)+log(abs(y)+1)"})
         base = cc.default_config(w, target)
         for col_tile in (64, 256):
-            for half_io in (("cast", "bits", "staged") if "half_io" in base else (None,)):
+            knobs = {k.name: k for k in cc.get_space(w, target).knobs}
+            for half_io in (knobs["half_io"].choices if "half_io" in knobs else (None,)):
                 config = dict(base, col_tile=col_tile, rows_per_task=2)
                 if half_io:
                     config["half_io"] = half_io
@@ -48,13 +49,14 @@ def test_the_tail_has_its_own_loop_without_a_bound_check():
     assert re.search(r"for \(int jt = 0; jt < 5; \+\+jt\)", source) and re.search(r"jr < 13;", source)
 
 
-def test_half_io_only_for_float16_on_a_target_that_casts_in_hardware():
+def test_half_io_for_the_half_types_where_it_chooses_something():
     avx2, sse = cc.cpu_target(isa="avx2"), cc.cpu_target(isa="sse")
-    f16 = cc.make_workload("elementwise", {"rows": 4, "cols": 64, "dtype": "float16", "expr": "gelu(x)"})
-    f32 = cc.make_workload("elementwise", {"rows": 4, "cols": 64, "expr": "gelu(x)"})
+    f16, bf16, f32 = (cc.make_workload("elementwise", {"rows": 4, "cols": 64, "dtype": dt, "expr": "gelu(x)"})
+                      for dt in ("float16", "bfloat16", "float32"))
     assert "half_io" in cc.get_space(f16, avx2).names
     assert "half_io" not in cc.get_space(f32, avx2).names
     assert "half_io" not in cc.get_space(f16, sse).names  # the C backend converts on the bits there anyway
+    assert {k.name: k.choices for k in cc.get_space(bf16, sse).knobs}["half_io"] == ("cast", "staged")
     assert "tf_f16_load(&in_x" in cc.generate(f16, cc.default_config(f16, sse), sse)
 
 
@@ -75,6 +77,16 @@ def test_half_io_default_is_staged_with_f16c_else_the_bits_where_the_chain_is_co
     source = cc.generate(w, config, other)
     assert ("tf_f16_store(" in source) == (want == "bits") and ("(_Float16)(" in source) == (want == "cast")
     assert "_mm" not in source
+
+
+@pytest.mark.parametrize("isa,expr,want", [("avx512", "gelu(x*w+b)", "staged"), ("avx512", "x*w+b", "cast"),
+                                           ("avx2", "gelu(x*w+b)", "cast"), ("sse", "tanh(x)", "cast")])
+def test_bfloat16_is_staged_where_its_16_bit_lanes_would_halve_a_compute_bound_loop(isa, expr, want):
+    target = cc.cpu_target(isa=isa)
+    w = cc.make_workload("elementwise", {"rows": 4, "cols": 64, "dtype": "bfloat16", "expr": expr})
+    config = cc.default_config(w, target)
+    assert config["half_io"] == want
+    assert ("float s_x[" in cc.generate(w, config, target)) == (want == "staged")
 
 
 def test_staged_tiles_fit_on_the_stack():
