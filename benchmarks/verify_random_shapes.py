@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import compiler_core as cc  # noqa: E402
+from compiler_core.ops import expr_parser  # noqa: E402
 from compiler_core.verify import input_sets  # noqa: E402
 
 # sizes where tiles, vectors and warps change: most bugs live one element either side of these
@@ -83,7 +84,7 @@ def draw_params(op: str, rng: random.Random, scale: int) -> dict:
         rows, cols = _capped(rng, (scale * 32, scale * 32), scale ** 2 * 16)
         names = rng.sample(["a", "b", "c", "x", "w"], rng.randint(1, 4))
         expr = _expr(rng, names, rng.randint(1, 4))
-        used = [x for x in names if x in expr.replace("max", "").replace("exp", "").replace("abs", "")]
+        used = expr_parser.input_names(expr_parser.parse(expr))  # the first stays a matrix: the output's rows
         vectors = [x for x in used[1:] if rng.random() < 0.3]
         return dict(rows=rows, cols=cols, expr=expr, vectors=",".join(vectors), dtype=dtype)
     if op == "attention":
