@@ -34,6 +34,8 @@ CASES = [
     "softmax:rows=1024,cols=4096",
     "layernorm:rows=1024,cols=4096",
     "attention:heads=8,seq_q=512,seq_kv=512,head_dim=64",
+    "elementwise:rows=1024,cols=4096,expr=gelu(x*w+b),vectors=w,b",  # against PyTorch eager
+    "elementwise:rows=1024,cols=4096,expr=gelu(x*w+b),vectors=w,b,dtype=float16",
 ]
 
 
