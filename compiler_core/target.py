@@ -28,9 +28,10 @@ class CpuIsa:
 _V2 = frozenset({"cx16", "lahf_lm", "popcnt", "pni", "ssse3", "sse4_1", "sse4_2"})  # x86-64-v2
 _V3 = _V2 | {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"}  # x86-64-v3 (abm: lzcnt)
 
+HALF_CONVERSIONS = ("f16c", "bits", "cast")  # Target.half_conversion
+
 # Narrowest first. AVX-512 is x86-64-v3 plus AVX-512F (not v4's BW/DQ/VL): every host whose fingerprint says
 # avx512f (its device class's token) runs it, and 16-lane float code needs nothing more.
-HALF_CONVERSIONS = ("f16c", "bits", "cast")  # Target.half_conversion
 CPU_ISAS = {
     "sse": CpuIsa("sse", "sse", 16, ("-march=x86-64-v2",), _V2),
     "avx2": CpuIsa("avx2", "avx2", 32, ("-march=x86-64-v3",), _V3),

@@ -49,22 +49,22 @@ class CCodegen(CodegenBase):
         v = e.value
         if (self.f16_bits and E.lanes_of(e.dtype) == 1 and E.scalar_of(e.dtype) == "float32"
                 and isinstance(v, E.Load) and v.lanes == 1 and E.scalar_of(v.dtype) == "float16"):
-            return f"tf_f16_load(&{v.buffer.name}[{self.index(v.indices)}])"
+            return self.intrin_f16_load(E.Address(v.buffer, v.indices))
         return None
 
     def stmt_Store(self, s: S.Store) -> None:
         v = s.value
         if (self.f16_bits and s.lanes == 1 and isinstance(v, E.Cast) and E.scalar_of(v.dtype) == "float16"
                 and E.lanes_of(v.dtype) == 1 and E.scalar_of(v.value.dtype) == "float32"):
-            self.line(f"tf_f16_store(&{s.buffer.name}[{self.index(s.indices)}], {self.expr(v.value)});")
+            self.line(self.intrin_f16_store(E.Address(s.buffer, s.indices), v.value) + ";")
             return
         super().stmt_Store(s)
 
     def intrin_f16_load(self, address: E.Address) -> str:
-        return f"tf_f16_load({self.expr(address)})"
+        return f"tf_f16_load(&{address.buffer.name}[{self.index(address.indices)}])"
 
     def intrin_f16_store(self, address: E.Address, value: E.Expr) -> str:
-        return f"tf_f16_store({self.expr(address)}, {self.expr(value)})"
+        return f"tf_f16_store(&{address.buffer.name}[{self.index(address.indices)}], {self.expr(value)})"
 
     def expr_Broadcast(self, e: E.Broadcast) -> str:
         # x - 0 is x for every x (-0.0 included), so GCC folds the subtraction and a load's broadcast stays one
@@ -126,7 +126,8 @@ class CCodegen(CodegenBase):
             align = min(4, S.DTYPE_BYTES[scalar])  # half vectors load from any element: 2-byte aligned
             self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned({align})));")
         self.lines.extend(c_half.helpers(self._bf16_lanes(module), self.vector_type))
-        self.lines.extend(c_half.f16_helpers(self._f16_bits_lanes(module), self.vector_type))
+        bits_lanes, uses_f16c = self._half_conversions(module)
+        self.lines.extend(c_half.f16_helpers(bits_lanes, self.vector_type))
         vector_calls, scalar_calls = self._math_calls(module)
         self.lines.extend(libm_helpers(scalar_calls | {name for name, _, _ in vector_calls}))
         self.lines.extend(vector_math_helpers(vector_calls, self.vector_type))
@@ -138,8 +139,7 @@ class CCodegen(CodegenBase):
             self.body(func.body)
             self.line("}")
         self._entry(module)
-        prelude = PRELUDE + ("#include <immintrin.h>\n" if any(c_half.F16C_MARK in line for line in self.lines) else "")
-        return prelude + "\n".join(self.lines) + "\n"
+        return PRELUDE + ("#include <immintrin.h>\n" if uses_f16c else "") + "\n".join(self.lines) + "\n"
 
     def _entry(self, module: S.Module) -> None:
         params = ", ".join(f"{self.type_of(b.dtype)}* {b.name}" for b in module.args)
@@ -192,23 +192,29 @@ class CCodegen(CodegenBase):
             walk(func.body, visit)
         return found
 
-    def _f16_bits_lanes(self, module: S.Module) -> set:
-        """Lane counts at which float16 converts on the bits (c_half.f16_helpers; 1: scalar): where a template asks
-        (f16_load / f16_store), and with f16_bits every conversion between float16 and float32."""
+    def _half_conversions(self, module: S.Module) -> tuple[set, bool]:
+        """How the module's float16 conversions render: the lane counts converted on the bits (c_half.f16_helpers; 1:
+        scalar), where a template asks (f16_load / f16_store) and with f16_bits every conversion between float16 and
+        float32; and whether any vector converts by the F16C intrinsics (the source then includes immintrin.h)."""
         from compiler_core.ir.visitor import walk
 
-        found: set = set()
+        bits: set = set()
+        f16c = []
 
         def visit(node):
             if isinstance(node, E.Call) and node.name in ("f16_load", "f16_store"):
-                found.add(1)
-            elif (self.f16_bits and isinstance(node, E.Cast)
+                bits.add(1)
+            elif (isinstance(node, E.Cast)
                     and {E.scalar_of(node.dtype), E.scalar_of(node.value.dtype)} == {"float16", "float32"}):
-                found.add(E.lanes_of(node.dtype))
+                lanes = E.lanes_of(node.dtype)
+                if lanes in self.f16c_lanes:
+                    f16c.append(node)
+                elif self.f16_bits:
+                    bits.add(lanes)
 
         for func in module.kernels:
             walk(func.body, visit)
-        return found
+        return bits, bool(f16c)
 
     @staticmethod
     def _math_calls(module: S.Module) -> tuple[set, set]:

@@ -2,11 +2,15 @@
 
 bfloat16 is its raw bits in C (`unsigned short`): widening is a shift into the high half of a float32;
 narrowing rounds to nearest, ties to even, on the bits (NaN stays a quiet NaN; infinities and overflow to
-infinity come out of the same addition). float16 is `_Float16`; its vectors convert lane-wise with
-__builtin_convertvector (a plain vector cast would reinterpret bits). Its scalar loads and stores convert on the
-bits too (F16_HELPERS): GCC 12 does not vectorize a loop with a _Float16 cast in it, and without F16C (SSE builds)
-each cast is a libgcc call. Vector bfloat16 conversions are loops over lanes that GCC's vectorizer turns into
-shifts and adds.
+infinity come out of the same addition). Vector bfloat16 conversions are loops over lanes that GCC's vectorizer
+turns into shifts and adds.
+
+float16 is `_Float16`. How it converts follows the target (Target.half_conversion): with F16C, scalars by a cast
+and 8- or 16-lane vectors by the F16C intrinsics (GCC 12's __builtin_convertvector converts one element at a time);
+without it every conversion is on the bits (F16_HELPERS, and lane loops over them for vectors), where a cast would
+be a libgcc call; elsewhere casts and __builtin_convertvector (a plain vector cast would reinterpret bits). A
+template may ask for the bits itself (the f16_load / f16_store intrinsics): GCC 12 vectorizes no loop with a
+_Float16 cast in it.
 """
 from __future__ import annotations
 
@@ -104,7 +108,6 @@ def helpers(bf16_lanes: set, vector_type) -> list[str]:
     return out
 
 
-F16C_MARK = "_mm"  # what a rendering by F16C intrinsics contains (the source then includes immintrin.h)
 # lanes -> (widen, narrow, the half vector's integer type, the float vector's type): GCC 12 renders
 # __builtin_convertvector of float16 vectors one element at a time, 10x slower than F16C's one instruction
 _F16C = {8: ("_mm256_cvtph_ps", "_mm256_cvtps_ph", "__m128i", "__m256"),
@@ -131,12 +134,14 @@ def cast(src: str, dst: str, lanes: int, value: str, dst_type: str, f16c: tuple 
         name = "tf_bf16_to_f32" if src == "bfloat16" else "tf_f32_to_bf16"
         return f"{name}({value})" if lanes == 1 else f"{name}_x{lanes}({value})"
     if lanes > 1 and "float16" in pair:
-        if lanes in f16c and pair in (("float16", "float32"), ("float32", "float16")):
-            widen, narrow, half_int, floats = _F16C[lanes]
-            if src == "float16":
-                return f"(({dst_type}){widen}(({half_int})({value})))"
-            return f"(({dst_type}){narrow}(({floats})({value}), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))"
-        if f16_bits and pair in (("float16", "float32"), ("float32", "float16")):
-            return f"tf_{'f16_to_f32' if src == 'float16' else 'f32_to_f16'}_x{lanes}({value})"
+        widening = pair == ("float16", "float32")
+        if widening or pair == ("float32", "float16"):
+            if lanes in f16c:
+                widen, narrow, half_int, floats = _F16C[lanes]
+                if widening:
+                    return f"(({dst_type}){widen}(({half_int})({value})))"
+                return f"(({dst_type}){narrow}(({floats})({value}), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))"
+            if f16_bits:
+                return f"tf_{'f16_to_f32' if widening else 'f32_to_f16'}_x{lanes}({value})"
         return f"__builtin_convertvector({value}, {dst_type})"
     return None

@@ -86,17 +86,19 @@ def schedule(w, config, target) -> S.Module:
     b = IRBuilder()
 
     def at(n, i, j) -> tuple:
+        """Input n's element of output (i, j): a row vector's is its column's."""
         return (j,) if n in vectors else (i, j)
 
+    def address(buf, idx) -> E.Address:
+        return E.Address(buf, tuple(E.as_expr(k) for k in idx))
+
     def load(buf, idx):
-        if half_io == "bits":
-            return E.call("f16_load", E.Address(buf, tuple(E.as_expr(k) for k in idx)))
-        return E.cast("float32", buf[idx])
+        return E.call("f16_load", address(buf, idx)) if half_io == "bits" else E.cast("float32", buf[idx])
 
     def store_at(i, j) -> None:
         value = expr_parser.to_ir(tree, {n: load(buf, at(n, i, j)) for n, buf in ins.items()})
         if half_io == "bits":
-            b.evaluate(E.call("f16_store", E.Address(out, (E.as_expr(i), E.as_expr(j))), value, dtype="void"))
+            b.evaluate(E.call("f16_store", address(out, (i, j)), value, dtype="void"))
         else:
             b.store(out, (i, j), E.cast(dt, value))
 
@@ -119,7 +121,7 @@ def schedule(w, config, target) -> S.Module:
             i = rt * rpt + ri
             with b.if_(i < rows):
                 if half_io == "staged":
-                    _staged(b, tree, ins, out, vectors, ct, target.vector_lanes_f32, inner_kind,
+                    _staged(b, tree, ins, out, at, ct, target.vector_lanes_f32, inner_kind,
                             lambda body: tiles(i, body))
                 else:
                     tiles(i, direct)
@@ -127,7 +129,7 @@ def schedule(w, config, target) -> S.Module:
     return S.Module("elementwise", (func,), (*ins.values(), out), (), len(ins))
 
 
-def _staged(b, tree, ins, out, vectors, ct, lanes, inner_kind, over_tiles) -> None:
+def _staged(b, tree, ins, out, at, ct, lanes, inner_kind, over_tiles) -> None:
     """half_io="staged": per tile, each input converted into a float32 stack buffer `lanes` values at a time (a
     vector cast: F16C's one instruction) and the rest one by one (bfloat16: a loop of bit conversions), the chain
     computed there in float32 (the loop GCC vectorizes), and the result converted back the same way."""
@@ -152,8 +154,7 @@ def _staged(b, tree, ins, out, vectors, ct, lanes, inner_kind, over_tiles) -> No
 
         def tile(i, j0, width) -> None:
             for n, buf in ins.items():
-                convert(staged[n], lambda k: (k,), buf, lambda k, n=n: (j0 + k,) if n in vectors else (i, j0 + k),
-                        width, "float32")
+                convert(staged[n], lambda k: (k,), buf, lambda k, n=n: at(n, i, j0 + k), width, "float32")
             with b.loop("ji" if width == ct else "jr", width, inner_kind) as ji:
                 b.store(result, (ji,), expr_parser.to_ir(tree, {n: staged[n][ji] for n in ins}))
             convert(out, lambda k: (i, j0 + k), result, lambda k: (k,), width, out.dtype)
