@@ -11,6 +11,7 @@ Prints, per case, the casts' time / each other variant's: median [min, max] of 5
 """
 import sys
 from functools import partial
+from unittest.mock import patch
 
 import compiler_core as cc
 from benchmarks.cpu_ab import build_variants, case_workload, env_target, interleaved_ratios, summary
@@ -25,11 +26,8 @@ def built_with(w, config, target, f16_bits):
         self.f16_bits = self.f16_bits if f16_bits is None else f16_bits
         return RENDER(self, module)
 
-    cgen.CCodegen.render = render
-    try:
+    with patch.object(cgen.CCodegen, "render", render):
         return cc.build(w, config, target)
-    finally:
-        cgen.CCodegen.render = RENDER
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ Prints, per case, glibc's time / the inline functions' time: median [min, max] o
 """
 import sys
 from functools import partial
+from unittest.mock import patch
 
 import compiler_core as cc
 from benchmarks.cpu_ab import build_variants, case_workload, env_target, interleaved_ratios, summary
@@ -26,11 +27,8 @@ def glibc_math_call(self, name, args, dtype):
 
 
 def built_with(w, config, target, math_call):
-    cgen.CCodegen.math_call = math_call
-    try:
+    with patch.object(cgen.CCodegen, "math_call", math_call):
         return cc.build(w, config, target)
-    finally:
-        cgen.CCodegen.math_call = INLINE
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ Prints, per case, old time / time of each rendering: median [min, max] of 5 roun
 import sys
 from functools import partial
 from pathlib import Path
+from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from variant import splat_init  # noqa: E402
@@ -22,12 +23,8 @@ FORMS = {"old": lambda self, e: f"(({self.type_of(e.dtype)}){{0}} + ({self.expr(
 
 
 def built_with(w, config, target, cls, form):
-    saved = cls.expr_Broadcast
-    cls.expr_Broadcast = form
-    try:
+    with patch.object(cls, "expr_Broadcast", form):
         return cc.build(w, config, target)
-    finally:
-        cls.expr_Broadcast = saved
 
 
 def main() -> None:
