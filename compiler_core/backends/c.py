@@ -16,7 +16,8 @@ def render(module, target) -> str:
     # cast's one instruction wins wherever the loop stays scalar (fp16 attention: 2.7x), and a template that wants
     # the bits elsewhere asks for them (the f16_load / f16_store intrinsics: the elementwise template's `half_io`)
     return CCodegen(threads=target.cores, half_conversion=target.half_conversion,
-                    f16c_lanes=c_half.f16c_lanes(target)).render(module)
+                    f16c_lanes=c_half.f16c_lanes(target),
+                    bf16_intrinsic_lanes=c_half.bf16_intrinsic_lanes(target)).render(module)
 
 
 def compile_source(source: str, target, cache_dir=None):

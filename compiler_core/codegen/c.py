@@ -19,13 +19,15 @@ PRELUDE = """#include <math.h>
 class CCodegen(CodegenBase):
     scalar_types = {**CodegenBase.scalar_types, "float16": "_Float16", "bfloat16": c_half.BF16_CTYPE}
 
-    def __init__(self, threads: int = 1, half_conversion: str = "cast", f16c_lanes: tuple = ()) -> None:
+    def __init__(self, threads: int = 1, half_conversion: str = "cast", f16c_lanes: tuple = (),
+                 bf16_intrinsic_lanes: tuple = ()) -> None:
         super().__init__()
         self.threads = threads
         # "bits" (Target.half_conversion): scalar float16 loads and stores convert on the bits (c_half.F16_HELPERS),
         # not by libgcc calls; float16 vectors of f16c_lanes convert by intrinsics (c_half.f16c_lanes)
         self.f16_bits = half_conversion == "bits"
         self.f16c_lanes = f16c_lanes
+        self.bf16_intrinsic_lanes = bf16_intrinsic_lanes  # c_half.bf16_intrinsic_lanes
 
     def vector_type(self, scalar: str, lanes: int) -> str:
         return f"tf_{scalar}x{lanes}"
@@ -125,8 +127,10 @@ class CCodegen(CodegenBase):
             nbytes = lanes * S.DTYPE_BYTES[scalar]
             align = min(4, S.DTYPE_BYTES[scalar])  # half vectors load from any element: 2-byte aligned
             self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned({align})));")
-        self.lines.extend(c_half.helpers(self._bf16_lanes(module), self.vector_type))
+        bf16_lanes = self._bf16_lanes(module)
+        self.lines.extend(c_half.helpers(bf16_lanes, self.vector_type, self.bf16_intrinsic_lanes))
         bits_lanes, uses_f16c = self._half_conversions(module)
+        intrinsics = uses_f16c or bool(bf16_lanes & set(self.bf16_intrinsic_lanes))
         self.lines.extend(c_half.f16_helpers(bits_lanes, self.vector_type))
         vector_calls, scalar_calls = self._math_calls(module)
         self.lines.extend(libm_helpers(scalar_calls | {name for name, _, _ in vector_calls}))
@@ -139,7 +143,7 @@ class CCodegen(CodegenBase):
             self.body(func.body)
             self.line("}")
         self._entry(module)
-        return PRELUDE + ("#include <immintrin.h>\n" if uses_f16c else "") + "\n".join(self.lines) + "\n"
+        return PRELUDE + ("#include <immintrin.h>\n" if intrinsics else "") + "\n".join(self.lines) + "\n"
 
     def _entry(self, module: S.Module) -> None:
         params = ", ".join(f"{self.type_of(b.dtype)}* {b.name}" for b in module.args)

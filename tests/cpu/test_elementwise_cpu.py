@@ -79,14 +79,24 @@ def test_half_io_default_is_staged_with_f16c_else_the_bits_where_the_chain_is_co
     assert "_mm" not in source
 
 
-@pytest.mark.parametrize("isa,expr,want", [("avx512", "gelu(x*w+b)", "staged"), ("avx512", "x*w+b", "cast"),
-                                           ("avx2", "gelu(x*w+b)", "cast"), ("sse", "tanh(x)", "cast")])
-def test_bfloat16_is_staged_where_its_16_bit_lanes_would_halve_a_compute_bound_loop(isa, expr, want):
+@pytest.mark.parametrize("isa", ["avx512", "avx2", "sse"])
+@pytest.mark.parametrize("expr", ["gelu(x*w+b)", "x*w+b"])
+def test_bfloat16_is_staged_where_the_isa_converts_its_vectors_by_intrinsics(isa, expr):
     target = cc.cpu_target(isa=isa)
     w = cc.make_workload("elementwise", {"rows": 4, "cols": 64, "dtype": "bfloat16", "expr": expr})
     config = cc.default_config(w, target)
-    assert config["half_io"] == want
-    assert ("float s_x[" in cc.generate(w, config, target)) == (want == "staged")
+    assert config["half_io"] == "staged"
+    source = cc.generate(w, config, target)
+    lanes = target.vector_lanes_f32
+    assert "float s_x[" in source and f"tf_f32_to_bf16_x{lanes}(" in source and f"tf_bf16_to_f32_x{lanes}(" in source
+    assert "_mm" in source  # the tile's vectors converted by the ISA's intrinsics
+    # a machine without them: staged only where a compute-bound loop would otherwise run at 16-bit lanes' width
+    for vector_bytes in (16, 64):
+        other = dataclasses.replace(target, arch="aarch64-neon", vector_bytes=vector_bytes)
+        want = "staged" if expr.startswith("gelu") and vector_bytes == 64 else "cast"
+        config = cc.default_config(w, other)
+        assert config["half_io"] == want
+        assert "_mm" not in cc.generate(w, config, other)
 
 
 def test_staged_tiles_fit_on_the_stack():

@@ -187,3 +187,50 @@ def test_float16_vectors_by_f16c_intrinsics_match_the_casts(lanes):
     bits = _float16_deciding_patterns()
     x = bits[: bits.size - bits.size % 16].view(np.float32)
     _check_float16_conversions(lib.narrow, lib.widen, x)
+
+
+BF16_HARNESS = """{include}
+typedef float tf_float32x{n} __attribute__((vector_size({fbytes}), aligned(4)));
+typedef unsigned short tf_bfloat16x{n} __attribute__((vector_size({hbytes}), aligned(2)));
+{helpers}
+void narrow(const float* x, unsigned short* y, long n) {{
+  for (long i = 0; i < n; i += {n}) *(tf_bfloat16x{n}*)&y[i] = {narrow};
+}}
+void widen(const unsigned short* x, float* y, long n) {{
+  for (long i = 0; i < n; i += {n}) *(tf_float32x{n}*)&y[i] = {widen};
+}}
+"""
+BF16_INTRINSIC_ISA = {4: "sse", 8: "avx2", 16: "avx512"}  # the narrowest CPU ISA with each width's intrinsics
+
+
+@pytest.mark.parametrize("lanes", [4, 8, 16])
+@pytest.mark.parametrize("how", ["generic", "intrinsics"])
+def test_bfloat16_vectors_round_and_widen_bit_for_bit(how, lanes):
+    """Each width of the vector helpers, in GCC's vector operations and in x86 intrinsics (built for the narrowest
+    ISA that has them), narrows as ml_dtypes rounds (ties, NaN, overflow, subnormals) and widens every pattern."""
+    from compiler_core.target import cpu_target, host_runs
+
+    target = cpu_target(isa=BF16_INTRINSIC_ISA[lanes]) if how == "intrinsics" else cpu_target()
+    if not host_runs(target):
+        pytest.skip(f"this host does not run {target.arch}")
+    intrinsic = c_half.bf16_intrinsic_lanes(target) if how == "intrinsics" else ()
+    assert (lanes in intrinsic) == (how == "intrinsics")
+    f32, bf16 = f"tf_float32x{lanes}", f"tf_bfloat16x{lanes}"
+    source = BF16_HARNESS.format(
+        include="#include <immintrin.h>" if intrinsic else "", n=lanes, fbytes=4 * lanes, hbytes=2 * lanes,
+        helpers="\n".join(c_half.helpers({1, lanes}, CCodegen().vector_type, intrinsic)),
+        narrow=c_half.cast("float32", "bfloat16", lanes, f"*(const {f32}*)&x[i]", bf16),
+        widen=c_half.cast("bfloat16", "float32", lanes, f"*(const {bf16}*)&x[i]", f32))
+    assert ("_mm" in source) == (how == "intrinsics")
+    lib = ctypes.CDLL(str(compile_shared_library(source, march=target.march_flags)))
+    bits = _float32_patterns()
+    x = bits[: bits.size - bits.size % 16].view(np.float32)
+    got = _call(lib.narrow, x, np.uint16)
+    with np.errstate(all="ignore"):
+        want = x.astype(ml_dtypes.bfloat16).view(np.uint16)
+    _same_bits_or_both_nan(got, want, lambda b: b.view(ml_dtypes.bfloat16).astype(np.float32))
+    assert np.all(got[np.isnan(x)] & 0x7FC0 == 0x7FC0)  # every NaN comes out quiet
+    every = np.arange(1 << 16, dtype=np.uint16)
+    back = _call(lib.widen, every, np.float32)
+    _same_bits_or_both_nan(back.view(np.uint32), every.view(ml_dtypes.bfloat16).astype(np.float32).view(np.uint32),
+                           lambda b: b.view(np.float32))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 
+from compiler_core.codegen import c_half
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
@@ -56,16 +57,18 @@ def default_config(w, target) -> dict:
     """rows_per_task 1, col_tile 64, no `omp simd` mark (the space's first config), and for the half types:
     - float16 staged where the target converts vectors in one instruction (F16C), else on the bits where the chain
       calls a transcendental function (its loop is compute-bound, and only the bits let it vectorize);
-    - bfloat16 staged where the chain calls a transcendental function on a 64-byte-vector target: its 16-bit lanes
-      hold the loop to 32-byte vectors there (AVX-512F has no 16-bit vector ops), and only the float32 loop of a
-      staged tile runs at the full width (bf16-staged-probe.txt: gelu 1.54x, tanh 1.35x on AVX-512; AVX2 and SSE
-      1.02-1.16x; x*2 0.72x)."""
+    - bfloat16 staged where the target converts its float32 vectors' width by x86 intrinsics
+      (c_half.bf16_intrinsic_lanes: staged / cast 1.8-2.6x on AVX-512, 1.2-1.4x on AVX2, 1.0-1.25x on SSE over
+      seven chains, benchmarks/results/2026-11-30-cpu-bf16/half-io-staged-vs-cast.txt), elsewhere where the chain
+      calls a transcendental function on a 64-byte-vector target (only the float32 loop of a staged tile runs at
+      the full width there)."""
     config = {"rows_per_task": 1, "col_tile": 64, "simd": 0}
     if "half_io" not in space(w, target).names:
         return config
     compute_bound = bool(expr_parser.function_names(expr_parser.parse(w["expr"])) & set(TRANSCENDENTAL))
     if w.dtype == "bfloat16":
-        config["half_io"] = "staged" if compute_bound and target.vector_bytes >= 64 else "cast"
+        by_intrinsics = target.vector_lanes_f32 in c_half.bf16_intrinsic_lanes(target)
+        config["half_io"] = "staged" if by_intrinsics or (compute_bound and target.vector_bytes >= 64) else "cast"
     elif target.half_conversion == "f16c":
         config["half_io"] = "staged"
     else:
@@ -131,7 +134,7 @@ def schedule(w, config, target) -> S.Module:
 
 def _staged(b, tree, ins, out, at, ct, lanes, inner_kind, over_tiles) -> None:
     """half_io="staged": per tile, each input converted into a float32 stack buffer `lanes` values at a time (a
-    vector cast: F16C's one instruction) and the rest one by one (bfloat16: a loop of bit conversions), the chain
+    vector cast: F16C's one instruction, bfloat16's zero-extension and shift) and the rest one by one, the chain
     computed there in float32 (the loop GCC vectorizes), and the result converted back the same way."""
     with contextlib.ExitStack() as scope:
         staged = {n: scope.enter_context(b.allocate(f"s_{n}", "float32", (ct,), S.Scope.LOCAL)) for n in ins}
@@ -141,10 +144,6 @@ def _staged(b, tree, ins, out, at, ct, lanes, inner_kind, over_tiles) -> None:
             def loaded(k, n=1):
                 return E.Load(src, tuple(E.as_expr(x) for x in src_at(k)), n)
 
-            if "bfloat16" in (src.dtype, dst.dtype):  # a plain loop of the bit conversions, which GCC vectorizes
-                with b.loop("cs", width) as k:
-                    b.store(dst, dst_at(k), E.cast(dtype, loaded(k)))
-                return
             whole = width // lanes
             if whole:
                 with b.loop("cv", whole) as v:

@@ -1,0 +1,28 @@
+"""bfloat16 elementwise chains at each `half_io` choice (cast, staged) of the default config, built in one process
+and timed in interleaved rounds (benchmarks/cpu_ab.py): what the bfloat16 default rule rests on.
+
+    ISA=sse PYTHONPATH=. python3 benchmarks/results/2026-11-30-cpu-bf16/half_io.py \
+        "elementwise:rows=1024,cols=4096,expr=x*2,dtype=bfloat16"
+
+Prints, per case, the casts' time / staged's: median [min, max] of 5 rounds (> 1: staged is faster).
+"""
+import sys
+from functools import partial
+
+import compiler_core as cc
+from benchmarks.cpu_ab import build_variants, case_workload, env_target, interleaved_ratios, summary
+
+
+def main() -> None:
+    target = env_target()
+    for case in sys.argv[1:]:
+        w = case_workload(case)
+        config = cc.default_config(w, target)
+        variants = {v: partial(cc.build, w, dict(config, half_io=v), target) for v in ("cast", "staged")}
+        kernels, ins, outs = build_variants(w, target, variants)
+        ratios, times = interleaved_ratios(kernels, ins, outs, base="cast")
+        print(f"{target.arch} {w.key} default {config['half_io']}: {summary(ratios, times, 'cast')}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
