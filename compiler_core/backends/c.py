@@ -17,7 +17,7 @@ def render(module, target) -> str:
     # the bits elsewhere asks for them (the f16_load / f16_store intrinsics: the elementwise template's `half_io`)
     return CCodegen(threads=target.cores, half_conversion=target.half_conversion,
                     f16c_lanes=c_half.f16c_lanes(target),
-                    bf16_intrinsic_lanes=c_half.bf16_intrinsic_lanes(target)).render(module)
+                    int16_lanes=c_half.int16_intrinsic_lanes(target)).render(module)
 
 
 def compile_source(source: str, target, cache_dir=None):

@@ -20,14 +20,16 @@ class CCodegen(CodegenBase):
     scalar_types = {**CodegenBase.scalar_types, "float16": "_Float16", "bfloat16": c_half.BF16_CTYPE}
 
     def __init__(self, threads: int = 1, half_conversion: str = "cast", f16c_lanes: tuple = (),
-                 bf16_intrinsic_lanes: tuple = ()) -> None:
+                 int16_lanes: tuple = ()) -> None:
         super().__init__()
         self.threads = threads
         # "bits" (Target.half_conversion): scalar float16 loads and stores convert on the bits (c_half.F16_HELPERS),
         # not by libgcc calls; float16 vectors of f16c_lanes convert by intrinsics (c_half.f16c_lanes)
         self.f16_bits = half_conversion == "bits"
         self.f16c_lanes = f16c_lanes
-        self.bf16_intrinsic_lanes = bf16_intrinsic_lanes  # c_half.bf16_intrinsic_lanes
+        # vectors of 16-bit lanes of these widths widen and narrow by x86 intrinsics (c_half.int16_intrinsic_lanes):
+        # bfloat16's, and float16's on the bits
+        self.int16_lanes = int16_lanes
 
     def vector_type(self, scalar: str, lanes: int) -> str:
         return f"tf_{scalar}x{lanes}"
@@ -128,10 +130,10 @@ class CCodegen(CodegenBase):
             align = min(4, S.DTYPE_BYTES[scalar])  # half vectors load from any element: 2-byte aligned
             self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned({align})));")
         bf16_lanes = self._bf16_lanes(module)
-        self.lines.extend(c_half.helpers(bf16_lanes, self.vector_type, self.bf16_intrinsic_lanes))
+        self.lines.extend(c_half.helpers(bf16_lanes, self.vector_type, self.int16_lanes))
         bits_lanes, uses_f16c = self._half_conversions(module)
-        intrinsics = uses_f16c or bool(bf16_lanes & set(self.bf16_intrinsic_lanes))
-        self.lines.extend(c_half.f16_helpers(bits_lanes, self.vector_type))
+        self.lines.extend(c_half.f16_helpers(bits_lanes, self.vector_type, self.int16_lanes))
+        intrinsics = uses_f16c or bool((bf16_lanes | bits_lanes) & set(self.int16_lanes))
         vector_calls, scalar_calls = self._math_calls(module)
         self.lines.extend(libm_helpers(scalar_calls | {name for name, _, _ in vector_calls}))
         self.lines.extend(vector_math_helpers(vector_calls, self.vector_type))

@@ -55,20 +55,30 @@ def test_half_io_for_the_half_types_where_it_chooses_something():
                       for dt in ("float16", "bfloat16", "float32"))
     assert "half_io" in cc.get_space(f16, avx2).names
     assert "half_io" not in cc.get_space(f32, avx2).names
-    assert "half_io" not in cc.get_space(f16, sse).names  # the C backend converts on the bits there anyway
+    choices = {k.name: k.choices for k in cc.get_space(f16, sse).knobs}
+    assert choices["half_io"] == ("bits", "staged")  # no cast: the C backend converts on the bits there anyway
     assert {k.name: k.choices for k in cc.get_space(bf16, sse).knobs}["half_io"] == ("cast", "staged")
-    assert "tf_f16_load(&in_x" in cc.generate(f16, cc.default_config(f16, sse), sse)
+    assert "tf_f16_load(&in_x" in cc.generate(f16, dict(cc.default_config(f16, sse), half_io="bits"), sse)
+    # the stored configs of before the knob there stay in the space they came from (the C backend's bits)
+    old = {"rows_per_task": 1, "col_tile": 64, "simd": 0}
+    assert "tf_f16_load(&in_x" in cc.generate(f16, old, sse)
 
 
 @pytest.mark.parametrize("expr,compute_bound", [("gelu(x)", True), ("tanh(x*w+b)", True), ("sigmoid(x)*y", True),
                                                 ("x*w+b", False), ("relu(x)+y", False),
                                                 ("max(x,y)/sqrt(abs(y)+1)", False)])
-def test_half_io_default_is_staged_with_f16c_else_the_bits_where_the_chain_is_compute_bound(expr, compute_bound):
+def test_half_io_default_is_staged_on_x86_else_the_bits_where_the_chain_is_compute_bound(expr, compute_bound):
     w = cc.make_workload("elementwise", {"rows": 4, "cols": 64, "dtype": "float16", "expr": expr})
     f16c = cc.cpu_target(isa="avx2")
     config = cc.default_config(w, f16c)
     assert config["half_io"] == "staged"
     assert "_mm256_cvtph_ps(" in cc.generate(w, config, f16c)  # the tile converted 8 values an instruction
+    # without F16C (SSE): staged too, the tile's vectors converted on the bits, their 16-bit lanes by SSE4.1
+    sse = cc.cpu_target(isa="sse")
+    config = cc.default_config(w, sse)
+    assert config["half_io"] == "staged"
+    source = cc.generate(w, config, sse)
+    assert "tf_f16_to_f32_x4(" in source and "_mm_cvtepu16_epi32(" in source and "_mm_packus_epi32(" in source
     # a machine whose compiler casts (no x86 ISA, so no intrinsics): the bits only where the loop is compute-bound
     other = dataclasses.replace(f16c, arch="aarch64-neon")
     config = cc.default_config(w, other)

@@ -30,12 +30,6 @@ void widen_x8(const unsigned short* x, float* y, long n) {{
 void f16_narrow_x8(const float* x, _Float16* y, long n) {{
   for (long i = 0; i < n; i += 8) *(tf_float16x8*)&y[i] = {f16_narrow8};
 }}
-void f16_bits_narrow_x8(const float* x, _Float16* y, long n) {{
-  for (long i = 0; i < n; i += 8) *(tf_float16x8*)&y[i] = {f16_bits_narrow8};
-}}
-void f16_bits_widen_x8(const _Float16* x, float* y, long n) {{
-  for (long i = 0; i < n; i += 8) *(tf_float32x8*)&y[i] = {f16_bits_widen8};
-}}
 void f16_store(const float* x, _Float16* y, long n) {{ for (long i = 0; i < n; ++i) tf_f16_store(&y[i], x[i]); }}
 void f16_load(const _Float16* x, float* y, long n) {{ for (long i = 0; i < n; ++i) y[i] = tf_f16_load(&x[i]); }}
 void f16_widen_x8(const _Float16* x, float* y, long n) {{
@@ -48,15 +42,11 @@ void f16_widen_x8(const _Float16* x, float* y, long n) {{
 def lib():
     vector_type = CCodegen().vector_type
     source = HARNESS.format(
-        helpers="\n".join([*c_half.helpers({1, LANES}, vector_type), *c_half.f16_helpers({1, LANES}, vector_type)]),
+        helpers="\n".join([*c_half.helpers({1, LANES}, vector_type), *c_half.f16_helpers({1}, vector_type)]),
         narrow8=c_half.cast("float32", "bfloat16", LANES, "*(const tf_float32x8*)&x[i]", "tf_bfloat16x8"),
         widen8=c_half.cast("bfloat16", "float32", LANES, "*(const tf_bfloat16x8*)&x[i]", "tf_float32x8"),
         f16_narrow8=c_half.cast("float32", "float16", LANES, "*(const tf_float32x8*)&x[i]", "tf_float16x8"),
-        f16_widen8=c_half.cast("float16", "float32", LANES, "*(const tf_float16x8*)&x[i]", "tf_float32x8"),
-        f16_bits_narrow8=c_half.cast("float32", "float16", LANES, "*(const tf_float32x8*)&x[i]", "tf_float16x8",
-                                     f16_bits=True),
-        f16_bits_widen8=c_half.cast("float16", "float32", LANES, "*(const tf_float16x8*)&x[i]", "tf_float32x8",
-                                    f16_bits=True))
+        f16_widen8=c_half.cast("float16", "float32", LANES, "*(const tf_float16x8*)&x[i]", "tf_float32x8"))
     return ctypes.CDLL(str(compile_shared_library(source)))
 
 
@@ -145,14 +135,18 @@ def _float16_deciding_patterns() -> np.ndarray:
     return np.concatenate([bits, bits | np.uint32(0x80000000)])
 
 
-@pytest.mark.parametrize("store,load", [("f16_store", "f16_load"), ("f16_bits_narrow_x8", "f16_bits_widen_x8")])
-def test_float16_on_the_bits_rounds_like_a_cast_and_widens_exactly(lib, store, load):
+def test_float16_on_the_bits_rounds_like_a_cast_and_widens_exactly(lib):
+    """The scalar loads and stores; the vectors' at every width: test_float16_vectors_on_the_bits_..."""
     bits = _float16_deciding_patterns()
     x = bits[: bits.size - bits.size % LANES].view(np.float32)
-    _check_float16_conversions(getattr(lib, store), getattr(lib, load), x)
-    # a NaN keeps its sign and payload (quiet or signalling)
-    nan_in = np.array([0x7E01, 0xFD01, 0, 0, 0, 0, 0, 0], dtype=np.uint16)
-    out = _call(getattr(lib, load), nan_in.view(np.float16), np.float32).view(np.uint32)[:2]
+    _check_float16_conversions(lib.f16_store, lib.f16_load, x)
+    _check_nan_payloads(lib.f16_load)
+
+
+def _check_nan_payloads(widen) -> None:
+    """A NaN keeps its sign and payload (quiet or signalling) when widened."""
+    nan_in = np.array([0x7E01, 0xFD01] + [0] * 14, dtype=np.uint16)
+    out = _call(widen, nan_in.view(np.float16), np.float32).view(np.uint32)[:2]
     nan_in = nan_in[:2]
     assert np.all(np.isnan(out.view(np.float32)))
     assert np.array_equal((out >> 13) & 0x3FF, nan_in & 0x3FF) and np.array_equal(out >> 31, nan_in >> 15)
@@ -189,40 +183,49 @@ def test_float16_vectors_by_f16c_intrinsics_match_the_casts(lanes):
     _check_float16_conversions(lib.narrow, lib.widen, x)
 
 
-BF16_HARNESS = """{include}
+VECTOR_HARNESS = """{include}
 typedef float tf_float32x{n} __attribute__((vector_size({fbytes}), aligned(4)));
-typedef unsigned short tf_bfloat16x{n} __attribute__((vector_size({hbytes}), aligned(2)));
+typedef {half_c} tf_{half}x{n} __attribute__((vector_size({hbytes}), aligned(2)));
 {helpers}
-void narrow(const float* x, unsigned short* y, long n) {{
-  for (long i = 0; i < n; i += {n}) *(tf_bfloat16x{n}*)&y[i] = {narrow};
+void narrow(const float* x, {half_c}* y, long n) {{
+  for (long i = 0; i < n; i += {n}) *(tf_{half}x{n}*)&y[i] = {narrow};
 }}
-void widen(const unsigned short* x, float* y, long n) {{
+void widen(const {half_c}* x, float* y, long n) {{
   for (long i = 0; i < n; i += {n}) *(tf_float32x{n}*)&y[i] = {widen};
 }}
 """
-BF16_INTRINSIC_ISA = {4: "sse", 8: "avx2", 16: "avx512"}  # the narrowest CPU ISA with each width's intrinsics
+INT16_INTRINSIC_ISA = {4: "sse", 8: "avx2", 16: "avx512"}  # the narrowest CPU ISA with each width's intrinsics
+
+
+def _vector_library(half: str, how: str, lanes: int):
+    """The library of VECTOR_HARNESS for `half` at `lanes`, its 16-bit lanes converted by GCC's vector operations or
+    by x86 intrinsics (built for the narrowest ISA that has them); skips where this host cannot run it."""
+    from compiler_core.target import cpu_target, host_runs
+
+    target = cpu_target(isa=INT16_INTRINSIC_ISA[lanes]) if how == "intrinsics" else cpu_target()
+    if not host_runs(target):
+        pytest.skip(f"this host does not run {target.arch}")
+    intrinsic = c_half.int16_intrinsic_lanes(target) if how == "intrinsics" else ()
+    assert (lanes in intrinsic) == (how == "intrinsics")
+    f32, hv = f"tf_float32x{lanes}", f"tf_{half}x{lanes}"
+    bits = half == "float16"
+    make = c_half.f16_helpers if bits else c_half.helpers
+    source = VECTOR_HARNESS.format(
+        include="#include <immintrin.h>" if intrinsic else "", n=lanes, fbytes=4 * lanes, hbytes=2 * lanes,
+        half=half, half_c="_Float16" if bits else "unsigned short",
+        helpers="\n".join(make({1, lanes}, CCodegen().vector_type, intrinsic)),
+        narrow=c_half.cast("float32", half, lanes, f"*(const {f32}*)&x[i]", hv, f16_bits=bits),
+        widen=c_half.cast(half, "float32", lanes, f"*(const {hv}*)&x[i]", f32, f16_bits=bits))
+    assert ("_mm" in source) == (how == "intrinsics")
+    return ctypes.CDLL(str(compile_shared_library(source, march=target.march_flags)))
 
 
 @pytest.mark.parametrize("lanes", [4, 8, 16])
 @pytest.mark.parametrize("how", ["generic", "intrinsics"])
 def test_bfloat16_vectors_round_and_widen_bit_for_bit(how, lanes):
-    """Each width of the vector helpers, in GCC's vector operations and in x86 intrinsics (built for the narrowest
-    ISA that has them), narrows as ml_dtypes rounds (ties, NaN, overflow, subnormals) and widens every pattern."""
-    from compiler_core.target import cpu_target, host_runs
-
-    target = cpu_target(isa=BF16_INTRINSIC_ISA[lanes]) if how == "intrinsics" else cpu_target()
-    if not host_runs(target):
-        pytest.skip(f"this host does not run {target.arch}")
-    intrinsic = c_half.bf16_intrinsic_lanes(target) if how == "intrinsics" else ()
-    assert (lanes in intrinsic) == (how == "intrinsics")
-    f32, bf16 = f"tf_float32x{lanes}", f"tf_bfloat16x{lanes}"
-    source = BF16_HARNESS.format(
-        include="#include <immintrin.h>" if intrinsic else "", n=lanes, fbytes=4 * lanes, hbytes=2 * lanes,
-        helpers="\n".join(c_half.helpers({1, lanes}, CCodegen().vector_type, intrinsic)),
-        narrow=c_half.cast("float32", "bfloat16", lanes, f"*(const {f32}*)&x[i]", bf16),
-        widen=c_half.cast("bfloat16", "float32", lanes, f"*(const {bf16}*)&x[i]", f32))
-    assert ("_mm" in source) == (how == "intrinsics")
-    lib = ctypes.CDLL(str(compile_shared_library(source, march=target.march_flags)))
+    """Each width of the vector helpers, in GCC's vector operations and in x86 intrinsics, narrows as ml_dtypes
+    rounds (ties, NaN, overflow, subnormals) and widens every pattern."""
+    lib = _vector_library("bfloat16", how, lanes)
     bits = _float32_patterns()
     x = bits[: bits.size - bits.size % 16].view(np.float32)
     got = _call(lib.narrow, x, np.uint16)
@@ -234,3 +237,12 @@ def test_bfloat16_vectors_round_and_widen_bit_for_bit(how, lanes):
     back = _call(lib.widen, every, np.float32)
     _same_bits_or_both_nan(back.view(np.uint32), every.view(ml_dtypes.bfloat16).astype(np.float32).view(np.uint32),
                            lambda b: b.view(np.float32))
+
+
+@pytest.mark.parametrize("lanes", [4, 8, 16])
+@pytest.mark.parametrize("how", ["generic", "intrinsics"])
+def test_float16_vectors_on_the_bits_round_like_a_cast_at_every_width(how, lanes):
+    lib = _vector_library("float16", how, lanes)
+    bits = _float16_deciding_patterns()
+    _check_float16_conversions(lib.narrow, lib.widen, bits[: bits.size - bits.size % 16].view(np.float32))
+    _check_nan_payloads(lib.widen)

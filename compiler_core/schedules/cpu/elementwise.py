@@ -25,8 +25,8 @@ STAGE_MAX = 1024  # floats per staged input tile, on the stack
 
 def space(w, target, half_io_knob: bool = True) -> Space:
     """Tiles larger than the row are clamped to it, so every combination is valid for every shape. `half_io` for
-    the half types (float16 only where the target has a cast: without F16C the C backend converts on the bits
-    anyway); without `half_io_knob`, the space before that knob (casts)."""
+    the half types (float16 without `cast` where the target has none: without F16C the C backend converts on the
+    bits anyway); without `half_io_knob`, the space before that knob (casts)."""
     base = Space(
         knobs=(
             Knob("rows_per_task", (1, 2, 4, 8, 16, 64), "rows one OpenMP iteration handles"),
@@ -34,7 +34,7 @@ def space(w, target, half_io_knob: bool = True) -> Space:
             Knob("simd", (0, 1), "mark the inner loop `omp simd`"),
         ),
     )
-    if not half_io_knob or w.dtype == "float32" or (w.dtype == "float16" and target.half_conversion == "bits"):
+    if not half_io_knob or w.dtype == "float32":
         return base
     staged = Constraint(f"half_io 'staged' keeps a col_tile of floats per input on the stack: col_tile <= {STAGE_MAX}",
                         lambda c: c["half_io"] != "staged" or c["col_tile"] <= STAGE_MAX)
@@ -42,10 +42,11 @@ def space(w, target, half_io_knob: bool = True) -> Space:
         return base.with_knob(Knob("half_io", ("cast", "staged"), "bfloat16 converted element by element in the "
                                    "chain's loop, or staged: each tile converted to float32 on the stack in a loop "
                                    "of its own, computed there, converted back"), staged)
+    choices = ("bits", "staged") if target.half_conversion == "bits" else ("cast", "bits", "staged")
     return base.with_knob(
-        Knob("half_io", ("cast", "bits", "staged"),
+        Knob("half_io", choices,
              "float16 loads and stores by the target's cast, on the bits, or staged: each tile converted to float32 "
-             "on the stack by vector conversions (F16C), computed there, converted back"), staged)
+             "on the stack by vector conversions (F16C, or on the bits), computed there, converted back"), staged)
 
 
 def config_space(w, target, config) -> Space:
@@ -55,10 +56,12 @@ def config_space(w, target, config) -> Space:
 
 def default_config(w, target) -> dict:
     """rows_per_task 1, col_tile 64, no `omp simd` mark (the space's first config), and for the half types:
-    - float16 staged where the target converts vectors in one instruction (F16C), else on the bits where the chain
-      calls a transcendental function (its loop is compute-bound, and only the bits let it vectorize);
+    - float16 staged on x86, whose vectors convert by F16C's one instruction or, without F16C, on the bits by
+      whole-vector operations (staged / bits 1.3-1.8x on SSE, benchmarks/results/2026-11-30-cpu-bf16/); elsewhere
+      on the bits where the chain calls a transcendental function (its loop is compute-bound, and only the bits
+      let it vectorize);
     - bfloat16 staged where the target converts its float32 vectors' width by x86 intrinsics
-      (c_half.bf16_intrinsic_lanes: staged / cast 1.8-2.6x on AVX-512, 1.2-1.4x on AVX2, 1.0-1.25x on SSE over
+      (c_half.int16_intrinsic_lanes: staged / cast 1.8-2.6x on AVX-512, 1.2-1.4x on AVX2, 1.0-1.25x on SSE over
       seven chains, benchmarks/results/2026-11-30-cpu-bf16/half-io-staged-vs-cast.txt), elsewhere where the chain
       calls a transcendental function on a 64-byte-vector target (only the float32 loop of a staged tile runs at
       the full width there)."""
@@ -67,9 +70,9 @@ def default_config(w, target) -> dict:
         return config
     compute_bound = bool(expr_parser.function_names(expr_parser.parse(w["expr"])) & set(TRANSCENDENTAL))
     if w.dtype == "bfloat16":
-        by_intrinsics = target.vector_lanes_f32 in c_half.bf16_intrinsic_lanes(target)
+        by_intrinsics = target.vector_lanes_f32 in c_half.int16_intrinsic_lanes(target)
         config["half_io"] = "staged" if by_intrinsics or (compute_bound and target.vector_bytes >= 64) else "cast"
-    elif target.half_conversion == "f16c":
+    elif target.half_conversion in ("f16c", "bits"):
         config["half_io"] = "staged"
     else:
         config["half_io"] = "bits" if compute_bound else "cast"
