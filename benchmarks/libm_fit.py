@@ -13,7 +13,9 @@ import math
 
 import numpy as np
 
-ERFC_SPLIT = 0.875  # erf: the odd polynomial below, 1 - exp(-x^2) R(1/x) above
+ERFC_SPLIT = 0.875  # erf: the odd polynomial below, a polynomial in x - ERF_MID above
+ERF_TOP = 4.0  # erf rounds to 1 in float32 from about 3.93
+ERF_MID = (ERFC_SPLIT + ERF_TOP) / 2  # 2.4375, exact in float32
 TANH_SPLIT = 0.625  # tanh: the odd polynomial below, 1 - 2 / (exp(2x) + 1) above
 SQRT_HALF = math.sqrt(0.5)
 
@@ -49,10 +51,6 @@ def erf_vals(x):
     return np.array([math.erf(v) for v in x])
 
 
-def erfc_vals(x):
-    return np.array([math.erfc(v) for v in x])
-
-
 def fits() -> dict[str, tuple[np.ndarray, float]]:
     out = {}
     # log1p(f) = f - f^2/2 + f^3 P(f), f = m - 1 with m in [sqrt(1/2), sqrt(2))
@@ -71,12 +69,12 @@ def fits() -> dict[str, tuple[np.ndarray, float]]:
     target = erf_vals(x) / x - 1.0
     basis = np.vander(x * x, 7, increasing=True)
     out["erf P(x^2), degree 6"] = fit_float32(basis, target, x / erf_vals(x))
-    # erfc(x) exp(x^2) = y Q(y), y = 1/x, on ERFC_SPLIT <= x <= 4 (beyond, erf rounds to 1 in float32)
-    x = np.linspace(ERFC_SPLIT, 4.0, 40001)
-    y = 1.0 / x
-    target = erfc_vals(x) * np.exp(x * x) / y
-    basis = np.vander(y, 9, increasing=True)
-    out["erfc Q(1/x), degree 8"] = fit_float32(basis, target, np.exp(-x * x) * y / erf_vals(x))
+    # erf(x) = M(x - ERF_MID) on ERFC_SPLIT <= x <= ERF_TOP: no division and no exp, where erf's slope is small enough
+    # that a polynomial in x itself meets float32 (erfc(x) exp(x^2) in 1/x needed both: gelu chains took 1.4-1.7x as
+    # long on AVX2 and AVX-512, benchmarks/results/2026-11-30-cpu-erf/)
+    x = np.linspace(ERFC_SPLIT, ERF_TOP, 40001)
+    basis = np.vander(x - ERF_MID, 15, increasing=True)
+    out["erf M(x - 2.4375), degree 14"] = fit_float32(basis, erf_vals(x), 1.0 / erf_vals(x))
     return out
 
 

@@ -8,15 +8,17 @@ every float32, is within the error model's FUNC_ERROR_U; the polynomials are fit
 from __future__ import annotations
 
 LIBM = ("exp", "log", "tanh", "erf")  # what math_call renders as tf_<name>f; sigmoid uses exp
-REQUIRES = {"tanh": ("exp",), "erf": ("exp",)}
+REQUIRES = {"tanh": ("exp",)}
 
 LOG_P = (0.3333333, -0.2500082, 0.20001243, -0.16623412, 0.14201537, -0.13159521, 0.12762523, -0.07637116)
 TANH_SPLIT = 0.625
 TANH_P = (-0.3333328, 0.13331406, -0.053736515, 0.020628167, -0.005692296)
 ERF_SPLIT = 0.875
 ERF_P = (0.12837917, -0.3761263, 0.11283622, -0.026855282, 0.0051906356, -0.00080217235, 7.842242e-05)
-ERFC_Q = (0.56172556, 0.030705025, -0.44435173, 0.45194414, -0.18232492, -0.042906158, 0.08385408, -0.036999807,
-          0.0059373844)
+ERF_TOP, ERF_MID = 4.0, 2.4375
+ERF_M = (0.99943346, 0.002965602, -0.0072290883, 0.010760997, -0.0107018445, 0.0071960576, -0.0030033453,
+         0.00039753795, 0.00041687005, -0.00032228732, 7.026604e-05, 3.1830674e-05, -1.77594e-05, -6.105705e-07,
+         1.1634526e-06)
 
 FMA_MACRO = """#ifdef __FP_FAST_FMAF
 #define TF_FMA(a, b, c) fmaf((a), (b), (c))
@@ -86,15 +88,16 @@ _TANH = """static inline float tf_tanhf(float x) {
   return a < SPLITf ? small : big;
 }"""
 
-# erf(x): x + x P(x^2) below the split; above it 1 - exp(-x^2) R(x) with R(x) = erfc(x) exp(x^2) = y Q(y), y = 1/|x|,
-# fitted on [split, 4] (beyond, exp(-x^2) R < 2^-25 and the result rounds to 1), x's sign restored.
+# erf(x): x + x P(x^2) below the split; above it a polynomial in |x| - ERF_MID fitted on [split, ERF_TOP] (no
+# division and no exp: the erfc(x) exp(x^2) form in 1/x had both), 1 from ERF_TOP on (erf rounds to 1 in float32
+# from about 3.93), x's sign restored. NaN fails a >= split and takes the first side, where it stays NaN.
 _ERF = """static inline float tf_erff(float x) {
   float a = fabsf(x);
   float x2 = x * x;
   float small = x + x * POLY;
-  float y = 1.0f / a;
-  float big = copysignf(1.0f - tf_expf(-x2) * (y * QPOLY), x);
-  return a < SPLITf ? small : big;
+  float u = (a < TOPf ? a : TOPf) - MIDf;
+  float big = copysignf(a < TOPf ? MPOLY : 1.0f, x);
+  return a >= SPLITf ? big : small;
 }"""
 
 
@@ -103,8 +106,9 @@ def _definitions() -> dict[str, str]:
         "exp": _EXP,
         "log": _LOG.replace("POLY", horner("f", LOG_P)),
         "tanh": _TANH.replace("POLY", horner("x2", TANH_P)).replace("SPLITf", f"{TANH_SPLIT!r}f"),
-        "erf": _ERF.replace("QPOLY", horner("y", ERFC_Q)).replace("POLY", horner("x2", ERF_P))
-                   .replace("SPLITf", f"{ERF_SPLIT!r}f"),
+        "erf": _ERF.replace("MPOLY", horner("u", ERF_M)).replace("POLY", horner("x2", ERF_P))
+                   .replace("SPLITf", f"{ERF_SPLIT!r}f").replace("TOPf", f"{ERF_TOP!r}f")
+                   .replace("MIDf", f"{ERF_MID!r}f"),
     }
 
 
