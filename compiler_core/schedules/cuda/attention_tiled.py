@@ -36,6 +36,12 @@ WIDE = dict(rows_per_block=128, thread_rows=8, threads_per_row=16, kv_tile=64, s
 NARROW = dict(rows_per_block=64, thread_rows=8, threads_per_row=16, kv_tile=64, stages=2, kv_splits=1)
 FEW_BLOCKS = dict(rows_per_block=32, thread_rows=4, threads_per_row=16, kv_tile=64, stages=2, kv_splits=1)
 SHORT = dict(rows_per_block=16, thread_rows=2, threads_per_row=32, kv_tile=64, stages=2, kv_splits=1)
+# Above head_dim 128 the tiles above hold more accumulators than a thread has registers for, and the default fell
+# back to FEW_BLOCKS (0.55-0.71x of PyTorch at d 192-256). Screens of 288 configs on 13 such shapes on the H200
+# (benchmarks/results/2026-11-30-attention-wide-heads/): 16 lanes with 4 rows a thread led up to d 240 (at most 15
+# output columns a thread), 32 lanes with 8 rows at d 256 (16 on 16 lanes: 1.4x slower), and 64-row blocks wherever
+# they spread the rows over the SMs as evenly as 32-row ones.
+WIDE_HEAD, WIDE_HEAD_COLUMNS = 128, 15
 FALLBACKS = tuple(dict(rows_per_block=r, thread_rows=m, threads_per_row=l, kv_tile=t, stages=1, kv_splits=1)
                   for r, m, l, t in ((64, 4, 16, 64), (32, 4, 16, 32), (32, 2, 16, 32), (16, 1, 32, 32)))
 
@@ -102,16 +108,21 @@ def default_config(w, target) -> dict:
     from 64 query rows down), else NARROW under causal, else WIDE or NARROW (whichever spreads the rows more evenly
     over the SMs: `busiest_sm_rows`); then FEW_BLOCKS, NARROW and FALLBACKS; each with fewer query rows a block (and
     a thread) where the head has fewer, double-buffered where the space takes it; the keys split (`split_rule`) where
-    the blocks are fewer than the SMs."""
+    the blocks are fewer than the SMs. Above head_dim WIDE_HEAD each takes its `wide_head` form, and NARROW's or
+    FEW_BLOCKS' blocks go first, whichever spreads the rows more evenly."""
     s = space(w, target)
     if w["heads"] * -(-w["seq_q"] // NARROW["rows_per_block"]) < sms(target):
         first = SHORT if w["seq_q"] <= NARROW["rows_per_block"] else FEW_BLOCKS
+    elif w["head_dim"] > WIDE_HEAD:  # NARROW's blocks or FEW_BLOCKS', whichever spreads the rows more evenly
+        few, narrow = (busiest_sm_rows(w, shaped(w, c), target) for c in (FEW_BLOCKS, NARROW))
+        first = FEW_BLOCKS if few < narrow else NARROW
     elif w["causal"] or busiest_sm_rows(w, NARROW, target) < busiest_sm_rows(w, WIDE, target):
         first = NARROW
     else:
         first = WIDE
-    for base in (first, FEW_BLOCKS, NARROW, *FALLBACKS):
-        config = dict(base)
+    smaller = (NARROW, FEW_BLOCKS) if first is WIDE else (FEW_BLOCKS, NARROW)  # the next-smaller blocks first
+    for base in (first, *smaller, *FALLBACKS):
+        config = shaped(w, base)
         while config["rows_per_block"] > max(16, pow2_ceil(w["seq_q"])):
             config["rows_per_block"] //= 2
             config["thread_rows"] = min(config["thread_rows"], config["rows_per_block"] * config["threads_per_row"]
@@ -122,6 +133,24 @@ def default_config(w, target) -> dict:
                 return dict(config, kv_splits=split_rule(w, config, target,
                                                           lambda k, c=config: s.is_valid(dict(c, kv_splits=k))))
     return next(iter(s))
+
+
+def shaped(w, base: dict) -> dict:
+    """`base` as the head's width takes it (`wide_head` above WIDE_HEAD; SHORT's few rows a thread on 32 lanes as
+    they are)."""
+    return wide_head(w, base) if w["head_dim"] > WIDE_HEAD and base is not SHORT else dict(base)
+
+
+def wide_head(w, base: dict) -> dict:
+    """`base` for a head_dim above WIDE_HEAD: 16 lanes a row group up to WIDE_HEAD_COLUMNS output columns a thread,
+    else 32; the most query rows a thread (8, then 4) whose accumulators fit MAX_ACCUMULATORS."""
+    lanes = 16 if w["head_dim"] <= 16 * WIDE_HEAD_COLUMNS else 32
+    config = dict(base, threads_per_row=max(base["threads_per_row"], lanes))
+    for rows in (8, 4):
+        config["thread_rows"] = rows
+        if flash_config(w, config).accumulators <= MAX_ACCUMULATORS:
+            break
+    return config
 
 
 def split_rule(w, base: dict, target, valid) -> int:
