@@ -6,33 +6,13 @@
 #else
 #define TF_FMA(a, b, c) ((a) * (b) + (c))
 #endif
-static inline float tf_expf(float v) {
-  float c = v > -88.0f ? v : -88.0f;
-  c = c < 88.72283f ? c : 88.72283f;
-  float n = floorf(c * 1.44269504088896341f + 0.5f);
-  float t = TF_FMA(-n, 0.693359375f, c);
-  t = TF_FMA(-n, -2.12194440e-4f, t);
-  float p = 1.9875691500e-4f;
-  p = p * t + 1.3981999507e-3f;
-  p = p * t + 8.3334519073e-3f;
-  p = p * t + 4.1665795894e-2f;
-  p = p * t + 1.6666665459e-1f;
-  p = p * t + 5.0000001201e-1f;
-  p = p * t * t + t + 1.0f;
-  union { int i; float f; } s;
-  s.f = p;
-  s.i += (int)n * 8388608;  /* n << 23 without shifting a negative int */
-  float y = v < -87.33654f ? 0.0f : s.f;
-  y = v > 88.72283f ? INFINITY : y;
-  return v != v ? v : y;
-}
 static inline float tf_erff(float x) {
   float a = fabsf(x);
   float x2 = x * x;
   float small = x + x * (0.12837917f + x2 * (-0.3761263f + x2 * (0.11283622f + x2 * (-0.026855282f + x2 * (0.0051906356f + x2 * (-0.00080217235f + x2 * 7.842242e-05f))))));
-  float y = 1.0f / a;
-  float big = copysignf(1.0f - tf_expf(-x2) * (y * (0.56172556f + y * (0.030705025f + y * (-0.44435173f + y * (0.45194414f + y * (-0.18232492f + y * (-0.042906158f + y * (0.08385408f + y * (-0.036999807f + y * 0.0059373844f))))))))), x);
-  return a < 0.875f ? small : big;
+  float u = (a < 4.0f ? a : 4.0f) - 2.4375f;
+  float big = copysignf(a < 4.0f ? (0.99943346f + u * (0.002965602f + u * (-0.0072290883f + u * (0.010760997f + u * (-0.0107018445f + u * (0.0071960576f + u * (-0.0030033453f + u * (0.00039753795f + u * (0.00041687005f + u * (-0.00032228732f + u * (7.026604e-05f + u * (3.1830674e-05f + u * (-1.77594e-05f + u * (-6.105705e-07f + u * 1.1634526e-06f)))))))))))))) : 1.0f, x);
+  return a >= 0.875f ? big : small;
 }
 static void elementwise_cpu(const float* __restrict__ in_x, const float* __restrict__ in_w, const float* __restrict__ in_b, float* __restrict__ out_Y) {
   #pragma omp parallel for schedule(static) num_threads(2)

@@ -124,10 +124,10 @@ def test_default_kernels_use_the_targets_vector_width(isa):
     for key, w in WORKLOADS:
         source = cc.generate(w, cc.default_config(w, target), target)
         typedefs = _vector_typedefs(source)
-        # half storage moves the same lanes at half the width, to be widened into float32 vectors (float16 without
-        # F16C also as its bits, an unsigned short vector)
-        half = ("unsigned short", lanes, width // 2)
-        storage = {"float16": {("_Float16", lanes, width // 2), half}, "bfloat16": {half}}
+        # half storage moves the same lanes at half the width, to be widened into float32 vectors; its conversions
+        # (bfloat16's, and float16's without F16C) see them as 16-bit and 32-bit integer lanes of the same count
+        half = {("unsigned short", lanes, width // 2), ("unsigned int", lanes, width), ("int", lanes, width)}
+        storage = {"float16": {("_Float16", lanes, width // 2), *half}, "bfloat16": half}
         typedefs -= storage.get(w.dtype, set())
         assert typedefs <= {("float", lanes, width)}, (key, typedefs)
         if w.op not in ("transpose", "elementwise"):  # these leave vectorizing to the compiler (omp simd)
