@@ -230,7 +230,20 @@ def test_the_tiled_default_follows_how_its_blocks_fill_the_sms():
     assert default(heads=32, seq_q=1024, seq_kv=1024, head_dim=64, causal=1) == unsplit(at.NARROW)
     # 144 blocks of 128 rows leave the second wave 12 of 132: 288 of 64 spread the rows more evenly
     assert default(heads=12, seq_q=1500, seq_kv=1500, head_dim=96) == unsplit(at.NARROW)
-    assert default(heads=4, seq_q=1024, seq_kv=1024, head_dim=64) == unsplit(at.FEW_BLOCKS)  # 64 blocks of 64 rows
+    # 64 blocks of 64 rows leave SMs idle: their keys split, as FEW_BLOCKS' 128 smaller blocks ran 1.2x slower
+    few = cc.make_workload("attention", dict(heads=4, seq_q=1024, seq_kv=1024, head_dim=64))
+    assert default(heads=4, seq_q=1024, seq_kv=1024, head_dim=64) == unsplit(at.NARROW)
+    assert cc.default_config(few, SM90A)["kv_splits"] > 1
+    # above head_dim 128 the 16-lane tiles of 8 rows a thread do not fit: 16 lanes of 4 rows up to d 240, else 32
+    # lanes of 8 rows, in 64-row blocks where those spread the rows as evenly as 32-row ones
+    d192 = default(heads=16, seq_q=1024, seq_kv=1024, head_dim=192)
+    assert (d192["threads_per_row"], d192["thread_rows"], d192["rows_per_block"]) == (16, 4, 64)
+    d256 = default(heads=32, seq_q=1024, seq_kv=1024, head_dim=256)
+    assert (d256["threads_per_row"], d256["thread_rows"], d256["rows_per_block"]) == (32, 8, 64)
+    d160 = default(heads=12, seq_q=1024, seq_kv=1024, head_dim=160)  # 384 blocks of 32 rows are more even than 192
+    assert (d160["threads_per_row"], d160["thread_rows"], d160["rows_per_block"]) == (16, 4, 32)
+    wide_few = default(heads=4, seq_q=1024, seq_kv=1024, head_dim=256)  # few blocks, a 32-lane head: 32 rows
+    assert (wide_few["threads_per_row"], wide_few["thread_rows"], wide_few["rows_per_block"]) == (32, 8, 32)
     assert default(heads=32, seq_q=16, seq_kv=4096, head_dim=128) == unsplit(at.SHORT)
     # a decode step's 32 blocks leave 100 SMs idle: the keys split; 256 blocks fill them, unsplit
     decode = cc.make_workload("attention", dict(heads=32, seq_q=1, seq_kv=4096, head_dim=128))

@@ -33,10 +33,11 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--out")
     p.add_argument("--write-before", action="store_true")
+    p.add_argument("--before", type=Path, default=BEFORE, help="the configs before (default: BEFORE)")
     args = p.parse_args()
     target = cc.cuda_target("sm_90a", sm_count=132)
     if args.write_before:
-        BEFORE.write_text(json.dumps({c: cc.default_config(workload(c), target) for c in args.cases}, indent=1))
+        args.before.write_text(json.dumps({c: cc.default_config(workload(c), target) for c in args.cases}, indent=1))
         return 0
     import torch
     from triton.testing import do_bench
@@ -46,7 +47,7 @@ def main() -> int:
     from compiler_core.runtime.cuda_runtime import device_target
 
     target = device_target()
-    before = json.loads(BEFORE.read_text())
+    before = json.loads(args.before.read_text())
     rows = []
     for case in args.cases:
         w = workload(case)

@@ -104,19 +104,23 @@ def space(w, target) -> Space:
 
 
 def default_config(w, target) -> dict:
-    """The first config the space takes of: SHORT or FEW_BLOCKS where NARROW's blocks would leave SMs idle (SHORT
-    from 64 query rows down), else NARROW under causal, else WIDE or NARROW (whichever spreads the rows more evenly
-    over the SMs: `busiest_sm_rows`); then FEW_BLOCKS, NARROW and FALLBACKS; each with fewer query rows a block (and
-    a thread) where the head has fewer, double-buffered where the space takes it; the keys split (`split_rule`) where
-    the blocks are fewer than the SMs. Above head_dim WIDE_HEAD each takes its `wide_head` form, and NARROW's or
-    FEW_BLOCKS' blocks go first, whichever spreads the rows more evenly."""
+    """The first config the space takes of: where NARROW's blocks would leave SMs idle, SHORT from 64 query rows
+    down, else NARROW (FEW_BLOCKS where a wide head takes 32 lanes); else, up to head_dim WIDE_HEAD, NARROW under
+    causal, and otherwise WIDE or NARROW (above it NARROW or FEW_BLOCKS), whichever spreads the rows more evenly over
+    the SMs (`busiest_sm_rows`); then the next-smaller blocks and FALLBACKS. Each takes its `wide_head` form above
+    WIDE_HEAD, fewer query rows a block (and a thread) where the head has fewer, double buffering where the space
+    takes it, and the keys split (`split_rule`) where its blocks are fewer than the SMs hold."""
     s = space(w, target)
     if w["heads"] * -(-w["seq_q"] // NARROW["rows_per_block"]) < sms(target):
-        first = SHORT if w["seq_q"] <= NARROW["rows_per_block"] else FEW_BLOCKS
-    elif w["head_dim"] > WIDE_HEAD:  # NARROW's blocks or FEW_BLOCKS', whichever spreads the rows more evenly
+        # 64-row blocks, their keys split (2026-11-30: 1.04-1.37x FEW_BLOCKS' on 11 of 14 such shapes), but 32 rows of
+        # 8 a thread where a wide head takes 32 lanes (there 64-row blocks ran 0.89-0.91x on two of three)
+        first = SHORT if w["seq_q"] <= NARROW["rows_per_block"] else FEW_BLOCKS if _lanes(w) == 32 else NARROW
+    elif w["causal"] and w["head_dim"] <= WIDE_HEAD:
+        first = NARROW
+    elif w["head_dim"] > WIDE_HEAD:
         few, narrow = (busiest_sm_rows(w, shaped(w, c), target) for c in (FEW_BLOCKS, NARROW))
         first = FEW_BLOCKS if few < narrow else NARROW
-    elif w["causal"] or busiest_sm_rows(w, NARROW, target) < busiest_sm_rows(w, WIDE, target):
+    elif busiest_sm_rows(w, NARROW, target) < busiest_sm_rows(w, WIDE, target):
         first = NARROW
     else:
         first = WIDE
@@ -144,13 +148,17 @@ def shaped(w, base: dict) -> dict:
 def wide_head(w, base: dict) -> dict:
     """`base` for a head_dim above WIDE_HEAD: 16 lanes a row group up to WIDE_HEAD_COLUMNS output columns a thread,
     else 32; the most query rows a thread (8, then 4) whose accumulators fit MAX_ACCUMULATORS."""
-    lanes = 16 if w["head_dim"] <= 16 * WIDE_HEAD_COLUMNS else 32
-    config = dict(base, threads_per_row=max(base["threads_per_row"], lanes))
+    config = dict(base, threads_per_row=max(base["threads_per_row"], _lanes(w)))
     for rows in (8, 4):
         config["thread_rows"] = rows
         if flash_config(w, config).accumulators <= MAX_ACCUMULATORS:
             break
     return config
+
+
+def _lanes(w) -> int:
+    """The lanes of a row group `wide_head` takes: 16 up to WIDE_HEAD_COLUMNS output columns a thread, else 32."""
+    return 16 if w["head_dim"] <= 16 * WIDE_HEAD_COLUMNS else 32
 
 
 def split_rule(w, base: dict, target, valid) -> int:
