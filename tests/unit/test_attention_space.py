@@ -228,8 +228,10 @@ def test_the_tiled_default_follows_how_its_blocks_fill_the_sms():
 
     assert default(heads=32, seq_q=1024, seq_kv=1024, head_dim=64) == unsplit(at.WIDE)  # 256 blocks of 128 rows
     assert default(heads=32, seq_q=1024, seq_kv=1024, head_dim=64, causal=1) == unsplit(at.NARROW)
-    # 144 blocks of 128 rows leave the second wave 12 of 132: 288 of 64 spread the rows more evenly
-    assert default(heads=12, seq_q=1500, seq_kv=1500, head_dim=96) == unsplit(at.NARROW)
+    # 144 blocks of 128 rows leave the second wave 12 of 132, 288 of 64 spread the rows more evenly, 564 of 32 (4 rows
+    # a thread, single-buffered) most; at d 128 the 8 rows a thread stay
+    assert default(heads=12, seq_q=1500, seq_kv=1500, head_dim=96) == unsplit(dict(at.FEW_BLOCKS, stages=1))
+    assert default(heads=36, seq_q=512, seq_kv=512, head_dim=128) == unsplit(at.NARROW)
     # 64 blocks of 64 rows leave SMs idle: their keys split, as FEW_BLOCKS' 128 smaller blocks ran 1.2x slower
     few = cc.make_workload("attention", dict(heads=4, seq_q=1024, seq_kv=1024, head_dim=64))
     assert default(heads=4, seq_q=1024, seq_kv=1024, head_dim=64) == unsplit(at.NARROW)

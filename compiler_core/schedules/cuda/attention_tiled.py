@@ -106,10 +106,11 @@ def space(w, target) -> Space:
 def default_config(w, target) -> dict:
     """The first config the space takes of: where NARROW's blocks would leave SMs idle, SHORT from 64 query rows
     down, else NARROW (FEW_BLOCKS where a wide head takes 32 lanes); else, up to head_dim WIDE_HEAD, NARROW under
-    causal, and otherwise WIDE or NARROW (above it NARROW or FEW_BLOCKS), whichever spreads the rows more evenly over
-    the SMs (`busiest_sm_rows`); then the next-smaller blocks and FALLBACKS. Each takes its `wide_head` form above
-    WIDE_HEAD, fewer query rows a block (and a thread) where the head has fewer, double buffering where the space
-    takes it, and the keys split (`split_rule`) where its blocks are fewer than the SMs hold."""
+    causal, and otherwise WIDE, NARROW or (below 128) FEW_BLOCKS single-buffered (above it NARROW or FEW_BLOCKS),
+    whichever spreads the rows most evenly over the SMs (`busiest_sm_rows`); then the next-smaller blocks and
+    FALLBACKS. Each takes its `wide_head` form above WIDE_HEAD, fewer query rows a block (and a thread) where the head
+    has fewer, double buffering where the space takes it, and the keys split (`split_rule`) where its blocks are
+    fewer than the SMs hold."""
     s = space(w, target)
     if w["heads"] * -(-w["seq_q"] // NARROW["rows_per_block"]) < sms(target):
         # 64-row blocks, their keys split (2026-11-30: 1.04-1.37x FEW_BLOCKS' on 11 of 14 such shapes), but 32 rows of
@@ -120,10 +121,10 @@ def default_config(w, target) -> dict:
     elif w["head_dim"] > WIDE_HEAD:
         few, narrow = (busiest_sm_rows(w, shaped(w, c), target) for c in (FEW_BLOCKS, NARROW))
         first = FEW_BLOCKS if few < narrow else NARROW
-    elif busiest_sm_rows(w, NARROW, target) < busiest_sm_rows(w, WIDE, target):
-        first = NARROW
-    else:
-        first = WIDE
+    else:  # below head_dim 128, FEW_BLOCKS' 32 rows of 4 a thread too, single-buffered (1.18-1.29x on 6 shapes of d
+        # 64-96 where they spread more evenly; at d 128 it ran 0.94x: 8 rows a thread there fill the registers)
+        candidates = (WIDE, NARROW, *([dict(FEW_BLOCKS, stages=1)] if w["head_dim"] < WIDE_HEAD else []))
+        first = min(candidates, key=lambda c: busiest_sm_rows(w, c, target))  # on a tie the larger blocks
     smaller = (NARROW, FEW_BLOCKS) if first is WIDE else (FEW_BLOCKS, NARROW)  # the next-smaller blocks first
     for base in (first, *smaller, *FALLBACKS):
         config = shaped(w, base)
