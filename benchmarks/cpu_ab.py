@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
@@ -62,3 +63,16 @@ def summary(ratios: dict[str, list[float]], times: dict[str, float], base: str) 
     """`base/name median [min, max]` per variant, then the last round's times."""
     text = "  ".join(f"{base}/{n} {statistics.median(v):.2f} [{min(v):.2f}, {max(v):.2f}]" for n, v in ratios.items())
     return f"{text}  ({', '.join(f'{n} {t / 1e6:.3f} ms' for n, t in times.items())}, last round)"
+
+
+def ab_main(variants_for: Callable[[object, dict, object], dict[str, Callable[[], object]]], base: str,
+            cases: list[str] | None = None) -> None:
+    """The A/B scripts' main: for each `op:params` case (default: the command line's), the variants that
+    `variants_for(workload, default config, target)` builds, checked and timed against `base`; one line each."""
+    target = env_target()
+    for case in sys.argv[1:] if cases is None else cases:
+        w = case_workload(case)
+        config = cc.default_config(w, target)
+        kernels, inputs, outputs = build_variants(w, target, variants_for(w, config, target))
+        ratios, times = interleaved_ratios(kernels, inputs, outputs, base=base)
+        print(f"{target.arch} {w.key} {config} {summary(ratios, times, base)}", flush=True)

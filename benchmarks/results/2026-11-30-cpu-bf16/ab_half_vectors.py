@@ -14,12 +14,11 @@ on the bits where the ISA has no F16C), kernels of each built in one process and
 
 Prints, per case, the lane loops' time / each other variant's: median [min, max] of 5 rounds (> 1: faster).
 """
-import sys
 from functools import partial
 from unittest.mock import patch
 
 import compiler_core as cc
-from benchmarks.cpu_ab import build_variants, case_workload, env_target, interleaved_ratios, summary
+from benchmarks.cpu_ab import ab_main
 from compiler_core.codegen import c_half
 
 BF16_LANES = """static inline {f32v} tf_bf16_to_f32_x{n}({hv} v) {{
@@ -73,15 +72,8 @@ def built(w, config, target, variant):
 
 
 def main() -> None:
-    target = env_target()
-    for case in sys.argv[1:]:
-        w = case_workload(case)
-        config = cc.default_config(w, target)
-        variants = {v: partial(built, w, config, target, v) for v in ("lanes", "generic", "intrinsics")}
-        kernels, ins, outs = build_variants(w, target, variants)
-        ratios, times = interleaved_ratios(kernels, ins, outs, base="lanes")
-        print(f"{target.arch} {w.key} {config} {summary(ratios, times, 'lanes')}", flush=True)
-
+    ab_main(lambda w, config, target: {v: partial(built, w, config, target, v)
+                                       for v in ("lanes", "generic", "intrinsics")}, base="lanes")
 
 if __name__ == "__main__":
     main()

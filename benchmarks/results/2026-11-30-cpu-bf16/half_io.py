@@ -11,20 +11,19 @@ import sys
 from functools import partial
 
 import compiler_core as cc
-from benchmarks.cpu_ab import build_variants, case_workload, env_target, interleaved_ratios, summary
+from benchmarks.cpu_ab import ab_main, case_workload, env_target
+
+
+def variants(w, config, target) -> dict:
+    choices = {k.name: k.choices for k in cc.get_space(w, target).knobs}["half_io"]
+    return {v: partial(cc.build, w, dict(config, half_io=v), target) for v in choices}
 
 
 def main() -> None:
-    target = env_target()
-    for case in sys.argv[1:]:
+    for case in sys.argv[1:]:  # the base: the knob's first choice, which differs between the half types
         w = case_workload(case)
-        config = cc.default_config(w, target)
-        choices = {k.name: k.choices for k in cc.get_space(w, target).knobs}["half_io"]
-        variants = {v: partial(cc.build, w, dict(config, half_io=v), target) for v in choices}
-        kernels, ins, outs = build_variants(w, target, variants)
-        ratios, times = interleaved_ratios(kernels, ins, outs, base=choices[0])
-        print(f"{target.arch} {w.key} default {config['half_io']}: {summary(ratios, times, choices[0])}", flush=True)
-
+        ab_main(variants, base={k.name: k.choices for k in cc.get_space(w, env_target()).knobs}["half_io"][0],
+                cases=[case])
 
 if __name__ == "__main__":
     main()

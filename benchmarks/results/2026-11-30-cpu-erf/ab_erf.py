@@ -7,12 +7,11 @@ and timed in interleaved rounds (benchmarks/cpu_ab.py), at each case's default c
 
 Prints, per case, the time before / now: median [min, max] of 5 rounds (> 1: faster now).
 """
-import sys
 from functools import partial
 from unittest.mock import patch
 
 import compiler_core as cc
-from benchmarks.cpu_ab import build_variants, case_workload, env_target, interleaved_ratios, summary
+from benchmarks.cpu_ab import ab_main
 from compiler_core.codegen import c_libm
 
 ERFC_Q = (0.56172556, 0.030705025, -0.44435173, 0.45194414, -0.18232492, -0.042906158, 0.08385408, -0.036999807,
@@ -42,15 +41,8 @@ def built(w, config, target, variant):
 
 
 def main() -> None:
-    target = env_target()
-    for case in sys.argv[1:]:
-        w = case_workload(case)
-        config = cc.default_config(w, target)
-        kernels, ins, outs = build_variants(w, target, {v: partial(built, w, config, target, v)
-                                                        for v in ("before", "now")})
-        ratios, times = interleaved_ratios(kernels, ins, outs, base="before")
-        print(f"{target.arch} {w.key} {summary(ratios, times, 'before')}", flush=True)
-
+    ab_main(lambda w, config, target: {v: partial(built, w, config, target, v) for v in ("before", "now")},
+            base="before")
 
 if __name__ == "__main__":
     main()

@@ -9,12 +9,11 @@ renders without F16C).
 
 Prints, per case, the casts' time / each other variant's: median [min, max] of 5 rounds (> 1: faster than casts).
 """
-import sys
 from functools import partial
 from unittest.mock import patch
 
 import compiler_core as cc
-from benchmarks.cpu_ab import build_variants, case_workload, env_target, interleaved_ratios, summary
+from benchmarks.cpu_ab import ab_main
 from compiler_core.codegen import c as cgen
 
 RENDER = cgen.CCodegen.render
@@ -30,22 +29,20 @@ def built_with(w, config, target, f16_bits):
         return cc.build(w, config, target)
 
 
-def main() -> None:
-    target = env_target()
-    for case in sys.argv[1:]:
-        w = case_workload(case)
-        config = cc.default_config(w, target)
-        if "half_io" in config:
-            staged_tile = min(config["col_tile"], 1024)
-            variants = {v: partial(built_with, w, dict(config, half_io=v, col_tile=staged_tile), target, None)
-                        for v in ("cast", "bits", "staged")}
-        else:
-            variants = {"cast": partial(built_with, w, config, target, False),
-                        "bits": partial(built_with, w, config, target, True)}
-        kernels, ins, outs = build_variants(w, target, variants)
-        ratios, times = interleaved_ratios(kernels, ins, outs, base="cast")
-        print(f"{target.arch} {w.key} {summary(ratios, times, 'cast')}", flush=True)
+def variants(w, config, target) -> dict:
+    choices = {k.name: k.choices for k in cc.get_space(w, target).knobs}.get("half_io", ())
+    if "cast" in choices:
+        staged_tile = min(config["col_tile"], 1024)
+        return {v: partial(built_with, w, dict(config, half_io=v, col_tile=staged_tile), target, None)
+                for v in ("cast", "bits", "staged")}
+    # no cast to choose (float32, or float16 without F16C): the config as stored before the knob, whose loads and
+    # stores convert as the C backend's f16_bits says
+    config = {k: v for k, v in config.items() if k != "half_io"}
+    return {"cast": partial(built_with, w, config, target, False), "bits": partial(built_with, w, config, target, True)}
 
+
+def main() -> None:
+    ab_main(variants, base="cast")
 
 if __name__ == "__main__":
     main()

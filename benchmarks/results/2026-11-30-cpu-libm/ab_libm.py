@@ -7,12 +7,11 @@ functions of compiler_core/codegen/c_libm.py, kernels of each built in one proce
 
 Prints, per case, glibc's time / the inline functions' time: median [min, max] of 5 rounds (> 1: inline faster).
 """
-import sys
 from functools import partial
 from unittest.mock import patch
 
 import compiler_core as cc
-from benchmarks.cpu_ab import build_variants, case_workload, env_target, interleaved_ratios, summary
+from benchmarks.cpu_ab import ab_main
 from compiler_core.codegen import c as cgen
 from compiler_core.codegen.base import CodegenBase
 from compiler_core.ir import expr as E
@@ -32,16 +31,8 @@ def built_with(w, config, target, math_call):
 
 
 def main() -> None:
-    target = env_target()
-    for case in sys.argv[1:]:
-        w = case_workload(case)
-        config = cc.default_config(w, target)
-        kernels, ins, outs = build_variants(w, target, {
-            "glibc": partial(built_with, w, config, target, glibc_math_call),
-            "inline": partial(built_with, w, config, target, INLINE)})
-        ratios, times = interleaved_ratios(kernels, ins, outs, base="glibc")
-        print(f"{target.arch} {w.key} {summary(ratios, times, 'glibc')}", flush=True)
-
+    ab_main(lambda w, config, target: {"glibc": partial(built_with, w, config, target, glibc_math_call),
+                                       "inline": partial(built_with, w, config, target, INLINE)}, base="glibc")
 
 if __name__ == "__main__":
     main()

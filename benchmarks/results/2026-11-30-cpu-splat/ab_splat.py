@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from variant import splat_init  # noqa: E402
 
 import compiler_core as cc  # noqa: E402
-from benchmarks.cpu_ab import build_variants, case_workload, env_target, interleaved_ratios, summary  # noqa: E402
+from benchmarks.cpu_ab import ab_main  # noqa: E402
 from compiler_core.codegen import c as cgen  # noqa: E402
 
 FORMS = {"old": lambda self, e: f"(({self.type_of(e.dtype)}){{0}} + ({self.expr(e.value)}))",
@@ -28,16 +28,9 @@ def built_with(w, config, target, cls, form):
 
 
 def main() -> None:
-    target = env_target()
     cls = next(v for v in vars(cgen).values() if isinstance(v, type) and "expr_Broadcast" in vars(v))
-    for case in sys.argv[1:]:
-        w = case_workload(case)
-        config = cc.default_config(w, target)
-        kernels, ins, outs = build_variants(
-            w, target, {name: partial(built_with, w, config, target, cls, form) for name, form in FORMS.items()})
-        ratios, times = interleaved_ratios(kernels, ins, outs, base="old")
-        print(f"{target.arch} {w.key} {summary(ratios, times, 'old')}", flush=True)
-
+    ab_main(lambda w, config, target: {name: partial(built_with, w, config, target, cls, form)
+                                       for name, form in FORMS.items()}, base="old")
 
 if __name__ == "__main__":
     main()
