@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import compiler_core as cc
-from benchmarks.cpu_ab import build_variants, case_workload, interleaved_ratios, summary
+from benchmarks.cpu_ab import ab_main, build_variants, case_workload, interleaved_ratios, summary
 
 
 def test_variants_are_checked_then_timed_in_rounds():
@@ -21,3 +21,18 @@ def test_variants_are_checked_then_timed_in_rounds():
     ratios, times = interleaved_ratios(kernels, ins, outs, base="a", rounds=3, seconds=0.01)
     assert list(ratios) == ["b"] and len(ratios["b"]) == 3 and all(r > 0 for r in ratios["b"])
     assert set(times) == {"a", "b"} and summary(ratios, times, "a").startswith("a/b ")
+
+
+def test_ab_main_prints_one_line_per_case_against_its_base(capsys, monkeypatch):
+    monkeypatch.delenv("ISA", raising=False)
+    cases = ["elementwise:rows=8,cols=64,expr=tanh(x)", "elementwise:rows=4,cols=32,expr=x*2"]
+    seen = []
+
+    def variants(w, config, target):
+        seen.append((w.key, config == cc.default_config(w, target)))
+        return {"a": lambda: cc.build(w, config, target), "b": lambda: cc.build(w, dict(config, simd=1), target)}
+
+    ab_main(variants, base="a", cases=cases)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and all(" a/b " in line for line in lines)
+    assert seen == [(case_workload(c).key, True) for c in cases]  # each case at its default config
