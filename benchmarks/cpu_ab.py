@@ -66,7 +66,7 @@ def summary(ratios: dict[str, list[float]], times: dict[str, float], base: str) 
 
 
 def ab_main(variants_for: Callable[[object, dict, object], dict[str, Callable[[], object]]], base: str,
-            cases: list[str] | None = None) -> None:
+            cases: list[str] | None = None, rounds: int = 5, seconds: float = 0.2) -> None:
     """The A/B scripts' main: for each `op:params` case (default: the command line's), the variants that
     `variants_for(workload, default config, target)` builds, checked and timed against `base`; one line each."""
     target = env_target()
@@ -74,5 +74,5 @@ def ab_main(variants_for: Callable[[object, dict, object], dict[str, Callable[[]
         w = case_workload(case)
         config = cc.default_config(w, target)
         kernels, inputs, outputs = build_variants(w, target, variants_for(w, config, target))
-        ratios, times = interleaved_ratios(kernels, inputs, outputs, base=base)
+        ratios, times = interleaved_ratios(kernels, inputs, outputs, base=base, rounds=rounds, seconds=seconds)
         print(f"{target.arch} {w.key} {config} {summary(ratios, times, base)}", flush=True)

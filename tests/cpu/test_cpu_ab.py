@@ -32,7 +32,7 @@ def test_ab_main_prints_one_line_per_case_against_its_base(capsys, monkeypatch):
         seen.append((w.key, config == cc.default_config(w, target)))
         return {"a": lambda: cc.build(w, config, target), "b": lambda: cc.build(w, dict(config, simd=1), target)}
 
-    ab_main(variants, base="a", cases=cases)
+    ab_main(variants, base="a", cases=cases, rounds=2, seconds=0.01)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and all(" a/b " in line for line in lines)
     assert seen == [(case_workload(c).key, True) for c in cases]  # each case at its default config
