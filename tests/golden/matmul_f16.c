@@ -1,6 +1,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <immintrin.h>
+typedef _Float16 tf_float16x8 __attribute__((vector_size(16), aligned(2)));
 typedef float tf_float32x8 __attribute__((vector_size(32), aligned(4)));
 static void matmul_cpu(const _Float16* __restrict__ in_A, const _Float16* __restrict__ in_B, _Float16* __restrict__ out_C) {
   {
@@ -8,9 +10,8 @@ static void matmul_cpu(const _Float16* __restrict__ in_A, const _Float16* __rest
     #pragma omp parallel for schedule(static) num_threads(2)
     for (int jp = 0; jp < 4; ++jp) {
       for (int p = 0; p < 64; ++p) {
-        #pragma omp simd
-        for (int j = 0; j < 16; ++j) {
-          Bp[((((jp * 64) + p) * 16) + j)] = ((float)(in_B[((p * 64) + ((jp * 16) + j))]));
+        for (int jv = 0; jv < 2; ++jv) {
+          (*(tf_float32x8*)(&Bp[((((jp * 64) + p) * 16) + (jv * 8))])) = ((tf_float32x8)_mm256_cvtph_ps((__m128i)((*(tf_float16x8*)(&in_B[((p * 64) + ((jp * 16) + (jv * 8)))])))));
         }
       }
     }
@@ -90,9 +91,11 @@ static void matmul_cpu(const _Float16* __restrict__ in_A, const _Float16* __rest
               }
             }
             for (int ci = 0; ci < mlen; ++ci) {
-              #pragma omp simd
-              for (int cj = 0; cj < nlen; ++cj) {
-                out_C[(((i0 + ci) * 64) + (j0 + cj))] = ((_Float16)(Ct[((ci * 64) + cj)]));
+              for (int cv = 0; cv < (nlen / 8); ++cv) {
+                (*(tf_float16x8*)(&out_C[(((i0 + ci) * 64) + (j0 + (cv * 8)))])) = ((tf_float16x8)_mm256_cvtps_ph((__m256)((*(tf_float32x8*)(&Ct[((ci * 64) + (cv * 8))]))), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+              }
+              for (int cj = 0; cj < (nlen - ((nlen / 8) * 8)); ++cj) {
+                out_C[(((i0 + ci) * 64) + (j0 + (((nlen / 8) * 8) + cj)))] = ((_Float16)(Ct[((ci * 64) + (((nlen / 8) * 8) + cj))]));
               }
             }
           }
