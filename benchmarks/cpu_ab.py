@@ -5,11 +5,13 @@ hand them here; nothing is asserted about time.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -76,3 +78,14 @@ def ab_main(variants_for: Callable[[object, dict, object], dict[str, Callable[[]
         kernels, inputs, outputs = build_variants(w, target, variants_for(w, config, target))
         ratios, times = interleaved_ratios(kernels, inputs, outputs, base=base, rounds=rounds, seconds=seconds)
         print(f"{target.arch} {w.key} {config} {summary(ratios, times, base)}", flush=True)
+
+
+def before_now_main(patched: Callable[[], contextlib.AbstractContextManager]) -> None:
+    """ab_main of two variants of each case: `before`, built inside the context `patched()` makes (the patches that
+    restore what a change replaced), and `now`."""
+    def built(w, config, target, before: bool):
+        with patched() if before else contextlib.nullcontext():
+            return cc.build(w, config, target)
+
+    ab_main(lambda w, config, target: {"before": partial(built, w, config, target, True),
+                                       "now": partial(built, w, config, target, False)}, base="before")

@@ -7,11 +7,10 @@
 
 Prints, per case, the time before / now: median [min, max] of 5 rounds (> 1: faster now).
 """
-from functools import partial
+import contextlib
 from unittest.mock import patch
 
-import compiler_core as cc
-from benchmarks.cpu_ab import ab_main
+from benchmarks.cpu_ab import before_now_main
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.schedules.cpu import gemm
@@ -23,9 +22,7 @@ def pack_b_row_before(b, ops, plan, Bp, base, bt, k, jp) -> None:
         with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
             b.store(Bp, base + j, ops.b(bt, k, jp * plan.nr + j))
         otherwise()
-        with b.loop("j", plan.nr) as j:
-            col = jp * plan.nr + j
-            b.store(Bp, base + j, E.select(col < ops.N, ops.b(bt, k, E.min_(col, ops.N - 1)), 0.0))
+        gemm._pack_b_row_past_n(b, ops, plan, Bp, base, bt, k, jp)
 
 
 def round_block_before(b, ops, plan, Ct, bt, i0, mlen, j0, nlen) -> None:
@@ -33,17 +30,15 @@ def round_block_before(b, ops, plan, Ct, bt, i0, mlen, j0, nlen) -> None:
         b.store(ops.c, ops.c_index(bt, i0 + i, j0 + j), E.cast(ops.c.dtype, Ct[i * plan.nc + j]))
 
 
-def built(w, config, target, variant):
-    if variant == "now":
-        return cc.build(w, config, target)
-    with patch.object(gemm, "_pack_b_row", pack_b_row_before), patch.object(gemm, "_round_block", round_block_before):
-        return cc.build(w, config, target)
+def patched() -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    stack.enter_context(patch.object(gemm, "_pack_b_row", pack_b_row_before))
+    stack.enter_context(patch.object(gemm, "_round_block", round_block_before))
+    return stack
 
 
 def main() -> None:
-    ab_main(lambda w, config, target: {v: partial(built, w, config, target, v) for v in ("before", "now")},
-            base="before")
-
+    before_now_main(patched)
 
 if __name__ == "__main__":
     main()

@@ -7,11 +7,10 @@ and timed in interleaved rounds (benchmarks/cpu_ab.py), at each case's default c
 
 Prints, per case, the time before / now: median [min, max] of 5 rounds (> 1: faster now).
 """
-from functools import partial
+import contextlib
 from unittest.mock import patch
 
-import compiler_core as cc
-from benchmarks.cpu_ab import ab_main
+from benchmarks.cpu_ab import before_now_main
 from compiler_core.codegen import c_libm
 
 ERFC_Q = (0.56172556, 0.030705025, -0.44435173, 0.45194414, -0.18232492, -0.042906158, 0.08385408, -0.036999807,
@@ -32,17 +31,15 @@ def before_definitions() -> dict[str, str]:
             .replace("POLY", c_libm.horner("x2", c_libm.ERF_P)).replace("SPLITf", f"{c_libm.ERF_SPLIT!r}f")}
 
 
-def built(w, config, target, variant):
-    if variant == "now":
-        return cc.build(w, config, target)
-    with patch.object(c_libm, "_definitions", before_definitions), \
-            patch.object(c_libm, "REQUIRES", {**c_libm.REQUIRES, "erf": ("exp",)}):
-        return cc.build(w, config, target)
+def patched() -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    stack.enter_context(patch.object(c_libm, "_definitions", before_definitions))
+    stack.enter_context(patch.object(c_libm, "REQUIRES", {**c_libm.REQUIRES, "erf": ("exp",)}))
+    return stack
 
 
 def main() -> None:
-    ab_main(lambda w, config, target: {v: partial(built, w, config, target, v) for v in ("before", "now")},
-            base="before")
+    before_now_main(patched)
 
 if __name__ == "__main__":
     main()

@@ -328,9 +328,14 @@ def _pack_b_row(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, base, bt, k, jp
             with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
                 b.store(Bp, base + j, ops.b(bt, k, jp * plan.nr + j))
         otherwise()
-        with b.loop("j", plan.nr) as j:
-            col = jp * plan.nr + j
-            b.store(Bp, base + j, E.select(col < ops.N, ops.b(bt, k, E.min_(col, ops.N - 1)), 0.0))
+        _pack_b_row_past_n(b, ops, plan, Bp, base, bt, k, jp)
+
+
+def _pack_b_row_past_n(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, base, bt, k, jp) -> None:
+    """Row k of a panel that reaches past column N: element by element, zero past N."""
+    with b.loop("j", plan.nr) as j:
+        col = jp * plan.nr + j
+        b.store(Bp, base + j, E.select(col < ops.N, ops.b(bt, k, E.min_(col, ops.N - 1)), 0.0))
 
 
 def _pack_a_block(b: IRBuilder, ops, plan: GemmPlan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
