@@ -2,10 +2,12 @@
 wrong one is named), and each other variant gets a ratio per round."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 import compiler_core as cc
-from benchmarks.cpu_ab import ab_main, build_variants, case_workload, interleaved_ratios, summary
+from benchmarks.cpu_ab import ab_main, before_now_main, build_variants, case_workload, interleaved_ratios, summary
 
 
 def test_variants_are_checked_then_timed_in_rounds():
@@ -36,3 +38,28 @@ def test_ab_main_prints_one_line_per_case_against_its_base(capsys, monkeypatch):
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and all(" a/b " in line for line in lines)
     assert seen == [(case_workload(c).key, True) for c in cases]  # each case at its default config
+
+
+def test_before_now_main_builds_the_before_variant_inside_its_patches(capsys, monkeypatch):
+    import benchmarks.cpu_ab as cpu_ab
+
+    monkeypatch.delenv("ISA", raising=False)
+    monkeypatch.setattr(cpu_ab.sys, "argv", ["ab", "elementwise:rows=4,cols=32,expr=x*2"])
+    inside, builds = [False], []
+    real_build = cc.build
+
+    def build(w, config, target):
+        builds.append(inside[0])
+        return real_build(w, config, target)
+
+    @contextlib.contextmanager
+    def patched():
+        inside[0] = True
+        yield
+        inside[0] = False
+
+    monkeypatch.setattr(cpu_ab.cc, "build", build)
+    monkeypatch.setattr(cpu_ab, "interleaved_ratios",
+                        lambda k, i, o, base, **kw: ({"now": [1.0]}, {"before": 1.0, "now": 1.0}))
+    before_now_main(patched)
+    assert builds == [True, False] and " before/now " in capsys.readouterr().out
