@@ -15,6 +15,7 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops import expr_parser
 from compiler_core.ops.elementwise import vector_names
+from compiler_core.schedules.cpu.converted_copy import copy_converted
 from compiler_core.space import Constraint, Knob, Space
 
 TRANSCENDENTAL = ("exp", "log", "tanh", "erf", "sigmoid", "silu", "gelu")  # whose loop is compute-bound
@@ -143,22 +144,11 @@ def _staged(b, tree, ins, out, at, ct, lanes, inner_kind, over_tiles) -> None:
         staged = {n: scope.enter_context(b.allocate(f"s_{n}", "float32", (ct,), S.Scope.LOCAL)) for n in ins}
         result = scope.enter_context(b.allocate("s_Y", "float32", (ct,), S.Scope.LOCAL))
 
-        def convert(dst, dst_at, src, src_at, width, dtype):
-            def loaded(k, n=1):
-                return E.Load(src, tuple(E.as_expr(x) for x in src_at(k)), n)
-
-            whole = width // lanes
-            if whole:
-                with b.loop("cv", whole) as v:
-                    b.store(dst, dst_at(v * lanes), E.cast(f"{dtype}x{lanes}", loaded(v * lanes, lanes)), lanes)
-            for k in range(whole * lanes, width):
-                b.store(dst, dst_at(k), E.cast(dtype, loaded(k)))
-
         def tile(i, j0, width) -> None:
             for n, buf in ins.items():
-                convert(staged[n], lambda k: (k,), buf, lambda k, n=n: at(n, i, j0 + k), width, "float32")
+                copy_converted(b, staged[n], lambda k: (k,), buf, lambda k, n=n: at(n, i, j0 + k), width, lanes)
             with b.loop("ji" if width == ct else "jr", width, inner_kind) as ji:
                 b.store(result, (ji,), expr_parser.to_ir(tree, {n: staged[n][ji] for n in ins}))
-            convert(out, lambda k: (i, j0 + k), result, lambda k: (k,), width, out.dtype)
+            copy_converted(b, out, lambda k: (i, j0 + k), result, lambda k: (k,), width, lanes)
 
         over_tiles(tile)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
+from compiler_core.schedules.cpu.converted_copy import copy_converted, half_source
 from compiler_core.space import Constraint, Knob, Space
 
 VECTOR_REGISTERS = {16: 16, 32: 16, 64: 32}  # by vector width in bytes: SSE and AVX2 have 16, AVX-512 32
@@ -318,12 +319,11 @@ def _pack_b_row(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, base, bt, k, jp
     """Row k of panel jp from `ops.b`, element by element: vectorized where the panel is whole."""
     full = E.IntImm(1, "bool") if ops.N % plan.nr == 0 else jp * plan.nr + plan.nr <= ops.N
     with b.if_else(full) as otherwise:
-        source = _half_load(ops.b(bt, k, jp * plan.nr))
-        if source is not None:  # a half-typed row converts a vector at a time (GCC leaves a loop of casts scalar)
-            with b.loop("jv", plan.nr // plan.lanes) as jv:
-                *outer, col = source.indices  # the row's columns are contiguous: its last index
-                row = E.Load(source.buffer, (*outer, col + jv * plan.lanes), plan.lanes)
-                b.store(Bp, base + jv * plan.lanes, E.cast(f"float32x{plan.lanes}", row), lanes=plan.lanes)
+        source = half_source(ops.b(bt, k, jp * plan.nr))
+        if source is not None:  # a half-typed row: its columns are contiguous, the last index
+            *outer, col = source.indices
+            copy_converted(b, Bp, lambda j: (base + j,), source.buffer, lambda j: (*outer, col + j), plan.nr,
+                           plan.lanes, ("jv", "jt"))
         else:
             with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
                 b.store(Bp, base + j, ops.b(bt, k, jp * plan.nr + j))
@@ -437,25 +437,10 @@ def _round_block(b: IRBuilder, ops, plan: GemmPlan, Ct: S.Buffer, bt, i0, mlen, 
     """The finished float32 block goes to C in C's dtype. float16 a vector at a time (GCC leaves a loop of its
     casts scalar), the row's last nlen % lanes one by one; other types by a loop GCC vectorizes (bfloat16 by
     whole-vector narrowing ran bfloat16 batch_matmul 5x slower on Zen 5, its stall not pinned down, 2026-11-30)."""
-    lanes = plan.lanes
     if ops.c.dtype != "float16":
         with b.loop("ci", mlen) as i, b.loop("cj", nlen, S.ForKind.VECTORIZED) as j:
             b.store(ops.c, ops.c_index(bt, i0 + i, j0 + j), E.cast(ops.c.dtype, Ct[i * plan.nc + j]))
         return
     with b.loop("ci", mlen) as i:
-        whole = nlen // lanes
-        with b.loop("cv", whole) as v:
-            row = E.Load(Ct, (i * plan.nc + v * lanes,), lanes)
-            b.store(ops.c, ops.c_index(bt, i0 + i, j0 + v * lanes), E.cast(f"{ops.c.dtype}x{lanes}", row), lanes=lanes)
-        with b.loop("cj", nlen - whole * lanes) as j:
-            col = whole * lanes + j
-            b.store(ops.c, ops.c_index(bt, i0 + i, j0 + col), E.cast(ops.c.dtype, Ct[i * plan.nc + col]))
-
-
-def _half_load(value: E.Expr) -> E.Load | None:
-    """The load under a float32 cast of one element of a half-typed buffer, else None."""
-    if isinstance(value, E.Cast) and isinstance(value.value, E.Load):
-        load = value.value
-        if E.scalar_of(load.dtype) in ("float16", "bfloat16") and load.lanes == 1:
-            return load
-    return None
+        copy_converted(b, ops.c, lambda j: (ops.c_index(bt, i0 + i, j0 + j),), Ct, lambda j: (i * plan.nc + j,),
+                       nlen, plan.lanes)
