@@ -31,11 +31,16 @@ _V3 = _V2 | {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsav
 HALF_CONVERSIONS = ("f16c", "bits", "cast")  # Target.half_conversion
 
 # Narrowest first. AVX-512 is x86-64-v3 plus AVX-512F (not v4's BW/DQ/VL): every host whose fingerprint says
-# avx512f (its device class's token) runs it, and 16-lane float code needs nothing more.
+# avx512f (its device class's token) runs it, and 16-lane float code needs nothing more. AVX-512 BF16 adds the
+# bfloat16 pair dot product (vdpbf16ps: 32 multiply-adds an instruction, twice an FMA's), which GCC's flag brings
+# with AVX-512BW; every CPU with it (Cooper Lake, Sapphire Rapids and later, Zen 4 and later) has BW.
+_V3_512 = _V3 | {"avx512f"}
 CPU_ISAS = {
     "sse": CpuIsa("sse", "sse", 16, ("-march=x86-64-v2",), _V2),
     "avx2": CpuIsa("avx2", "avx2", 32, ("-march=x86-64-v3",), _V3),
-    "avx512": CpuIsa("avx512", "avx512f", 64, ("-march=x86-64-v3", "-mavx512f"), _V3 | {"avx512f"}),
+    "avx512": CpuIsa("avx512", "avx512f", 64, ("-march=x86-64-v3", "-mavx512f"), _V3_512),
+    "avx512bf16": CpuIsa("avx512bf16", "avx512_bf16", 64, ("-march=x86-64-v3", "-mavx512f", "-mavx512bf16"),
+                         _V3_512 | {"avx512bw", "avx512_bf16"}),
 }
 _BY_SUFFIX = {isa.arch_suffix: isa for isa in CPU_ISAS.values()}
 
@@ -97,6 +102,11 @@ class Target:
         """The x86-64 vector ISA of a C target (from its arch), None for CUDA and other machines."""
         machine, _, suffix = self.arch.rpartition("-")
         return _BY_SUFFIX.get(suffix) if self.kind == "c" and machine == "x86_64" else None
+
+    @property
+    def bf16_dot(self) -> bool:
+        """Whether a C target's ISA has the bfloat16 pair dot product (AVX-512 BF16's vdpbf16ps)."""
+        return self.isa is not None and "avx512_bf16" in self.isa.needs
 
     @property
     def half_conversion(self) -> str:
@@ -198,7 +208,7 @@ def _cpu_flags() -> set[str]:
 
 
 def cpu_target(isa: str | None = None, cores: int | None = None) -> Target:
-    """A C target for `isa` ("sse", "avx2" or "avx512"; None: the widest this host runs), with `cores` OpenMP
+    """A C target for `isa` (a name of CPU_ISAS; None: the widest this host runs), with `cores` OpenMP
     threads (None: the cores this process may use). Off x86-64 the host is `<machine>-sse` with 16-byte vectors
     and its compiler's own flags."""
     if isa is None:

@@ -70,6 +70,9 @@ class CCodegen(CodegenBase):
     def intrin_f16_store(self, address: E.Address, value: E.Expr) -> str:
         return f"tf_f16_store(&{address.buffer.name}[{self.index(address.indices)}], {self.expr(value)})"
 
+    def intrin_bf16_dot(self, acc: E.Expr, pair: E.Expr, pairs: E.Expr) -> str:
+        return f"tf_bf16_dot16({self.expr(acc)}, {self.expr(pair)}, {self.expr(pairs)})"
+
     def expr_Broadcast(self, e: E.Broadcast) -> str:
         # x - 0 is x for every x (-0.0 included), so GCC folds the subtraction and a load's broadcast stays one
         # vbroadcastss; the earlier 0 + x could not fold (-0.0 + 0.0 is +0.0) and cost an add per broadcast,
@@ -134,6 +137,9 @@ class CCodegen(CodegenBase):
         bits_lanes, uses_f16c = self._half_conversions(module)
         self.lines.extend(c_half.f16_helpers(bits_lanes, self.vector_type, self.int16_lanes))
         intrinsics = uses_f16c or bool((bf16_lanes | bits_lanes) & set(self.int16_lanes))
+        if self._calls(module, "bf16_dot"):
+            self.lines.append(c_half.bf16_dot_helper(self.vector_type))
+            intrinsics = True
         vector_calls, scalar_calls = self._math_calls(module)
         self.lines.extend(libm_helpers(scalar_calls | {name for name, _, _ in vector_calls}))
         self.lines.extend(vector_math_helpers(vector_calls, self.vector_type))
@@ -180,6 +186,21 @@ class CCodegen(CodegenBase):
         for func in module.kernels:
             walk(func.body, visit)
         return found
+
+    @staticmethod
+    def _calls(module: S.Module, name: str) -> bool:
+        """Whether the module calls the intrinsic `name`."""
+        from compiler_core.ir.visitor import walk
+
+        found = []
+
+        def visit(node):
+            if isinstance(node, E.Call) and node.name == name:
+                found.append(node)
+
+        for func in module.kernels:
+            walk(func.body, visit)
+        return bool(found)
 
     @staticmethod
     def _bf16_lanes(module: S.Module) -> set:

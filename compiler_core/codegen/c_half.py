@@ -212,3 +212,14 @@ def cast(src: str, dst: str, lanes: int, value: str, dst_type: str, f16c: tuple 
                 return f"tf_{'f16_to_f32' if widening else 'f32_to_f16'}_x{lanes}({value})"
         return f"__builtin_convertvector({value}, {dst_type})"
     return None
+
+
+def bf16_dot_helper(vector_type) -> str:
+    """tf_bf16_dot16(acc, pair, b): acc + the products of one bfloat16 pair (A's two K steps, broadcast) with 16
+    column pairs of b, by AVX-512 BF16's vdpbf16ps (the `bf16_dot` intrinsic of the CPU GEMM's pair microkernel)."""
+    f32, pair, pairs = vector_type("float32", 16), vector_type("bfloat16", 2), vector_type("bfloat16", 32)
+    return (f"static inline {f32} tf_bf16_dot16({f32} acc, {pair} a, {pairs} b) {{\n"
+            "  unsigned int both;\n"
+            "  __builtin_memcpy(&both, &a, sizeof both);\n"
+            f"  return ({f32})_mm512_dpbf16_ps((__m512)acc, (__m512bh)_mm512_set1_epi32((int)both), (__m512bh)b);\n"
+            "}")

@@ -1,7 +1,8 @@
-"""Every CPU op for SSE-only, AVX2 and AVX-512 targets: the default config and a few seeded random valid configs
-are generated and compiled with the target's own flags. Kernels of an ISA this host runs are run and checked
-against the numpy reference; for an ISA it lacks the shared library is built but never loaded (compile-only).
-The same file passes on an AVX2 host (AVX-512 compile-only) and on an AVX-512 host (all three run)."""
+"""Every CPU op for SSE-only, AVX2, AVX-512 and AVX-512 BF16 targets: the default config and a few seeded random
+valid configs are generated and compiled with the target's own flags. Kernels of an ISA this host runs are run and
+checked against the numpy reference; for an ISA it lacks the shared library is built but never loaded (compile-only).
+The same file passes on an AVX2 host (both AVX-512 levels compile-only), on an AVX-512 host without BF16 and on one
+with it (all four run)."""
 from __future__ import annotations
 
 import random
@@ -16,7 +17,7 @@ from compiler_core.runtime.c_runtime import compile_shared_library
 from compiler_core.target import host_isas
 from tests.sweep_cases import SHAPES
 
-ISAS = ("sse", "avx2", "avx512")
+ISAS = ("sse", "avx2", "avx512", "avx512bf16")
 RANDOM_CONFIGS = 2
 # One workload per op and dtype: the sweep's odd-sized shape where it has one (partial tiles and vectors).
 WORKLOADS = [cc.make_workload(op, dict(shapes[1], dtype=dtype)) for (op, dtype), shapes in SHAPES.items()]
@@ -62,7 +63,7 @@ def test_the_flags_are_part_of_the_build_cache_key():
     target = cc.cpu_target(isa="sse", cores=1)
     source = cc.generate(w, cc.default_config(w, target), target)
     libraries = {compile_shared_library(source, march=cc.cpu_target(isa=isa).march_flags) for isa in ISAS}
-    assert len(libraries) == 3
+    assert len(libraries) == len(ISAS)
 
 
 def test_a_kernel_for_an_isa_the_host_lacks_is_refused_not_run():
@@ -78,7 +79,7 @@ def test_a_kernel_for_an_isa_the_host_lacks_is_refused_not_run():
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump not installed")
 def test_the_machine_code_uses_the_targets_registers():
     """The GEMM microkernel of each ISA is compiled to that ISA's registers: xmm only for SSE, ymm for AVX2,
-    zmm for AVX-512 (the flags reach the compiler, whatever the host is)."""
+    zmm for both AVX-512 levels (the flags reach the compiler, whatever the host is)."""
     w = cc.make_workload("matmul", M=64, N=64, K=64)
     widest = {}
     for isa in ISAS:
@@ -88,4 +89,4 @@ def test_the_machine_code_uses_the_targets_registers():
         text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(library)], capture_output=True,
                               text=True, check=True).stdout
         widest[isa] = next((reg for reg in ("zmm", "ymm", "xmm") if f"%{reg}" in text), None)
-    assert widest == {"sse": "xmm", "avx2": "ymm", "avx512": "zmm"}
+    assert widest == {"sse": "xmm", "avx2": "ymm", "avx512": "zmm", "avx512bf16": "zmm"}

@@ -1,5 +1,5 @@
-"""CPU targets for SSE-only, AVX2 and AVX-512: the target's data, the spaces' knob choices, the default configs and
-the vector widths of the generated C follow the ISA named, never the host's (no compiler runs here)."""
+"""CPU targets for SSE-only, AVX2, AVX-512 and AVX-512 BF16: the target's data, the spaces' knob choices, the default
+configs and the vector widths of the generated C follow the ISA named, never the host's (no compiler runs here)."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,7 +14,8 @@ from compiler_core.target import CPU_ISAS, HOST_COMPILER_FLAGS, host_isas, runna
 from tests.space_configs import knob_choices
 from tests.sweep_cases import sweep_workloads
 
-ISAS = {"sse": (16, "x86_64-sse"), "avx2": (32, "x86_64-avx2"), "avx512": (64, "x86_64-avx512f")}
+ISAS = {"sse": (16, "x86_64-sse"), "avx2": (32, "x86_64-avx2"), "avx512": (64, "x86_64-avx512f"),
+        "avx512bf16": (64, "x86_64-avx512_bf16")}
 TARGETS = {isa: cc.cpu_target(isa=isa, cores=2) for isa in ISAS}
 WORKLOADS = sweep_workloads()  # every CPU op and dtype on three shapes
 GEMM_OPS = ("matmul", "batch_matmul", "conv2d")
@@ -23,6 +24,7 @@ V3 = V2 + " avx avx2 bmi1 bmi2 f16c fma abm movbe xsave"
 # /proc/cpuinfo flag lines, abridged, of the CI machines: an AMD EPYC (AVX2) and an Intel Xeon (AVX-512).
 EPYC = "fpu sse sse2 " + V3 + " sha_ni"
 XEON = "fpu sse sse2 " + V3 + " avx512f avx512dq avx512cd avx512bw avx512vl avx512_vnni"
+ZEN4 = XEON + " avx512_bf16"  # and Sapphire Rapids: the bfloat16 pair dot product
 
 
 # ---- the targets -------------------------------------------------------------------------------------------
@@ -41,7 +43,9 @@ def test_the_flags_select_each_isa_and_differ():
     assert TARGETS["sse"].march_flags == ("-march=x86-64-v2",)
     assert TARGETS["avx2"].march_flags == ("-march=x86-64-v3",)
     assert "-mavx512f" in TARGETS["avx512"].march_flags
-    assert len({t.march_flags for t in TARGETS.values()}) == 3
+    assert "-mavx512bf16" in TARGETS["avx512bf16"].march_flags
+    assert len({t.march_flags for t in TARGETS.values()}) == len(ISAS)
+    assert [isa for isa, t in TARGETS.items() if t.bf16_dot] == ["avx512bf16"]
 
 
 def test_unknown_isa_is_refused():
@@ -62,6 +66,8 @@ def test_a_target_rebuilt_from_its_fields_keeps_its_isa():
 def test_which_isas_a_host_runs_comes_from_its_cpuinfo_flags():
     assert runnable_isas(EPYC.split()) == ("sse", "avx2")
     assert runnable_isas(XEON.split()) == ("sse", "avx2", "avx512")
+    assert runnable_isas(ZEN4.split()) == ("sse", "avx2", "avx512", "avx512bf16")
+    assert runnable_isas(ZEN4.replace(" avx512bw", "").split())[-1] == "avx512"  # GCC's BF16 flag brings BW
     assert runnable_isas(("fpu sse sse2 " + V2).split()) == ("sse",)
     assert runnable_isas(EPYC.replace(" fma", "").split()) == ("sse",)  # x86-64-v3 needs FMA too
     assert runnable_isas("fpu sse sse2".split()) == ()
@@ -97,7 +103,7 @@ def test_every_default_config_is_valid_for_its_target(isa):
         config = cc.default_config(w, target)
         assert cc.get_space(w, target).is_valid(config), (key, config)
         if w.op in GEMM_OPS:  # 6 rows, as many vectors as the registers hold: 2 with 16 registers, 4 with 32
-            vectors = {"sse": 2, "avx2": 2, "avx512": 4}[isa]
+            vectors = {"sse": 2, "avx2": 2, "avx512": 4, "avx512bf16": 4}[isa]
             assert (config["mr"], config["nr"]) == (6, vectors * target.vector_lanes_f32), (key, config)
 
 
@@ -128,6 +134,8 @@ def test_default_kernels_use_the_targets_vector_width(isa):
         # (bfloat16's, and float16's without F16C) see them as 16-bit and 32-bit integer lanes of the same count
         half = {("unsigned short", lanes, width // 2), ("unsigned int", lanes, width), ("int", lanes, width)}
         storage = {"float16": {("_Float16", lanes, width // 2), *half}, "bfloat16": half}
+        if target.bf16_dot and w.op in ("matmul", "batch_matmul"):  # the pair microkernel's A pair and B vectors
+            storage["bfloat16"] = {*half, ("unsigned short", 2, 4), ("unsigned short", 32, 64)}
         typedefs -= storage.get(w.dtype, set())
         assert typedefs <= {("float", lanes, width)}, (key, typedefs)
         if w.op not in ("transpose", "elementwise"):  # these leave vectorizing to the compiler (omp simd)
@@ -151,5 +159,5 @@ def test_the_same_config_renders_differently_per_isa():
     w = cc.make_workload("softmax", rows=64, cols=128)
     config = cc.default_config(w, TARGETS["avx2"])
     sources = {isa: cc.generate(w, config, target) for isa, target in TARGETS.items()}
-    assert len(set(sources.values())) == 3
+    assert len(set(sources.values())) == 3  # the two AVX-512 levels differ in their flags, not in this source
     assert "tf_float32x4" in sources["sse"] and "tf_float32x16" in sources["avx512"]

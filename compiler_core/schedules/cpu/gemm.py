@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
+from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.schedules.cpu.converted_copy import copy_converted, half_source
 from compiler_core.space import Constraint, Knob, Space
 
@@ -78,6 +79,7 @@ class GemmPlan:
     order: str
     parallel: str
     threads: int
+    pairs: bool = False  # bfloat16 pair dot products (gemm_bf16_dot) instead of float32 FMAs
 
     @property
     def nv(self) -> int:
@@ -145,6 +147,9 @@ def default_config(target, M: int, N: int, batch: int | None = None) -> dict:
 def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     """Clip the config's blocks to the problem (and to one thread's share of it)."""
     mr, nr, threads = config["mr"], config["nr"], max(1, target.cores)
+    pairs = config.get("dot") == "bf16"
+    if pairs and (ops.b is None or not target.bf16_dot):
+        raise ValueError("dot 'bf16' needs B read element by element and a target with AVX-512 BF16")
     rows, cols = _round_up(ops.M, mr), _round_up(ops.N, nr)
     if config["parallel"] == "m":
         rows = _round_up(-(-ops.M // threads), mr)
@@ -152,7 +157,7 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
         cols = _round_up(-(-ops.N // threads), nr)
     return GemmPlan(mr=mr, nr=nr, lanes=target.vector_lanes_f32, mc=min(config["mc"], rows),
                     nc=min(config["nc"], cols), kc=min(config["kc"], ops.K), pack_a=bool(config["pack_a"]),
-                    order=config["order"], parallel=config["parallel"], threads=threads)
+                    order=config["order"], parallel=config["parallel"], threads=threads, pairs=pairs)
 
 
 # ---- the loop nest -----------------------------------------------------------------------------
@@ -196,13 +201,16 @@ def _b_pack(b: IRBuilder, ops: GemmOperands, plan: GemmPlan):
     """The packed-B buffer, or None where B is read in place."""
     if ops.b_direct is not None:
         return contextlib.nullcontext(None)
+    if plan.pairs:
+        return b.allocate("Bp", "bfloat16", bf16_dot.b_shape(ops, plan), LOCAL)
     return b.allocate("Bp", "float32", _bp_shape(ops, plan), LOCAL)
 
 
 @contextlib.contextmanager
 def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffer | None):
     with contextlib.ExitStack() as stack:
-        Ap = stack.enter_context(b.allocate("Ap", "float32", (plan.mc * plan.kc,), LOCAL)) if plan.pack_a else None
+        dtype, shape = ("bfloat16", bf16_dot.a_shape(plan)) if plan.pairs else ("float32", (plan.mc * plan.kc,))
+        Ap = stack.enter_context(b.allocate("Ap", dtype, shape, LOCAL)) if plan.pack_a else None
         Ct = None
         if ops.c.dtype != "float32":
             Ct = stack.enter_context(b.allocate("Ct", "float32", (plan.mc * plan.nc,), LOCAL))
@@ -263,7 +271,9 @@ def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m
                         b.let("mlen", E.min_(m_len - ic * plan.mc, plan.mc)) as mlen:
                     with b.loop("pc", k_blocks) as pc:
                         klen = _block_len(ops.K, plan.kc, pc)
-                        if bufs.Ap is not None:
+                        if plan.pairs:
+                            bf16_dot.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+                        elif bufs.Ap is not None:
                             _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
                         block = _Block(bt, i0, j0, pc, klen, _cdiv(mlen, plan.mr), _cdiv(nlen, plan.nr))
                         _microtiles(b, ops, plan, bufs, block)
@@ -296,13 +306,20 @@ def _microtiles(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block) 
         outer, inner = inner, outer
     with b.loop(*outer) as o, b.loop(*inner) as i:
         ir, jr = (i, o) if plan.order == "jr_ir" else (o, i)
-        _microkernel(b, ops, plan, bufs, blk, ir, jr)
+        if plan.pairs:
+            write = lambda acc, row0, col0: _write_tile(b, ops, plan, bufs, blk, acc, row0, col0)  # noqa: E731
+            bf16_dot.microkernel(b, ops, plan, bufs.Ap, bufs.Bp, blk, ir, jr, write)
+        else:
+            _microkernel(b, ops, plan, bufs, blk, ir, jr)
 
 
 # ---- packing -----------------------------------------------------------------------------------
 
 def _pack_b_panel(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, bt, jp) -> None:
     """Panel jp of B, every kc block: Bp[kb][jp][p][0:nr], zero past column N."""
+    if plan.pairs:
+        bf16_dot.pack_b_panel(b, ops, plan, Bp, bt, jp, _block_len)
+        return
     _, k_blocks = _panels(ops, plan)
     with b.loop("kb", k_blocks) as kb:
         klen = _block_len(ops.K, plan.kc, kb)

@@ -1,24 +1,29 @@
-"""matmul's and batch_matmul's knob `b_source`: the GEMM builder's B packed into panels, or read where it lies
-(`gemm.GemmOperands.b_direct`). One space, default and operand choice for both templates."""
+"""matmul's and batch_matmul's knobs beyond the GEMM's: `b_source`, the GEMM builder's B packed into panels or read
+where it lies (`gemm.GemmOperands.b_direct`), and bfloat16's `dot` (gemm_bf16_dot). One space, default and operand
+choice for both templates."""
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.space import Constraint, Knob, Space
 
 # B at most this large (bytes, per problem) is read in place by default, by the vector's lanes (else 256 KiB)
 IN_PLACE_B_BYTES = {16: 1 << 20}
 
 
-def space(w, target, b_source_knob: bool = True) -> Space:
-    """The GEMM's space (with the batch split where the workload has a batch) and `b_source`, which reads B in place
-    only where it is float32 and in whole panels: an edge panel would read past B's end. Without `b_source_knob`,
-    the space before that knob (B packed)."""
+def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
+    """The GEMM's space (with the batch split where the workload has a batch), `dot` where the operands are bfloat16
+    and the target has AVX-512 BF16 (gemm_bf16_dot), and `b_source`, which reads B in place only where it is float32
+    and in whole panels: an edge panel would read past B's end. Without `b_source_knob`, the space before that knob
+    (B packed); without `dot_knob`, float32 FMAs."""
     base = gemm.space(target, batch=w.param_dict.get("batch"))
+    dtype, N = w.dtype, w["N"]
+    if dot_knob and bf16_dot.offered(dtype, target):
+        base = base.with_knob(*bf16_dot.knob())
     if not b_source_knob:
         return base
-    dtype, N = w.dtype, w["N"]
     return base.with_knob(
         Knob("b_source", ("packed", "in_place"), "B packed into kc x nr panels, or read where it lies"),
         Constraint(f"b_source 'in_place' needs float32 B ({dtype} here) and N ({N}) a multiple of nr",
@@ -26,8 +31,10 @@ def space(w, target, b_source_knob: bool = True) -> Space:
 
 
 def config_space(w, target, config) -> Space:
-    """A config without `b_source` was stored before the knob: B packed, in the space it came from."""
-    return space(w, target, b_source_knob=not isinstance(config, dict) or "b_source" in config)
+    """A config without `b_source` was stored before the knob: B packed, in the space it came from; one without `dot`
+    (made for a target without AVX-512 BF16, or before the knob) multiplies by float32 FMAs."""
+    known = lambda name: not isinstance(config, dict) or name in config  # noqa: E731
+    return space(w, target, b_source_knob=known("b_source"), dot_knob=known("dot"))
 
 
 def default_config(w, target) -> dict:
@@ -39,7 +46,10 @@ def default_config(w, target) -> dict:
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"))
     eligible = w.dtype == "float32" and N % config["nr"] == 0
     limit = IN_PLACE_B_BYTES.get(target.vector_lanes_f32, 256 << 10)
-    return dict(config, b_source="in_place" if eligible and K * N * 4 <= limit else "packed")
+    config = dict(config, b_source="in_place" if eligible and K * N * 4 <= limit else "packed")
+    if bf16_dot.offered(w.dtype, target):
+        config["dot"] = "bf16"
+    return config
 
 
 def b_operands(config: dict, B, element: Callable, row_start: Callable) -> dict:

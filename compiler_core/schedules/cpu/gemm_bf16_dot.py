@@ -1,0 +1,130 @@
+"""The CPU GEMM's bfloat16 pair dot product: where the ISA has AVX-512 BF16, A and B stay bfloat16, packed as pairs
+of consecutive K steps, and each microkernel instruction (vdpbf16ps) multiplies and adds two K steps of 16 columns
+into float32 accumulators: 32 multiply-adds where an FMA does 16, from panels half the bytes.
+
+Packed layouts (one kc block; a pair's second half is zero past the block's last K step, so an odd K is exact):
+
+    B panel jp:  Bp[kb][jp][p2][j][t] = B[kb*kc + 2*p2 + t][jp*nr + j]     (zero past column N)
+    A panel ir:  Ap[ir][p2][i][t]     = A[i0 + ir*mr + i][k0 + 2*p2 + t]    (zero past row M)
+
+The microkernel broadcasts one A pair (32 bits) per row and reads nr/16 B vectors of 32 bfloat16 per pair step.
+Products of two bfloat16 are exact in float32 and the instruction adds them in order with round-to-nearest, as two
+FMAs would; unlike them it flushes subnormal inputs and results to zero (Intel's definition of VDPBF16PS).
+"""
+from __future__ import annotations
+
+from compiler_core.ir import expr as E
+from compiler_core.ir import stmt as S
+from compiler_core.ir.builder import IRBuilder
+from compiler_core.schedules.cpu.converted_copy import half_source
+from compiler_core.space import Constraint, Knob
+
+DOTS = ("fma", "bf16")  # the knob `dot`: float32 FMAs on converted panels, or bfloat16 pair dot products
+PAIR_LANES = 32  # bfloat16 values in one 512-bit B vector: 16 columns x 2 K steps
+ZERO = E.FloatImm(0.0, "bfloat16")
+
+
+def offered(dtype: str, target) -> bool:
+    """Whether a GEMM of `dtype` operands on `target` gets the `dot` knob."""
+    return dtype == "bfloat16" and target.bf16_dot
+
+
+def knob() -> tuple[Knob, Constraint]:
+    return (Knob("dot", DOTS, "multiply-adds: float32 FMAs on converted panels, or bfloat16 pair dot products "
+                              "(AVX-512 BF16) on bfloat16 panels"),
+            Constraint("dot 'bf16' reads A from its packed pairs: it needs pack_a = 1",
+                       lambda c: c["dot"] == "fma" or c["pack_a"] == 1))
+
+
+def pair_depth(kc: int) -> int:
+    """K steps a packed kc block holds: kc rounded up to whole pairs."""
+    return kc + kc % 2
+
+
+def _pairs(klen) -> E.Expr:
+    return E.binop("//", E.binop("+", klen, 1), 2)
+
+
+def b_shape(ops, plan) -> tuple:
+    n_panels, k_blocks = -(-ops.N // plan.nr), -(-ops.K // plan.kc)
+    return (k_blocks * pair_depth(plan.kc) * n_panels * plan.nr,)
+
+
+def b_offset(ops, plan, kb, klen, jp, p2) -> E.Expr:
+    """Where pair row p2 of panel jp of kc block kb starts in Bp."""
+    n_panels = -(-ops.N // plan.nr)
+    return kb * (pair_depth(plan.kc) * n_panels * plan.nr) + (jp * _pairs(klen) + p2) * (2 * plan.nr)
+
+
+def a_shape(plan) -> tuple:
+    return (plan.mc * pair_depth(plan.kc),)
+
+
+def _bf16(value: E.Expr) -> E.Expr:
+    """The bfloat16 load under an operand's float32 cast."""
+    source = half_source(value)
+    if source is None or source.dtype != "bfloat16":
+        raise ValueError("dot 'bf16' needs bfloat16 operands read element by element")
+    return source
+
+
+def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_len) -> None:
+    """Panel jp of B, every kc block, as pairs of K steps; whole panels of even blocks copy without a test."""
+    k_blocks = -(-ops.K // plan.kc)
+    whole_cols = ops.N % plan.nr == 0
+    with b.loop("kb", k_blocks) as kb:
+        klen = block_len(ops.K, plan.kc, kb)
+        with b.loop("kp", _pairs(klen)) as p2:
+            base = b_offset(ops, plan, kb, klen, jp, p2)
+            with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
+                col = jp * plan.nr + j
+                for t in (0, 1):
+                    k = kb * plan.kc + 2 * p2 + t
+                    inside = E.IntImm(1, "bool") if ops.K % 2 == 0 else 2 * p2 + t < klen
+                    if ops.K % 2:
+                        k = E.min_(k, ops.K - 1)
+                    if not whole_cols:
+                        inside = col < ops.N if ops.K % 2 == 0 else inside & (col < ops.N)
+                        col = E.min_(col, ops.N - 1)
+                    b.store(Bp, base + 2 * j + t, E.select(inside, _bf16(ops.b(bt, k, col)), ZERO))
+
+
+def pack_a_block(b: IRBuilder, ops, plan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
+    """Rows i0..i0+mlen of A, K steps k0..k0+klen, as pairs: Ap[ir][p2][i][t], zero past row M and past klen."""
+    half = pair_depth(plan.kc) // 2
+    with b.loop("pir", E.binop("//", E.binop("+", mlen, plan.mr - 1), plan.mr)) as ir:
+        with b.loop("pi", plan.mr, S.ForKind.UNROLLED) as i:
+            row = i0 + ir * plan.mr + i
+            with b.loop("pk", _pairs(klen)) as p2:
+                at = lambda t: ((ir * half + p2) * plan.mr + i) * 2 + t  # noqa: E731
+                with b.if_else(row < ops.M) as otherwise:
+                    for t in (0, 1):
+                        k = 2 * p2 + t
+                        if ops.K % 2 == 0:
+                            b.store(Ap, at(t), _bf16(ops.a(bt, row, k0 + k)))
+                        else:
+                            value = _bf16(ops.a(bt, row, k0 + E.min_(k, klen - 1)))
+                            b.store(Ap, at(t), E.select(k < klen, value, ZERO))
+                    otherwise()
+                    for t in (0, 1):
+                        b.store(Ap, at(t), ZERO)
+
+
+def microkernel(b: IRBuilder, ops, plan, Ap: S.Buffer, Bp: S.Buffer, blk, ir, jr, write_tile) -> None:
+    """acc[mr x nr] = A panel ir . B panel jr over the block's pairs, then `write_tile(acc, row0, col0)`."""
+    lanes, nv, mr, nr = plan.lanes, plan.nv, plan.mr, plan.nr
+    half = pair_depth(plan.kc) // 2
+    b_base = b_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
+    with b.allocate("acc", f"float32x{lanes}", (mr * nv,), S.Scope.LOCAL) as acc, \
+            b.allocate("bv", f"bfloat16x{PAIR_LANES}", (nv,), S.Scope.LOCAL) as bv:
+        for k in range(mr * nv):
+            b.store(acc, k, E.Broadcast(E.FloatImm(0.0), lanes))
+        with b.loop("p2", _pairs(blk.klen)) as p2:
+            for v in range(nv):
+                b.store(bv, v, E.Load(Bp, (b_base + p2 * (2 * nr) + v * PAIR_LANES,), PAIR_LANES))
+            for i in range(mr):
+                pair = E.Load(Ap, (((ir * half + p2) * mr + i) * 2,), 2)
+                for v in range(nv):
+                    acc_v = acc[i * nv + v]
+                    b.store(acc, i * nv + v, E.call("bf16_dot", acc_v, pair, bv[v], dtype=f"float32x{lanes}"))
+        write_tile(acc, blk.i0 + ir * mr, blk.j0 + jr * nr)

@@ -1,0 +1,133 @@
+"""The CPU GEMM's bfloat16 pair dot products (gemm_bf16_dot): the `dot` knob exists exactly for bfloat16 matmul and
+batch_matmul on an AVX-512 BF16 target; its kernels compile on any host and, where the host has AVX-512 BF16, run
+correct on ragged shapes (odd K, K past one block, M and N off the tile), against the float64 reference and the
+FMA path."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import compiler_core as cc
+from compiler_core.runtime.c_runtime import compile_shared_library
+from compiler_core.schedules import template_for
+from compiler_core.schedules.cpu import gemm
+from compiler_core.target import host_isas
+from tests.space_configs import knob_choices
+
+BF16 = cc.cpu_target(isa="avx512bf16", cores=2)
+AVX512 = cc.cpu_target(isa="avx512", cores=2)
+runs_here = pytest.mark.skipif("avx512bf16" not in host_isas(), reason="this CPU lacks AVX-512 BF16")
+
+
+def _knobs(space) -> list[str]:
+    return [k.name for k in space.knobs]
+
+
+def _matmul(dtype="bfloat16", **shape):
+    return cc.make_workload("matmul", dict({"M": 67, "N": 131, "K": 45}, **shape, dtype=dtype))
+
+
+# ---- the space -------------------------------------------------------------------------------------------------
+
+def test_the_knob_is_offered_for_bfloat16_gemms_on_a_bf16_target_only():
+    batched = cc.make_workload("batch_matmul", batch=2, M=16, N=32, K=8, dtype="bfloat16")
+    assert knob_choices(cc.get_space(_matmul(), BF16), "dot") == ("fma", "bf16")
+    assert knob_choices(cc.get_space(batched, BF16), "dot") == ("fma", "bf16")
+    for w, target in ((_matmul(), AVX512), (_matmul(dtype="float32"), BF16), (_matmul(dtype="float16"), BF16)):
+        assert "dot" not in _knobs(cc.get_space(w, target)), (w.key, target.arch)
+    conv = cc.make_workload("conv2d", N=1, C=8, H=8, W=8, K=8, R=3, S=3, pad=1, dtype="bfloat16")
+    assert "dot" not in _knobs(cc.get_space(conv, BF16))  # its B is packed by rows of the image (b_row)
+
+
+def test_the_default_uses_the_pairs_and_the_pairs_need_packed_a():
+    w = _matmul()
+    config = cc.default_config(w, BF16)
+    assert config["dot"] == "bf16" and cc.get_space(w, BF16).is_valid(config)
+    violations = cc.get_space(w, BF16).violations(dict(config, pack_a=0))
+    assert any("pack_a" in v for v in violations), violations
+    assert "dot" not in cc.default_config(w, AVX512)
+
+
+def test_a_config_without_the_knob_keeps_its_space_and_multiplies_by_fmas():
+    """A config tuned for an AVX-512 host without BF16 (or transferred from one) stays valid here."""
+    w = _matmul()
+    old = cc.default_config(w, AVX512)
+    space = template_for("matmul", "c", "tuned").config_space(w, BF16, old)
+    assert space.is_valid(old) and "dot" not in _knobs(space)
+    assert "_mm512_dpbf16_ps" not in cc.generate(w, old, BF16)
+
+
+def test_pairs_are_refused_where_the_target_lacks_them():
+    w = _matmul()
+    with pytest.raises(ValueError, match=r"unknown knob\(s\) dot"):
+        cc.generate(w, dict(cc.default_config(w, AVX512), dot="bf16"), AVX512)
+    with pytest.raises(ValueError, match="AVX-512 BF16"):  # the builder's own check, under the space's
+        gemm.make_plan(gemm.GemmOperands(M=4, N=4, K=4, batch=1, a=None, b=None, c=None, c_index=None,
+                                         b_direct=(None, None)), dict(cc.default_config(w, AVX512), dot="bf16"),
+                       AVX512)
+
+
+# ---- the kernels -----------------------------------------------------------------------------------------------
+
+def _pair_configs(w, count: int, seed: int) -> list[dict]:
+    space = cc.get_space(w, BF16)
+    configs = [c for c in space.sample(random.Random(seed), 4 * count) if c["dot"] == "bf16"][:count]
+    return [cc.default_config(w, BF16), *configs]
+
+
+def test_the_pair_kernels_compile_with_the_targets_flags():
+    w = _matmul()
+    for config in _pair_configs(w, 2, seed=1):
+        source = cc.generate(w, config, BF16)
+        assert "_mm512_dpbf16_ps" in source and "tf_bfloat16x32" in source
+        assert compile_shared_library(source, march=BF16.march_flags).stat().st_size > 0
+
+
+SHAPES = [  # odd K (a half pair), K < kc, K over several blocks with an odd last one, M and N off the tile
+    ("matmul", {"M": 67, "N": 131, "K": 45}),
+    ("matmul", {"M": 1, "N": 1, "K": 1}),
+    ("matmul", {"M": 96, "N": 64, "K": 513}),
+    ("matmul", {"M": 33, "N": 200, "K": 300}),
+    ("batch_matmul", {"batch": 3, "M": 17, "N": 48, "K": 31}),
+    ("batch_matmul", {"batch": 4, "M": 64, "N": 40, "K": 130}),
+]
+
+
+@runs_here
+@pytest.mark.parametrize("op, shape", SHAPES, ids=lambda v: str(v))
+def test_pair_kernels_match_the_reference_and_the_fma_path(op, shape):
+    w = cc.make_workload(op, dict(shape, dtype="bfloat16"))
+    inputs = cc.random_inputs(w, seed=5)
+    expected = cc.expect(w, inputs)
+    fma = cc.build(w, dict(cc.default_config(w, BF16), dot="fma"), BF16).run(*inputs)[0].astype(np.float32)
+    for config in _pair_configs(w, 3, seed=len(str(shape))):
+        out = cc.build(w, config, BF16).run(*inputs)
+        result = cc.verify(w, out, expected)
+        assert result.ok, (config, result.message)
+        # both accumulate the same exact products in float32; only the order of two adds and the final rounding
+        # to bfloat16 can differ: one bfloat16 step (2^-8 relative) at most
+        got = out[0].astype(np.float32)
+        assert np.all(np.abs(got - fma) <= 2.0 ** -7 * np.maximum(np.abs(fma), 1e-3)), config
+
+
+@runs_here
+def test_every_microkernel_shape_and_order_runs_correct():
+    w = _matmul(M=29, N=77, K=37)
+    inputs = cc.random_inputs(w, seed=9)
+    expected = cc.expect(w, inputs)
+    space = cc.get_space(w, BF16)
+    base = cc.default_config(w, BF16)
+    lanes = BF16.vector_lanes_f32
+    for mr in gemm.MR_CHOICES:
+        for nr in knob_choices(space, "nr"):
+            for order in ("jr_ir", "ir_jr"):
+                mc = next(m for m in knob_choices(space, "mc") if m % mr == 0)
+                nc = next(n for n in knob_choices(space, "nc") if n % nr == 0)
+                config = dict(base, mr=mr, nr=nr, order=order, mc=mc, nc=nc, kc=32)
+                if not space.is_valid(config):
+                    assert gemm._registers_needed(mr, nr // lanes) > gemm.VECTOR_REGISTERS[64], config
+                    continue
+                result = cc.verify(w, cc.build(w, config, BF16).run(*inputs), expected)
+                assert result.ok, (config, result.message)
