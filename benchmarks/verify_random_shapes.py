@@ -137,8 +137,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scale", type=int, default=0, help="work bound (default: 96 on cpu, 512 on cuda)")
     p.add_argument("--ops", default=",".join(cc.OPS), help="comma-separated ops")
-    p.add_argument("--isa", help="cpu: build for this x86 ISA (sse, avx2, avx512) instead of the host's; the host "
-                   "must run it")
+    p.add_argument("--isa", help="cpu: build for this x86 ISA (a name of CPU_ISAS: sse, avx2, avx512, avx512bf16) "
+                   "instead of the host's; the host must run it")
     p.add_argument("--out", help="write the failing runs here as JSON")
     args = p.parse_args(argv)
     ops = [o for o in args.ops.split(",") if o]

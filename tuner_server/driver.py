@@ -147,7 +147,7 @@ class JobDriver:
         with self._tick_lock:
             if self._sweep_due(now):
                 self._guarded("sweep", self._sweep, now, summary)
-            open_jobs, active = self._guarded("scan", self._scan) or ([], {})
+            open_jobs, active = self._guarded("scan", self._scan, now) or ([], {})
             for job_id in open_jobs:
                 self._guarded("job", self._drive_job, job_id, active, now, summary)
             for job_id in set(self._plans) - set(open_jobs):
@@ -206,10 +206,12 @@ class JobDriver:
         if lost_agents:
             log.warning("agents lost (silent for %.0f s): %s", self._settings.agent_lost_after_s, lost_agents)
 
-    def _scan(self) -> tuple[list[str], dict[str, int]]:
-        """(ids of open jobs, highest priority first; active agents per device class)."""
+    def _scan(self, now: datetime) -> tuple[list[str], dict[str, int]]:
+        """(ids of open jobs, highest priority first; agents per device class active and heard from within the
+        silence window at `now`)."""
+        heard_since = silent_since(now, self._settings.agent_lost_after_s)
         with self._read_engine.connect() as c:
-            return pass_reads.open_job_ids(c, limit=MAX_OPEN_JOBS), pass_reads.active_agents_by_class(c)
+            return pass_reads.open_job_ids(c, limit=MAX_OPEN_JOBS), pass_reads.active_agents_by_class(c, heard_since)
 
     def _drive_job(self, job_id: str, active: Mapping[str, int], now: datetime, summary: TickSummary) -> None:
         """Read the job (short transaction), search outside any transaction (a model-guided proposal may take a

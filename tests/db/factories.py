@@ -24,7 +24,8 @@ def at(seconds: float) -> datetime:
 
 def cpu_fingerprint(cores: int = 2, isa=("sse4_2", "avx2", "fma")) -> dict:
     """A CPU agent's fingerprint, with the target an agent of that ISA and core count registers."""
-    widest = "avx512" if "avx512f" in isa else "avx2" if "avx2" in isa else "sse"
+    widest = "avx512bf16" if "avx512_bf16" in isa else "avx512" if "avx512f" in isa else \
+        "avx2" if "avx2" in isa else "sse"
     return {"kind": "cpu", "model": "AMD EPYC 7B13", "arch": "x86_64", "isa_flags": list(isa),
             "compute_units": cores, "memory_bytes": 8 << 30,
             "target": cc.cpu_target(isa=widest, cores=cores).to_dict()}

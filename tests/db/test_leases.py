@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import select
@@ -113,9 +114,9 @@ def test_heartbeat_extends_held_leases_and_names_cancelled_ones(session):
 
 
 def test_active_agents_are_counted_per_device_class(session):
-    def active():  # over the session's connection, as the driver reads (a Connection does not autoflush)
+    def active(seconds=42.0):  # over the session's connection, as the driver reads (a Connection does not autoflush)
         session.flush()
-        return pass_reads.active_agents_by_class(session.connection())
+        return pass_reads.active_agents_by_class(session.connection(), at(seconds) - timedelta(seconds=30))
 
     quiet, _ = agent(session, "quiet"), agent(session, "chatty")
     agent(session, "gpu", fingerprint=cuda_fingerprint())
@@ -126,6 +127,7 @@ def test_active_agents_are_counted_per_device_class(session):
     gpu = agent(session, "gpu2", fingerprint=cuda_fingerprint(), now=at(42))
     assert active() == {quiet.device_class: 1, gpu.device_class: 1}
     assert {a.device_class: 1 for a in repo.list_agents(session=session, status="active")} == active()
+    assert active(71.5) == {gpu.device_class: 1}  # 30 s on, quiet's last word (41) is too old, gpu2's (42) not
 
 
 def test_silent_agents_are_marked_lost_and_their_leases_requeued(session):

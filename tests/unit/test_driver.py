@@ -194,6 +194,23 @@ def test_a_kind_selector_waits_for_an_agent_then_pins_its_class(sessions, settin
     assert job_state(sessions, job_id)[0].device_class == CPU_CLASS
 
 
+def test_an_agent_of_an_earlier_run_does_not_draw_a_kind_selector_to_its_class(sessions, settings):
+    """A farm restarted on a host whose device class changed (an ISA level added): its old agent is still 'active'
+    in the database during the restarted driver's grace window, silent for hours. A job submitted before the new
+    agent registers waits for it instead of pinning the old class, which no agent will ever lease for again."""
+    with session_scope(sessions) as s:
+        wider = dict(CPU, isa_flags=["avx2", "fma", "avx512f"], target=cc.cpu_target(isa="avx512", cores=2).to_dict())
+        stale = repo.register_agent(wider, "before-the-upgrade", "cg0", session=s, now=at(-7200)).agent
+    job_id = new_job(sessions)
+    driver = JobDriver(sessions, settings)
+    assert driver.tick(at(1)).enqueued == 0 and job_state(sessions, job_id)[0].device_class is None
+    live = new_agent(sessions, now=at(2))
+    assert driver.tick(at(2)).enqueued == 8
+    assert job_state(sessions, job_id)[0].device_class == CPU_CLASS != stale.device_class
+    with session_scope(sessions) as s:  # within the grace window: neither is marked lost yet
+        assert {a.id for a in repo.list_agents(session=s, status="active")} == {stale.id, live}
+
+
 def test_expired_leases_and_silent_agents_are_swept(sessions, settings):
     agent = new_agent(sessions)
     job_id = new_job(sessions, budget=10)
@@ -234,7 +251,7 @@ def test_the_drivers_reads_do_not_wait_for_the_sqlite_write_lock(sessions, setti
     holder.execute("BEGIN IMMEDIATE")  # another process writing (its busy timeout would hold a writer 30 s)
     try:
         start = time.monotonic()
-        jobs, active = driver._scan()
+        jobs, active = driver._scan(at(1))
         view = driver._read(job_id, active)
         waited_s = time.monotonic() - start
     finally:

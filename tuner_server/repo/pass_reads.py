@@ -20,7 +20,8 @@ _tasks = Task.__table__
 
 _OPEN_JOBS = (select(_jobs.c.id).where(_jobs.c.state.in_(JOB_OPEN_STATES))
               .order_by(_jobs.c.priority.desc(), _jobs.c.created_at, _jobs.c.id).limit(bindparam("limit")))
-_ACTIVE_AGENTS = (select(_agents.c.device_class, func.count()).where(_agents.c.status == "active")
+_ACTIVE_AGENTS = (select(_agents.c.device_class, func.count())
+                  .where(_agents.c.status == "active", _agents.c.last_heartbeat >= bindparam("heard_since"))
                   .group_by(_agents.c.device_class))
 _JOB = (select(_jobs.c.id, _jobs.c.state, _jobs.c.phase, _jobs.c.seed, _jobs.c.device_selector, _jobs.c.device_class,
                _jobs.c.strategy, _jobs.c.strategy_options, _jobs.c.trial_budget,
@@ -40,9 +41,11 @@ def open_job_ids(connection: Connection, *, limit: int) -> list[str]:
     return list(connection.execute(_OPEN_JOBS, {"limit": limit}).scalars())
 
 
-def active_agents_by_class(connection: Connection) -> dict[str, int]:
-    """Active agents per device class, counted by the database."""
-    return dict(connection.execute(_ACTIVE_AGENTS).tuples().all())
+def active_agents_by_class(connection: Connection, heard_since: datetime) -> dict[str, int]:
+    """Active agents heard from since `heard_since` per device class, counted by the database. An agent's status
+    alone is not enough: for a silence window after a tuner starts, no agent is marked lost (the driver's grace),
+    and an agent of an earlier run of the farm, silent for hours, must not draw a job to its device class."""
+    return dict(connection.execute(_ACTIVE_AGENTS, {"heard_since": heard_since}).tuples().all())
 
 
 def job_state_counts(connection: Connection) -> dict[str, int]:
