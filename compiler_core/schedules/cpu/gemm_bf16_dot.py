@@ -69,7 +69,7 @@ def _bf16(value: E.Expr) -> E.Expr:
 
 
 def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_len) -> None:
-    """Panel jp of B, every kc block, as pairs of K steps; whole panels of even blocks copy without a test."""
+    """Panel jp of B, every kc block, as pairs of K steps; whole panels of even K copy without a test."""
     k_blocks = -(-ops.K // plan.kc)
     whole_cols = ops.N % plan.nr == 0
     with b.loop("kb", k_blocks) as kb:
@@ -78,15 +78,16 @@ def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_len) -> No
             base = b_offset(ops, plan, kb, klen, jp, p2)
             with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
                 col = jp * plan.nr + j
+                col_in = E.IntImm(1, "bool") if whole_cols else col < ops.N
+                read_col = col if whole_cols else E.min_(col, ops.N - 1)
                 for t in (0, 1):
                     k = kb * plan.kc + 2 * p2 + t
-                    inside = E.IntImm(1, "bool") if ops.K % 2 == 0 else 2 * p2 + t < klen
-                    if ops.K % 2:
+                    if ops.K % 2:  # the last pair of an odd K is half zero
+                        inside = (2 * p2 + t < klen) if whole_cols else (2 * p2 + t < klen) & col_in
                         k = E.min_(k, ops.K - 1)
-                    if not whole_cols:
-                        inside = col < ops.N if ops.K % 2 == 0 else inside & (col < ops.N)
-                        col = E.min_(col, ops.N - 1)
-                    b.store(Bp, base + 2 * j + t, E.select(inside, _bf16(ops.b(bt, k, col)), ZERO))
+                    else:
+                        inside = col_in
+                    b.store(Bp, base + 2 * j + t, E.select(inside, _bf16(ops.b(bt, k, read_col)), ZERO))
 
 
 def pack_a_block(b: IRBuilder, ops, plan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
