@@ -1,5 +1,6 @@
-"""matmul's and batch_matmul's B read where it lies (b_source 'in_place', schedules/cpu/gemm_b_source.py): its rule,
-its default, the stored configs before it, and planted bugs in its generated C that verification must catch."""
+"""matmul's and batch_matmul's B read where it lies (b_source 'in_place', schedules/cpu/gemm_b_source.py): its rules,
+its defaults (a small B, or few rows of A), half-typed B widened as it is loaded, the stored configs before it, and
+planted bugs in its generated C that verification must catch."""
 from __future__ import annotations
 
 import re
@@ -7,6 +8,7 @@ import re
 import pytest
 
 import compiler_core as cc
+from compiler_core.schedules.cpu import gemm_b_source
 from tests.c_source_mutants import catching_input_sets
 
 TARGET = cc.cpu_target(cores=2)
@@ -28,13 +30,32 @@ def test_a_planted_bug_fails(mutant):
     assert catching_input_sets(w, kernel, edit, seed=5), f"{mutant} passed every input set"
 
 
-def test_in_place_needs_float32_and_whole_panels():
+def test_in_place_needs_whole_panels():
     ragged = cc.make_workload("matmul", dict(M=8, N=131, K=8))
-    half = cc.make_workload("matmul", dict(M=8, N=192, K=8, dtype="float16"))
-    for w in (ragged, half):
-        assert cc.default_config(w, TARGET)["b_source"] == "packed"
-        with pytest.raises(cc.ConfigError, match="b_source 'in_place' needs float32 B"):
-            cc.lower(w, dict(cc.default_config(w, TARGET), b_source="in_place"), TARGET)
+    assert cc.default_config(ragged, TARGET)["b_source"] == "packed"
+    with pytest.raises(cc.ConfigError, match=r"b_source 'in_place' needs N \(131\) a multiple of nr"):
+        cc.lower(ragged, dict(cc.default_config(ragged, TARGET), b_source="in_place"), TARGET)
+
+
+def test_bfloat16_pairs_need_b_packed():
+    target = cc.cpu_target(isa="avx512bf16", cores=2)
+    w = cc.make_workload("matmul", dict(M=64, N=192, K=8, dtype="bfloat16"))
+    with pytest.raises(cc.ConfigError, match="dot 'bf16' packs B into pairs"):
+        cc.lower(w, dict(cc.default_config(w, target), b_source="in_place", dot="bf16"), target)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op, shape", [("matmul", dict(M=5, N=192, K=37)), ("batch_matmul", dict(batch=3, M=17, N=64,
+                                                                                                      K=70))])
+def test_a_half_b_read_in_place_is_widened_as_it_is_loaded(op, shape, dtype):
+    w = cc.make_workload(op, dict(shape, dtype=dtype))
+    config = dict(cc.default_config(w, TARGET), b_source="in_place")
+    if "dot" in config:
+        config["dot"] = "fma"
+    kernel = cc.build(w, config, TARGET)
+    for inputs in cc.input_sets(w, seed=2):
+        result = cc.verify(w, kernel.run(*inputs.arrays), cc.expect(w, inputs.arrays))
+        assert result.ok, (inputs.name, result.message)
 
 
 def test_the_default_reads_b_in_place_while_it_is_small_for_the_vector_width():
@@ -44,6 +65,22 @@ def test_the_default_reads_b_in_place_while_it_is_small_for_the_vector_width():
     assert [source("avx512", n) for n in (64, 512, 1024)] == ["in_place", "in_place", "packed"]  # B <= 1 MiB
     assert [source("avx2", n) for n in (64, 256, 512)] == ["in_place", "in_place", "packed"]  # B <= 256 KiB
     assert [source("sse", n) for n in (64, 256, 512)] == ["in_place", "in_place", "packed"]
+
+
+@pytest.mark.parametrize("isa", ["sse", "avx2", "avx512", "avx512bf16"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_the_default_reads_b_in_place_for_few_rows_of_a_whatever_its_size(isa, dtype):
+    """A 2048 x 2048 B is past every ISA's size rule: with a few rows of A, packing it would not pay."""
+    target = cc.cpu_target(isa=isa)
+    few = gemm_b_source.PAIRS_SMALL_M_ROWS if target.bf16_dot and dtype == "bfloat16" else \
+        gemm_b_source.SMALL_M_ROWS[target.vector_lanes_f32]
+
+    def default(m: int) -> dict:
+        return cc.default_config(cc.make_workload("matmul", dict(M=m, N=2048, K=2048, dtype=dtype)), target)
+
+    assert [default(m)["b_source"] for m in (1, few, few + 1)] == ["in_place", "in_place", "packed"]
+    if "dot" in default(1):  # pairs need B packed: few rows multiply by FMAs on B in place
+        assert [default(m)["dot"] for m in (1, few + 1)] == ["fma", "bf16"]
 
 
 def test_a_config_stored_before_the_knob_builds_the_packed_kernel():

@@ -50,9 +50,10 @@ class GemmOperands:
     from it); `b_row`, which packs one row of a B panel itself, `b_row(ib, Bp, base, bt, k, col0, nr)`: it stores
     Bp[base + j] for j < nr, B's value at column col0 + j below N and 0 past it (conv2d's im2col uses it to copy
     runs of the image row by row instead of decoding every element's tap and pixel); or `b_direct`, (buffer,
-    row_start), B read in place and never packed: B[bt, k, j] = buffer[row_start(bt, k) + j], a float32 buffer
-    that holds nr - 1 readable elements past every row's column N - 1 (edge tiles read them; what they compute
-    there is never stored). conv2d's padded-image path reads its shifted image rows this way.
+    row_start), B read in place and never packed: B[bt, k, j] = buffer[row_start(bt, k) + j], a float32 buffer (or a
+    half-typed one, widened as it is loaded) that holds nr - 1 readable elements past every row's column N - 1 (edge
+    tiles read them; what they compute there is never stored). conv2d's padded-image path reads its shifted image
+    rows this way.
     """
     M: int
     N: int
@@ -390,7 +391,8 @@ def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block,
         def b_vector(p, v: int) -> E.Expr:
             if bufs.Bp is None:
                 src, row_start = ops.b_direct
-                return E.Load(src, (row_start(blk.bt, k0 + p) + blk.j0 + jr * nr + v * lanes,), lanes)
+                loaded = E.Load(src, (row_start(blk.bt, k0 + p) + blk.j0 + jr * nr + v * lanes,), lanes)
+                return loaded if src.dtype == "float32" else E.cast(vec, loaded)
             return E.Load(bufs.Bp, (b_base + p * nr + v * lanes,), lanes)
 
         def step(p) -> None:

@@ -9,14 +9,25 @@ from compiler_core.schedules.cpu import gemm
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.space import Constraint, Knob, Space
 
-# B at most this large (bytes, per problem) is read in place by default, by the vector's lanes (else 256 KiB)
+# A float32 B at most this large (bytes, per problem) is read in place by default, by the vector's lanes (else
+# 256 KiB): packed / in place on one host, 9 shapes per ISA (benchmarks/results/2026-11-30-cpu-gemm-b-in-place/):
+# AVX-512 1.13-1.31x with B up to 1 MiB, 0.96-0.98x at 2-4 MiB; AVX2 1.02-1.09x up to 256 KiB, 0.65-0.97x from 1 MiB;
+# SSE 1.06-1.29x up to 256 KiB.
 IN_PLACE_B_BYTES = {16: 1 << 20}
+# With at most this many rows of A (by the vector's lanes; else 16), B is read in place whatever its size: packing it
+# is a pass over all of B that few row tiles reuse. Packed / in place, float32, N = K = 1024-4096
+# (benchmarks/results/2026-11-30-cpu-gemm-few-rows/): AVX-512 2.0-10.9x up to 32 rows, 1.04-1.36x at 256, 0.93-0.97x
+# at 1024; AVX2 2.3-6.9x at 1-4 rows, 1.2-1.5x at 16, 0.92x at 64; SSE 2.5x at 4, 1.04-1.39x at 16-32.
+SMALL_M_ROWS = {16: 256, 8: 16, 4: 16}
+# ... and with bfloat16 pairs on offer (which need B packed), at most this many: FMAs on B in place / pairs on packed
+# B, AVX-512 BF16: 10.7x at 1 row and 5.5x at 16 (B 4096 x 4096), 0.72x at 64 and 0.54x at 256 (2048 x 2048).
+PAIRS_SMALL_M_ROWS = 16
 
 
 def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
     """The GEMM's space (with the batch split where the workload has a batch), `dot` where the operands are bfloat16
-    and the target has AVX-512 BF16 (gemm_bf16_dot), and `b_source`, which reads B in place only where it is float32
-    and in whole panels: an edge panel would read past B's end. Without `b_source_knob`, the space before that knob
+    and the target has AVX-512 BF16 (gemm_bf16_dot), and `b_source`, which reads B in place only in whole panels (an
+    edge panel would read past B's end) and not as bfloat16 pairs. Without `b_source_knob`, the space before that knob
     (B packed); without `dot_knob`, float32 FMAs."""
     base = gemm.space(target, batch=w.param_dict.get("batch"))
     dtype, N = w.dtype, w["N"]
@@ -25,9 +36,12 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     if not b_source_knob:
         return base
     return base.with_knob(
-        Knob("b_source", ("packed", "in_place"), "B packed into kc x nr panels, or read where it lies"),
-        Constraint(f"b_source 'in_place' needs float32 B ({dtype} here) and N ({N}) a multiple of nr",
-                   lambda c: c["b_source"] == "packed" or (dtype == "float32" and N % c["nr"] == 0)))
+        Knob("b_source", ("packed", "in_place"), "B packed into kc x nr panels, or read where it lies (a half type "
+                                                 "widened as it is loaded)"),
+        Constraint(f"b_source 'in_place' needs N ({N}) a multiple of nr",
+                   lambda c: c["b_source"] == "packed" or N % c["nr"] == 0),
+        Constraint("dot 'bf16' packs B into pairs of K steps: it needs b_source 'packed'",
+                   lambda c: c.get("dot", "fma") == "fma" or c["b_source"] == "packed"))
 
 
 def config_space(w, target, config) -> Space:
@@ -38,17 +52,20 @@ def config_space(w, target, config) -> Space:
 
 
 def default_config(w, target) -> dict:
-    """The GEMM's default, B read in place where it may be and is small enough to stay in cache across the row
-    blocks (IN_PLACE_B_BYTES): packed / in place on one host, 9 shapes per ISA
-    (benchmarks/results/2026-11-30-cpu-gemm-b-in-place/): AVX-512 1.13-1.31x with B up to 1 MiB, 0.96-0.98x at
-    2-4 MiB; AVX2 1.02-1.09x up to 256 KiB, 0.65-0.97x from 1 MiB; SSE 1.06-1.29x up to 256 KiB."""
+    """The GEMM's default: B read in place where it may be and either packing it would not pay (few rows of A:
+    SMALL_M_ROWS) or a float32 B is small enough to stay in cache across the row blocks (IN_PLACE_B_BYTES); packed
+    otherwise, and as bfloat16 pairs where the target multiplies them (gemm_bf16_dot) and A has more rows than
+    PAIRS_SMALL_M_ROWS."""
     M, N, K = w["M"], w["N"], w["K"]
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"))
-    eligible = w.dtype == "float32" and N % config["nr"] == 0
-    limit = IN_PLACE_B_BYTES.get(target.vector_lanes_f32, 256 << 10)
-    config = dict(config, b_source="in_place" if eligible and K * N * 4 <= limit else "packed")
-    if bf16_dot.offered(w.dtype, target):
-        config["dot"] = "bf16"
+    lanes = target.vector_lanes_f32
+    pairs = bf16_dot.offered(w.dtype, target)
+    few_rows = M <= (PAIRS_SMALL_M_ROWS if pairs else SMALL_M_ROWS.get(lanes, 16))
+    small_b = w.dtype == "float32" and K * N * 4 <= IN_PLACE_B_BYTES.get(lanes, 256 << 10)
+    in_place = N % config["nr"] == 0 and (few_rows or small_b)
+    config = dict(config, b_source="in_place" if in_place else "packed")
+    if pairs:
+        config["dot"] = "fma" if in_place else "bf16"
     return config
 
 
