@@ -9,6 +9,10 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 
 HEAP_THRESHOLD_BYTES = 32 * 1024  # larger local buffers (packed panels) go on the heap, not the stack
+# Heap buffers this large are 2 MiB-aligned and marked for transparent huge pages. Past glibc's largest mmap threshold
+# (32 MiB) every call maps fresh pages, and a 4 KiB page fault each cost a 1 x 4096 x 4096 float32 matmul with B
+# packed 20 of its 22 ms (benchmarks/results/2026-11-30-cpu-gemm-few-rows/); a huge page faults once per 2 MiB.
+HUGE_PAGE_BYTES = 2 << 20
 
 PRELUDE = """#include <math.h>
 #include <stdlib.h>
@@ -113,9 +117,13 @@ class CCodegen(CodegenBase):
         self.line("{")
         self.indent += 1
         if buf.nbytes > HEAP_THRESHOLD_BYTES:
-            size = -(-buf.nbytes // 64) * 64
-            self.line(f"{ctype}* __restrict__ {buf.name} = ({ctype}*)aligned_alloc(64, {size});")
+            align = HUGE_PAGE_BYTES if buf.nbytes >= HUGE_PAGE_BYTES else 64
+            size = -(-buf.nbytes // align) * align
+            self.line(f"{ctype}* __restrict__ {buf.name} = ({ctype}*)aligned_alloc({align}, {size});")
             self.line(f"if (!{buf.name}) abort();  /* out of memory: the worker reports a runtime error */")
+            if align == HUGE_PAGE_BYTES:
+                self.uses_madvise = True
+                self.line(f"madvise({buf.name}, {size}, MADV_HUGEPAGE);  /* a hint: THP off or short, small pages */")
             self.stmt(s.body)
             self.line(f"free({buf.name});")
         else:
@@ -126,6 +134,7 @@ class CCodegen(CodegenBase):
 
     def render(self, module: S.Module) -> str:
         self.lines = []
+        self.uses_madvise = False
         vector_decls = sorted(self._vector_types(module))
         for scalar, lanes in vector_decls:
             ctype = self.scalar_types[scalar]
@@ -151,7 +160,9 @@ class CCodegen(CodegenBase):
             self.body(func.body)
             self.line("}")
         self._entry(module)
-        return PRELUDE + ("#include <immintrin.h>\n" if intrinsics else "") + "\n".join(self.lines) + "\n"
+        includes = ("#include <immintrin.h>\n" if intrinsics else "") + \
+            ("#include <sys/mman.h>\n" if self.uses_madvise else "")
+        return PRELUDE + includes + "\n".join(self.lines) + "\n"
 
     def _entry(self, module: S.Module) -> None:
         params = ", ".join(f"{self.type_of(b.dtype)}* {b.name}" for b in module.args)

@@ -87,3 +87,14 @@ def test_a_config_stored_before_the_knob_builds_the_packed_kernel():
     old = {k: v for k, v in cc.default_config(MATMUL, TARGET).items() if k != "b_source"}
     assert cc.generate(MATMUL, old, TARGET) == cc.generate(MATMUL, dict(old, b_source="packed"), TARGET)
     assert cc.generate(MATMUL, old, TARGET) != cc.generate(MATMUL, dict(old, b_source="in_place"), TARGET)
+
+
+def test_a_packed_b_of_huge_pages_runs_correct():
+    """B packed into more than one huge page (HUGE_PAGE_BYTES: 2 MiB-aligned, marked for transparent huge pages)."""
+    w = cc.make_workload("matmul", dict(M=300, N=1024, K=600))  # 600 x 1024 floats: 2.4 MiB of panels
+    config = dict(cc.default_config(w, TARGET), b_source="packed")
+    kernel = cc.build(w, config, TARGET)
+    assert "MADV_HUGEPAGE" in kernel.source
+    inputs = cc.random_inputs(w, seed=4)
+    result = cc.verify(w, kernel.run(*inputs), cc.expect(w, inputs))
+    assert result.ok, result.message

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from compiler_core.codegen import generate_source
-from compiler_core.codegen.c import HEAP_THRESHOLD_BYTES
+from compiler_core.codegen.c import HEAP_THRESHOLD_BYTES, HUGE_PAGE_BYTES
 from compiler_core.ir import (
     Address,
     Buffer,
@@ -168,6 +168,21 @@ def test_c_small_local_buffers_on_the_stack_big_ones_on_the_heap():
     assert f"float* __restrict__ panel = (float*)aligned_alloc(64, {size});" in src
     assert src.index("aligned_alloc") < src.index("free(panel);")
     assert "panel[" + str(big_elems) not in src
+    assert "madvise" not in src and "sys/mman.h" not in src
+
+
+def test_c_buffers_of_huge_pages_are_aligned_to_them_and_marked_for_them():
+    o = Buffer("o", "float32", (1,))
+    elems = HUGE_PAGE_BYTES // 4 + 3  # one huge page and 12 bytes: rounded up to two
+    b = IRBuilder()
+    with b.allocate("packed", "float32", (elems,), Scope.LOCAL) as packed:
+        b.store(packed, elems - 1, 1.0)
+        b.store(o, 0, packed[elems - 1])
+    src = _render(b.get(), (o,), CPU, num_inputs=0)
+    size = 2 * HUGE_PAGE_BYTES
+    assert f"float* __restrict__ packed = (float*)aligned_alloc({HUGE_PAGE_BYTES}, {size});" in src
+    assert f"madvise(packed, {size}, MADV_HUGEPAGE);" in src and "#include <sys/mman.h>" in src
+    assert src.index("madvise") < src.index("free(packed);")
 
 
 def test_c_entry_allocates_and_frees_workspaces_and_calls_kernels():
