@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 
-from compiler_core.ir.expr import FLOAT_TYPES, Expr, Var, as_expr, cast, lanes_of, scalar_of, with_lanes
+from compiler_core.ir.expr import FLOAT_TYPES, Cast, Expr, Var, as_expr, cast, lanes_of, scalar_of, with_lanes
 from compiler_core.ir.stmt import (
     Allocate,
     Barrier,
@@ -35,6 +35,9 @@ def _converted(value: Expr, dtype: str) -> Expr:
     """`value` in the scalar float type of `dtype` (lanes kept) when both are float types and differ: the one
     place a half value is narrowed from float32 or widened into a float32 slot."""
     have, want = scalar_of(value.dtype), scalar_of(dtype)
+    if (have == "float32" and want in ("float16", "bfloat16") and isinstance(value, Cast)
+            and value.value.dtype == with_lanes(want, lanes_of(value.dtype))):
+        return value.value  # a half value widened and stored back into its own type: exact, the bits as they were
     if have != want and have in FLOAT_TYPES and want in FLOAT_TYPES:
         return cast(with_lanes(want, lanes_of(value.dtype)), value)
     return value

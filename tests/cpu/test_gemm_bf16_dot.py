@@ -1,7 +1,7 @@
-"""The CPU GEMM's bfloat16 pair dot products (gemm_bf16_dot): the `dot` knob exists exactly for bfloat16 matmul and
-batch_matmul on an AVX-512 BF16 target; its kernels compile on any host and, where the host has AVX-512 BF16, run
-correct on ragged shapes (odd K, K past one block, M and N off the tile), against the float64 reference and the
-FMA path."""
+"""The CPU GEMM's bfloat16 pair dot products (gemm_bf16_dot): the `dot` knob exists exactly for bfloat16 matmul,
+batch_matmul and conv2d (its im2col panels) on an AVX-512 BF16 target; its kernels compile on any host and, where
+the host has AVX-512 BF16, run correct on ragged shapes (odd K, K past one block, M and N off the tile, strided and
+padded convolutions), against the float64 reference and the FMA path."""
 from __future__ import annotations
 
 import random
@@ -31,14 +31,12 @@ def _matmul(dtype="bfloat16", **shape):
 
 # ---- the space -------------------------------------------------------------------------------------------------
 
-def test_the_knob_is_offered_for_bfloat16_gemms_on_a_bf16_target_only():
+def test_the_knob_is_offered_for_bfloat16_matmuls_on_a_bf16_target_only():
     batched = cc.make_workload("batch_matmul", batch=2, M=16, N=32, K=8, dtype="bfloat16")
     assert knob_choices(cc.get_space(_matmul(), BF16), "dot") == ("fma", "bf16")
     assert knob_choices(cc.get_space(batched, BF16), "dot") == ("fma", "bf16")
     for w, target in ((_matmul(), AVX512), (_matmul(dtype="float32"), BF16), (_matmul(dtype="float16"), BF16)):
         assert "dot" not in _knobs(cc.get_space(w, target)), (w.key, target.arch)
-    conv = cc.make_workload("conv2d", N=1, C=8, H=8, W=8, K=8, R=3, S=3, pad=1, dtype="bfloat16")
-    assert "dot" not in _knobs(cc.get_space(conv, BF16))  # its B is packed by rows of the image (b_row)
 
 
 def test_the_default_uses_the_pairs_and_the_pairs_need_packed_a():
@@ -131,3 +129,39 @@ def test_every_microkernel_shape_and_order_runs_correct():
                     continue
                 result = cc.verify(w, cc.build(w, config, BF16).run(*inputs), expected)
                 assert result.ok, (config, result.message)
+
+
+# ---- conv2d: the im2col panels as pairs ------------------------------------------------------------------------
+
+def test_conv2d_offers_pairs_on_im2col_only_and_takes_them_from_96_filters():
+    def conv(K: int):
+        return cc.make_workload("conv2d", dict(N=1, C=16, H=12, W=12, K=K, R=3, S=3, pad=1, dtype="bfloat16"))
+
+    space = cc.get_space(conv(128), BF16)
+    assert knob_choices(space, "dot") == ("fma", "bf16")
+    violations = space.violations(dict(cc.default_config(conv(128), BF16), b_source="padded"))
+    assert any("b_source 'im2col'" in v for v in violations), violations
+    assert [cc.default_config(conv(k), BF16)["dot"] for k in (64, 95, 96, 128)] == ["fma", "fma", "bf16", "bf16"]
+    assert cc.default_config(conv(128), BF16)["b_source"] == "im2col"
+    assert "dot" not in _knobs(cc.get_space(conv(128), AVX512))
+
+
+CONVS = [  # odd C*R*S (a half pair), stride, padding past the image, output rows split across panels, a batch
+    {"N": 1, "C": 3, "H": 17, "W": 13, "K": 96, "R": 3, "S": 3, "pad": 1},
+    {"N": 2, "C": 5, "H": 11, "W": 9, "K": 33, "R": 3, "S": 3, "stride": 2, "pad": 2},
+    {"N": 1, "C": 8, "H": 7, "W": 7, "K": 130, "R": 1, "S": 1},
+]
+
+
+@runs_here
+@pytest.mark.parametrize("shape", CONVS, ids=str)
+def test_conv2d_pair_kernels_match_the_reference(shape):
+    w = cc.make_workload("conv2d", dict(shape, dtype="bfloat16"))
+    space = cc.get_space(w, BF16)
+    configs = [dict(cc.default_config(w, BF16), dot="bf16", b_source="im2col")]
+    configs += [c for c in space.sample(random.Random(3), 24) if c["dot"] == "bf16"][:3]
+    for inputs in cc.input_sets(w, seed=6):
+        expected = cc.expect(w, inputs.arrays)
+        for config in configs:
+            result = cc.verify(w, cc.build(w, config, BF16).run(*inputs.arrays), expected)
+            assert result.ok, (inputs.name, config, result.message)

@@ -31,6 +31,7 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.conv2d import out_size
 from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.space import Constraint, Knob, Space
 
 B_SOURCES = ("im2col", "padded")
@@ -38,11 +39,19 @@ B_SOURCES = ("im2col", "padded")
 # the im2col path packs one image per thread: bounded, and kept far lower in the default.
 PADDED_MAX_BYTES = 2 << 30
 PADDED_DEFAULT_MAX_BYTES = 256 << 20
+# bfloat16 with AVX-512 BF16: the im2col panels as pairs (gemm_bf16_dot) from this many filters on, the default path
+# below. Padded with FMAs / im2col with pairs on ten layers (benchmarks/results/2026-11-30-cpu-bf16-dot/ab-conv.txt):
+# 64 filters 0.93-0.96x (the pack weighs more than the halved multiply-adds), 96-512 filters 1.04-1.55x.
+PAIRS_MIN_FILTERS = 96
 
 
-def space(w, target, b_source_knob: bool = True) -> Space:
-    """The GEMM's knobs and `b_source`; without `b_source_knob`, the space before that knob (im2col only)."""
+def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
+    """The GEMM's knobs, bfloat16's `dot` where the target has AVX-512 BF16 (gemm_bf16_dot: the im2col panels packed
+    as pairs) and `b_source`; without `b_source_knob`, the space before that knob (im2col only); without `dot_knob`,
+    float32 FMAs."""
     base = gemm.space(target, batch=w["N"])
+    if dot_knob and bf16_dot.offered(w.dtype, target):
+        base = base.with_knob(*bf16_dot.knob())
     if not b_source_knob:
         return base
     held = padded_bytes(w)
@@ -51,7 +60,9 @@ def space(w, target, b_source_knob: bool = True) -> Space:
                                     "copy of it split by stride phase"),
         Constraint(f"b_source 'padded' holds the padded batch and its wide result, {held / 2**20:.1f} MiB here: at "
                    f"most {PADDED_MAX_BYTES / 2**20:.0f} MiB",
-                   lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES))
+                   lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES),
+        Constraint("dot 'bf16' packs the im2col panels as pairs: it needs b_source 'im2col'",
+                   lambda c: c.get("dot", "fma") == "fma" or c["b_source"] == "im2col"))
 
 
 def padded_bytes(w) -> int:
@@ -61,15 +72,21 @@ def padded_bytes(w) -> int:
 
 
 def config_space(w, target, config) -> Space:
-    """A config without `b_source` was stored before the knob: it is of the im2col path, in the space it came from."""
-    return space(w, target, b_source_knob=not isinstance(config, dict) or "b_source" in config)
+    """A config without `b_source` was stored before the knob: it is of the im2col path, in the space it came from;
+    one without `dot` multiplies by float32 FMAs."""
+    known = lambda name: not isinstance(config, dict) or name in config  # noqa: E731
+    return space(w, target, b_source_knob=known("b_source"), dot_knob=known("dot"))
 
 
 def default_config(w, target) -> dict:
     P, Q = out_size(w)
     # measured: a 1x1 conv at stride 2 was 0.96-1.02x im2col's speed
     padded = w["R"] * w["S"] >= w["stride"] ** 2 and padded_bytes(w) <= PADDED_DEFAULT_MAX_BYTES
-    return dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"]), b_source="padded" if padded else "im2col")
+    config = dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"]), b_source="padded" if padded else "im2col")
+    if bf16_dot.offered(w.dtype, target):
+        pairs = w["K"] >= PAIRS_MIN_FILTERS
+        config.update(dot="bf16" if pairs else "fma", b_source="im2col" if pairs else config["b_source"])
+    return config
 
 
 def _im2col_row(w, X: S.Buffer):

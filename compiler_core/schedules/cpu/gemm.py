@@ -149,8 +149,8 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     """Clip the config's blocks to the problem (and to one thread's share of it)."""
     mr, nr, threads = config["mr"], config["nr"], max(1, target.cores)
     pairs = config.get("dot") == "bf16"
-    if pairs and (ops.b is None or not target.bf16_dot):
-        raise ValueError("dot 'bf16' needs B read element by element and a target with AVX-512 BF16")
+    if pairs and (ops.b_direct is not None or not target.bf16_dot):
+        raise ValueError("dot 'bf16' needs B packed (not read in place) and a target with AVX-512 BF16")
     rows, cols = _round_up(ops.M, mr), _round_up(ops.N, nr)
     if config["parallel"] == "m":
         rows = _round_up(-(-ops.M // threads), mr)

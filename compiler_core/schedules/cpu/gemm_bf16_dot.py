@@ -70,6 +70,9 @@ def _bf16(value: E.Expr) -> E.Expr:
 
 def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_len) -> None:
     """Panel jp of B, every kc block, as pairs of K steps; whole panels of even K copy without a test."""
+    if ops.b_row is not None:
+        _pack_b_panel_by_rows(b, ops, plan, Bp, bt, jp, block_len)
+        return
     k_blocks = -(-ops.K // plan.kc)
     whole_cols = ops.N % plan.nr == 0
     with b.loop("kb", k_blocks) as kb:
@@ -88,6 +91,30 @@ def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_len) -> No
                     else:
                         inside = col_in
                     b.store(Bp, base + 2 * j + t, E.select(inside, _bf16(ops.b(bt, k, read_col)), ZERO))
+
+
+def _pack_b_panel_by_rows(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_len) -> None:
+    """Panel jp from `ops.b_row` (conv2d's im2col): each pair's two rows packed into a bfloat16 staging row by the
+    operand's own row packer, then interleaved."""
+    nr = plan.nr
+    with b.allocate("pair_rows", "bfloat16", (2 * nr,), S.Scope.LOCAL) as rows:
+        with b.loop("kb", -(-ops.K // plan.kc)) as kb:
+            klen = block_len(ops.K, plan.kc, kb)
+            with b.loop("kp", _pairs(klen)) as p2:
+                with b.loop("kt", 2) as t:  # a loop, not two copies: the row packer's names are declared once
+                    k = kb * plan.kc + 2 * p2 + t
+                    if ops.K % 2:  # the last pair of an odd K is half zero
+                        with b.if_else(2 * p2 + t < klen) as otherwise:
+                            ops.b_row(b, rows, t * nr, bt, k, jp * nr, nr)
+                            otherwise()
+                            with b.loop("jz", nr) as j:
+                                b.store(rows, t * nr + j, ZERO)
+                    else:
+                        ops.b_row(b, rows, t * nr, bt, k, jp * nr, nr)
+                base = b_offset(ops, plan, kb, klen, jp, p2)
+                with b.loop("j", nr, S.ForKind.VECTORIZED) as j:
+                    for t in (0, 1):
+                        b.store(Bp, base + 2 * j + t, rows[t * nr + j])
 
 
 def pack_a_block(b: IRBuilder, ops, plan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
