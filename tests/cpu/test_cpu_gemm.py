@@ -26,6 +26,7 @@ VARIANTS = [
 WORKLOADS = [
     ("matmul", {"M": 67, "N": 131, "K": 45}),
     ("matmul", {"M": 67, "N": 131, "K": 45, "dtype": "float16"}),
+    ("matmul", {"M": 67, "N": 131, "K": 45, "dtype": "bfloat16"}),  # pairs where the host has AVX-512 BF16
     ("matmul", {"M": 64, "N": 64, "K": 64}),
     ("matmul", {"M": 3, "N": 1, "K": 1}),  # the second thread has no rows; one column
     ("batch_matmul", {"batch": 3, "M": 17, "N": 33, "K": 45}),
@@ -56,17 +57,24 @@ def _b_sources(w) -> tuple:
     return next(k.choices for k in cc.get_space(w, TARGET).knobs if k.name == "b_source")
 
 
+def _dots(w) -> tuple:
+    """The multiply-adds (knob dot) where the target offers bfloat16 pairs, else none to choose."""
+    return next((k.choices for k in cc.get_space(w, TARGET).knobs if k.name == "dot"), (None,))
+
+
 def _sources(w, config: dict) -> list[dict]:
-    """The config on each B source the workload allows."""
+    """The config on each B source (and multiply-add) the workload allows."""
     space = cc.get_space(w, TARGET)
-    return [c for c in (dict(config, b_source=s) for s in _b_sources(w)) if space.is_valid(c)]
+    every = (dict(config, b_source=s, **({"dot": d} if d else {})) for s in _b_sources(w) for d in _dots(w))
+    return [c for c in every if space.is_valid(c)]
 
 
 def _configs(w) -> list[dict]:
     space = cc.get_space(w, TARGET)
     configs = [cc.default_config(w, TARGET)]
+    fma = {"dot": "fma"} if _dots(w) != (None,) else {}
     for v in VARIANTS:
-        space.validate(BASE | v | {"b_source": _b_sources(w)[0]})
+        space.validate(BASE | v | {"b_source": _b_sources(w)[0]} | fma)
         configs += _sources(w, BASE | v)
     configs += _sources(w, {**BASE, "parallel": "batch"})  # batched ops with at least 2 problems
     return configs + space.sample(random.Random(w.key), 2)
