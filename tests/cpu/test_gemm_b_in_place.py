@@ -72,15 +72,12 @@ def test_the_default_reads_b_in_place_while_it_is_small_for_the_vector_width():
 def test_the_default_reads_b_in_place_for_few_rows_of_a_whatever_its_size(isa, dtype):
     """A 2048 x 2048 B is past every ISA's size rule: with a few rows of A, packing it would not pay."""
     target = cc.cpu_target(isa=isa)
-    few = gemm_b_source.PAIRS_SMALL_M_ROWS if target.bf16_dot and dtype == "bfloat16" else \
-        gemm_b_source.SMALL_M_ROWS[target.vector_lanes_f32]
+    few = gemm_b_source.SMALL_M_ROWS[target.vector_lanes_f32]
 
     def default(m: int) -> dict:
         return cc.default_config(cc.make_workload("matmul", dict(M=m, N=2048, K=2048, dtype=dtype)), target)
 
     assert [default(m)["b_source"] for m in (1, few, few + 1)] == ["in_place", "in_place", "packed"]
-    if "dot" in default(1):  # pairs need B packed: few rows multiply by FMAs on B in place
-        assert [default(m)["dot"] for m in (1, few + 1)] == ["fma", "bf16"]
 
 
 def test_a_config_stored_before_the_knob_builds_the_packed_kernel():

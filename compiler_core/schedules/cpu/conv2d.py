@@ -39,10 +39,6 @@ B_SOURCES = ("im2col", "padded")
 # the im2col path packs one image per thread: bounded, and kept far lower in the default.
 PADDED_MAX_BYTES = 2 << 30
 PADDED_DEFAULT_MAX_BYTES = 256 << 20
-# bfloat16 with AVX-512 BF16: the im2col panels as pairs (gemm_bf16_dot) from this many filters on, the default path
-# below. Padded with FMAs / im2col with pairs on ten layers (benchmarks/results/2026-11-30-cpu-bf16-dot/ab-conv.txt):
-# 64 filters 0.93-0.96x (the pack weighs more than the halved multiply-adds), 96-512 filters 1.04-1.55x.
-PAIRS_MIN_FILTERS = 96
 
 
 def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
@@ -83,9 +79,8 @@ def default_config(w, target) -> dict:
     # measured: a 1x1 conv at stride 2 was 0.96-1.02x im2col's speed
     padded = w["R"] * w["S"] >= w["stride"] ** 2 and padded_bytes(w) <= PADDED_DEFAULT_MAX_BYTES
     config = dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"]), b_source="padded" if padded else "im2col")
-    if bf16_dot.offered(w.dtype, target):
-        pairs = w["K"] >= PAIRS_MIN_FILTERS
-        config.update(dot="bf16" if pairs else "fma", b_source="im2col" if pairs else config["b_source"])
+    if bf16_dot.offered(w.dtype, target):  # FMAs, as for matmul (gemm_b_source.default_config says why)
+        config["dot"] = "fma"
     return config
 
 

@@ -19,9 +19,6 @@ IN_PLACE_B_BYTES = {16: 1 << 20}
 # (benchmarks/results/2026-11-30-cpu-gemm-few-rows/): AVX-512 2.0-10.9x up to 32 rows, 1.04-1.36x at 256, 0.93-0.97x
 # at 1024; AVX2 2.3-6.9x at 1-4 rows, 1.2-1.5x at 16, 0.92x at 64; SSE 2.5x at 4, 1.04-1.39x at 16-32.
 SMALL_M_ROWS = {16: 256, 8: 16, 4: 16}
-# ... and with bfloat16 pairs on offer (which need B packed), at most this many: FMAs on B in place / pairs on packed
-# B, AVX-512 BF16: 10.7x at 1 row and 5.5x at 16 (B 4096 x 4096), 0.72x at 64 and 0.54x at 256 (2048 x 2048).
-PAIRS_SMALL_M_ROWS = 16
 
 
 def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
@@ -54,18 +51,17 @@ def config_space(w, target, config) -> Space:
 def default_config(w, target) -> dict:
     """The GEMM's default: B read in place where it may be and either packing it would not pay (few rows of A:
     SMALL_M_ROWS) or a float32 B is small enough to stay in cache across the row blocks (IN_PLACE_B_BYTES); packed
-    otherwise, and as bfloat16 pairs where the target multiplies them (gemm_bf16_dot) and A has more rows than
-    PAIRS_SMALL_M_ROWS."""
+    otherwise. bfloat16 multiplies by FMAs (`dot` 'fma') even where pairs are on offer: pairs / FMAs ran 1.6-2.0x on
+    a Zen 5 but 0.60-0.69x on a Sapphire Rapids Xeon (benchmarks/results/2026-11-30-cpu-bf16-dot/), and a target
+    says its ISA, not its core. Tuning picks the pairs where they pay."""
     M, N, K = w["M"], w["N"], w["K"]
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"))
     lanes = target.vector_lanes_f32
-    pairs = bf16_dot.offered(w.dtype, target)
-    few_rows = M <= (PAIRS_SMALL_M_ROWS if pairs else SMALL_M_ROWS.get(lanes, 16))
+    few_rows = M <= SMALL_M_ROWS.get(lanes, 16)
     small_b = w.dtype == "float32" and K * N * 4 <= IN_PLACE_B_BYTES.get(lanes, 256 << 10)
-    in_place = N % config["nr"] == 0 and (few_rows or small_b)
-    config = dict(config, b_source="in_place" if in_place else "packed")
-    if pairs:
-        config["dot"] = "fma" if in_place else "bf16"
+    config = dict(config, b_source="in_place" if N % config["nr"] == 0 and (few_rows or small_b) else "packed")
+    if bf16_dot.offered(w.dtype, target):
+        config["dot"] = "fma"
     return config
 
 
