@@ -72,7 +72,7 @@ def test_the_default_reads_b_in_place_while_it_is_small_for_the_vector_width():
 def test_the_default_reads_b_in_place_for_few_rows_of_a_whatever_its_size(isa, dtype):
     """A 2048 x 2048 B is past every ISA's size rule: with a few rows of A, packing it would not pay."""
     target = cc.cpu_target(isa=isa)
-    few = gemm_b_source.SMALL_M_ROWS[target.vector_lanes_f32]
+    few = gemm_b_source.SMALL_M_ROWS
 
     def default(m: int) -> dict:
         return cc.default_config(cc.make_workload("matmul", dict(M=m, N=2048, K=2048, dtype=dtype)), target)

@@ -40,7 +40,7 @@ def test_the_knob_is_offered_for_bfloat16_matmuls_on_a_bf16_target_only():
 
 
 def test_the_default_multiplies_by_fmas_and_the_pairs_need_packed_a():
-    """A target names its ISA, not its core: pairs paid 1.6-2.0x on a Zen 5 and cost 0.60-0.69x on a Sapphire Rapids
+    """A target names its ISA, not its core: pairs paid 1.6-2.0x on a Zen 5 and cost 0.60-0.72x on a Sapphire Rapids
     Xeon, so the untuned default keeps FMAs and tuning picks the pairs where they pay."""
     w = _matmul()
     config = cc.default_config(w, BF16)

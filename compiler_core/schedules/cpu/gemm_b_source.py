@@ -14,11 +14,12 @@ from compiler_core.space import Constraint, Knob, Space
 # AVX-512 1.13-1.31x with B up to 1 MiB, 0.96-0.98x at 2-4 MiB; AVX2 1.02-1.09x up to 256 KiB, 0.65-0.97x from 1 MiB;
 # SSE 1.06-1.29x up to 256 KiB.
 IN_PLACE_B_BYTES = {16: 1 << 20}
-# With at most this many rows of A (by the vector's lanes; else 16), B is read in place whatever its size: packing it
-# is a pass over all of B that few row tiles reuse. Packed / in place, float32, N = K = 1024-4096
-# (benchmarks/results/2026-11-30-cpu-gemm-few-rows/): AVX-512 2.0-10.9x up to 32 rows, 1.04-1.36x at 256, 0.93-0.97x
-# at 1024; AVX2 2.3-6.9x at 1-4 rows, 1.2-1.5x at 16, 0.92x at 64; SSE 2.5x at 4, 1.04-1.39x at 16-32.
-SMALL_M_ROWS = {16: 256, 8: 16, 4: 16}
+# With at most this many rows of A, B is read in place whatever its size: packing it is a pass over all of B that
+# few row tiles reuse. Packed / in place, float32 (benchmarks/results/2026-11-30-cpu-gemm-few-rows/): at 1-16 rows
+# 1.2-13.5x on a Zen 5 (AVX-512, AVX2 and SSE builds) and 1.9-5.6x on a Sapphire Rapids Xeon; past 16 rows the hosts
+# part: the Zen 5's AVX-512 build gains up to 256 rows (1.04-1.36x there), the Xeon's loses from 64 (0.94x; 0.61x at
+# 256), AVX2 loses from 64 (0.89x).
+SMALL_M_ROWS = 16
 
 
 def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
@@ -52,12 +53,12 @@ def default_config(w, target) -> dict:
     """The GEMM's default: B read in place where it may be and either packing it would not pay (few rows of A:
     SMALL_M_ROWS) or a float32 B is small enough to stay in cache across the row blocks (IN_PLACE_B_BYTES); packed
     otherwise. bfloat16 multiplies by FMAs (`dot` 'fma') even where pairs are on offer: pairs / FMAs ran 1.6-2.0x on
-    a Zen 5 but 0.60-0.69x on a Sapphire Rapids Xeon (benchmarks/results/2026-11-30-cpu-bf16-dot/), and a target
+    a Zen 5 but 0.60-0.72x on a Sapphire Rapids Xeon (benchmarks/results/2026-11-30-cpu-bf16-dot/), and a target
     says its ISA, not its core. Tuning picks the pairs where they pay."""
     M, N, K = w["M"], w["N"], w["K"]
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"))
     lanes = target.vector_lanes_f32
-    few_rows = M <= SMALL_M_ROWS.get(lanes, 16)
+    few_rows = M <= SMALL_M_ROWS
     small_b = w.dtype == "float32" and K * N * 4 <= IN_PLACE_B_BYTES.get(lanes, 256 << 10)
     config = dict(config, b_source="in_place" if N % config["nr"] == 0 and (few_rows or small_b) else "packed")
     if bf16_dot.offered(w.dtype, target):
