@@ -9,10 +9,13 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 
 HEAP_THRESHOLD_BYTES = 32 * 1024  # larger local buffers (packed panels) go on the heap, not the stack
-# Heap buffers this large are 2 MiB-aligned and marked for transparent huge pages. Past glibc's largest mmap threshold
-# (32 MiB) every call maps fresh pages, and a 4 KiB page fault each cost a 1 x 4096 x 4096 float32 matmul with B
-# packed 20 of its 22 ms (benchmarks/results/2026-11-30-cpu-gemm-few-rows/); a huge page faults once per 2 MiB.
+# Heap buffers past glibc's largest mmap threshold (32 MiB) are mapped afresh on every call: a 4 KiB page fault
+# each cost a 1 x 4096 x 4096 float32 matmul with B packed 20 of its 22 ms
+# (benchmarks/results/2026-11-30-cpu-gemm-few-rows/). They are 2 MiB-aligned and marked for transparent huge
+# pages, which fault once per 2 MiB. Smaller buffers come back from glibc's heap warm after the first call; huge
+# pages there moved nothing beyond the noise (0.94-1.17x).
 HUGE_PAGE_BYTES = 2 << 20
+HUGE_PAGE_MIN_BYTES = 32 << 20  # buffers from this size on get them
 
 PRELUDE = """#include <math.h>
 #include <stdlib.h>
@@ -117,7 +120,7 @@ class CCodegen(CodegenBase):
         self.line("{")
         self.indent += 1
         if buf.nbytes > HEAP_THRESHOLD_BYTES:
-            align = HUGE_PAGE_BYTES if buf.nbytes >= HUGE_PAGE_BYTES else 64
+            align = HUGE_PAGE_BYTES if buf.nbytes >= HUGE_PAGE_MIN_BYTES else 64
             size = -(-buf.nbytes // align) * align
             self.line(f"{ctype}* __restrict__ {buf.name} = ({ctype}*)aligned_alloc({align}, {size});")
             self.line(f"if (!{buf.name}) abort();  /* out of memory: the worker reports a runtime error */")

@@ -87,8 +87,8 @@ def test_a_config_stored_before_the_knob_builds_the_packed_kernel():
 
 
 def test_a_packed_b_of_huge_pages_runs_correct():
-    """B packed into more than one huge page (HUGE_PAGE_BYTES: 2 MiB-aligned, marked for transparent huge pages)."""
-    w = cc.make_workload("matmul", dict(M=300, N=1024, K=600))  # 600 x 1024 floats: 2.4 MiB of panels
+    """B packed into a buffer past HUGE_PAGE_MIN_BYTES (2 MiB-aligned, marked for transparent huge pages)."""
+    w = cc.make_workload("matmul", dict(M=20, N=4096, K=2056))  # 2056 x 4096 floats: 32.1 MiB of panels
     config = dict(cc.default_config(w, TARGET), b_source="packed")
     kernel = cc.build(w, config, TARGET)
     assert "MADV_HUGEPAGE" in kernel.source

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from compiler_core.codegen import generate_source
-from compiler_core.codegen.c import HEAP_THRESHOLD_BYTES, HUGE_PAGE_BYTES
+from compiler_core.codegen.c import HEAP_THRESHOLD_BYTES, HUGE_PAGE_BYTES, HUGE_PAGE_MIN_BYTES
 from compiler_core.ir import (
     Address,
     Buffer,
@@ -173,13 +173,16 @@ def test_c_small_local_buffers_on_the_stack_big_ones_on_the_heap():
 
 def test_c_buffers_of_huge_pages_are_aligned_to_them_and_marked_for_them():
     o = Buffer("o", "float32", (1,))
-    elems = HUGE_PAGE_BYTES // 4 + 3  # one huge page and 12 bytes: rounded up to two
+    elems = HUGE_PAGE_MIN_BYTES // 4 + 3  # 12 bytes past the threshold: rounded up to the next huge page
     b = IRBuilder()
     with b.allocate("packed", "float32", (elems,), Scope.LOCAL) as packed:
-        b.store(packed, elems - 1, 1.0)
-        b.store(o, 0, packed[elems - 1])
+        with b.allocate("below", "float32", (HUGE_PAGE_MIN_BYTES // 4 - 16,), Scope.LOCAL) as below:
+            b.store(packed, elems - 1, 1.0)
+            b.store(below, 0, packed[elems - 1])
+            b.store(o, 0, below[0])
     src = _render(b.get(), (o,), CPU, num_inputs=0)
-    size = 2 * HUGE_PAGE_BYTES
+    size = HUGE_PAGE_MIN_BYTES + HUGE_PAGE_BYTES
+    assert f"float* __restrict__ below = (float*)aligned_alloc(64, {HUGE_PAGE_MIN_BYTES - 64});" in src
     assert f"float* __restrict__ packed = (float*)aligned_alloc({HUGE_PAGE_BYTES}, {size});" in src
     assert f"madvise(packed, {size}, MADV_HUGEPAGE);" in src and "#include <sys/mman.h>" in src
     assert src.index("madvise") < src.index("free(packed);")
