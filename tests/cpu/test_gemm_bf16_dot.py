@@ -5,6 +5,7 @@ padded convolutions), against the float64 reference and the FMA path."""
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from compiler_core.runtime.c_runtime import compile_shared_library
 from compiler_core.schedules import template_for
 from compiler_core.schedules.cpu import gemm
 from compiler_core.target import host_isas
+from tests.c_source_mutants import catching_input_sets
 from tests.space_configs import knob_choices
 
 BF16 = cc.cpu_target(isa="avx512bf16", cores=2)
@@ -167,3 +169,21 @@ def test_conv2d_pair_kernels_match_the_reference(shape):
         for config in configs:
             result = cc.verify(w, cc.build(w, config, BF16).run(*inputs.arrays), expected)
             assert result.ok, (inputs.name, config, result.message)
+
+
+# ---- planted bugs: verification must catch each in the pair kernel ---------------------------------------------
+
+PAIR_MUTANTS = {  # an edit of the generated C (re.subn-like)
+    # the microkernel stops one pair short: K's last step (44 of 45) is dropped
+    "last pair dropped": lambda s: re.subn(r"p2 < 23; \+\+p2\)", "p2 < 22; ++p2)", s),
+    # B's packing writes each pair's first K step over its second (the first slot keeps whatever the buffer held)
+    "first half over the second": lambda s: re.subn(r"\(2 \* j\)\)\] = ", "(2 * j)) + 1] = ", s, count=1),
+}
+
+
+@runs_here
+@pytest.mark.parametrize("mutant", list(PAIR_MUTANTS))
+def test_a_planted_bug_in_the_pair_kernel_fails(mutant):
+    w = _matmul()
+    kernel = cc.build(w, dict(cc.default_config(w, BF16), dot="bf16", b_source="packed"), BF16)
+    assert catching_input_sets(w, kernel, PAIR_MUTANTS[mutant], seed=5), f"{mutant} passed every input set"
