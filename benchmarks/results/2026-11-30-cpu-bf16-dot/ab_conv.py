@@ -1,6 +1,6 @@
 """A/B of bfloat16 conv2d's paths on an AVX-512 BF16 host: the padded image read in place with FMAs, im2col panels
 with FMAs, and im2col panels packed as bfloat16 pairs (gemm_bf16_dot), the default config otherwise, each built,
-checked and timed in interleaved rounds (benchmarks/cpu_ab.py). What conv2d's PAIRS_MIN_FILTERS rests on.
+checked and timed in interleaved rounds (benchmarks/cpu_ab.py): where tuning should take the pairs for conv2d.
 
     PYTHONPATH=. python3 benchmarks/results/2026-11-30-cpu-bf16-dot/ab_conv.py \
         "conv2d:N=8,C=128,H=28,W=28,K=128,R=3,S=3,pad=1,dtype=bfloat16"

@@ -33,7 +33,7 @@ def round_block_before(b, ops, plan, Ct, bt, i0, mlen, j0, nlen) -> None:
 def patched() -> contextlib.ExitStack:
     stack = contextlib.ExitStack()
     stack.enter_context(patch.object(gemm, "_pack_b_row", pack_b_row_before))
-    stack.enter_context(patch.object(gemm, "_round_block", round_block_before))
+    stack.enter_context(patch.object(gemm, "round_block", round_block_before))
     return stack
 
 

@@ -46,8 +46,8 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     as pairs) and `b_source`; without `b_source_knob`, the space before that knob (im2col only); without `dot_knob`,
     float32 FMAs."""
     base = gemm.space(target, batch=w["N"])
-    if dot_knob and bf16_dot.offered(w.dtype, target):
-        base = base.with_knob(*bf16_dot.knob())
+    if dot_knob:
+        base = bf16_dot.with_knob(base, w.dtype, target, packs="im2col")
     if not b_source_knob:
         return base
     held = padded_bytes(w)
@@ -56,9 +56,7 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
                                     "copy of it split by stride phase"),
         Constraint(f"b_source 'padded' holds the padded batch and its wide result, {held / 2**20:.1f} MiB here: at "
                    f"most {PADDED_MAX_BYTES / 2**20:.0f} MiB",
-                   lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES),
-        Constraint("dot 'bf16' packs the im2col panels as pairs: it needs b_source 'im2col'",
-                   lambda c: c.get("dot", "fma") == "fma" or c["b_source"] == "im2col"))
+                   lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES))
 
 
 def padded_bytes(w) -> int:
@@ -79,9 +77,7 @@ def default_config(w, target) -> dict:
     # measured: a 1x1 conv at stride 2 was 0.96-1.02x im2col's speed
     padded = w["R"] * w["S"] >= w["stride"] ** 2 and padded_bytes(w) <= PADDED_DEFAULT_MAX_BYTES
     config = dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"]), b_source="padded" if padded else "im2col")
-    if bf16_dot.offered(w.dtype, target):  # FMAs, as for matmul (gemm_b_source.default_config says why)
-        config["dot"] = "fma"
-    return config
+    return bf16_dot.with_default(config, w.dtype, target)
 
 
 def _im2col_row(w, X: S.Buffer):

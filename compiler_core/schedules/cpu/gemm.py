@@ -17,7 +17,9 @@ The reduction loop is not unrolled: unrolled (under the -fassociative-math the p
 GCC re-associated the accumulator chains, split the FMAs and spilled (measured: 180 -> 105 GFLOP/s at
 1024^3), while the plain loop keeps mr*nr/lanes accumulators in registers, which is what hides the FMA latency.
 
-Callers describe their operands with a `GemmOperands`; `space` and `build_gemm` do the rest.
+Callers describe their operands with a `GemmOperands`; `space` and `build_gemm` do the rest. The write-back of a
+microkernel's tile into C is `gemm_store`'s, the blocking arithmetic `gemm_blocks`', and the bfloat16 pair path
+(knob `dot`) `gemm_bf16_dot`'s.
 """
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.schedules.cpu.converted_copy import copy_converted, half_source
+from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv, round_up
+from compiler_core.schedules.cpu.gemm_store import round_block, write_tile
 from compiler_core.space import Constraint, Knob, Space
 
 VECTOR_REGISTERS = {16: 16, 32: 16, 64: 32}  # by vector width in bytes: SSE and AVX2 have 16, AVX-512 32
@@ -87,17 +91,8 @@ class GemmPlan:
         return self.nr // self.lanes
 
 
-def _round_up(x: int, m: int) -> int:
-    return -(-x // m) * m
-
-
 def _registers_needed(mr: int, nv: int) -> int:
     return mr * nv + nv + 1
-
-
-def _cdiv(x, y: int) -> E.Expr:
-    """ceil(x / y) for an expression x (a non-positive x gives 0 or less: an empty loop)."""
-    return E.binop("//", E.binop("+", x, y - 1), y)
 
 
 # ---- the space ---------------------------------------------------------------------------------
@@ -151,11 +146,11 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     pairs = config.get("dot") == "bf16"
     if pairs and (ops.b_direct is not None or not target.bf16_dot):
         raise ValueError("dot 'bf16' needs B packed (not read in place) and a target with AVX-512 BF16")
-    rows, cols = _round_up(ops.M, mr), _round_up(ops.N, nr)
+    rows, cols = round_up(ops.M, mr), round_up(ops.N, nr)
     if config["parallel"] == "m":
-        rows = _round_up(-(-ops.M // threads), mr)
+        rows = round_up(-(-ops.M // threads), mr)
     elif config["parallel"] == "n":
-        cols = _round_up(-(-ops.N // threads), nr)
+        cols = round_up(-(-ops.N // threads), nr)
     return GemmPlan(mr=mr, nr=nr, lanes=target.vector_lanes_f32, mc=min(config["mc"], rows),
                     nc=min(config["nc"], cols), kc=min(config["kc"], ops.K), pack_a=bool(config["pack_a"]),
                     order=config["order"], parallel=config["parallel"], threads=threads, pairs=pairs)
@@ -231,7 +226,7 @@ def _parallel_inside(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> None:
             with b.loop("t", plan.threads, S.ForKind.PARALLEL) as t:
                 m_lo, m_len, n_lo, n_len = _thread_rect(ops, plan, t)
                 if plan.parallel == "n" and Bp is not None:
-                    with b.loop("jl", _cdiv(n_len, plan.nr)) as jl:
+                    with b.loop("jl", cdiv(n_len, plan.nr)) as jl:
                         _pack_b_panel(b, ops, plan, Bp, bt, n_lo // plan.nr + jl)
                 with _thread_buffers(b, ops, plan, Bp) as bufs:
                     _compute_rect(b, ops, plan, bufs, bt, m_lo, m_len, n_lo, n_len)
@@ -256,37 +251,30 @@ def _parallel_over_batch(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> Non
 def _thread_rect(ops: GemmOperands, plan: GemmPlan, t: E.Var) -> tuple:
     """(row start, rows, col start, cols) of thread t: starts tile-aligned, counts possibly <= 0 (idle)."""
     if plan.parallel == "m":
-        chunk = _round_up(-(-ops.M // plan.threads), plan.mr)
+        chunk = round_up(-(-ops.M // plan.threads), plan.mr)
         return t * chunk, E.min_(ops.M - t * chunk, chunk), 0, ops.N
-    chunk = _round_up(-(-ops.N // plan.threads), plan.nr)
+    chunk = round_up(-(-ops.N // plan.threads), plan.nr)
     return 0, ops.M, t * chunk, E.min_(ops.N - t * chunk, chunk)
 
 
 def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m_len, n_lo, n_len) -> None:
     """C[bt, m_lo : m_lo+m_len, n_lo : n_lo+n_len], block by block (B already packed)."""
     _, k_blocks = _panels(ops, plan)
-    with b.loop("jc", _cdiv(n_len, plan.nc)) as jc:
+    with b.loop("jc", cdiv(n_len, plan.nc)) as jc:
         with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:
-            with b.loop("ic", _cdiv(m_len, plan.mc)) as ic:
+            with b.loop("ic", cdiv(m_len, plan.mc)) as ic:
                 with b.let("i0", m_lo + ic * plan.mc) as i0, \
                         b.let("mlen", E.min_(m_len - ic * plan.mc, plan.mc)) as mlen:
                     with b.loop("pc", k_blocks) as pc:
-                        klen = _block_len(ops.K, plan.kc, pc)
+                        klen = block_len(ops.K, plan.kc, pc)
                         if plan.pairs:
                             bf16_dot.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
                         elif bufs.Ap is not None:
                             _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
-                        block = _Block(bt, i0, j0, pc, klen, _cdiv(mlen, plan.mr), _cdiv(nlen, plan.nr))
+                        block = _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr), cdiv(nlen, plan.nr))
                         _microtiles(b, ops, plan, bufs, block)
                     if bufs.Ct is not None:
-                        _round_block(b, ops, plan, bufs.Ct, bt, i0, mlen, j0, nlen)
-
-
-def _block_len(total: int, block: int, idx: E.Expr) -> E.Expr:
-    """Length of block `idx` of `total` split by `block`: a constant when every block is full."""
-    if total % block == 0:
-        return E.IntImm(block)
-    return E.min_(total - idx * block, block)
+                        round_block(b, ops, plan, bufs.Ct, bt, i0, mlen, j0, nlen)
 
 
 @dataclass(frozen=True)
@@ -308,8 +296,7 @@ def _microtiles(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block) 
     with b.loop(*outer) as o, b.loop(*inner) as i:
         ir, jr = (i, o) if plan.order == "jr_ir" else (o, i)
         if plan.pairs:
-            write = lambda acc, row0, col0: _write_tile(b, ops, plan, bufs, blk, acc, row0, col0)  # noqa: E731
-            bf16_dot.microkernel(b, ops, plan, bufs.Ap, bufs.Bp, blk, ir, jr, write)
+            bf16_dot.microkernel(b, ops, plan, bufs, blk, ir, jr)
         else:
             _microkernel(b, ops, plan, bufs, blk, ir, jr)
 
@@ -319,11 +306,11 @@ def _microtiles(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block) 
 def _pack_b_panel(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, bt, jp) -> None:
     """Panel jp of B, every kc block: Bp[kb][jp][p][0:nr], zero past column N."""
     if plan.pairs:
-        bf16_dot.pack_b_panel(b, ops, plan, Bp, bt, jp, _block_len)
+        bf16_dot.pack_b_panel(b, ops, plan, Bp, bt, jp)
         return
     _, k_blocks = _panels(ops, plan)
     with b.loop("kb", k_blocks) as kb:
-        klen = _block_len(ops.K, plan.kc, kb)
+        klen = block_len(ops.K, plan.kc, kb)
         with b.loop("p", klen) as p:
             k = kb * plan.kc + p
             base = _bp_offset(ops, plan, kb, klen, jp, p)
@@ -358,7 +345,7 @@ def _pack_b_row_past_n(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, base, bt
 
 def _pack_a_block(b: IRBuilder, ops, plan: GemmPlan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
     """Rows i0..i0+mlen of A, reduction k0..k0+klen: Ap[ir][p][0:mr], zero past row M."""
-    with b.loop("pir", _cdiv(mlen, plan.mr)) as ir:
+    with b.loop("pir", cdiv(mlen, plan.mr)) as ir:
         with b.loop("pi", plan.mr, S.ForKind.UNROLLED) as i:
             row = i0 + ir * plan.mr + i
             with b.if_else(row < ops.M) as otherwise:
@@ -405,61 +392,4 @@ def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block,
 
         with b.loop("p", blk.klen) as p:
             step(p)
-        _write_tile(b, ops, plan, bufs, blk, acc, row0, blk.j0 + jr * nr)
-
-
-def _write_tile(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block, acc, row0, col0) -> None:
-    """C tile (+)= acc: '=' in the first kc block, '+=' after it."""
-    first = blk.pc.eq(0)
-    if bufs.Ct is not None:  # the padded float32 block: always a full tile
-        _store_vectors(b, plan, bufs.Ct, lambda i, j: (row0 - blk.i0 + i) * plan.nc + col0 - blk.j0 + j, acc,
-                       first)
-        return
-    index = lambda i, j: ops.c_index(blk.bt, row0 + i, col0 + j)  # noqa: E731
-    full = E.IntImm(1, "bool")  # tiles start tile-aligned, so only a ragged M or N has partial tiles
-    if ops.M % plan.mr:
-        full = row0 + plan.mr <= ops.M
-    if ops.N % plan.nr:
-        full = (col0 + plan.nr <= ops.N) if ops.M % plan.mr == 0 else full & (col0 + plan.nr <= ops.N)
-    with b.if_else(full) as otherwise:
-        _store_vectors(b, plan, ops.c, index, acc, first)
-        otherwise()
-        _store_edge(b, ops, plan, index, acc, first, row0, col0)
-
-
-def _store_vectors(b: IRBuilder, plan: GemmPlan, buf: S.Buffer, index: Callable, acc, first) -> None:
-    with b.if_else(first) as otherwise:
-        for i in range(plan.mr):
-            for v in range(plan.nv):
-                b.store(buf, index(i, v * plan.lanes), acc[i * plan.nv + v], lanes=plan.lanes)
-        otherwise()
-        for i in range(plan.mr):
-            for v in range(plan.nv):
-                idx = index(i, v * plan.lanes)
-                b.store(buf, idx, E.Load(buf, (idx,), plan.lanes) + acc[i * plan.nv + v], lanes=plan.lanes)
-
-
-def _store_edge(b: IRBuilder, ops, plan: GemmPlan, index: Callable, acc, first, row0, col0) -> None:
-    """Spill the tile to a local array, then write the elements inside M x N one by one."""
-    with b.allocate("edge", "float32", (plan.mr * plan.nr,), LOCAL) as edge:
-        for i in range(plan.mr):
-            for v in range(plan.nv):
-                b.store(edge, i * plan.nr + v * plan.lanes, acc[i * plan.nv + v], lanes=plan.lanes)
-        with b.loop("ei", plan.mr) as ei, b.loop("ej", plan.nr) as ej:
-            with b.if_((row0 + ei < ops.M) & (col0 + ej < ops.N)):
-                idx = index(ei, ej)
-                value = edge[ei * plan.nr + ej]
-                b.store(ops.c, idx, E.select(first, value, ops.c[idx] + value))
-
-
-def _round_block(b: IRBuilder, ops, plan: GemmPlan, Ct: S.Buffer, bt, i0, mlen, j0, nlen) -> None:
-    """The finished float32 block goes to C in C's dtype. float16 a vector at a time (GCC leaves a loop of its
-    casts scalar), the row's last nlen % lanes one by one; other types by a loop GCC vectorizes (bfloat16 by
-    whole-vector narrowing ran bfloat16 batch_matmul 5x slower on Zen 5, its stall not pinned down, 2026-11-30)."""
-    if ops.c.dtype != "float16":
-        with b.loop("ci", mlen) as i, b.loop("cj", nlen, S.ForKind.VECTORIZED) as j:
-            b.store(ops.c, ops.c_index(bt, i0 + i, j0 + j), E.cast(ops.c.dtype, Ct[i * plan.nc + j]))
-        return
-    with b.loop("ci", mlen) as i:
-        copy_converted(b, ops.c, lambda j: (ops.c_index(bt, i0 + i, j0 + j),), Ct, lambda j: (i * plan.nc + j,),
-                       nlen, plan.lanes)
+        write_tile(b, ops, plan, bufs.Ct, blk, acc, row0, blk.j0 + jr * nr)

@@ -28,18 +28,16 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     edge panel would read past B's end) and not as bfloat16 pairs. Without `b_source_knob`, the space before that knob
     (B packed); without `dot_knob`, float32 FMAs."""
     base = gemm.space(target, batch=w.param_dict.get("batch"))
-    dtype, N = w.dtype, w["N"]
-    if dot_knob and bf16_dot.offered(dtype, target):
-        base = base.with_knob(*bf16_dot.knob())
+    if dot_knob:
+        base = bf16_dot.with_knob(base, w.dtype, target, packs="packed")
     if not b_source_knob:
         return base
+    N = w["N"]
     return base.with_knob(
         Knob("b_source", ("packed", "in_place"), "B packed into kc x nr panels, or read where it lies (a half type "
                                                  "widened as it is loaded)"),
         Constraint(f"b_source 'in_place' needs N ({N}) a multiple of nr",
-                   lambda c: c["b_source"] == "packed" or N % c["nr"] == 0),
-        Constraint("dot 'bf16' packs B into pairs of K steps: it needs b_source 'packed'",
-                   lambda c: c.get("dot", "fma") == "fma" or c["b_source"] == "packed"))
+                   lambda c: c["b_source"] == "packed" or N % c["nr"] == 0))
 
 
 def config_space(w, target, config) -> Space:
@@ -52,18 +50,14 @@ def config_space(w, target, config) -> Space:
 def default_config(w, target) -> dict:
     """The GEMM's default: B read in place where it may be and either packing it would not pay (few rows of A:
     SMALL_M_ROWS) or a float32 B is small enough to stay in cache across the row blocks (IN_PLACE_B_BYTES); packed
-    otherwise. bfloat16 multiplies by FMAs (`dot` 'fma') even where pairs are on offer: pairs / FMAs ran 1.6-2.0x on
-    a Zen 5 but 0.60-0.72x on a Sapphire Rapids Xeon (benchmarks/results/2026-11-30-cpu-bf16-dot/), and a target
-    says its ISA, not its core. Tuning picks the pairs where they pay."""
+    otherwise. bfloat16 multiplies by FMAs even where pairs are on offer (gemm_bf16_dot.with_default says why)."""
     M, N, K = w["M"], w["N"], w["K"]
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"))
     lanes = target.vector_lanes_f32
     few_rows = M <= SMALL_M_ROWS
     small_b = w.dtype == "float32" and K * N * 4 <= IN_PLACE_B_BYTES.get(lanes, 256 << 10)
     config = dict(config, b_source="in_place" if N % config["nr"] == 0 and (few_rows or small_b) else "packed")
-    if bf16_dot.offered(w.dtype, target):
-        config["dot"] = "fma"
-    return config
+    return bf16_dot.with_default(config, w.dtype, target)
 
 
 def b_operands(config: dict, B, element: Callable, row_start: Callable) -> dict:

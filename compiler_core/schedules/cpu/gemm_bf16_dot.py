@@ -17,7 +17,9 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.schedules.cpu.converted_copy import half_source
-from compiler_core.space import Constraint, Knob
+from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv
+from compiler_core.schedules.cpu.gemm_store import write_tile
+from compiler_core.space import Constraint, Knob, Space
 
 DOTS = ("fma", "bf16")  # the knob `dot`: float32 FMAs on converted panels, or bfloat16 pair dot products
 PAIR_LANES = 32  # bfloat16 values in one 512-bit B vector: 16 columns x 2 K steps
@@ -29,11 +31,26 @@ def offered(dtype: str, target) -> bool:
     return dtype == "bfloat16" and target.bf16_dot
 
 
-def knob() -> tuple[Knob, Constraint]:
-    return (Knob("dot", DOTS, "multiply-adds: float32 FMAs on converted panels, or bfloat16 pair dot products "
-                              "(AVX-512 BF16) on bfloat16 panels"),
-            Constraint("dot 'bf16' reads A from its packed pairs: it needs pack_a = 1",
-                       lambda c: c["dot"] == "fma" or c["pack_a"] == 1))
+def with_knob(space: Space, dtype: str, target, packs: str) -> Space:
+    """`space` and, where `offered`, the knob `dot` with its constraints. The pairs read A from its packed pairs and
+    need B packed as pairs: `packs` is the template's `b_source` that packs B (the one a space without that knob
+    has)."""
+    if not offered(dtype, target):
+        return space
+    return space.with_knob(
+        Knob("dot", DOTS, "multiply-adds: float32 FMAs on converted panels, or bfloat16 pair dot products "
+                          "(AVX-512 BF16) on bfloat16 panels"),
+        Constraint("dot 'bf16' reads A from its packed pairs: it needs pack_a = 1",
+                   lambda c: c["dot"] == "fma" or c["pack_a"] == 1),
+        Constraint(f"dot 'bf16' packs B into pairs of K steps: it needs b_source '{packs}'",
+                   lambda c: c["dot"] == "fma" or c.get("b_source", packs) == packs))
+
+
+def with_default(config: dict, dtype: str, target) -> dict:
+    """`config` with `dot` where `offered`: FMAs. Pairs / FMAs ran 1.6-2.0x on a Zen 5 but 0.60-0.72x on a Sapphire
+    Rapids Xeon (benchmarks/results/2026-11-30-cpu-bf16-dot/), and a target says its ISA, not its core; tuning picks
+    the pairs where they pay."""
+    return dict(config, dot="fma") if offered(dtype, target) else config
 
 
 def pair_depth(kc: int) -> int:
@@ -42,7 +59,7 @@ def pair_depth(kc: int) -> int:
 
 
 def _pairs(klen) -> E.Expr:
-    return E.binop("//", E.binop("+", klen, 1), 2)
+    return cdiv(klen, 2)
 
 
 def b_shape(ops, plan) -> tuple:
@@ -68,10 +85,10 @@ def _bf16(value: E.Expr) -> E.Expr:
     return source
 
 
-def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_len) -> None:
+def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None:
     """Panel jp of B, every kc block, as pairs of K steps; whole panels of even K copy without a test."""
     if ops.b_row is not None:
-        _pack_b_panel_by_rows(b, ops, plan, Bp, bt, jp, block_len)
+        _pack_b_panel_by_rows(b, ops, plan, Bp, bt, jp)
         return
     k_blocks = -(-ops.K // plan.kc)
     whole_cols = ops.N % plan.nr == 0
@@ -93,7 +110,7 @@ def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_len) -> No
                     b.store(Bp, base + 2 * j + t, E.select(inside, _bf16(ops.b(bt, k, read_col)), ZERO))
 
 
-def _pack_b_panel_by_rows(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_len) -> None:
+def _pack_b_panel_by_rows(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None:
     """Panel jp from `ops.b_row` (conv2d's im2col): each pair's two rows packed into a bfloat16 staging row by the
     operand's own row packer, then interleaved."""
     nr = plan.nr
@@ -120,7 +137,7 @@ def _pack_b_panel_by_rows(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp, block_l
 def pack_a_block(b: IRBuilder, ops, plan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
     """Rows i0..i0+mlen of A, K steps k0..k0+klen, as pairs: Ap[ir][p2][i][t], zero past row M and past klen."""
     half = pair_depth(plan.kc) // 2
-    with b.loop("pir", E.binop("//", E.binop("+", mlen, plan.mr - 1), plan.mr)) as ir:
+    with b.loop("pir", cdiv(mlen, plan.mr)) as ir:
         with b.loop("pi", plan.mr, S.ForKind.UNROLLED) as i:
             row = i0 + ir * plan.mr + i
             with b.loop("pk", _pairs(klen)) as p2:
@@ -138,8 +155,9 @@ def pack_a_block(b: IRBuilder, ops, plan, Ap: S.Buffer, bt, i0, mlen, k0, klen) 
                         b.store(Ap, at(t), ZERO)
 
 
-def microkernel(b: IRBuilder, ops, plan, Ap: S.Buffer, Bp: S.Buffer, blk, ir, jr, write_tile) -> None:
-    """acc[mr x nr] = A panel ir . B panel jr over the block's pairs, then `write_tile(acc, row0, col0)`."""
+def microkernel(b: IRBuilder, ops, plan, bufs, blk, ir, jr) -> None:
+    """acc[mr x nr] = A panel ir . B panel jr over the block's pairs, then into C (gemm_store.write_tile)."""
+    Ap, Bp = bufs.Ap, bufs.Bp
     lanes, nv, mr, nr = plan.lanes, plan.nv, plan.mr, plan.nr
     half = pair_depth(plan.kc) // 2
     b_base = b_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
@@ -155,4 +173,4 @@ def microkernel(b: IRBuilder, ops, plan, Ap: S.Buffer, Bp: S.Buffer, blk, ir, jr
                 for v in range(nv):
                     acc_v = acc[i * nv + v]
                     b.store(acc, i * nv + v, E.call("bf16_dot", acc_v, pair, bv[v], dtype=f"float32x{lanes}"))
-        write_tile(acc, blk.i0 + ir * mr, blk.j0 + jr * nr)
+        write_tile(b, ops, plan, bufs.Ct, blk, acc, blk.i0 + ir * mr, blk.j0 + jr * nr)
