@@ -31,7 +31,7 @@ def test_a_planted_bug_fails(mutant):
 
 
 def test_in_place_needs_whole_panels():
-    ragged = cc.make_workload("matmul", dict(M=8, N=131, K=8))
+    ragged = cc.make_workload("matmul", dict(M=12, N=131, K=8))
     assert cc.default_config(ragged, TARGET)["b_source"] == "packed"
     with pytest.raises(cc.ConfigError, match=r"b_source 'in_place' needs N \(131\) a multiple of nr"):
         cc.lower(ragged, dict(cc.default_config(ragged, TARGET), b_source="in_place"), TARGET)
@@ -70,14 +70,16 @@ def test_the_default_reads_b_in_place_while_it_is_small_for_the_vector_width():
 @pytest.mark.parametrize("isa", ["sse", "avx2", "avx512", "avx512bf16"])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_the_default_reads_b_in_place_for_few_rows_of_a_whatever_its_size(isa, dtype):
-    """A 2048 x 2048 B is past every ISA's size rule: with a few rows of A, packing it would not pay."""
+    """A 2048 x 2048 B is past every ISA's size rule: with a few rows of A, packing it would not pay; with fewer still,
+    B is streamed row by row (test_gemm_streamed.py)."""
     target = cc.cpu_target(isa=isa)
-    few = gemm_b_source.SMALL_M_ROWS
+    few, fewest = gemm_b_source.SMALL_M_ROWS, gemm_b_source.STREAMED_M_ROWS
 
     def default(m: int) -> dict:
         return cc.default_config(cc.make_workload("matmul", dict(M=m, N=2048, K=2048, dtype=dtype)), target)
 
-    assert [default(m)["b_source"] for m in (1, few, few + 1)] == ["in_place", "in_place", "packed"]
+    sources = [default(m)["b_source"] for m in (1, fewest, fewest + 1, few, few + 1)]
+    assert sources == ["streamed", "streamed", "in_place", "in_place", "packed"]
 
 
 def test_a_config_stored_before_the_knob_builds_the_packed_kernel():

@@ -77,7 +77,7 @@ def _pair_configs(w, count: int, seed: int) -> list[dict]:
     """The default with pairs (B packed), and `count` sampled configs with pairs."""
     space = cc.get_space(w, BF16)
     configs = [c for c in space.sample(random.Random(seed), 4 * count) if c["dot"] == "bf16"][:count]
-    return [dict(cc.default_config(w, BF16), dot="bf16", b_source="packed"), *configs]
+    return [dict(cc.default_config(w, BF16), dot="bf16", b_source="packed", pack_a=1), *configs]
 
 
 def test_the_pair_kernels_compile_with_the_targets_flags():

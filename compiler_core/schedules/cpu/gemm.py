@@ -31,6 +31,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
+from compiler_core.schedules.cpu import gemm_streamed
 from compiler_core.schedules.cpu.converted_copy import copy_converted, half_source
 from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv, round_up
 from compiler_core.schedules.cpu.gemm_store import round_block, write_tile
@@ -85,6 +86,7 @@ class GemmPlan:
     parallel: str
     threads: int
     pairs: bool = False  # bfloat16 pair dot products (gemm_bf16_dot) instead of float32 FMAs
+    streamed: bool = False  # B streamed row by row past C's block (gemm_streamed) instead of panel microkernels
 
     @property
     def nv(self) -> int:
@@ -146,14 +148,18 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     pairs = config.get("dot") == "bf16"
     if pairs and (ops.b_direct is not None or not target.bf16_dot):
         raise ValueError("dot 'bf16' needs B packed (not read in place) and a target with AVX-512 BF16")
+    streamed = config.get("b_source") == "streamed"
+    if streamed and ops.b_direct is None:
+        raise ValueError("b_source 'streamed' reads B in place: the operands must give b_direct")
     rows, cols = round_up(ops.M, mr), round_up(ops.N, nr)
     if config["parallel"] == "m":
         rows = round_up(-(-ops.M // threads), mr)
     elif config["parallel"] == "n":
         cols = round_up(-(-ops.N // threads), nr)
     return GemmPlan(mr=mr, nr=nr, lanes=target.vector_lanes_f32, mc=min(config["mc"], rows),
-                    nc=min(config["nc"], cols), kc=min(config["kc"], ops.K), pack_a=bool(config["pack_a"]),
-                    order=config["order"], parallel=config["parallel"], threads=threads, pairs=pairs)
+                    nc=min(config["nc"], cols), kc=min(config["kc"], ops.K),
+                    pack_a=bool(config["pack_a"]) and not streamed, order=config["order"],
+                    parallel=config["parallel"], threads=threads, pairs=pairs, streamed=streamed)
 
 
 # ---- the loop nest -----------------------------------------------------------------------------
@@ -259,6 +265,9 @@ def _thread_rect(ops: GemmOperands, plan: GemmPlan, t: E.Var) -> tuple:
 
 def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m_len, n_lo, n_len) -> None:
     """C[bt, m_lo : m_lo+m_len, n_lo : n_lo+n_len], block by block (B already packed)."""
+    if plan.streamed:
+        gemm_streamed.compute_rect(b, ops, plan, bufs.Ct, bt, m_lo, m_len, n_lo, n_len)
+        return
     _, k_blocks = _panels(ops, plan)
     with b.loop("jc", cdiv(n_len, plan.nc)) as jc:
         with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:

@@ -20,6 +20,14 @@ IN_PLACE_B_BYTES = {16: 1 << 20}
 # part: the Zen 5's AVX-512 build gains up to 256 rows (1.04-1.36x there), the Xeon's loses from 64 (0.94x; 0.61x at
 # 256), AVX2 loses from 64 (0.89x).
 SMALL_M_ROWS = 16
+# With at most this many rows of A, B is streamed row by row past C's block (gemm_streamed), `STREAMED_MR` rows of B
+# and one vector of columns per step. The default panel path with B in place / streamed (M=1-8, float32 and half types;
+# benchmarks/results/2026-12-01-cpu-gemm-streamed/): on a Zen 5 1.2-4.2x (AVX-512, AVX2 and SSE builds) to 8 rows;
+# at 16 rows the panels win (AVX-512 0.6x, AVX2 0.9x), whose register-held accumulators each B vector then feeds 16
+# times.
+STREAMED_M_ROWS = 8
+STREAMED_MR = 8
+B_SOURCES = ("packed", "in_place", "streamed")
 
 
 def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
@@ -34,10 +42,13 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
         return base
     N = w["N"]
     return base.with_knob(
-        Knob("b_source", ("packed", "in_place"), "B packed into kc x nr panels, or read where it lies (a half type "
-                                                 "widened as it is loaded)"),
+        Knob("b_source", B_SOURCES, "B packed into kc x nr panels, read where it lies by the panel microkernel, or "
+                                    "streamed row by row past C's block (gemm_streamed); a half type is widened as it "
+                                    "is loaded"),
         Constraint(f"b_source 'in_place' needs N ({N}) a multiple of nr",
-                   lambda c: c["b_source"] == "packed" or N % c["nr"] == 0))
+                   lambda c: c["b_source"] != "in_place" or N % c["nr"] == 0),
+        Constraint("b_source 'streamed' reads A in place in one loop order: pack_a 0, order 'jr_ir'",
+                   lambda c: c["b_source"] != "streamed" or (c["pack_a"] == 0 and c["order"] == "jr_ir")))
 
 
 def config_space(w, target, config) -> Space:
@@ -48,21 +59,25 @@ def config_space(w, target, config) -> Space:
 
 
 def default_config(w, target) -> dict:
-    """The GEMM's default: B read in place where it may be and either packing it would not pay (few rows of A:
-    SMALL_M_ROWS) or a float32 B is small enough to stay in cache across the row blocks (IN_PLACE_B_BYTES); packed
-    otherwise. bfloat16 multiplies by FMAs even where pairs are on offer (gemm_bf16_dot.with_default says why)."""
+    """The GEMM's default: B streamed for very few rows of A (STREAMED_M_ROWS); else read in place by the panels where
+    it may be and either packing it would not pay (few rows of A: SMALL_M_ROWS) or a float32 B is small enough to
+    stay in cache across the row blocks (IN_PLACE_B_BYTES); packed otherwise. bfloat16 multiplies by FMAs even where
+    pairs are on offer (gemm_bf16_dot.with_default says why)."""
     M, N, K = w["M"], w["N"], w["K"]
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"))
     lanes = target.vector_lanes_f32
     few_rows = M <= SMALL_M_ROWS
     small_b = w.dtype == "float32" and K * N * 4 <= IN_PLACE_B_BYTES.get(lanes, 256 << 10)
-    config = dict(config, b_source="in_place" if N % config["nr"] == 0 and (few_rows or small_b) else "packed")
+    if M <= STREAMED_M_ROWS:
+        config = dict(config, b_source="streamed", mr=STREAMED_MR, nr=lanes, pack_a=0, order="jr_ir")
+    else:
+        config = dict(config, b_source="in_place" if N % config["nr"] == 0 and (few_rows or small_b) else "packed")
     return bf16_dot.with_default(config, w.dtype, target)
 
 
 def b_operands(config: dict, B, element: Callable, row_start: Callable) -> dict:
     """GemmOperands' B for the config: `b` (element(bt, k, j), packed by the builder), or `b_direct` (B from
     row_start(bt, k) on, read in place)."""
-    if config.get("b_source") == "in_place":
+    if config.get("b_source") in ("in_place", "streamed"):
         return {"b": None, "b_direct": (B, row_start)}
     return {"b": element}
