@@ -10,6 +10,8 @@ Nothing is asserted.
     python3 benchmarks/cpu_ops.py                     # the CASES below, default configs
     python3 benchmarks/cpu_ops.py --op conv2d --search 24 --json out.json
     python3 benchmarks/cpu_ops.py --case 'conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1'
+    python3 benchmarks/cpu_ops.py --case 'conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1,dtype=bfloat16' \
+        --variant pairs='{"dot": "bf16", "pack_a": 1}'
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--case", action="append", help="op:params (repeatable; float32 unless dtype= is given)")
     p.add_argument("--op", help="only the CASES of this op")
     p.add_argument("--search", type=int, default=0, help="also time the fastest of this many sampled configs")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=JSON",
+                   help="also time the default config with these knobs changed (repeatable)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--seconds", type=float, default=0.25, help="least time per measurement")
     p.add_argument("--pause", type=float, default=0.1)
@@ -80,6 +84,9 @@ def run_case(cc, np, torch, text: str, args, target) -> dict:
         return lambda: kernel(*inputs, *outputs)
 
     configs = {"default": cc.default_config(w, target)}
+    for variant in args.variant:
+        name, _, knobs = variant.partition("=")
+        configs[name] = dict(configs["default"], **json.loads(knobs))
     if args.search:
         screened = []
         for config in cc.get_space(w, target).sample(random.Random(args.seed), args.search):

@@ -24,13 +24,14 @@ elements, the im2col C*R*S*P*Q, about R*S / stride^2 times as many.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.conv2d import out_size
-from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import conv2d_pairs, gemm
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.space import Constraint, Knob, Space
 
@@ -43,11 +44,11 @@ PADDED_DEFAULT_MAX_BYTES = 256 << 20
 
 def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
     """The GEMM's knobs, bfloat16's `dot` where the target has AVX-512 BF16 (gemm_bf16_dot: the im2col panels packed
-    as pairs) and `b_source`; without `b_source_knob`, the space before that knob (im2col only); without `dot_knob`,
-    float32 FMAs."""
+    as pairs, or the padded copy's channel pairs read in place, conv2d_pairs) and `b_source`; without
+    `b_source_knob`, the space before that knob (im2col only); without `dot_knob`, float32 FMAs."""
     base = gemm.space(target, batch=w["N"])
     if dot_knob:
-        base = bf16_dot.with_knob(base, w.dtype, target, packs="im2col")
+        base = bf16_dot.with_knob(base, w.dtype, target, packs=None)
     if not b_source_knob:
         return base
     held = padded_bytes(w)
@@ -166,27 +167,42 @@ def _padded_copy(b: IRBuilder, w, X: S.Buffer, Xp: S.Buffer, ph: _Phases, slack:
 
 def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) -> S.Stmt:
     """B read in place from the zero-padded image's stride phases, output rows at a phase plane's width (see the
-    module doc)."""
+    module doc); with bfloat16 pairs, from its channel pairs interleaved (conv2d_pairs)."""
     N, C, K, R, Sw, st = (w[x] for x in ("N", "C", "K", "R", "S", "stride"))
     P, Q = out_size(w)
     ph = _Phases.of(w)
-    image, crs = C * st * st * ph.plane, C * R * Sw
+    pairs = config.get("dot") == "bf16"
     cols = (P - 1) * ph.width + Q  # through the last output pixel; the last row's dropped columns are not computed
+    if pairs:
+        dtype, image, depth, slack = "bfloat16", conv2d_pairs.image_elements(w, ph), conv2d_pairs.reduction(w), \
+            2 * config["nr"]
+    else:
+        dtype, image, depth, slack = "float32", C * st * st * ph.plane, C * R * Sw, config["nr"]
+    rows = depth // 2 if pairs else depth
     b = IRBuilder()
-    with b.allocate("Xp", "float32", (N * image + config["nr"],), S.Scope.LOCAL) as Xp, \
-            b.allocate("tap", "int32", (crs,), S.Scope.LOCAL) as tap:
-        _padded_copy(b, w, X, Xp, ph, config["nr"])  # nr - 1 past the last column are read by edge tiles
-        with b.loop("k", crs) as k:
-            b.store(tap, k, ph.tap_offset(k, R, Sw))
+    with b.allocate("Xp", dtype, (N * image + slack,), S.Scope.LOCAL) as Xp, \
+            b.allocate("tap", "int32", (rows,), S.Scope.LOCAL) as tap, \
+            (b.allocate("Wp", "bfloat16", (K * depth,), S.Scope.LOCAL) if pairs else contextlib.nullcontext()) as Wp:
+        # edge tiles read past the last column: nr - 1 elements, or pairs
+        if pairs:
+            conv2d_pairs.padded_copy(b, w, X, Xp, ph, slack)
+            conv2d_pairs.filter_copy(b, w, Wt, Wp)
+        else:
+            _padded_copy(b, w, X, Xp, ph, slack)
+        filt = Wp if pairs else Wt
+        a = lambda n, k, j: E.widen(filt[k * depth + j])  # noqa: E731
+        with b.loop("k", rows) as k:
+            b.store(tap, k, conv2d_pairs.tap_offset(k, w, ph) if pairs else ph.tap_offset(k, R, Sw))
 
         def gemm_into(c: S.Buffer) -> S.Stmt:
             return gemm.build_gemm(gemm.GemmOperands(
-                M=K, N=cols, K=crs, batch=N,
-                a=lambda n, k, j: E.widen(Wt[k * crs + j]),
+                M=K, N=cols, K=depth, batch=N,
+                a=a,
                 b=None,
                 c=c,
                 c_index=lambda n, k, j: (n * K + k) * cols + j,
                 b_direct=(Xp, lambda n, k: n * image + tap[k]),
+                b_pairs=pairs,
             ), config, target)
 
         if ph.width == Q and Y.dtype == "float32":  # no dropped columns, no conversion: the GEMM writes Y

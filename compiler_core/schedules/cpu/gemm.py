@@ -58,7 +58,8 @@ class GemmOperands:
     row_start), B read in place and never packed: B[bt, k, j] = buffer[row_start(bt, k) + j], a float32 buffer (or a
     half-typed one, widened as it is loaded) that holds nr - 1 readable elements past every row's column N - 1 (edge
     tiles read them; what they compute there is never stored). conv2d's padded-image path reads its shifted image
-    rows this way.
+    rows this way. With `b_pairs`, b_direct is a bfloat16 buffer of pair rows for the pair dot products
+    (gemm_bf16_dot): B[bt, 2p + t, j] = buffer[row_start(bt, p) + 2j + t], K even, 2(nr - 1) readable past each.
     """
     M: int
     N: int
@@ -70,6 +71,7 @@ class GemmOperands:
     c_index: Callable
     b_row: Callable | None = None
     b_direct: tuple | None = None  # (S.Buffer, row_start(bt, k) -> flat index)
+    b_pairs: bool = False  # b_direct holds pairs of K steps interleaved (for bfloat16 pair dot products, below)
 
 
 @dataclass(frozen=True)
@@ -146,8 +148,10 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     """Clip the config's blocks to the problem (and to one thread's share of it)."""
     mr, nr, threads = config["mr"], config["nr"], max(1, target.cores)
     pairs = config.get("dot") == "bf16"
-    if pairs and (ops.b_direct is not None or not target.bf16_dot):
-        raise ValueError("dot 'bf16' needs B packed (not read in place) and a target with AVX-512 BF16")
+    if pairs and ((ops.b_direct is not None and not ops.b_pairs) or not target.bf16_dot):
+        raise ValueError("dot 'bf16' needs B packed or read in place as pairs, and a target with AVX-512 BF16")
+    if ops.b_pairs and not pairs:
+        raise ValueError("B given as pairs of K steps is read by dot 'bf16' only")
     streamed = config.get("b_source") == "streamed"
     if streamed and ops.b_direct is None:
         raise ValueError("b_source 'streamed' reads B in place: the operands must give b_direct")

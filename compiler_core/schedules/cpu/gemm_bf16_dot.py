@@ -31,19 +31,20 @@ def offered(dtype: str, target) -> bool:
     return dtype == "bfloat16" and target.bf16_dot
 
 
-def with_knob(space: Space, dtype: str, target, packs: str) -> Space:
-    """`space` and, where `offered`, the knob `dot` with its constraints. The pairs read A from its packed pairs and
-    need B packed as pairs: `packs` is the template's `b_source` that packs B (the one a space without that knob
-    has)."""
+def with_knob(space: Space, dtype: str, target, packs: str | None) -> Space:
+    """`space` and, where `offered`, the knob `dot` with its constraints. The pairs read A from its packed pairs, and B
+    packed as pairs or read in place as pairs: `packs` is the template's `b_source` that packs B (the one a space
+    without that knob has), the only one the pairs take; None where every `b_source` gives pairs (conv2d)."""
     if not offered(dtype, target):
         return space
+    constraints = [Constraint("dot 'bf16' reads A from its packed pairs: it needs pack_a = 1",
+                              lambda c: c["dot"] == "fma" or c["pack_a"] == 1)]
+    if packs is not None:
+        constraints.append(Constraint(f"dot 'bf16' packs B into pairs of K steps: it needs b_source '{packs}'",
+                                      lambda c: c["dot"] == "fma" or c.get("b_source", packs) == packs))
     return space.with_knob(
         Knob("dot", DOTS, "multiply-adds: float32 FMAs on converted panels, or bfloat16 pair dot products "
-                          "(AVX-512 BF16) on bfloat16 panels"),
-        Constraint("dot 'bf16' reads A from its packed pairs: it needs pack_a = 1",
-                   lambda c: c["dot"] == "fma" or c["pack_a"] == 1),
-        Constraint(f"dot 'bf16' packs B into pairs of K steps: it needs b_source '{packs}'",
-                   lambda c: c["dot"] == "fma" or c.get("b_source", packs) == packs))
+                          "(AVX-512 BF16) on bfloat16 panels"), *constraints)
 
 
 def with_default(config: dict, dtype: str, target) -> dict:
@@ -78,7 +79,10 @@ def a_shape(plan) -> tuple:
 
 
 def _bf16(value: E.Expr) -> E.Expr:
-    """The bfloat16 load under an operand's float32 cast."""
+    """The bfloat16 load under an operand's float32 cast (or `cond ? that : 0`, an operand zero outside its
+    tensor)."""
+    if isinstance(value, E.Select) and isinstance(value.false_value, E.FloatImm) and value.false_value.value == 0:
+        return E.select(value.cond, _bf16(value.true_value), ZERO)
     source = half_source(value)
     if source is None or source.dtype != "bfloat16":
         raise ValueError("dot 'bf16' needs bfloat16 operands read element by element")
@@ -160,14 +164,22 @@ def microkernel(b: IRBuilder, ops, plan, bufs, blk, ir, jr) -> None:
     Ap, Bp = bufs.Ap, bufs.Bp
     lanes, nv, mr, nr = plan.lanes, plan.nv, plan.mr, plan.nr
     half = pair_depth(plan.kc) // 2
-    b_base = b_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
+
+    def b_vector(p2, v: int) -> E.Expr:
+        if Bp is None:  # pair rows read in place (GemmOperands.b_pairs): kc and K are even, so blocks hold whole pairs
+            src, row_start = ops.b_direct
+            return E.Load(src, (row_start(blk.bt, blk.pc * (plan.kc // 2) + p2) + (blk.j0 + jr * nr) * 2
+                                + v * PAIR_LANES,), PAIR_LANES)
+        b_base = b_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
+        return E.Load(Bp, (b_base + p2 * (2 * nr) + v * PAIR_LANES,), PAIR_LANES)
+
     with b.allocate("acc", f"float32x{lanes}", (mr * nv,), S.Scope.LOCAL) as acc, \
             b.allocate("bv", f"bfloat16x{PAIR_LANES}", (nv,), S.Scope.LOCAL) as bv:
         for k in range(mr * nv):
             b.store(acc, k, E.Broadcast(E.FloatImm(0.0), lanes))
         with b.loop("p2", _pairs(blk.klen)) as p2:
             for v in range(nv):
-                b.store(bv, v, E.Load(Bp, (b_base + p2 * (2 * nr) + v * PAIR_LANES,), PAIR_LANES))
+                b.store(bv, v, b_vector(p2, v))
             for i in range(mr):
                 pair = E.Load(Ap, (((ir * half + p2) * mr + i) * 2,), 2)
                 for v in range(nv):
