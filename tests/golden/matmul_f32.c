@@ -3,29 +3,29 @@
 #include <string.h>
 typedef float tf_float32x8 __attribute__((vector_size(32), aligned(4)));
 static void matmul_cpu(const float* __restrict__ in_A, const float* __restrict__ in_B, float* __restrict__ out_C) {
-  {
-    float Bp[6480] __attribute__((aligned(64)));
-    #pragma omp parallel for schedule(static) num_threads(2)
-    for (int t = 0; t < 2; ++t) {
-      for (int jl = 0; jl < (((((131 - (t * 80))) < (80) ? ((131 - (t * 80))) : (80)) + 15) / 16); ++jl) {
-        for (int p = 0; p < 45; ++p) {
-          if (((((((t * 80) / 16) + jl) * 16) + 16) <= 131)) {
-            #pragma omp simd
-            for (int j = 0; j < 16; ++j) {
-              Bp[(((((((t * 80) / 16) + jl) * 45) + p) * 16) + j)] = in_B[((p * 131) + (((((t * 80) / 16) + jl) * 16) + j))];
-            }
-          } else {
-            for (int j = 0; j < 16; ++j) {
-              Bp[(((((((t * 80) / 16) + jl) * 45) + p) * 16) + j)] = (((((((t * 80) / 16) + jl) * 16) + j) < 131) ? in_B[((p * 131) + (((((((t * 80) / 16) + jl) * 16) + j)) < (130) ? ((((((t * 80) / 16) + jl) * 16) + j)) : (130)))] : 0.0f);
-            }
-          }
-        }
-      }
+  #pragma omp parallel for schedule(static) num_threads(2)
+  for (int t = 0; t < 2; ++t) {
+    {
+      float Ap[3240] __attribute__((aligned(64)));
       {
-        float Ap[3240] __attribute__((aligned(64)));
+        float Bb[3600] __attribute__((aligned(64)));
         for (int jc = 0; jc < (((((131 - (t * 80))) < (80) ? ((131 - (t * 80))) : (80)) + 79) / 80); ++jc) {
           const int j0 = ((t * 80) + (jc * 80));
           const int nlen = ((((((131 - (t * 80))) < (80) ? ((131 - (t * 80))) : (80)) - (jc * 80))) < (80) ? (((((131 - (t * 80))) < (80) ? ((131 - (t * 80))) : (80)) - (jc * 80))) : (80));
+          for (int jl = 0; jl < ((nlen + 15) / 16); ++jl) {
+            for (int p = 0; p < 45; ++p) {
+              if ((((((j0 / 16) + jl) * 16) + 16) <= 131)) {
+                #pragma omp simd
+                for (int j = 0; j < 16; ++j) {
+                  Bb[((((jl * 45) + p) * 16) + j)] = in_B[((p * 131) + ((((j0 / 16) + jl) * 16) + j))];
+                }
+              } else {
+                for (int j = 0; j < 16; ++j) {
+                  Bb[((((jl * 45) + p) * 16) + j)] = ((((((j0 / 16) + jl) * 16) + j) < 131) ? in_B[((p * 131) + ((((((j0 / 16) + jl) * 16) + j)) < (130) ? (((((j0 / 16) + jl) * 16) + j)) : (130)))] : 0.0f);
+                }
+              }
+            }
+          }
           const int i0 = 0;
           const int mlen = 67;
           for (int pir = 0; pir < ((mlen + 5) / 6); ++pir) {
@@ -61,8 +61,8 @@ static void matmul_cpu(const float* __restrict__ in_A, const float* __restrict__
                   acc[10] = ((0.0f) - (tf_float32x8){0});
                   acc[11] = ((0.0f) - (tf_float32x8){0});
                   for (int p = 0; p < 45; ++p) {
-                    bv[0] = (*(tf_float32x8*)(&Bp[(((((j0 / 16) + jr) * 45) * 16) + (p * 16))]));
-                    bv[1] = (*(tf_float32x8*)(&Bp[((((((j0 / 16) + jr) * 45) * 16) + (p * 16)) + 8)]));
+                    bv[0] = (*(tf_float32x8*)(&Bb[(((jr * 45) * 16) + (p * 16))]));
+                    bv[1] = (*(tf_float32x8*)(&Bb[((((jr * 45) * 16) + (p * 16)) + 8)]));
                     acc[0] = (acc[0] + (((Ap[(((ir * 45) + p) * 6)]) - (tf_float32x8){0}) * bv[0]));
                     acc[1] = (acc[1] + (((Ap[(((ir * 45) + p) * 6)]) - (tf_float32x8){0}) * bv[1]));
                     acc[2] = (acc[2] + (((Ap[((((ir * 45) + p) * 6) + 1)]) - (tf_float32x8){0}) * bv[0]));

@@ -89,6 +89,7 @@ class GemmPlan:
     threads: int
     pairs: bool = False  # bfloat16 pair dot products (gemm_bf16_dot) instead of float32 FMAs
     streamed: bool = False  # B streamed row by row past C's block (gemm_streamed) instead of panel microkernels
+    b_blocks: bool = False  # B packed per kc x nc block by each thread, BLIS's order (jc, pc, ic), not once per call
 
     @property
     def nv(self) -> int:
@@ -155,6 +156,9 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     streamed = config.get("b_source") == "streamed"
     if streamed and ops.b_direct is None:
         raise ValueError("b_source 'streamed' reads B in place: the operands must give b_direct")
+    b_blocks = config.get("b_source") == "blocks"
+    if b_blocks and (ops.b_direct is not None or ops.c.dtype != "float32" or pairs):
+        raise ValueError("b_source 'blocks' packs B with float32 FMAs into a float32 C")
     rows, cols = round_up(ops.M, mr), round_up(ops.N, nr)
     if config["parallel"] == "m":
         rows = round_up(-(-ops.M // threads), mr)
@@ -163,7 +167,7 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     return GemmPlan(mr=mr, nr=nr, lanes=target.vector_lanes_f32, mc=min(config["mc"], rows),
                     nc=min(config["nc"], cols), kc=min(config["kc"], ops.K),
                     pack_a=bool(config["pack_a"]) and not streamed, order=config["order"],
-                    parallel=config["parallel"], threads=threads, pairs=pairs, streamed=streamed)
+                    parallel=config["parallel"], threads=threads, pairs=pairs, streamed=streamed, b_blocks=b_blocks)
 
 
 # ---- the loop nest -----------------------------------------------------------------------------
@@ -204,8 +208,8 @@ def _bp_offset(ops: GemmOperands, plan: GemmPlan, kb, klen, jp, p) -> E.Expr:
 
 
 def _b_pack(b: IRBuilder, ops: GemmOperands, plan: GemmPlan):
-    """The packed-B buffer, or None where B is read in place."""
-    if ops.b_direct is not None:
+    """The packed-B buffer shared by a call, or None where B is read in place or packed per block per thread."""
+    if ops.b_direct is not None or plan.b_blocks:
         return contextlib.nullcontext(None)
     if plan.pairs:
         return b.allocate("Bp", "bfloat16", bf16_dot.b_shape(ops, plan), LOCAL)
@@ -217,6 +221,8 @@ def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffe
     with contextlib.ExitStack() as stack:
         dtype, shape = ("bfloat16", bf16_dot.a_shape(plan)) if plan.pairs else ("float32", (plan.mc * plan.kc,))
         Ap = stack.enter_context(b.allocate("Ap", dtype, shape, LOCAL)) if plan.pack_a else None
+        if plan.b_blocks:  # this thread's kc x nc block of B
+            Bp = stack.enter_context(b.allocate("Bb", "float32", (plan.kc * round_up(plan.nc, plan.nr),), LOCAL))
         Ct = None
         if ops.c.dtype != "float32":
             Ct = stack.enter_context(b.allocate("Ct", "float32", (plan.mc * plan.nc,), LOCAL))
@@ -272,6 +278,9 @@ def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m
     if plan.streamed:
         gemm_streamed.compute_rect(b, ops, plan, bufs.Ct, bt, m_lo, m_len, n_lo, n_len)
         return
+    if plan.b_blocks:
+        _compute_rect_by_blocks(b, ops, plan, bufs, bt, m_lo, m_len, n_lo, n_len)
+        return
     _, k_blocks = _panels(ops, plan)
     with b.loop("jc", cdiv(n_len, plan.nc)) as jc:
         with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:
@@ -288,6 +297,29 @@ def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m
                         _microtiles(b, ops, plan, bufs, block)
                     if bufs.Ct is not None:
                         round_block(b, ops, plan, bufs.Ct, bt, i0, mlen, j0, nlen)
+
+
+def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m_len, n_lo, n_len) -> None:
+    """As _compute_rect, in BLIS's order: each kc x nc block of B is packed by this thread just before the row blocks
+    that use it, into a buffer that stays in L2 or L3, instead of all of B into one written to memory and read back."""
+    _, k_blocks = _panels(ops, plan)
+    with b.loop("jc", cdiv(n_len, plan.nc)) as jc:
+        with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:
+            with b.loop("pc", k_blocks) as pc:
+                klen = block_len(ops.K, plan.kc, pc)
+                with b.loop("jl", cdiv(nlen, plan.nr)) as jl, b.loop("p", klen) as p:
+                    base = (jl * klen + p) * plan.nr
+                    if ops.b_row is not None:
+                        ops.b_row(b, bufs.Bp, base, bt, pc * plan.kc + p, j0 + jl * plan.nr, plan.nr)
+                    else:
+                        _pack_b_row(b, ops, plan, bufs.Bp, base, bt, pc * plan.kc + p, j0 // plan.nr + jl)
+                with b.loop("ic", cdiv(m_len, plan.mc)) as ic:
+                    with b.let("i0", m_lo + ic * plan.mc) as i0, \
+                            b.let("mlen", E.min_(m_len - ic * plan.mc, plan.mc)) as mlen:
+                        if bufs.Ap is not None:
+                            _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+                        _microtiles(b, ops, plan, bufs, _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr),
+                                                              cdiv(nlen, plan.nr)))
 
 
 @dataclass(frozen=True)
@@ -375,7 +407,10 @@ def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block,
     lanes, nv, mr, nr = plan.lanes, plan.nv, plan.mr, plan.nr
     vec = f"float32x{lanes}"
     row0 = blk.i0 + ir * mr
-    b_base = _bp_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
+    if plan.b_blocks:  # the thread's block: panels of klen x nr from the block's first column
+        b_base = jr * blk.klen * nr
+    else:
+        b_base = _bp_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
     k0 = blk.pc * plan.kc
 
     def a_value(i: int, p) -> E.Expr:

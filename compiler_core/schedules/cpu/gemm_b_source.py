@@ -41,10 +41,11 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     if not b_source_knob:
         return base
     N = w["N"]
+    sources = B_SOURCES + (("blocks",) if w.dtype == "float32" else ())
     return base.with_knob(
-        Knob("b_source", B_SOURCES, "B packed into kc x nr panels, read where it lies by the panel microkernel, or "
-                                    "streamed row by row past C's block (gemm_streamed); a half type is widened as it "
-                                    "is loaded"),
+        Knob("b_source", sources, "B packed into kc x nr panels, read where it lies by the panel microkernel, "
+                                  "streamed row by row past C's block (gemm_streamed), or (float32) packed per kc x "
+                                  "nc block by each thread; a half type is widened as it is loaded"),
         Constraint(f"b_source 'in_place' needs N ({N}) a multiple of nr",
                    lambda c: c["b_source"] != "in_place" or N % c["nr"] == 0),
         Constraint("b_source 'streamed' reads A in place in one loop order: pack_a 0, order 'jr_ir'",
@@ -61,7 +62,9 @@ def config_space(w, target, config) -> Space:
 def default_config(w, target) -> dict:
     """The GEMM's default: B streamed for very few rows of A (STREAMED_M_ROWS); else read in place by the panels where
     it may be and either packing it would not pay (few rows of A: SMALL_M_ROWS) or a float32 B is small enough to
-    stay in cache across the row blocks (IN_PLACE_B_BYTES); packed otherwise. bfloat16 multiplies by FMAs even where
+    stay in cache across the row blocks (IN_PLACE_B_BYTES); packed otherwise: a float32 B per kc x nc block by each
+    thread where the threads do not split rows ('blocks': 1.01-1.75x over one pack per call on 7 shapes and three
+    ISAs, benchmarks/results/2026-12-01-cpu-gemm-blocks/), else once per call. bfloat16 multiplies by FMAs even where
     pairs are on offer (gemm_bf16_dot.with_default says why)."""
     M, N, K = w["M"], w["N"], w["K"]
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"))
@@ -70,8 +73,13 @@ def default_config(w, target) -> dict:
     small_b = w.dtype == "float32" and K * N * 4 <= IN_PLACE_B_BYTES.get(lanes, 256 << 10)
     if M <= STREAMED_M_ROWS:
         config = dict(config, b_source="streamed", mr=STREAMED_MR, nr=lanes, pack_a=0, order="jr_ir")
+    elif N % config["nr"] == 0 and (few_rows or small_b):
+        config = dict(config, b_source="in_place")
     else:
-        config = dict(config, b_source="in_place" if N % config["nr"] == 0 and (few_rows or small_b) else "packed")
+        # each thread packs its own B blocks where the threads split columns or problems; splitting rows, every
+        # thread would pack every block
+        blocks = w.dtype == "float32" and config["parallel"] != "m"
+        config = dict(config, b_source="blocks" if blocks else "packed")
     return bf16_dot.with_default(config, w.dtype, target)
 
 
