@@ -1,7 +1,7 @@
-"""matmul's and batch_matmul's float32 B packed per kc x nc block by each thread (b_source 'blocks', BLIS's loop order
-in schedules/cpu/gemm.py): where it is offered, the default's rule, exact results on ragged shapes (several column,
-reduction and row blocks, every thread split, every ISA the host runs), and planted bugs in its generated C that
-verification must catch."""
+"""matmul's and batch_matmul's B packed per kc x nc block by each thread (b_source 'blocks', BLIS's loop order in
+schedules/cpu/gemm.py): a half C's bounded float32 block, the default's rule, exact results on ragged shapes (several
+column, reduction and row blocks, every thread split, three dtypes, every ISA the host runs), and planted bugs in its
+generated C that verification must catch."""
 from __future__ import annotations
 
 import random
@@ -10,7 +10,6 @@ import pytest
 
 import compiler_core as cc
 from tests.c_source_mutants import catching_input_sets
-from tests.space_configs import knob_choices
 
 TARGET = cc.cpu_target(cores=2)
 ISAS = ["sse", "avx2", "avx512", "avx512bf16"]
@@ -27,11 +26,16 @@ def _check(w, config, target=TARGET, seed=3) -> None:
         assert result.ok, (w.key, config, inputs.name, result.message)
 
 
-def test_blocks_are_offered_for_a_float32_c_only():
-    """A half C is rounded once per row block after its last kc slice, which BLIS's order visits before the next."""
-    for dtype, offered in (("float32", True), ("float16", False), ("bfloat16", False)):
-        w = cc.make_workload("matmul", dict(M=64, N=256, K=64, dtype=dtype))
-        assert ("blocks" in knob_choices(cc.get_space(w, TARGET), "b_source")) == offered
+def test_a_half_c_sums_the_threads_rows_in_a_bounded_float32_block():
+    """A half C is rounded once per column block after its last reduction slice, which BLIS's order reaches after
+    every row block: its float32 sums cover the thread's rows, within BLOCKS_HALF_C_MAX_BYTES."""
+    tall = cc.make_workload("matmul", dict(M=8192, N=4096, K=64, dtype="float16"))
+    space = cc.get_space(tall, TARGET)
+    config = _blocks(tall, parallel="n", nc=4096)
+    assert any("sums a thread's rows x nc in float32" in v for v in space.violations(config))
+    assert space.is_valid(dict(config, nc=256)) and space.is_valid(dict(config, parallel="m", nc=256))
+    wide = cc.make_workload("matmul", dict(M=8192, N=4096, K=64))  # a float32 C sums in place
+    assert cc.get_space(wide, TARGET).is_valid(_blocks(wide, parallel="n", nc=4096))
 
 
 @pytest.mark.parametrize("isa", ISAS)
@@ -44,7 +48,8 @@ def test_the_default_packs_blocks_where_the_threads_do_not_split_rows(isa):
     assert source("matmul", M=64, N=4096, K=4096) == "blocks"  # the threads split columns
     assert source("batch_matmul", batch=4, M=64, N=1024, K=1024) == "blocks"  # the threads split problems
     assert source("matmul", M=2048, N=2048, K=2048) == "packed"  # rows: each thread would pack every block
-    assert source("matmul", M=64, N=4096, K=4096, dtype="float16") == "packed"
+    assert source("matmul", M=64, N=4096, K=4096, dtype="bfloat16") == "blocks"  # a 0.5 MiB float32 block of C
+    assert source("matmul", M=1024, N=4096, K=4096, dtype="float16") == "packed"  # 8 MiB
 
 
 @pytest.mark.parametrize("op, shape, knobs", [
@@ -53,9 +58,12 @@ def test_the_default_packs_blocks_where_the_threads_do_not_split_rows(isa):
     ("batch_matmul", dict(batch=3, M=40, N=50, K=260), dict(parallel="batch", kc=128)),
     ("batch_matmul", dict(batch=1, M=200, N=96, K=33), dict(parallel="n", pack_a=0, order="ir_jr")),
 ])
-def test_blocked_gemms_are_exact(op, shape, knobs):
-    w = cc.make_workload(op, shape)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_blocked_gemms_are_exact(op, shape, knobs, dtype):
+    w = cc.make_workload(op, dict(shape, dtype=dtype))
     config = _blocks(w, **knobs)
+    if "dot" in config:
+        config["dot"] = "fma"
     if config["mc"] % config["mr"]:
         config["mc"] = 4 * config["mr"]
     _check(w, config)
@@ -68,7 +76,8 @@ def test_every_valid_blocked_config_is_exact_on_random_shapes(isa):
         pytest.skip(f"this CPU lacks {isa}")
     target, rng = cc.cpu_target(isa=isa, cores=2), random.Random(isa)
     for _ in range(3):
-        w = cc.make_workload("matmul", dict(M=rng.randint(17, 150), N=rng.randint(1, 300), K=rng.randint(1, 700)))
+        w = cc.make_workload("matmul", dict(M=rng.randint(17, 150), N=rng.randint(1, 300), K=rng.randint(1, 700),
+                                            dtype=rng.choice(["float32", "float16", "bfloat16"])))
         configs = [c for c in cc.get_space(w, target).sample(rng, 300) if c["b_source"] == "blocks"]
         for config in configs[:3]:
             _check(w, config, target, seed=rng.randrange(100))

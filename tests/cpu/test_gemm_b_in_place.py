@@ -79,8 +79,7 @@ def test_the_default_reads_b_in_place_for_few_rows_of_a_whatever_its_size(isa, d
         return cc.default_config(cc.make_workload("matmul", dict(M=m, N=2048, K=2048, dtype=dtype)), target)
 
     sources = [default(m)["b_source"] for m in (1, fewest, fewest + 1, few, few + 1)]
-    packs = "blocks" if dtype == "float32" else "packed"  # the threads split columns here (test_gemm_b_blocks.py)
-    assert sources == ["streamed", "streamed", "in_place", "in_place", packs]
+    assert sources == ["streamed", "streamed", "in_place", "in_place", "blocks"]  # test_gemm_b_blocks.py
 
 
 def test_a_config_stored_before_the_knob_builds_the_packed_kernel():

@@ -46,8 +46,8 @@ def test_the_default_multiplies_by_fmas_and_the_pairs_need_packed_a():
     Xeon, so the untuned default keeps FMAs and tuning picks the pairs where they pay."""
     w = _matmul()
     config = cc.default_config(w, BF16)
-    assert config["dot"] == "fma" and cc.get_space(w, BF16).is_valid(dict(config, dot="bf16"))
-    violations = cc.get_space(w, BF16).violations(dict(config, dot="bf16", pack_a=0))
+    assert config["dot"] == "fma" and cc.get_space(w, BF16).is_valid(dict(config, dot="bf16", b_source="packed"))
+    violations = cc.get_space(w, BF16).violations(dict(config, dot="bf16", b_source="packed", pack_a=0))
     assert any("pack_a" in v for v in violations), violations
     assert "dot" not in cc.default_config(w, AVX512)
 

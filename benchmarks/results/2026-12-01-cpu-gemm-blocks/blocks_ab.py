@@ -1,4 +1,4 @@
-"""A/B of a float32 B packed once per call (b_source 'packed', the default before) against packed per kc x nc block by
+"""A/B of B packed once per call (b_source 'packed', the default before) against packed per kc x nc block by
 each thread (b_source 'blocks', BLIS's loop order), the default config otherwise; each built and checked, then timed
 in interleaved rounds (benchmarks/cpu_ab.py).
 
@@ -11,7 +11,8 @@ from benchmarks.cpu_ab import ab_main
 
 
 def variants(w, config, target) -> dict:
-    chosen = {"packed": dict(config, b_source="packed"), "blocks": dict(config, b_source="blocks")}
+    fma = {"dot": "fma"} if "dot" in config else {}  # bfloat16: both with FMAs (the pairs pack their own panels)
+    chosen = {"packed": dict(config, b_source="packed", **fma), "blocks": dict(config, b_source="blocks", **fma)}
     return {name: (lambda c=c: cc.build(w, c, target)) for name, c in chosen.items()}
 
 

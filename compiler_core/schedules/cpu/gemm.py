@@ -157,8 +157,8 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     if streamed and ops.b_direct is None:
         raise ValueError("b_source 'streamed' reads B in place: the operands must give b_direct")
     b_blocks = config.get("b_source") == "blocks"
-    if b_blocks and (ops.b_direct is not None or ops.c.dtype != "float32" or pairs):
-        raise ValueError("b_source 'blocks' packs B with float32 FMAs into a float32 C")
+    if b_blocks and (ops.b_direct is not None or pairs):
+        raise ValueError("b_source 'blocks' packs B from its elements, for float32 FMAs")
     rows, cols = round_up(ops.M, mr), round_up(ops.N, nr)
     if config["parallel"] == "m":
         rows = round_up(-(-ops.M // threads), mr)
@@ -224,9 +224,16 @@ def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffe
         if plan.b_blocks:  # this thread's kc x nc block of B
             Bp = stack.enter_context(b.allocate("Bb", "float32", (plan.kc * round_up(plan.nc, plan.nr),), LOCAL))
         Ct = None
-        if ops.c.dtype != "float32":
-            Ct = stack.enter_context(b.allocate("Ct", "float32", (plan.mc * plan.nc,), LOCAL))
+        if ops.c.dtype != "float32":  # a row block's float32 sums; in BLIS's order, all the thread's rows'
+            rows = ct_rows(ops, plan) if plan.b_blocks else plan.mc
+            Ct = stack.enter_context(b.allocate("Ct", "float32", (rows * plan.nc,), LOCAL))
         yield _Buffers(Bp, Ap, Ct)
+
+
+def ct_rows(ops: GemmOperands, plan: GemmPlan) -> int:
+    """Rows of a thread's share of C, in whole tiles (edge tiles are stored in full): all of M unless the threads
+    split rows."""
+    return round_up(-(-ops.M // plan.threads) if plan.parallel == "m" else ops.M, plan.mr)
 
 
 def _parallel_inside(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> None:
@@ -301,7 +308,9 @@ def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m
 
 def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m_len, n_lo, n_len) -> None:
     """As _compute_rect, in BLIS's order: each kc x nc block of B is packed by this thread just before the row blocks
-    that use it, into a buffer that stays in L2 or L3, instead of all of B into one written to memory and read back."""
+    that use it, into a buffer that stays in L2 or L3, instead of all of B into one written to memory and read back.
+    A C that is not float32 sums in a float32 block of all the thread's rows (`ct_rows`), rounded once per column
+    block after its last reduction slice."""
     _, k_blocks = _panels(ops, plan)
     with b.loop("jc", cdiv(n_len, plan.nc)) as jc:
         with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:
@@ -319,7 +328,9 @@ def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, b
                         if bufs.Ap is not None:
                             _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
                         _microtiles(b, ops, plan, bufs, _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr),
-                                                              cdiv(nlen, plan.nr)))
+                                                              cdiv(nlen, plan.nr), ct_i0=m_lo))
+            if bufs.Ct is not None:
+                round_block(b, ops, plan, bufs.Ct, bt, m_lo, m_len, j0, nlen)
 
 
 @dataclass(frozen=True)
@@ -332,6 +343,7 @@ class _Block:
     klen: E.Expr
     row_tiles: E.Expr
     col_tiles: E.Expr
+    ct_i0: E.Expr | None = None  # the row of C that the float32 block Ct starts at (None: i0)
 
 
 def _microtiles(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block) -> None:

@@ -27,7 +27,11 @@ SMALL_M_ROWS = 16
 # times.
 STREAMED_M_ROWS = 8
 STREAMED_MR = 8
-B_SOURCES = ("packed", "in_place", "streamed")
+B_SOURCES = ("packed", "in_place", "streamed", "blocks")
+BLOCKS_HALF_C_MAX_BYTES = 64 << 20
+# A half C's float32 block under `blocks` at most this large by default: packed / blocks on a Zen 5 1.23-1.81x with
+# 0.5-2 MiB blocks (float16 and bfloat16, AVX-512 and AVX2), 0.97x (AVX-512) and 1.11x (AVX2) with 8 MiB.
+BLOCKS_HALF_C_DEFAULT_BYTES = 4 << 20
 
 
 def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
@@ -41,15 +45,26 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     if not b_source_knob:
         return base
     N = w["N"]
-    sources = B_SOURCES + (("blocks",) if w.dtype == "float32" else ())
     return base.with_knob(
-        Knob("b_source", sources, "B packed into kc x nr panels, read where it lies by the panel microkernel, "
-                                  "streamed row by row past C's block (gemm_streamed), or (float32) packed per kc x "
-                                  "nc block by each thread; a half type is widened as it is loaded"),
+        Knob("b_source", B_SOURCES, "B packed into kc x nr panels, read where it lies by the panel microkernel, "
+                                    "streamed row by row past C's block (gemm_streamed), or packed per kc x nc block "
+                                    "by each thread; a half type is widened as it is loaded or packed"),
         Constraint(f"b_source 'in_place' needs N ({N}) a multiple of nr",
                    lambda c: c["b_source"] != "in_place" or N % c["nr"] == 0),
         Constraint("b_source 'streamed' reads A in place in one loop order: pack_a 0, order 'jr_ir'",
-                   lambda c: c["b_source"] != "streamed" or (c["pack_a"] == 0 and c["order"] == "jr_ir")))
+                   lambda c: c["b_source"] != "streamed" or (c["pack_a"] == 0 and c["order"] == "jr_ir")),
+        Constraint(f"b_source 'blocks' with a {w.dtype} C sums a thread's rows x nc in float32: at most "
+                   f"{BLOCKS_HALF_C_MAX_BYTES >> 20} MiB",
+                   lambda c: c["b_source"] != "blocks" or _blocks_ct_bytes(w, target, c) <= BLOCKS_HALF_C_MAX_BYTES))
+
+
+def _blocks_ct_bytes(w, target, config) -> int:
+    """The float32 block of C that `blocks` holds per thread (0 for a float32 C, which sums in place)."""
+    if w.dtype == "float32":
+        return 0
+    M, threads = w["M"], max(1, target.cores)
+    rows = -(-M // threads) if config["parallel"] == "m" else M
+    return 4 * rows * min(config["nc"], w["N"])
 
 
 def config_space(w, target, config) -> Space:
@@ -62,9 +77,9 @@ def config_space(w, target, config) -> Space:
 def default_config(w, target) -> dict:
     """The GEMM's default: B streamed for very few rows of A (STREAMED_M_ROWS); else read in place by the panels where
     it may be and either packing it would not pay (few rows of A: SMALL_M_ROWS) or a float32 B is small enough to
-    stay in cache across the row blocks (IN_PLACE_B_BYTES); packed otherwise: a float32 B per kc x nc block by each
-    thread where the threads do not split rows ('blocks': 1.01-1.75x over one pack per call on 7 shapes and three
-    ISAs, benchmarks/results/2026-12-01-cpu-gemm-blocks/), else once per call. bfloat16 multiplies by FMAs even where
+    stay in cache across the row blocks (IN_PLACE_B_BYTES); packed otherwise: per kc x nc block by each thread where
+    the threads do not split rows and a half C's float32 block stays small (BLOCKS_HALF_C_DEFAULT_BYTES), else once
+    per call (benchmarks/results/2026-12-01-cpu-gemm-blocks/). bfloat16 multiplies by FMAs even where
     pairs are on offer (gemm_bf16_dot.with_default says why)."""
     M, N, K = w["M"], w["N"], w["K"]
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"))
@@ -78,7 +93,7 @@ def default_config(w, target) -> dict:
     else:
         # each thread packs its own B blocks where the threads split columns or problems; splitting rows, every
         # thread would pack every block
-        blocks = w.dtype == "float32" and config["parallel"] != "m"
+        blocks = config["parallel"] != "m" and _blocks_ct_bytes(w, target, config) <= BLOCKS_HALF_C_DEFAULT_BYTES
         config = dict(config, b_source="blocks" if blocks else "packed")
     return bf16_dot.with_default(config, w.dtype, target)
 

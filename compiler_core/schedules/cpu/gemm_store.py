@@ -17,7 +17,8 @@ def write_tile(b: IRBuilder, ops, plan, Ct: S.Buffer | None, blk, acc, row0, col
     """C tile (+)= acc: '=' in the first kc block, '+=' after it; into the float32 block Ct where C is not float32."""
     first = blk.pc.eq(0)
     if Ct is not None:  # the padded float32 block: always a full tile
-        _store_vectors(b, plan, Ct, lambda i, j: (row0 - blk.i0 + i) * plan.nc + col0 - blk.j0 + j, acc,
+        ct_i0 = blk.i0 if blk.ct_i0 is None else blk.ct_i0
+        _store_vectors(b, plan, Ct, lambda i, j: (row0 - ct_i0 + i) * plan.nc + col0 - blk.j0 + j, acc,
                        first)
         return
     index = lambda i, j: ops.c_index(blk.bt, row0 + i, col0 + j)  # noqa: E731
