@@ -8,10 +8,12 @@ Loop nest per thread, over the thread's rectangle of C (a range of M or of N, or
 
 B is packed once per call (per image) into contiguous kc x nr panels, zero-padded past N: by all
 threads before the compute loop when they split M, by each thread for its own columns when they
-split N. Edge tiles are computed in full on zero-padded panels and written back through a
-bounds-checked scalar path, so every M, N, K is correct. float16 inputs are converted to float32
-while packing; a float16 result accumulates in a per-thread float32 block that is rounded once when
-the block is done.
+split N. With `b_source` 'blocks' each thread packs only the kc x nc block it is about to use, in BLIS's
+order (jc, pc, then ic: `_compute_rect_by_blocks`); B may also be read in place by the microkernel
+(`GemmOperands.b_direct`) or streamed row by row past C for very few rows of A (`gemm_streamed`).
+Edge tiles are computed in full on zero-padded panels and written back through a bounds-checked
+scalar path, so every M, N, K is correct. float16 inputs are converted to float32 while packing; a
+float16 result accumulates in a per-thread float32 block that is rounded once when the block is done.
 
 The reduction loop is not unrolled: unrolled (under the -fassociative-math the project then built with),
 GCC re-associated the accumulator chains, split the FMAs and spilled (measured: 180 -> 105 GFLOP/s at
