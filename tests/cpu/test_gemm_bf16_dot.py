@@ -46,7 +46,8 @@ def test_the_default_multiplies_by_fmas_and_the_pairs_need_packed_a():
     Xeon, so the untuned default keeps FMAs and tuning picks the pairs where they pay."""
     w = _matmul()
     config = cc.default_config(w, BF16)
-    assert config["dot"] == "fma" and cc.get_space(w, BF16).is_valid(dict(config, dot="bf16", b_source="packed"))
+    pairs = dict(config, dot="bf16", b_source="packed", pack_a=1)
+    assert config["dot"] == "fma" and cc.get_space(w, BF16).is_valid(pairs)
     violations = cc.get_space(w, BF16).violations(dict(config, dot="bf16", b_source="packed", pack_a=0))
     assert any("pack_a" in v for v in violations), violations
     assert "dot" not in cc.default_config(w, AVX512)
@@ -121,7 +122,7 @@ def test_every_microkernel_shape_and_order_runs_correct():
     inputs = cc.random_inputs(w, seed=9)
     expected = cc.expect(w, inputs)
     space = cc.get_space(w, BF16)
-    base = dict(cc.default_config(w, BF16), dot="bf16", b_source="packed")
+    base = dict(cc.default_config(w, BF16), dot="bf16", b_source="packed", pack_a=1)
     lanes = BF16.vector_lanes_f32
     for mr in gemm.MR_CHOICES:
         for nr in knob_choices(space, "nr"):
@@ -145,8 +146,8 @@ def test_conv2d_offers_pairs_on_both_of_its_b_sources():
     assert knob_choices(space, "dot") == ("fma", "bf16")
     default = cc.default_config(conv, BF16)
     assert default["dot"] == "fma" and default["b_source"] == "padded"
-    assert space.is_valid(dict(default, dot="bf16"))
-    assert space.is_valid(dict(default, dot="bf16", b_source="im2col"))
+    assert space.is_valid(dict(default, dot="bf16", pack_a=1))
+    assert space.is_valid(dict(default, dot="bf16", b_source="im2col", pack_a=1))
     assert "dot" not in _knobs(cc.get_space(conv, AVX512))
 
 
@@ -162,7 +163,7 @@ CONVS = [  # odd C*R*S (a half pair), stride, padding past the image, output row
 def test_conv2d_pair_kernels_match_the_reference(shape):
     w = cc.make_workload("conv2d", dict(shape, dtype="bfloat16"))
     space = cc.get_space(w, BF16)
-    configs = [dict(cc.default_config(w, BF16), dot="bf16", b_source="im2col")]
+    configs = [dict(cc.default_config(w, BF16), dot="bf16", b_source="im2col", pack_a=1)]
     configs += [c for c in space.sample(random.Random(3), 24) if c["dot"] == "bf16"][:3]
     for inputs in cc.input_sets(w, seed=6):
         expected = cc.expect(w, inputs.arrays)
@@ -185,5 +186,5 @@ PAIR_MUTANTS = {  # an edit of the generated C (re.subn-like)
 @pytest.mark.parametrize("mutant", list(PAIR_MUTANTS))
 def test_a_planted_bug_in_the_pair_kernel_fails(mutant):
     w = _matmul()
-    kernel = cc.build(w, dict(cc.default_config(w, BF16), dot="bf16", b_source="packed"), BF16)
+    kernel = cc.build(w, dict(cc.default_config(w, BF16), dot="bf16", b_source="packed", pack_a=1), BF16)
     assert catching_input_sets(w, kernel, PAIR_MUTANTS[mutant], seed=5), f"{mutant} passed every input set"

@@ -98,3 +98,19 @@ def test_float16_accumulates_in_a_float32_block():
     src = cc.generate(w, {**GOOD, "kc": 32}, AVX2)
     assert "float Ct[" in src or "float* __restrict__ Ct" in src
     assert "_Float16" in src
+
+
+@pytest.mark.parametrize("isa", ["sse", "avx2", "avx512", "avx512bf16"])
+def test_the_default_reads_a_in_place_where_a_thread_has_few_columns(isa):
+    """A packed A panel serves each column tile once; a half A read in place is converted at every use, which only
+    AVX2's F16C and AVX-512 do by vectors."""
+    target = cc.cpu_target(isa=isa, cores=2)
+
+    def pack_a(op, **params) -> int:
+        return cc.default_config(cc.make_workload(op, params), target)["pack_a"]
+
+    most = gemm.A_IN_PLACE_MAX_COLS
+    assert pack_a("matmul", M=1024, N=64, K=4096) == 0
+    assert pack_a("matmul", M=1024, N=most, K=64) == 0 and pack_a("matmul", M=1024, N=most + 1, K=64) == 1
+    assert pack_a("conv2d", N=2, C=512, H=7, W=7, K=512, R=3, S=3, pad=1) == 0  # 7 x 7 pixels
+    assert pack_a("matmul", M=1024, N=64, K=4096, dtype="float16") == (1 if isa == "sse" else 0)

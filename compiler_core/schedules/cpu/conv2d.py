@@ -77,7 +77,8 @@ def default_config(w, target) -> dict:
     P, Q = out_size(w)
     # measured: a 1x1 conv at stride 2 was 0.96-1.02x im2col's speed
     padded = w["R"] * w["S"] >= w["stride"] ** 2 and padded_bytes(w) <= PADDED_DEFAULT_MAX_BYTES
-    config = dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"]), b_source="padded" if padded else "im2col")
+    config = dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"], dtype=w.dtype),
+                  b_source="padded" if padded else "im2col")
     return bf16_dot.with_default(config, w.dtype, target)
 
 

@@ -41,6 +41,12 @@ from compiler_core.space import Constraint, Knob, Space
 
 VECTOR_REGISTERS = {16: 16, 32: 16, 64: 32}  # by vector width in bytes: SSE and AVX2 have 16, AVX-512 32
 MR_CHOICES = (2, 4, 6, 8)
+# A is read in place, not packed, by default where a thread has at most this many columns of C: a packed A panel
+# serves each column tile once, so with few of them packing is a pass over A that buys little. Packed / in place on
+# a Zen 5 (benchmarks/results/2026-12-01-cpu-gemm-a-in-place/), at 32-256 columns: float32 1.00-1.94x (AVX-512, AVX2
+# and SSE), half types 1.02-1.66x with AVX2 or AVX-512 and 0.59-0.80x with SSE (no vector conversion), so a half A
+# keeps its panels there; past 256 columns 0.88-1.10x.
+A_IN_PLACE_MAX_COLS = 256
 MC_CHOICES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 NC_CHOICES = (64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096)
 KC_CHOICES = (32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
@@ -134,16 +140,21 @@ def space(target, batch: int | None = None) -> Space:
     )
 
 
-def default_config(target, M: int, N: int, batch: int | None = None) -> dict:
+def default_config(target, M: int, N: int, batch: int | None = None, dtype: str = "float32") -> dict:
     """A good untuned start: a 6-row microkernel as wide as the vector registers allow (2 vectors with 16
     registers, SSE and AVX2; 4 with AVX-512's 32: 6 x 64 measured 1.17-1.22x faster than 6 x 32 on matmul 512^3
-    and 1024^3 on a 2-core AVX-512 host), blocks sized for 32 KiB L1 and 512 KiB L2."""
+    and 1024^3 on a 2-core AVX-512 host), blocks sized for 32 KiB L1 and 512 KiB L2, and A read in place where a
+    thread has few columns of C (A_IN_PLACE_MAX_COLS)."""
     lanes = target.vector_lanes_f32
     registers = VECTOR_REGISTERS.get(target.vector_bytes, 16)
     mr = 6 if _registers_needed(6, 2) <= registers else 4
     nv = max(v for v in (1, 2, 3, 4) if _registers_needed(mr, v) <= registers)
     parallel = "batch" if batch is not None and batch >= target.cores else "m" if M >= N else "n"
-    return {"mr": mr, "nr": nv * lanes, "mc": 96, "nc": 4096, "kc": 256, "pack_a": 1, "order": "jr_ir",
+    cols = -(-N // target.cores) if parallel == "n" else N
+    # a half A read in place is converted at every use: vector conversions need AVX2's F16C (SSE: 0.59-0.80x)
+    cheap_a = dtype == "float32" or target.vector_bytes >= 32
+    pack_a = int(not cheap_a or cols > A_IN_PLACE_MAX_COLS)
+    return {"mr": mr, "nr": nv * lanes, "mc": 96, "nc": 4096, "kc": 256, "pack_a": pack_a, "order": "jr_ir",
             "parallel": parallel}
 
 

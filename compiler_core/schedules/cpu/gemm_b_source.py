@@ -82,7 +82,7 @@ def default_config(w, target) -> dict:
     per call (benchmarks/results/2026-12-01-cpu-gemm-blocks/). bfloat16 multiplies by FMAs even where
     pairs are on offer (gemm_bf16_dot.with_default says why)."""
     M, N, K = w["M"], w["N"], w["K"]
-    config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"))
+    config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"), dtype=w.dtype)
     lanes = target.vector_lanes_f32
     few_rows = M <= SMALL_M_ROWS
     small_b = w.dtype == "float32" and K * N * 4 <= IN_PLACE_B_BYTES.get(lanes, 256 << 10)
