@@ -42,10 +42,11 @@ from compiler_core.space import Constraint, Knob, Space
 VECTOR_REGISTERS = {16: 16, 32: 16, 64: 32}  # by vector width in bytes: SSE and AVX2 have 16, AVX-512 32
 MR_CHOICES = (2, 4, 6, 8)
 # A is read in place, not packed, by default where a thread has at most this many columns of C: a packed A panel
-# serves each column tile once, so with few of them packing is a pass over A that buys little. Packed / in place on
-# a Zen 5 (benchmarks/results/2026-12-01-cpu-gemm-a-in-place/), at 32-256 columns: float32 1.00-1.94x (AVX-512, AVX2
-# and SSE), half types 1.02-1.66x with AVX2 or AVX-512 and 0.59-0.80x with SSE (no vector conversion), so a half A
-# keeps its panels there; past 256 columns 0.88-1.10x.
+# serves each column tile once, so with few of them packing is a pass over A that buys little. Packed / in place at
+# 32-256 columns (benchmarks/results/2026-12-01-cpu-gemm-a-in-place/): float32 1.00-1.94x on a Zen 5 (AVX-512, AVX2,
+# SSE) and 1.07-1.43x on a Sapphire Rapids Xeon (AVX-512; AVX2 1.02-1.41x but 0.76x once); half types 1.11-1.66x with
+# AVX-512, 0.81-1.18x with AVX2 and 0.59-0.80x with SSE, so a half A keeps its panels below AVX-512; past 256 columns
+# 0.88-1.10x.
 A_IN_PLACE_MAX_COLS = 256
 MC_CHOICES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 NC_CHOICES = (64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096)
@@ -151,8 +152,8 @@ def default_config(target, M: int, N: int, batch: int | None = None, dtype: str 
     nv = max(v for v in (1, 2, 3, 4) if _registers_needed(mr, v) <= registers)
     parallel = "batch" if batch is not None and batch >= target.cores else "m" if M >= N else "n"
     cols = -(-N // target.cores) if parallel == "n" else N
-    # a half A read in place is converted at every use: vector conversions need AVX2's F16C (SSE: 0.59-0.80x)
-    cheap_a = dtype == "float32" or target.vector_bytes >= 32
+    # a half A read in place is converted at every use: it paid with AVX-512 only (AVX2 0.81-1.18x, SSE 0.59-0.80x)
+    cheap_a = dtype == "float32" or target.vector_bytes >= 64
     pack_a = int(not cheap_a or cols > A_IN_PLACE_MAX_COLS)
     return {"mr": mr, "nr": nv * lanes, "mc": 96, "nc": 4096, "kc": 256, "pack_a": pack_a, "order": "jr_ir",
             "parallel": parallel}
