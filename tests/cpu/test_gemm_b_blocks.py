@@ -4,12 +4,11 @@ column, reduction and row blocks, every thread split, three dtypes, every ISA th
 generated C that verification must catch."""
 from __future__ import annotations
 
-import random
-
 import pytest
 
 import compiler_core as cc
 from tests.c_source_mutants import catching_input_sets
+from tests.gemm_b_sources import check_exact, check_random_shapes
 
 TARGET = cc.cpu_target(cores=2)
 ISAS = ["sse", "avx2", "avx512", "avx512bf16"]
@@ -17,13 +16,6 @@ ISAS = ["sse", "avx2", "avx512", "avx512bf16"]
 
 def _blocks(w, target=TARGET, **knobs) -> dict:
     return dict(cc.default_config(w, target), b_source="blocks", **knobs)
-
-
-def _check(w, config, target=TARGET, seed=3) -> None:
-    kernel = cc.build(w, config, target)
-    for inputs in cc.input_sets(w, seed=seed):
-        result = cc.verify(w, kernel.run(*inputs.arrays), cc.expect(w, inputs.arrays))
-        assert result.ok, (w.key, config, inputs.name, result.message)
 
 
 def test_a_half_c_sums_the_threads_rows_in_a_bounded_float32_block():
@@ -66,21 +58,12 @@ def test_blocked_gemms_are_exact(op, shape, knobs, dtype):
         config["dot"] = "fma"
     if config["mc"] % config["mr"]:
         config["mc"] = 4 * config["mr"]
-    _check(w, config)
+    check_exact(w, config, TARGET)
 
 
 @pytest.mark.parametrize("isa", ISAS)
 def test_every_valid_blocked_config_is_exact_on_random_shapes(isa):
-    from compiler_core.target import host_isas
-    if isa not in host_isas():
-        pytest.skip(f"this CPU lacks {isa}")
-    target, rng = cc.cpu_target(isa=isa, cores=2), random.Random(isa)
-    for _ in range(3):
-        w = cc.make_workload("matmul", dict(M=rng.randint(17, 150), N=rng.randint(1, 300), K=rng.randint(1, 700),
-                                            dtype=rng.choice(["float32", "float16", "bfloat16"])))
-        configs = [c for c in cc.get_space(w, target).sample(rng, 300) if c["b_source"] == "blocks"]
-        for config in configs[:3]:
-            _check(w, config, target, seed=rng.randrange(100))
+    check_random_shapes(isa, "blocks", rows=(17, 150), depth=700, shapes=3)
 
 
 RAGGED = cc.make_workload("matmul", dict(M=30, N=100, K=70))

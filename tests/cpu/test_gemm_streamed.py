@@ -5,7 +5,6 @@ loaded, a half C through its float32 block), and planted bugs in its generated C
 from __future__ import annotations
 
 import dataclasses
-import random
 import re
 
 import numpy as np
@@ -14,8 +13,8 @@ import pytest
 import compiler_core as cc
 from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
 from compiler_core.schedules.cpu import gemm_b_source
-from compiler_core.target import host_isas
 from tests.c_source_mutants import catching_input_sets
+from tests.gemm_b_sources import check_exact, check_random_shapes
 
 TARGET = cc.cpu_target(cores=2)
 
@@ -25,13 +24,6 @@ def _streamed(w, target=TARGET, **knobs) -> dict:
     if "dot" in config:
         config["dot"] = "fma"
     return config
-
-
-def _check(w, config, target=TARGET, seed=3) -> None:
-    kernel = cc.build(w, config, target)
-    for inputs in cc.input_sets(w, seed=seed):
-        result = cc.verify(w, kernel.run(*inputs.arrays), cc.expect(w, inputs.arrays))
-        assert result.ok, (w.key, config, inputs.name, result.message)
 
 
 # ---- the space and the default ---------------------------------------------------------------------------------
@@ -84,28 +76,19 @@ def test_the_default_streams_b_for_very_few_rows_of_a(isa, op):
 ])
 def test_streamed_matmuls_are_exact(shape, knobs, dtype):
     w = cc.make_workload("matmul", dict(shape, dtype=dtype))
-    _check(w, _streamed(w, **knobs))
+    check_exact(w, _streamed(w, **knobs), TARGET)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("parallel", ["n", "batch"])
 def test_streamed_batch_matmuls_are_exact(parallel, dtype):
     w = cc.make_workload("batch_matmul", dict(batch=3, M=2, N=100, K=50, dtype=dtype))
-    _check(w, _streamed(w, parallel=parallel, mr=4))
+    check_exact(w, _streamed(w, parallel=parallel, mr=4), TARGET)
 
 
 @pytest.mark.parametrize("isa", ["sse", "avx2", "avx512", "avx512bf16"])
 def test_every_valid_streamed_config_is_exact_on_random_shapes(isa):
-    """Configs sampled from the space on shapes drawn by a seeded generator, for each ISA the host runs."""
-    if isa not in host_isas():
-        pytest.skip(f"this CPU lacks {isa}")
-    target, rng = cc.cpu_target(isa=isa, cores=2), random.Random(isa)
-    for _ in range(4):
-        w = cc.make_workload("matmul", dict(M=rng.randint(1, 12), N=rng.randint(1, 300), K=rng.randint(1, 300),
-                                            dtype=rng.choice(["float32", "float16", "bfloat16"])))
-        configs = [c for c in cc.get_space(w, target).sample(rng, 300) if c["b_source"] == "streamed"]
-        for config in configs[:3]:
-            _check(w, config, target, seed=rng.randrange(100))
+    check_random_shapes(isa, "streamed", rows=(1, 12), depth=300, shapes=4)
 
 
 # ---- planted bugs ----------------------------------------------------------------------------------------------
