@@ -43,7 +43,7 @@ VECTOR_REGISTERS = {16: 16, 32: 16, 64: 32}  # by vector width in bytes: SSE and
 MR_CHOICES = (2, 4, 6, 8)
 # A is read in place, not packed, by default where a thread has at most this many columns of C: a packed A panel
 # serves each column tile once, so with few of them packing is a pass over A that buys little. Packed / in place at
-# 32-256 columns (benchmarks/results/2026-12-01-cpu-gemm-a-in-place/): float32 1.00-1.94x on a Zen 5 (AVX-512, AVX2,
+# 32-256 columns (benchmarks/results/2026-12-01-cpu-gemm-a-in-place/): float32 0.98-1.94x on a Zen 5 (AVX-512, AVX2,
 # SSE) and 1.07-1.43x on a Sapphire Rapids Xeon (AVX-512; AVX2 1.02-1.41x but 0.76x once); half types 1.11-1.66x with
 # AVX-512, 0.81-1.18x with AVX2 and 0.59-0.80x with SSE, so a half A keeps its panels below AVX-512; past 256 columns
 # 0.88-1.10x.
