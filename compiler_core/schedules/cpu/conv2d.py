@@ -140,30 +140,59 @@ class _Phases:
         return self.height * self.width
 
     def tap_offset(self, k, R: int, Sw: int):
-        """Where tap k = (c, r, s) of output pixel (0, 0) lies: its plane, then its row and column in it."""
+        """Where tap k = (c, r, s) of output pixel (0, 0) lies: its plane, then its row and column in it (with
+        channel pairs, k = (c2, r, s) and the offset counts pixels, of two elements each)."""
         c, r, s, st = k // (R * Sw), k // Sw % R, k % Sw, self.stride
         return ((c * st + r % st) * st + s % st) * self.plane + r // st * self.width + s // st
 
 
+    @contextlib.contextmanager
+    def rows(self, b: IRBuilder, w, planes: int, plane_name: str):
+        """Loops over the rows of `planes` phase planes (image-major, then channel or channel pair, then phase), in
+        parallel over the planes: yields (plane, image plane index, i, h, lo, hi), plane row i holding image row h,
+        its columns j in [lo, hi) image columns j*stride + pb - pad (none where h is padding), zeros elsewhere."""
+        H, W, pad, st = w["H"], w["W"], w["pad"], self.stride
+        with b.loop("ncab", planes * st * st, S.ForKind.PARALLEL) as ncab, \
+                b.let(plane_name, ncab // (st * st)) as nc, b.let("pa", ncab // st % st) as pa, \
+                b.let("pb", ncab % st) as pb, \
+                b.let("lo", E.min_((E.max_(pad - pb, 0) + st - 1) // st, self.width)) as lo, \
+                b.let("end", E.min_(E.select(W - 1 + pad - pb >= 0, (W - 1 + pad - pb) // st + 1, 0),
+                                    self.width)) as end:
+            with b.loop("i", self.height) as i, b.let("h", i * st + pa - pad) as h, \
+                    b.let("hi", E.select((h >= 0) & (h < H), E.max_(end, lo), lo)) as hi:
+                yield _PlaneRow(ncab, nc, i, h, pb, lo, hi)
+
+
+@dataclasses.dataclass(frozen=True)
+class _PlaneRow:
+    """One row of one phase plane, as `_Phases.rows` loops over them: the plane, its image plane (channel or channel
+    pair), the row, its image row, its phase column, and its image columns [lo, hi)."""
+    plane: E.Expr
+    index: E.Expr
+    i: E.Expr
+    h: E.Expr
+    pb: E.Expr
+    lo: E.Expr
+    hi: E.Expr
+
+    def pixel(self, w, row_start, j) -> E.Expr:
+        """The flat index of plane column j's pixel (j in [lo, hi)), from where its image row starts."""
+        return row_start + j * w["stride"] + self.pb - w["pad"]
+
+
 def _padded_copy(b: IRBuilder, w, X: S.Buffer, Xp: S.Buffer, ph: _Phases, slack: int) -> None:
     """Xp = X as float32 inside a border of `pad` zeros, split into stride phases (`_Phases`), then `slack` zeros."""
-    N, C, H, W, pad, st = w["N"], w["C"], w["H"], w["W"], w["pad"], ph.stride
-    with b.loop("ncab", N * C * st * st, S.ForKind.PARALLEL) as ncab, \
-            b.let("nc", ncab // (st * st)) as nc, b.let("pa", ncab // st % st) as pa, b.let("pb", ncab % st) as pb, \
-            b.let("lo", E.min_((E.max_(pad - pb, 0) + st - 1) // st, ph.width)) as lo, \
-            b.let("end", E.min_(E.select(W - 1 + pad - pb >= 0, (W - 1 + pad - pb) // st + 1, 0), ph.width)) as end:
-        # plane columns j in [lo, end) hold image columns j*st + pb - pad, inside [0, W)
-        with b.loop("i", ph.height) as i, b.let("h", i * st + pa - pad) as h, \
-                b.let("hi", E.select((h >= 0) & (h < H), E.max_(end, lo), lo)) as hi:
-            row = (ncab * ph.height + i) * ph.width
-            with b.loop("j", lo) as j:
-                b.store(Xp, row + j, 0.0)
-            with b.loop("j", hi - lo, S.ForKind.VECTORIZED) as j:
-                b.store(Xp, row + lo + j, E.widen(X[(nc * H + h) * W + (lo + j) * st + pb - pad]))
-            with b.loop("j", ph.width - hi) as j:
-                b.store(Xp, row + hi + j, 0.0)
+    N, C, H, W = w["N"], w["C"], w["H"], w["W"]
+    with ph.rows(b, w, N * C, "nc") as r:
+        row = (r.plane * ph.height + r.i) * ph.width
+        with b.loop("j", r.lo) as j:
+            b.store(Xp, row + j, 0.0)
+        with b.loop("j", r.hi - r.lo, S.ForKind.VECTORIZED) as j:
+            b.store(Xp, row + r.lo + j, E.widen(X[r.pixel(w, (r.index * H + r.h) * W, r.lo + j)]))
+        with b.loop("j", ph.width - r.hi) as j:
+            b.store(Xp, row + r.hi + j, 0.0)
     with b.loop("j", slack) as j:
-        b.store(Xp, N * C * st * st * ph.plane + j, 0.0)
+        b.store(Xp, N * C * ph.stride ** 2 * ph.plane + j, 0.0)
 
 
 def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) -> S.Stmt:
@@ -192,8 +221,8 @@ def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) 
             _padded_copy(b, w, X, Xp, ph, slack)
         filt = Wp if pairs else Wt
         a = lambda n, k, j: E.widen(filt[k * depth + j])  # noqa: E731
-        with b.loop("k", rows) as k:
-            b.store(tap, k, conv2d_pairs.tap_offset(k, w, ph) if pairs else ph.tap_offset(k, R, Sw))
+        with b.loop("k", rows) as k:  # a pair's offset in bfloat16 elements: two per pixel
+            b.store(tap, k, ph.tap_offset(k, R, Sw) * 2 if pairs else ph.tap_offset(k, R, Sw))
 
         def gemm_into(c: S.Buffer) -> S.Stmt:
             return gemm.build_gemm(gemm.GemmOperands(

@@ -34,13 +34,6 @@ def reduction(w) -> int:
     return 2 * pair_channels(w) * w["R"] * w["S"]
 
 
-def tap_offset(p, w, ph) -> E.Expr:
-    """Where pair p = (c2, r, s) of output pixel (0, 0) lies in an image's planes, in bfloat16 elements."""
-    R, Sw, st = w["R"], w["S"], ph.stride
-    c2, r, s = p // (R * Sw), p // Sw % R, p % Sw
-    return ((((c2 * st + r % st) * st + s % st) * ph.plane) + r // st * ph.width + s // st) * 2
-
-
 def filter_copy(b: IRBuilder, w, Wt: S.Buffer, Wp: S.Buffer) -> None:
     """Wp[row][k] = the filter in the pair order of K (zero for the channel past an odd C), once per call: the pair
     kernel packs A per image and block, and read from Wt each K step there is a gather across channels and taps."""
@@ -57,27 +50,20 @@ def filter_copy(b: IRBuilder, w, Wt: S.Buffer, Wp: S.Buffer) -> None:
 
 def padded_copy(b: IRBuilder, w, X: S.Buffer, Xp: S.Buffer, ph, slack: int) -> None:
     """Xp = X inside a border of `pad` zeros, split into stride phases, channel pairs interleaved (see the module
-    doc), then `slack` zeros."""
-    N, C, H, W, pad, st = w["N"], w["C"], w["H"], w["W"], w["pad"], ph.stride
+    doc), then `slack` zeros. `ph` is conv2d's phase planes, whose `rows` loop this shares with the float32 copy."""
+    N, C, H, W = w["N"], w["C"], w["H"], w["W"]
     C2 = pair_channels(w)
-    with b.loop("ncab", N * C2 * st * st, S.ForKind.PARALLEL) as ncab, \
-            b.let("nc2", ncab // (st * st)) as nc2, b.let("pa", ncab // st % st) as pa, \
-            b.let("pb", ncab % st) as pb, \
-            b.let("lo", E.min_((E.max_(pad - pb, 0) + st - 1) // st, ph.width)) as lo, \
-            b.let("end", E.min_(E.select(W - 1 + pad - pb >= 0, (W - 1 + pad - pb) // st + 1, 0), ph.width)) as end:
-        # plane columns j in [lo, end) hold image columns j*st + pb - pad, inside [0, W)
-        with b.loop("i", ph.height) as i, b.let("h", i * st + pa - pad) as h, \
-                b.let("hi", E.select((h >= 0) & (h < H), E.max_(end, lo), lo)) as hi:
-            row = (ncab * ph.height + i) * ph.width * 2
-            with b.loop("j", lo * 2) as j:
-                b.store(Xp, row + j, 0.0)
-            with b.loop("j", hi - lo, S.ForKind.VECTORIZED) as j:
-                for t in (0, 1):
-                    c = nc2 % C2 * 2 + t
-                    pixel = ((nc2 // C2 * C + E.min_(c, C - 1)) * H + h) * W + (lo + j) * st + pb - pad
-                    value = X[pixel] if C % 2 == 0 else E.select(c < C, X[pixel], E.FloatImm(0.0, X.dtype))
-                    b.store(Xp, row + (lo + j) * 2 + t, value)
-            with b.loop("j", (ph.width - hi) * 2) as j:
-                b.store(Xp, row + hi * 2 + j, 0.0)
+    with ph.rows(b, w, N * C2, "nc2") as r:
+        row = (r.plane * ph.height + r.i) * ph.width * 2
+        with b.loop("j", r.lo * 2) as j:
+            b.store(Xp, row + j, 0.0)
+        with b.loop("j", r.hi - r.lo, S.ForKind.VECTORIZED) as j:
+            for t in (0, 1):
+                c = r.index % C2 * 2 + t
+                pixel = r.pixel(w, ((r.index // C2 * C + E.min_(c, C - 1)) * H + r.h) * W, r.lo + j)
+                value = X[pixel] if C % 2 == 0 else E.select(c < C, X[pixel], E.FloatImm(0.0, X.dtype))
+                b.store(Xp, row + (r.lo + j) * 2 + t, value)
+        with b.loop("j", (ph.width - r.hi) * 2) as j:
+            b.store(Xp, row + r.hi * 2 + j, 0.0)
     with b.loop("j", slack) as j:
         b.store(Xp, N * image_elements(w, ph) + j, 0.0)
