@@ -35,7 +35,7 @@ from compiler_core.ir.builder import IRBuilder
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.schedules.cpu import gemm_streamed
 from compiler_core.schedules.cpu.converted_copy import copy_converted, half_source
-from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv, round_up
+from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv, column_blocks, round_up, row_blocks
 from compiler_core.schedules.cpu.gemm_store import round_block, write_tile
 from compiler_core.space import Constraint, Knob, Space
 
@@ -81,6 +81,14 @@ class GemmOperands:
     b_row: Callable | None = None
     b_direct: tuple | None = None  # (S.Buffer, row_start(bt, k) -> flat index)
     b_pairs: bool = False  # b_direct holds pairs of K steps interleaved (for bfloat16 pair dot products, below)
+
+    def load_b(self, bt, k, column: tuple, lanes: int) -> E.Expr:
+        """B[bt, k, j .. j + lanes) read in place (b_direct), as float32, j the sum of `column`'s terms in order."""
+        src, row_start = self.b_direct
+        index = row_start(bt, k)
+        for term in column:
+            index = index + term
+        return E.widen(E.Load(src, (index,), lanes))
 
 
 @dataclass(frozen=True)
@@ -303,21 +311,17 @@ def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m
         _compute_rect_by_blocks(b, ops, plan, bufs, bt, m_lo, m_len, n_lo, n_len)
         return
     _, k_blocks = _panels(ops, plan)
-    with b.loop("jc", cdiv(n_len, plan.nc)) as jc:
-        with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:
-            with b.loop("ic", cdiv(m_len, plan.mc)) as ic:
-                with b.let("i0", m_lo + ic * plan.mc) as i0, \
-                        b.let("mlen", E.min_(m_len - ic * plan.mc, plan.mc)) as mlen:
-                    with b.loop("pc", k_blocks) as pc:
-                        klen = block_len(ops.K, plan.kc, pc)
-                        if plan.pairs:
-                            bf16_dot.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
-                        elif bufs.Ap is not None:
-                            _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
-                        block = _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr), cdiv(nlen, plan.nr))
-                        _microtiles(b, ops, plan, bufs, block)
-                    if bufs.Ct is not None:
-                        round_block(b, ops, plan, bufs.Ct, bt, i0, mlen, j0, nlen)
+    with column_blocks(b, plan, n_lo, n_len) as (j0, nlen), row_blocks(b, plan, m_lo, m_len) as (i0, mlen):
+        with b.loop("pc", k_blocks) as pc:
+            klen = block_len(ops.K, plan.kc, pc)
+            if plan.pairs:
+                bf16_dot.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+            elif bufs.Ap is not None:
+                _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+            block = _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr), cdiv(nlen, plan.nr))
+            _microtiles(b, ops, plan, bufs, block)
+        if bufs.Ct is not None:
+            round_block(b, ops, plan, bufs.Ct, bt, i0, mlen, j0, nlen)
 
 
 def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m_len, n_lo, n_len) -> None:
@@ -326,25 +330,22 @@ def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, b
     A C that is not float32 sums in a float32 block of all the thread's rows (`ct_rows`), rounded once per column
     block after its last reduction slice."""
     _, k_blocks = _panels(ops, plan)
-    with b.loop("jc", cdiv(n_len, plan.nc)) as jc:
-        with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:
-            with b.loop("pc", k_blocks) as pc:
-                klen = block_len(ops.K, plan.kc, pc)
-                with b.loop("jl", cdiv(nlen, plan.nr)) as jl, b.loop("p", klen) as p:
-                    base = (jl * klen + p) * plan.nr
-                    if ops.b_row is not None:
-                        ops.b_row(b, bufs.Bp, base, bt, pc * plan.kc + p, j0 + jl * plan.nr, plan.nr)
-                    else:
-                        _pack_b_row(b, ops, plan, bufs.Bp, base, bt, pc * plan.kc + p, j0 // plan.nr + jl)
-                with b.loop("ic", cdiv(m_len, plan.mc)) as ic:
-                    with b.let("i0", m_lo + ic * plan.mc) as i0, \
-                            b.let("mlen", E.min_(m_len - ic * plan.mc, plan.mc)) as mlen:
-                        if bufs.Ap is not None:
-                            _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
-                        _microtiles(b, ops, plan, bufs, _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr),
-                                                              cdiv(nlen, plan.nr), ct_i0=m_lo))
-            if bufs.Ct is not None:
-                round_block(b, ops, plan, bufs.Ct, bt, m_lo, m_len, j0, nlen)
+    with column_blocks(b, plan, n_lo, n_len) as (j0, nlen):
+        with b.loop("pc", k_blocks) as pc:
+            klen = block_len(ops.K, plan.kc, pc)
+            with b.loop("jl", cdiv(nlen, plan.nr)) as jl, b.loop("p", klen) as p:
+                base = (jl * klen + p) * plan.nr
+                if ops.b_row is not None:
+                    ops.b_row(b, bufs.Bp, base, bt, pc * plan.kc + p, j0 + jl * plan.nr, plan.nr)
+                else:
+                    _pack_b_row(b, ops, plan, bufs.Bp, base, bt, pc * plan.kc + p, j0 // plan.nr + jl)
+            with row_blocks(b, plan, m_lo, m_len) as (i0, mlen):
+                if bufs.Ap is not None:
+                    _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+                _microtiles(b, ops, plan, bufs, _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr),
+                                                      cdiv(nlen, plan.nr), ct_i0=m_lo))
+        if bufs.Ct is not None:
+            round_block(b, ops, plan, bufs.Ct, bt, m_lo, m_len, j0, nlen)
 
 
 @dataclass(frozen=True)
@@ -451,9 +452,7 @@ def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block,
 
         def b_vector(p, v: int) -> E.Expr:
             if bufs.Bp is None:
-                src, row_start = ops.b_direct
-                loaded = E.Load(src, (row_start(blk.bt, k0 + p) + blk.j0 + jr * nr + v * lanes,), lanes)
-                return loaded if src.dtype == "float32" else E.cast(vec, loaded)
+                return ops.load_b(blk.bt, k0 + p, (blk.j0, jr * nr, v * lanes), lanes)
             return E.Load(bufs.Bp, (b_base + p * nr + v * lanes,), lanes)
 
         def step(p) -> None:

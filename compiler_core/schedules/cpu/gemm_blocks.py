@@ -1,6 +1,8 @@
-"""The CPU GEMM's blocking arithmetic, shared by its FMA and bfloat16-pair paths: sizes rounded to whole tiles, and
-trip counts and block lengths as loop-IR expressions."""
+"""The CPU GEMM's blocking arithmetic, shared by its FMA, bfloat16-pair and streamed paths: sizes rounded to whole
+tiles, trip counts and block lengths as loop-IR expressions, and the loops over a thread's column and row blocks."""
 from __future__ import annotations
+
+import contextlib
 
 from compiler_core.ir import expr as E
 
@@ -19,3 +21,19 @@ def block_len(total: int, block: int, idx: E.Expr) -> E.Expr:
     if total % block == 0:
         return E.IntImm(block)
     return E.min_(total - idx * block, block)
+
+
+@contextlib.contextmanager
+def column_blocks(b, plan, n_lo, n_len):
+    """for jc: yields (j0, nlen), the columns [j0, j0 + nlen) of each nc block of the thread's n_lo .. n_lo + n_len."""
+    with b.loop("jc", cdiv(n_len, plan.nc)) as jc:
+        with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:
+            yield j0, nlen
+
+
+@contextlib.contextmanager
+def row_blocks(b, plan, m_lo, m_len):
+    """for ic: yields (i0, mlen), the rows [i0, i0 + mlen) of each mc block of the thread's m_lo .. m_lo + m_len."""
+    with b.loop("ic", cdiv(m_len, plan.mc)) as ic:
+        with b.let("i0", m_lo + ic * plan.mc) as i0, b.let("mlen", E.min_(m_len - ic * plan.mc, plan.mc)) as mlen:
+            yield i0, mlen

@@ -15,7 +15,7 @@ from __future__ import annotations
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
-from compiler_core.schedules.cpu.gemm_blocks import cdiv
+from compiler_core.schedules.cpu.gemm_blocks import column_blocks, row_blocks
 from compiler_core.schedules.cpu.gemm_store import round_block
 
 LOCAL = S.Scope.LOCAL
@@ -23,23 +23,19 @@ LOCAL = S.Scope.LOCAL
 
 def compute_rect(b: IRBuilder, ops, plan, Ct: S.Buffer | None, bt, m_lo, m_len, n_lo, n_len) -> None:
     """C[bt, m_lo : m_lo+m_len, n_lo : n_lo+n_len] (+ Ct, the float32 block of a C that is not float32)."""
-    with b.loop("jc", cdiv(n_len, plan.nc)) as jc:
-        with b.let("j0", n_lo + jc * plan.nc) as j0, b.let("nlen", E.min_(n_len - jc * plan.nc, plan.nc)) as nlen:
-            with b.loop("ic", cdiv(m_len, plan.mc)) as ic:
-                with b.let("i0", m_lo + ic * plan.mc) as i0, \
-                        b.let("mlen", E.min_(m_len - ic * plan.mc, plan.mc)) as mlen:
-                    blk = _Block(ops, plan, Ct, bt, i0, mlen, j0, nlen)
-                    with b.loop("zi", mlen) as i, b.loop("zj", nlen, S.ForKind.VECTORIZED) as j:
-                        b.store(blk.buf, blk.index(i, j), E.FloatImm(0.0))
-                    with b.loop("pc", ops.K // plan.kc) as pc:
-                        _steps(b, blk, pc * plan.kc, plan.kc)
-                    if ops.K % plan.kc:
-                        _steps(b, blk, ops.K // plan.kc * plan.kc, ops.K % plan.kc)
-                    if Ct is not None:
-                        round_block(b, ops, plan, Ct, bt, i0, mlen, j0, nlen)
+    with column_blocks(b, plan, n_lo, n_len) as (j0, nlen), row_blocks(b, plan, m_lo, m_len) as (i0, mlen):
+        blk = _CBlock(ops, plan, Ct, bt, i0, mlen, j0, nlen)
+        with b.loop("zi", mlen) as i, b.loop("zj", nlen, S.ForKind.VECTORIZED) as j:
+            b.store(blk.buf, blk.index(i, j), E.FloatImm(0.0))
+        with b.loop("pc", ops.K // plan.kc) as pc:
+            _steps(b, blk, pc * plan.kc, plan.kc)
+        if ops.K % plan.kc:
+            _steps(b, blk, ops.K // plan.kc * plan.kc, ops.K % plan.kc)
+        if Ct is not None:
+            round_block(b, ops, plan, Ct, bt, i0, mlen, j0, nlen)
 
 
-class _Block:
+class _CBlock:
     """One mc x nc block of C: where its elements live (C itself, or the float32 block Ct) and what feeds it."""
 
     def __init__(self, ops, plan, Ct, bt, i0, mlen, j0, nlen):
@@ -55,14 +51,10 @@ class _Block:
 
     def b_load(self, k, j, lanes: int) -> E.Expr:
         """B[k, j0 + j .. + lanes], widened to float32."""
-        src, row_start = self.ops.b_direct
-        loaded = E.Load(src, (row_start(self.bt, k) + self.j0 + j,), lanes)
-        if src.dtype == "float32":
-            return loaded
-        return E.cast(f"float32x{lanes}" if lanes > 1 else "float32", loaded)
+        return self.ops.load_b(self.bt, k, (self.j0, j), lanes)
 
 
-def _steps(b: IRBuilder, blk: _Block, k0, klen: int) -> None:
+def _steps(b: IRBuilder, blk: _CBlock, k0, klen: int) -> None:
     """Rows k0 .. k0+klen of B (klen a constant): steps of mr rows, then one step of the rows left."""
     mr = blk.plan.mr
     with b.loop("s", klen // mr) as s:
@@ -71,7 +63,7 @@ def _steps(b: IRBuilder, blk: _Block, k0, klen: int) -> None:
         _step(b, blk, k0 + klen // mr * mr, klen % mr)
 
 
-def _step(b: IRBuilder, blk: _Block, k, rows: int) -> None:
+def _step(b: IRBuilder, blk: _CBlock, k, rows: int) -> None:
     """C's block += A[:, k : k+rows] @ B[k : k+rows, :]: whole nr strips from registers, then the ragged columns."""
     plan, ops = blk.plan, blk.ops
     lanes, nv, nr = plan.lanes, plan.nv, plan.nr
