@@ -13,7 +13,7 @@ from unittest.mock import patch
 from benchmarks.cpu_ab import before_now_main
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
-from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import gemm, gemm_pack
 
 
 def pack_b_row_before(b, ops, plan, Bp, base, bt, k, jp) -> None:
@@ -22,7 +22,7 @@ def pack_b_row_before(b, ops, plan, Bp, base, bt, k, jp) -> None:
         with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
             b.store(Bp, base + j, ops.b(bt, k, jp * plan.nr + j))
         otherwise()
-        gemm._pack_b_row_past_n(b, ops, plan, Bp, base, bt, k, jp)
+        gemm_pack._pack_b_row_past_n(b, ops, plan, Bp, base, bt, k, jp)
 
 
 def round_block_before(b, ops, plan, Ct, bt, i0, mlen, j0, nlen) -> None:
@@ -32,7 +32,7 @@ def round_block_before(b, ops, plan, Ct, bt, i0, mlen, j0, nlen) -> None:
 
 def patched() -> contextlib.ExitStack:
     stack = contextlib.ExitStack()
-    stack.enter_context(patch.object(gemm, "_pack_b_row", pack_b_row_before))
+    stack.enter_context(patch.object(gemm_pack, "pack_b_row", pack_b_row_before))
     stack.enter_context(patch.object(gemm, "round_block", round_block_before))
     return stack
 

@@ -19,7 +19,8 @@ The reduction loop is not unrolled: unrolled (under the -fassociative-math the p
 GCC re-associated the accumulator chains, split the FMAs and spilled (measured: 180 -> 105 GFLOP/s at
 1024^3), while the plain loop keeps mr*nr/lanes accumulators in registers, which is what hides the FMA latency.
 
-Callers describe their operands with a `GemmOperands`; `space` and `build_gemm` do the rest. The write-back of a
+Callers describe their operands with a `GemmOperands`; `space` and `build_gemm` do the rest. The packed layouts and
+their packers are `gemm_pack`'s, the write-back of a
 microkernel's tile into C is `gemm_store`'s, the blocking arithmetic `gemm_blocks`', and the bfloat16 pair path
 (knob `dot`) `gemm_bf16_dot`'s.
 """
@@ -33,8 +34,7 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
-from compiler_core.schedules.cpu import gemm_streamed
-from compiler_core.schedules.cpu.converted_copy import copy_converted, half_source
+from compiler_core.schedules.cpu import gemm_pack, gemm_streamed
 from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv, column_blocks, round_up, row_blocks
 from compiler_core.schedules.cpu.gemm_store import round_block, write_tile
 from compiler_core.space import Constraint, Knob, Space
@@ -213,29 +213,13 @@ def build_gemm(ops: GemmOperands, config: dict, target) -> S.Stmt:
     return b.get()
 
 
-def _panels(ops: GemmOperands, plan: GemmPlan) -> tuple[int, int]:
-    """(B panels along N, kc blocks along K)."""
-    return -(-ops.N // plan.nr), -(-ops.K // plan.kc)
-
-
-def _bp_shape(ops: GemmOperands, plan: GemmPlan) -> tuple:
-    n_panels, _ = _panels(ops, plan)
-    return (ops.K * n_panels * plan.nr,)
-
-
-def _bp_offset(ops: GemmOperands, plan: GemmPlan, kb, klen, jp, p) -> E.Expr:
-    """Where row p of panel jp of kc block kb starts in Bp: blocks of K, then panels of klen x nr."""
-    n_panels, _ = _panels(ops, plan)
-    return kb * (plan.kc * n_panels * plan.nr) + (jp * klen + p) * plan.nr
-
-
 def _b_pack(b: IRBuilder, ops: GemmOperands, plan: GemmPlan):
     """The packed-B buffer shared by a call, or None where B is read in place or packed per block per thread."""
     if ops.b_direct is not None or plan.b_blocks:
         return contextlib.nullcontext(None)
     if plan.pairs:
         return b.allocate("Bp", "bfloat16", bf16_dot.b_shape(ops, plan), LOCAL)
-    return b.allocate("Bp", "float32", _bp_shape(ops, plan), LOCAL)
+    return b.allocate("Bp", "float32", gemm_pack.b_shape(ops, plan), LOCAL)
 
 
 @contextlib.contextmanager
@@ -262,24 +246,24 @@ def _parallel_inside(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> None:
     """Per problem, each thread computes its share of M or N. Splitting M, every thread reads all of B,
     so the threads pack it together first; splitting N, each packs just its own panels (one parallel
     region, no barrier between packing and use)."""
-    n_panels, _ = _panels(ops, plan)
+    n_panels, _ = gemm_pack.panels(ops, plan)
     with _b_pack(b, ops, plan) as Bp:
         with b.loop("bt", ops.batch) as bt:
             if plan.parallel == "m" and Bp is not None:
                 with b.loop("jp", n_panels, S.ForKind.PARALLEL) as jp:
-                    _pack_b_panel(b, ops, plan, Bp, bt, jp)
+                    gemm_pack.pack_b_panel(b, ops, plan, Bp, bt, jp)
             with b.loop("t", plan.threads, S.ForKind.PARALLEL) as t:
                 m_lo, m_len, n_lo, n_len = _thread_rect(ops, plan, t)
                 if plan.parallel == "n" and Bp is not None:
                     with b.loop("jl", cdiv(n_len, plan.nr)) as jl:
-                        _pack_b_panel(b, ops, plan, Bp, bt, n_lo // plan.nr + jl)
+                        gemm_pack.pack_b_panel(b, ops, plan, Bp, bt, n_lo // plan.nr + jl)
                 with _thread_buffers(b, ops, plan, Bp) as bufs:
                     _compute_rect(b, ops, plan, bufs, bt, m_lo, m_len, n_lo, n_len)
 
 
 def _parallel_over_batch(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> None:
     """Each thread takes a contiguous run of problems and does each one alone."""
-    n_panels, _ = _panels(ops, plan)
+    n_panels, _ = gemm_pack.panels(ops, plan)
     per_thread = -(-ops.batch // plan.threads)
     with b.loop("t", plan.threads, S.ForKind.PARALLEL) as t:
         with _b_pack(b, ops, plan) as Bp:
@@ -289,7 +273,7 @@ def _parallel_over_batch(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> Non
                         with b.if_(bt < ops.batch):
                             if Bp is not None:
                                 with b.loop("jp", n_panels) as jp:
-                                    _pack_b_panel(b, ops, plan, Bp, bt, jp)
+                                    gemm_pack.pack_b_panel(b, ops, plan, Bp, bt, jp)
                             _compute_rect(b, ops, plan, bufs, bt, 0, ops.M, 0, ops.N)
 
 
@@ -310,14 +294,14 @@ def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m
     if plan.b_blocks:
         _compute_rect_by_blocks(b, ops, plan, bufs, bt, m_lo, m_len, n_lo, n_len)
         return
-    _, k_blocks = _panels(ops, plan)
+    _, k_blocks = gemm_pack.panels(ops, plan)
     with column_blocks(b, plan, n_lo, n_len) as (j0, nlen), row_blocks(b, plan, m_lo, m_len) as (i0, mlen):
         with b.loop("pc", k_blocks) as pc:
             klen = block_len(ops.K, plan.kc, pc)
             if plan.pairs:
                 bf16_dot.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
             elif bufs.Ap is not None:
-                _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+                gemm_pack.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
             block = _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr), cdiv(nlen, plan.nr))
             _microtiles(b, ops, plan, bufs, block)
         if bufs.Ct is not None:
@@ -329,7 +313,7 @@ def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, b
     that use it, into a buffer that stays in L2 or L3, instead of all of B into one written to memory and read back.
     A C that is not float32 sums in a float32 block of all the thread's rows (`ct_rows`), rounded once per column
     block after its last reduction slice."""
-    _, k_blocks = _panels(ops, plan)
+    _, k_blocks = gemm_pack.panels(ops, plan)
     with column_blocks(b, plan, n_lo, n_len) as (j0, nlen):
         with b.loop("pc", k_blocks) as pc:
             klen = block_len(ops.K, plan.kc, pc)
@@ -338,10 +322,10 @@ def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, b
                 if ops.b_row is not None:
                     ops.b_row(b, bufs.Bp, base, bt, pc * plan.kc + p, j0 + jl * plan.nr, plan.nr)
                 else:
-                    _pack_b_row(b, ops, plan, bufs.Bp, base, bt, pc * plan.kc + p, j0 // plan.nr + jl)
+                    gemm_pack.pack_b_row(b, ops, plan, bufs.Bp, base, bt, pc * plan.kc + p, j0 // plan.nr + jl)
             with row_blocks(b, plan, m_lo, m_len) as (i0, mlen):
                 if bufs.Ap is not None:
-                    _pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+                    gemm_pack.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
                 _microtiles(b, ops, plan, bufs, _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr),
                                                       cdiv(nlen, plan.nr), ct_i0=m_lo))
         if bufs.Ct is not None:
@@ -373,61 +357,6 @@ def _microtiles(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block) 
             _microkernel(b, ops, plan, bufs, blk, ir, jr)
 
 
-# ---- packing -----------------------------------------------------------------------------------
-
-def _pack_b_panel(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, bt, jp) -> None:
-    """Panel jp of B, every kc block: Bp[kb][jp][p][0:nr], zero past column N."""
-    if plan.pairs:
-        bf16_dot.pack_b_panel(b, ops, plan, Bp, bt, jp)
-        return
-    _, k_blocks = _panels(ops, plan)
-    with b.loop("kb", k_blocks) as kb:
-        klen = block_len(ops.K, plan.kc, kb)
-        with b.loop("p", klen) as p:
-            k = kb * plan.kc + p
-            base = _bp_offset(ops, plan, kb, klen, jp, p)
-            if ops.b_row is not None:
-                ops.b_row(b, Bp, base, bt, k, jp * plan.nr, plan.nr)
-            else:
-                _pack_b_row(b, ops, plan, Bp, base, bt, k, jp)
-
-
-def _pack_b_row(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, base, bt, k, jp) -> None:
-    """Row k of panel jp from `ops.b`, element by element: vectorized where the panel is whole."""
-    full = E.IntImm(1, "bool") if ops.N % plan.nr == 0 else jp * plan.nr + plan.nr <= ops.N
-    with b.if_else(full) as otherwise:
-        source = half_source(ops.b(bt, k, jp * plan.nr))
-        if source is not None:  # a half-typed row: its columns are contiguous, the last index
-            *outer, col = source.indices
-            copy_converted(b, Bp, lambda j: (base + j,), source.buffer, lambda j: (*outer, col + j), plan.nr,
-                           plan.lanes, ("jv", "jt"))
-        else:
-            with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
-                b.store(Bp, base + j, ops.b(bt, k, jp * plan.nr + j))
-        otherwise()
-        _pack_b_row_past_n(b, ops, plan, Bp, base, bt, k, jp)
-
-
-def _pack_b_row_past_n(b: IRBuilder, ops, plan: GemmPlan, Bp: S.Buffer, base, bt, k, jp) -> None:
-    """Row k of a panel that reaches past column N: element by element, zero past N."""
-    with b.loop("j", plan.nr) as j:
-        col = jp * plan.nr + j
-        b.store(Bp, base + j, E.select(col < ops.N, ops.b(bt, k, E.min_(col, ops.N - 1)), 0.0))
-
-
-def _pack_a_block(b: IRBuilder, ops, plan: GemmPlan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
-    """Rows i0..i0+mlen of A, reduction k0..k0+klen: Ap[ir][p][0:mr], zero past row M."""
-    with b.loop("pir", cdiv(mlen, plan.mr)) as ir:
-        with b.loop("pi", plan.mr, S.ForKind.UNROLLED) as i:
-            row = i0 + ir * plan.mr + i
-            with b.if_else(row < ops.M) as otherwise:
-                with b.loop("pk", klen) as p:
-                    b.store(Ap, (ir * plan.kc + p) * plan.mr + i, ops.a(bt, row, k0 + p))
-                otherwise()
-                with b.loop("pk", klen) as p:
-                    b.store(Ap, (ir * plan.kc + p) * plan.mr + i, E.FloatImm(0.0))
-
-
 # ---- the microkernel ---------------------------------------------------------------------------
 
 def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block, ir, jr) -> None:
@@ -437,7 +366,7 @@ def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block,
     if plan.b_blocks:  # the thread's block: panels of klen x nr from the block's first column
         b_base = jr * blk.klen * nr
     else:
-        b_base = _bp_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
+        b_base = gemm_pack.b_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
     k0 = blk.pc * plan.kc
 
     def a_value(i: int, p) -> E.Expr:
