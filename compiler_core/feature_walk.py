@@ -24,6 +24,7 @@ KIND_INDEX = {k: KINDS.index(k.name.split("_")[0].lower()) for k in S.ForKind}
 SCOPE_NAME = {S.Scope.GLOBAL: "global", S.Scope.SHARED: "shared", S.Scope.SHARED_DYN: "shared"}
 WMMA_TILE = 16 * 16
 WMMA_MMA_FLOPS = 2 * 16 * 16 * 16
+AMX_TILE_FLOPS = 2 * 16 * 16 * 32  # one tdpbf16ps: a 16 x 16 float32 tile += 16 x 32 by 32 x 16
 CUDA_SECTOR_BYTES = 32
 CPU_LINE_BYTES = 64
 BANKS = 32
@@ -239,6 +240,11 @@ class KernelWalk:
             self.add("flops", w)
             self.pointer_move(args[0], "load", 1, w, elements=True)
             self.pointer_move(args[0], "store", 1, w, elements=True)
+        elif name == "amx_tile":  # (c, c_stride, accumulate, a, a_stride, b, b_stride, steps, row tiles, col tiles)
+            tiles = args[8].value * args[9].value
+            steps = args[7].value if type(args[7]) is E.IntImm else 1
+            self.add("mma", w * tiles * steps)
+            self.add("flops", w * tiles * steps * AMX_TILE_FLOPS)
         elif name.startswith("shfl"):
             self.add("shuffles", w)
         elif not (name.startswith("cp_async") or name.startswith("wmma")):

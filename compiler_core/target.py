@@ -33,14 +33,19 @@ HALF_CONVERSIONS = ("f16c", "bits", "cast")  # Target.half_conversion
 # Narrowest first. AVX-512 is x86-64-v3 plus AVX-512F (not v4's BW/DQ/VL): every host whose fingerprint says
 # avx512f (its device class's token) runs it, and 16-lane float code needs nothing more. AVX-512 BF16 adds the
 # bfloat16 pair dot product (vdpbf16ps: 32 multiply-adds an instruction, twice an FMA's), which GCC's flag brings
-# with AVX-512BW; every CPU with it (Cooper Lake, Sapphire Rapids and later, Zen 4 and later) has BW.
+# with AVX-512BW; every CPU with it (Cooper Lake, Sapphire Rapids and later, Zen 4 and later) has BW. AMX adds the
+# tile registers and their bfloat16 dot product (tdpbf16ps: a 16 x 16 float32 tile += 16 x 32 by 32 x 16 bfloat16,
+# 8,192 multiply-adds an instruction; Sapphire Rapids and later): a process must ask Linux for the tiles' state
+# first (arch_prctl), so a host runs it only where that request is granted (`amx_permitted`).
 _V3_512 = _V3 | {"avx512f"}
+_BF16 = _V3_512 | {"avx512bw", "avx512_bf16"}
 CPU_ISAS = {
     "sse": CpuIsa("sse", "sse", 16, ("-march=x86-64-v2",), _V2),
     "avx2": CpuIsa("avx2", "avx2", 32, ("-march=x86-64-v3",), _V3),
     "avx512": CpuIsa("avx512", "avx512f", 64, ("-march=x86-64-v3", "-mavx512f"), _V3_512),
-    "avx512bf16": CpuIsa("avx512bf16", "avx512_bf16", 64, ("-march=x86-64-v3", "-mavx512f", "-mavx512bf16"),
-                         _V3_512 | {"avx512bw", "avx512_bf16"}),
+    "avx512bf16": CpuIsa("avx512bf16", "avx512_bf16", 64, ("-march=x86-64-v3", "-mavx512f", "-mavx512bf16"), _BF16),
+    "amx": CpuIsa("amx", "amx_bf16", 64, ("-march=x86-64-v3", "-mavx512f", "-mavx512bf16", "-mamx-tile", "-mamx-bf16"),
+                  _BF16 | {"amx_tile", "amx_bf16"}),
 }
 _BY_SUFFIX = {isa.arch_suffix: isa for isa in CPU_ISAS.values()}
 
@@ -107,6 +112,11 @@ class Target:
     def bf16_dot(self) -> bool:
         """Whether a C target's ISA has the bfloat16 pair dot product (AVX-512 BF16's vdpbf16ps)."""
         return self.isa is not None and "avx512_bf16" in self.isa.needs
+
+    @property
+    def amx(self) -> bool:
+        """Whether a C target's ISA has AMX's bfloat16 tile dot product (tdpbf16ps)."""
+        return self.isa is not None and "amx_bf16" in self.isa.needs
 
     @property
     def half_conversion(self) -> str:
@@ -185,8 +195,31 @@ def runnable_isas(cpu_flags) -> tuple[str, ...]:
 
 @functools.cache
 def host_isas() -> tuple[str, ...]:
-    """The CPU_ISAS this machine runs, narrowest first; () off x86-64."""
-    return runnable_isas(_cpu_flags()) if platform.machine() == "x86_64" else ()
+    """The CPU_ISAS this machine runs, narrowest first; () off x86-64. AMX only where this process may use the tiles
+    (`amx_permitted`): an old kernel or a sandbox that refuses the request leaves the CPU's AMX unusable."""
+    if platform.machine() != "x86_64":
+        return ()
+    runnable = runnable_isas(_cpu_flags())
+    return tuple(isa for isa in runnable if not CPU_ISAS[isa].needs & {"amx_tile"} or amx_permitted())
+
+
+# Linux's arch_prctl request for a dynamically enabled state component (the AMX tiles' data, XFEATURE 18): every
+# process that uses the tiles makes it once (generated code does, before its first tile instruction).
+SYS_ARCH_PRCTL = 158
+ARCH_REQ_XCOMP_PERM = 0x1023
+XFEATURE_XTILEDATA = 18
+
+
+@functools.cache
+def amx_permitted() -> bool:
+    """Whether Linux grants this process the AMX tile state (and so, any process on this host that asks)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(SYS_ARCH_PRCTL, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def host_runs(target: Target) -> bool:

@@ -14,7 +14,8 @@ import compiler_core as cc
 
 # The ISA extensions that matter for generated kernels, in the spelling /proc/cpuinfo uses (arm's asimd = neon).
 ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
-             "avx512_bf16", "avx512_fp16", "amx_tile", "neon", "sve", "sve2")
+             "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "neon", "sve", "sve2")
+AMX_FLAGS = frozenset({"amx_tile", "amx_bf16"})  # listed only where this process may use the tiles
 ARM_ALIASES = {"asimd": "neon"}
 
 
@@ -58,6 +59,8 @@ def _cpuinfo(path: str = "/proc/cpuinfo") -> dict[str, str]:
 def isa_flags(info: dict[str, str]) -> list[str]:
     raw = (info.get("flags") or info.get("Features") or "").split()
     present = {ARM_ALIASES.get(f, f) for f in raw}
+    if present & AMX_FLAGS and not cc.amx_permitted():  # the class names the ISA the agent's code is built for
+        present -= AMX_FLAGS
     return [f for f in ISA_FLAGS if f in present]
 
 

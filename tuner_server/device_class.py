@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-CPU_ISA_PRIORITY = ("avx512_bf16", "avx512f", "avx2", "sse4_2", "neon")  # the tokens of compiler_core CPU_ISAS
+# the tokens of compiler_core CPU_ISAS, widest first
+CPU_ISA_PRIORITY = ("amx_bf16", "avx512_bf16", "avx512f", "avx2", "sse4_2", "neon")
 _ISA_ALIASES = {"sse4.2": "sse4_2", "asimd": "neon"}
 _ARCH_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "x86-64": "x86_64", "arm64": "aarch64"}
 _MAX_SLUG = 64

@@ -169,7 +169,7 @@ def written_buffers(stmt: S.Stmt) -> set:
     def visit(node):
         if isinstance(node, S.Store):
             out.add(node.buffer)
-        elif isinstance(node, E.Call) and node.name in ("cp_async", "wmma_store", "f16_store"):
+        elif isinstance(node, E.Call) and node.name in ("cp_async", "wmma_store", "f16_store", "amx_tile"):
             out.add(node.args[0].buffer)
 
     walk(stmt, visit)

@@ -1,7 +1,7 @@
 """C codegen: a shared library exporting `tf_entry`, OpenMP for parallel loops, GCC vector types."""
 from __future__ import annotations
 
-from compiler_core.codegen import c_half
+from compiler_core.codegen import c_amx, c_half
 from compiler_core.codegen.base import CodegenBase, written_buffers
 from compiler_core.codegen.c_libm import LIBM, libm_helpers
 from compiler_core.codegen.c_vector_math import VECTOR_MATH, vector_math_helpers, vector_minmax
@@ -80,6 +80,16 @@ class CCodegen(CodegenBase):
     def intrin_bf16_dot(self, acc: E.Expr, pair: E.Expr, pairs: E.Expr) -> str:
         return f"tf_bf16_dot16({self.expr(acc)}, {self.expr(pair)}, {self.expr(pairs)})"
 
+    def intrin_amx_setup(self) -> str:
+        return "tf_amx_setup()"
+
+    def intrin_amx_release(self) -> str:
+        return "_tile_release()"
+
+    def intrin_amx_tile(self, c, c_stride, accumulate, a, a_stride, b, b_stride, steps, row_tiles, col_tiles) -> str:
+        args = ", ".join(self.expr(x) for x in (c, c_stride, accumulate, a, a_stride, b, b_stride, steps))
+        return f"tf_amx_tile_{row_tiles.value}x{col_tiles.value}({args})"
+
     def expr_Broadcast(self, e: E.Broadcast) -> str:
         # x - 0 is x for every x (-0.0 included), so GCC folds the subtraction and a load's broadcast stays one
         # vbroadcastss; the earlier 0 + x could not fold (-0.0 + 0.0 is +0.0) and cost an add per broadcast,
@@ -152,6 +162,11 @@ class CCodegen(CodegenBase):
         if self._calls(module, "bf16_dot"):
             self.lines.append(c_half.bf16_dot_helper(self.vector_type))
             intrinsics = True
+        amx_tiles = self._amx_tiles(module)
+        if amx_tiles or self._calls(module, "amx_setup"):
+            self.lines.append(c_amx.SETUP)
+            self.lines.extend(c_amx.tile_helper(*shape) for shape in sorted(amx_tiles))
+            intrinsics = True
         vector_calls, scalar_calls = self._math_calls(module)
         self.lines.extend(libm_helpers(scalar_calls | {name for name, _, _ in vector_calls}))
         self.lines.extend(vector_math_helpers(vector_calls, self.vector_type))
@@ -215,6 +230,21 @@ class CCodegen(CodegenBase):
         for func in module.kernels:
             walk(func.body, visit)
         return bool(found)
+
+    @staticmethod
+    def _amx_tiles(module: S.Module) -> set:
+        """The (row tiles, column tiles) of the module's AMX microkernel calls (c_amx.tile_helper renders each)."""
+        from compiler_core.ir.visitor import walk
+
+        found: set = set()
+
+        def visit(node):
+            if isinstance(node, E.Call) and node.name == "amx_tile":
+                found.add((node.args[8].value, node.args[9].value))
+
+        for func in module.kernels:
+            walk(func.body, visit)
+        return found
 
     @staticmethod
     def _bf16_lanes(module: S.Module) -> set:

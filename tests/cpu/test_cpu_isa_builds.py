@@ -17,7 +17,7 @@ from compiler_core.runtime.c_runtime import compile_shared_library
 from compiler_core.target import host_isas
 from tests.sweep_cases import SHAPES
 
-ISAS = ("sse", "avx2", "avx512", "avx512bf16")
+ISAS = ("sse", "avx2", "avx512", "avx512bf16", "amx")
 RANDOM_CONFIGS = 2
 # One workload per op and dtype: the sweep's odd-sized shape where it has one (partial tiles and vectors).
 WORKLOADS = [cc.make_workload(op, dict(shapes[1], dtype=dtype)) for (op, dtype), shapes in SHAPES.items()]
@@ -89,4 +89,4 @@ def test_the_machine_code_uses_the_targets_registers():
         text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(library)], capture_output=True,
                               text=True, check=True).stdout
         widest[isa] = next((reg for reg in ("zmm", "ymm", "xmm") if f"%{reg}" in text), None)
-    assert widest == {"sse": "xmm", "avx2": "ymm", "avx512": "zmm", "avx512bf16": "zmm"}
+    assert widest == {"sse": "xmm", "avx2": "ymm", "avx512": "zmm", "avx512bf16": "zmm", "amx": "zmm"}

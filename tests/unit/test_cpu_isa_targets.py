@@ -1,5 +1,6 @@
-"""CPU targets for SSE-only, AVX2, AVX-512 and AVX-512 BF16: the target's data, the spaces' knob choices, the default
-configs and the vector widths of the generated C follow the ISA named, never the host's (no compiler runs here)."""
+"""CPU targets for SSE-only, AVX2, AVX-512, AVX-512 BF16 and AMX: the target's data, the spaces' knob choices, the
+default configs and the vector widths of the generated C follow the ISA named, never the host's (no compiler runs
+here)."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,7 +16,7 @@ from tests.space_configs import knob_choices
 from tests.sweep_cases import sweep_workloads
 
 ISAS = {"sse": (16, "x86_64-sse"), "avx2": (32, "x86_64-avx2"), "avx512": (64, "x86_64-avx512f"),
-        "avx512bf16": (64, "x86_64-avx512_bf16")}
+        "avx512bf16": (64, "x86_64-avx512_bf16"), "amx": (64, "x86_64-amx_bf16")}
 TARGETS = {isa: cc.cpu_target(isa=isa, cores=2) for isa in ISAS}
 WORKLOADS = sweep_workloads()  # every CPU op and dtype on three shapes
 GEMM_OPS = ("matmul", "batch_matmul", "conv2d")
@@ -24,7 +25,8 @@ V3 = V2 + " avx avx2 bmi1 bmi2 f16c fma abm movbe xsave"
 # /proc/cpuinfo flag lines, abridged, of the CI machines: an AMD EPYC (AVX2) and an Intel Xeon (AVX-512).
 EPYC = "fpu sse sse2 " + V3 + " sha_ni"
 XEON = "fpu sse sse2 " + V3 + " avx512f avx512dq avx512cd avx512bw avx512vl avx512_vnni"
-ZEN4 = XEON + " avx512_bf16"  # and Sapphire Rapids: the bfloat16 pair dot product
+ZEN4 = XEON + " avx512_bf16"  # the bfloat16 pair dot product
+SAPPHIRE_RAPIDS = ZEN4 + " amx_bf16 amx_tile amx_int8"  # and AMX's tiles
 
 
 # ---- the targets -------------------------------------------------------------------------------------------
@@ -45,7 +47,9 @@ def test_the_flags_select_each_isa_and_differ():
     assert "-mavx512f" in TARGETS["avx512"].march_flags
     assert "-mavx512bf16" in TARGETS["avx512bf16"].march_flags
     assert len({t.march_flags for t in TARGETS.values()}) == len(ISAS)
-    assert [isa for isa, t in TARGETS.items() if t.bf16_dot] == ["avx512bf16"]
+    assert "-mamx-tile" in TARGETS["amx"].march_flags and "-mamx-bf16" in TARGETS["amx"].march_flags
+    assert [isa for isa, t in TARGETS.items() if t.bf16_dot] == ["avx512bf16", "amx"]
+    assert [isa for isa, t in TARGETS.items() if t.amx] == ["amx"]
 
 
 def test_unknown_isa_is_refused():
@@ -67,6 +71,8 @@ def test_which_isas_a_host_runs_comes_from_its_cpuinfo_flags():
     assert runnable_isas(EPYC.split()) == ("sse", "avx2")
     assert runnable_isas(XEON.split()) == ("sse", "avx2", "avx512")
     assert runnable_isas(ZEN4.split()) == ("sse", "avx2", "avx512", "avx512bf16")
+    assert runnable_isas(SAPPHIRE_RAPIDS.split()) == ("sse", "avx2", "avx512", "avx512bf16", "amx")
+    assert runnable_isas(SAPPHIRE_RAPIDS.replace(" amx_bf16", "").split())[-1] == "avx512bf16"
     assert runnable_isas(ZEN4.replace(" avx512bw", "").split())[-1] == "avx512"  # GCC's BF16 flag brings BW
     assert runnable_isas(("fpu sse sse2 " + V2).split()) == ("sse",)
     assert runnable_isas(EPYC.replace(" fma", "").split()) == ("sse",)  # x86-64-v3 needs FMA too
@@ -92,6 +98,8 @@ def test_gemm_knob_choices_follow_the_lanes(op, isa):
     assert knob_choices(space, "nr") == tuple(lanes * v for v in (1, 2, 3, 4))
     registers = gemm.VECTOR_REGISTERS[target.vector_bytes]
     for config in space.sample(random.Random(isa), 50):
+        if config.get("dot") == "amx":  # tiles, not vector registers (tests/cpu/test_gemm_amx.py)
+            continue
         nv = config["nr"] // lanes
         assert config["nr"] % lanes == 0 and config["mr"] * nv + nv + 1 <= registers
 
@@ -102,8 +110,10 @@ def test_every_default_config_is_valid_for_its_target(isa):
     for key, w in WORKLOADS:
         config = cc.default_config(w, target)
         assert cc.get_space(w, target).is_valid(config), (key, config)
-        if w.op in GEMM_OPS:  # 6 rows, as many vectors as the registers hold: 2 with 16 registers, 4 with 32
-            vectors = {"sse": 2, "avx2": 2, "avx512": 4, "avx512bf16": 4}[isa]
+        if w.op in GEMM_OPS and config.get("dot") == "amx":  # 2 x 2 tiles (tests/cpu/test_gemm_amx.py)
+            assert (config["mr"], config["nr"]) == (32, 32), (key, config)
+        elif w.op in GEMM_OPS:  # 6 rows, as many vectors as the registers hold: 2 with 16 registers, 4 with 32
+            vectors = {"sse": 2, "avx2": 2, "avx512": 4, "avx512bf16": 4, "amx": 4}[isa]
             assert (config["mr"], config["nr"]) == (6, vectors * target.vector_lanes_f32), (key, config)
 
 
@@ -128,7 +138,8 @@ def test_default_kernels_use_the_targets_vector_width(isa):
     target = TARGETS[isa]
     lanes, width = target.vector_lanes_f32, target.vector_bytes
     for key, w in WORKLOADS:
-        source = cc.generate(w, cc.default_config(w, target), target)
+        config = cc.default_config(w, target)
+        source = cc.generate(w, config, target)
         typedefs = _vector_typedefs(source)
         # half storage moves the same lanes at half the width, to be widened into float32 vectors; its conversions
         # (bfloat16's, and float16's without F16C) see them as 16-bit and 32-bit integer lanes of the same count
@@ -138,7 +149,8 @@ def test_default_kernels_use_the_targets_vector_width(isa):
             storage["bfloat16"] = {*half, ("unsigned short", 2, 4), ("unsigned short", 32, 64)}
         typedefs -= storage.get(w.dtype, set())
         assert typedefs <= {("float", lanes, width)}, (key, typedefs)
-        if w.op not in ("transpose", "elementwise"):  # these leave vectorizing to the compiler (omp simd)
+        # transpose and elementwise leave vectorizing to the compiler (omp simd); AMX sums in tiles
+        if w.op not in ("transpose", "elementwise") and config.get("dot") != "amx":
             assert typedefs == {("float", lanes, width)}, key
 
 

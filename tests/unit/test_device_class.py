@@ -26,6 +26,7 @@ def test_cuda_arch_spellings(arch, sm):
 
 @pytest.mark.parametrize("flags, isa", [
     (["avx512f", "avx2", "sse4_2"], "avx512f"), (["avx512_bf16", "avx512bw", "avx512f"], "avx512_bf16"),
+    (["amx_bf16", "amx_tile", "avx512_bf16", "avx512f"], "amx_bf16"),
     (["AVX2", "SSE4.2"], "avx2"), (["sse4.2"], "sse4_2"),
     (["asimd", "fp"], "neon"), (["neon"], "neon"), ([], "base"), (["mmx"], "base"),
 ])

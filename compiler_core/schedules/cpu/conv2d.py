@@ -32,6 +32,7 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.conv2d import out_size
 from compiler_core.schedules.cpu import conv2d_pairs, gemm
+from compiler_core.schedules.cpu import gemm_amx as amx
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.space import Constraint, Knob, Space
 
@@ -46,9 +47,9 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     """The GEMM's knobs, bfloat16's `dot` where the target has AVX-512 BF16 (gemm_bf16_dot: the im2col panels packed
     as pairs, or the padded copy's channel pairs read in place, conv2d_pairs) and `b_source`; without
     `b_source_knob`, the space before that knob (im2col only); without `dot_knob`, float32 FMAs."""
-    base = gemm.space(target, batch=w["N"])
+    base = gemm.space(target, batch=w["N"], tiles=dot_knob and amx.offered(w.dtype, target))
     if dot_knob:
-        base = bf16_dot.with_knob(base, w.dtype, target, packs=None)
+        base = bf16_dot.with_knob(base, w.dtype, target, packs=None, tiles="im2col")
     if not b_source_knob:
         return base
     held = padded_bytes(w)
@@ -79,6 +80,8 @@ def default_config(w, target) -> dict:
     padded = w["R"] * w["S"] >= w["stride"] ** 2 and padded_bytes(w) <= PADDED_DEFAULT_MAX_BYTES
     config = dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"], dtype=w.dtype),
                   b_source="padded" if padded else "im2col")
+    if amx.offered(w.dtype, target) and w["K"] >= amx.CONV_MIN_OUT_CHANNELS:
+        return dict(config, **amx.DEFAULT, b_source="im2col")
     return bf16_dot.with_default(config, w.dtype, target)
 
 

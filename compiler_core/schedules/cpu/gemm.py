@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
+from compiler_core.schedules.cpu import gemm_amx as amx
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.schedules.cpu import gemm_pack, gemm_streamed
 from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv, column_blocks, round_up, row_blocks
@@ -107,6 +108,7 @@ class GemmPlan:
     pairs: bool = False  # bfloat16 pair dot products (gemm_bf16_dot) instead of float32 FMAs
     streamed: bool = False  # B streamed row by row past C's block (gemm_streamed) instead of panel microkernels
     b_blocks: bool = False  # B packed per kc x nc block by each thread, BLIS's order (jc, pc, ic), not once per call
+    amx: bool = False  # (with `pairs`: B's pair layout) AMX tile dot products (gemm_amx), not vector pair dots
 
     @property
     def nv(self) -> int:
@@ -119,15 +121,16 @@ def _registers_needed(mr: int, nv: int) -> int:
 
 # ---- the space ---------------------------------------------------------------------------------
 
-def space(target, batch: int | None = None) -> Space:
-    """Knobs of every GEMM-shaped template; `batch` (when given) adds the parallel-over-batch choice."""
+def space(target, batch: int | None = None, tiles: bool = False) -> Space:
+    """Knobs of every GEMM-shaped template; `batch` (when given) adds the parallel-over-batch choice; `tiles` the rows
+    of AMX microkernels (gemm_amx) to `mr`, whose accumulators are tiles, not vector registers."""
     lanes = target.vector_lanes_f32
     registers = VECTOR_REGISTERS.get(target.vector_bytes, 16)
     parallel = ("m", "n") if batch is None else ("m", "n", "batch")
     constraints = [
         Constraint(f"the mr * nr/{lanes} accumulators, nr/{lanes} B vectors and one broadcast of A must fit in "
-                   f"the {registers} vector registers",
-                   lambda c: _registers_needed(c["mr"], c["nr"] // lanes) <= registers),
+                   f"the {registers} vector registers (but for dot 'amx')",
+                   lambda c: c.get("dot") == "amx" or _registers_needed(c["mr"], c["nr"] // lanes) <= registers),
         Constraint("mc must be a multiple of mr", lambda c: c["mc"] % c["mr"] == 0),
         Constraint("nc must be a multiple of nr", lambda c: c["nc"] % c["nr"] == 0),
     ]
@@ -136,7 +139,8 @@ def space(target, batch: int | None = None) -> Space:
                                       lambda c: c["parallel"] != "batch" or batch >= target.cores))
     return Space(
         knobs=(
-            Knob("mr", MR_CHOICES, "microkernel rows (broadcast A values)"),
+            Knob("mr", MR_CHOICES + (amx.TILE_MR if tiles else ()),
+                 "microkernel rows (broadcast A values, or AMX tile rows)"),
             Knob("nr", tuple(lanes * v for v in (1, 2, 3, 4)), "microkernel columns (vectors of B)"),
             Knob("mc", MC_CHOICES, "rows of A packed per block (L2)"),
             Knob("nc", NC_CHOICES, "columns of C per block"),
@@ -170,9 +174,14 @@ def default_config(target, M: int, N: int, batch: int | None = None, dtype: str 
 def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     """Clip the config's blocks to the problem (and to one thread's share of it)."""
     mr, nr, threads = config["mr"], config["nr"], max(1, target.cores)
-    pairs = config.get("dot") == "bf16"
+    tiled = config.get("dot") == "amx"
+    pairs = config.get("dot") == "bf16" or tiled
     if pairs and ((ops.b_direct is not None and not ops.b_pairs) or not target.bf16_dot):
         raise ValueError("dot 'bf16' needs B packed or read in place as pairs, and a target with AVX-512 BF16")
+    if tiled and (ops.b_direct is not None or not target.amx or not amx.fits(mr, nr) or not config["pack_a"]
+                  or ops.c.dtype == "float32"):
+        raise ValueError("dot 'amx' needs A and B packed, whole tiles that fit the tile registers, a half C (its "
+                         "float32 block holds the tiles' sums) and a target with AMX")
     if ops.b_pairs and not pairs:
         raise ValueError("B given as pairs of K steps is read by dot 'bf16' only")
     streamed = config.get("b_source") == "streamed"
@@ -189,7 +198,8 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     return GemmPlan(mr=mr, nr=nr, lanes=target.vector_lanes_f32, mc=min(config["mc"], rows),
                     nc=min(config["nc"], cols), kc=min(config["kc"], ops.K),
                     pack_a=bool(config["pack_a"]) and not streamed, order=config["order"],
-                    parallel=config["parallel"], threads=threads, pairs=pairs, streamed=streamed, b_blocks=b_blocks)
+                    parallel=config["parallel"], threads=threads, pairs=pairs, streamed=streamed, b_blocks=b_blocks,
+                    amx=tiled)
 
 
 # ---- the loop nest -----------------------------------------------------------------------------
@@ -225,7 +235,8 @@ def _b_pack(b: IRBuilder, ops: GemmOperands, plan: GemmPlan):
 @contextlib.contextmanager
 def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffer | None):
     with contextlib.ExitStack() as stack:
-        dtype, shape = ("bfloat16", bf16_dot.a_shape(plan)) if plan.pairs else ("float32", (plan.mc * plan.kc,))
+        dtype, shape = ("bfloat16", amx.a_shape(plan) if plan.amx else bf16_dot.a_shape(plan)) if plan.pairs \
+            else ("float32", (plan.mc * plan.kc,))
         Ap = stack.enter_context(b.allocate("Ap", dtype, shape, LOCAL)) if plan.pack_a else None
         if plan.b_blocks:  # this thread's kc x nc block of B
             Bp = stack.enter_context(b.allocate("Bb", "float32", (plan.kc * round_up(plan.nc, plan.nr),), LOCAL))
@@ -233,7 +244,11 @@ def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffe
         if ops.c.dtype != "float32":  # a row block's float32 sums; in BLIS's order, all the thread's rows'
             rows = ct_rows(ops, plan) if plan.b_blocks else plan.mc
             Ct = stack.enter_context(b.allocate("Ct", "float32", (rows * plan.nc,), LOCAL))
+        if plan.amx:
+            amx.thread_begins(b)
         yield _Buffers(Bp, Ap, Ct)
+        if plan.amx:
+            amx.thread_ends(b)
 
 
 def ct_rows(ops: GemmOperands, plan: GemmPlan) -> int:
@@ -298,7 +313,9 @@ def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m
     with column_blocks(b, plan, n_lo, n_len) as (j0, nlen), row_blocks(b, plan, m_lo, m_len) as (i0, mlen):
         with b.loop("pc", k_blocks) as pc:
             klen = block_len(ops.K, plan.kc, pc)
-            if plan.pairs:
+            if plan.amx:
+                amx.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+            elif plan.pairs:
                 bf16_dot.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
             elif bufs.Ap is not None:
                 gemm_pack.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
@@ -351,7 +368,9 @@ def _microtiles(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block) 
         outer, inner = inner, outer
     with b.loop(*outer) as o, b.loop(*inner) as i:
         ir, jr = (i, o) if plan.order == "jr_ir" else (o, i)
-        if plan.pairs:
+        if plan.amx:
+            amx.microkernel(b, ops, plan, bufs, blk, ir, jr)
+        elif plan.pairs:
             bf16_dot.microkernel(b, ops, plan, bufs, blk, ir, jr)
         else:
             _microkernel(b, ops, plan, bufs, blk, ir, jr)

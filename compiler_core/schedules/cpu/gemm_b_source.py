@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import gemm_amx as amx
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.space import Constraint, Knob, Space
 
@@ -39,7 +40,7 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     and the target has AVX-512 BF16 (gemm_bf16_dot), and `b_source`, which reads B in place only in whole panels (an
     edge panel would read past B's end) and not as bfloat16 pairs. Without `b_source_knob`, the space before that knob
     (B packed); without `dot_knob`, float32 FMAs."""
-    base = gemm.space(target, batch=w.param_dict.get("batch"))
+    base = gemm.space(target, batch=w.param_dict.get("batch"), tiles=dot_knob and amx.offered(w.dtype, target))
     if dot_knob:
         base = bf16_dot.with_knob(base, w.dtype, target, packs="packed")
     if not b_source_knob:
@@ -79,8 +80,9 @@ def default_config(w, target) -> dict:
     it may be and either packing it would not pay (few rows of A: SMALL_M_ROWS) or a float32 B is small enough to
     stay in cache across the row blocks (IN_PLACE_B_BYTES); packed otherwise: per kc x nc block by each thread where
     the threads do not split rows and a half C's float32 block stays small (BLOCKS_HALF_C_DEFAULT_BYTES), else once
-    per call (benchmarks/results/2026-12-01-cpu-gemm-blocks/). bfloat16 multiplies by FMAs even where
-    pairs are on offer (gemm_bf16_dot.with_default says why)."""
+    per call (benchmarks/results/2026-12-01-cpu-gemm-blocks/). bfloat16 multiplies on AMX's tiles where the target
+    has them, past the streamed rows (gemm_amx.DEFAULT), and by FMAs otherwise, even where pairs are on offer
+    (gemm_bf16_dot.with_default says why)."""
     M, N, K = w["M"], w["N"], w["K"]
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"), dtype=w.dtype)
     lanes = target.vector_lanes_f32
@@ -95,6 +97,8 @@ def default_config(w, target) -> dict:
         # thread would pack every block
         blocks = config["parallel"] != "m" and _blocks_ct_bytes(w, target, config) <= BLOCKS_HALF_C_DEFAULT_BYTES
         config = dict(config, b_source="blocks" if blocks else "packed")
+    if amx.offered(w.dtype, target) and config["b_source"] != "streamed":  # AMX's tiles, on B packed as pairs
+        return dict(config, **amx.DEFAULT, b_source="packed")
     return bf16_dot.with_default(config, w.dtype, target)
 
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
+from compiler_core.schedules.cpu import gemm_amx as amx
 from compiler_core.schedules.cpu.converted_copy import half_source
 from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv
 from compiler_core.schedules.cpu.gemm_store import write_tile
 from compiler_core.space import Constraint, Knob, Space
 
-DOTS = ("fma", "bf16")  # the knob `dot`: float32 FMAs on converted panels, or bfloat16 pair dot products
+DOTS = ("fma", "bf16")  # the knob `dot`: float32 FMAs on converted panels, or bfloat16 pair dot products ...
+AMX_DOTS = DOTS + ("amx",)  # ... or, where the target has AMX, tile dot products (gemm_amx) on the same B pairs
 PAIR_LANES = 32  # bfloat16 values in one 512-bit B vector: 16 columns x 2 K steps
 ZERO = E.FloatImm(0.0, "bfloat16")
 
@@ -31,20 +33,29 @@ def offered(dtype: str, target) -> bool:
     return dtype == "bfloat16" and target.bf16_dot
 
 
-def with_knob(space: Space, dtype: str, target, packs: str | None) -> Space:
+def with_knob(space: Space, dtype: str, target, packs: str | None, tiles: str | None = None) -> Space:
     """`space` and, where `offered`, the knob `dot` with its constraints. The pairs read A from its packed pairs, and B
     packed as pairs or read in place as pairs: `packs` is the template's `b_source` that packs B (the one a space
-    without that knob has), the only one the pairs take; None where every `b_source` gives pairs (conv2d)."""
+    without that knob has), the only one the pairs take; None where every `b_source` gives pairs (conv2d). AMX's
+    tiles (where `amx.offered`) read A from packed panels and B from packed pairs only: `tiles` is the `b_source`
+    that packs B as pairs (`packs` when None)."""
     if not offered(dtype, target):
         return space
-    constraints = [Constraint("dot 'bf16' reads A from its packed pairs: it needs pack_a = 1",
+    constraints = [Constraint("dot 'bf16' and 'amx' read A from packed panels: they need pack_a = 1",
                               lambda c: c["dot"] == "fma" or c["pack_a"] == 1)]
     if packs is not None:
         constraints.append(Constraint(f"dot 'bf16' packs B into pairs of K steps: it needs b_source '{packs}'",
-                                      lambda c: c["dot"] == "fma" or c.get("b_source", packs) == packs))
+                                      lambda c: c["dot"] != "bf16" or c.get("b_source", packs) == packs))
+    dots = DOTS
+    if amx.offered(dtype, target):
+        dots, tiled = AMX_DOTS, tiles or packs
+        constraints.append(Constraint(f"dot 'amx' reads B packed as pairs: it needs b_source '{tiled}'",
+                                      lambda c: c["dot"] != "amx" or c.get("b_source", tiled) == tiled))
+        constraints += amx.constraints()
     return space.with_knob(
-        Knob("dot", DOTS, "multiply-adds: float32 FMAs on converted panels, or bfloat16 pair dot products "
-                          "(AVX-512 BF16) on bfloat16 panels"), *constraints)
+        Knob("dot", dots, "multiply-adds: float32 FMAs on converted panels, bfloat16 pair dot products "
+                          "(AVX-512 BF16) on bfloat16 panels, or AMX tile dot products where the CPU has them"),
+        *constraints)
 
 
 def with_default(config: dict, dtype: str, target) -> dict:
@@ -63,15 +74,25 @@ def _pairs(klen) -> E.Expr:
     return cdiv(klen, 2)
 
 
+def _block_depth(plan) -> int:
+    """K steps of a packed kc block of B: whole pairs, or whole tiles for AMX."""
+    return amx.depth(plan.kc) if plan.amx else pair_depth(plan.kc)
+
+
+def _block_pairs(plan, klen) -> E.Expr:
+    """Pair rows of a packed block of klen K steps."""
+    return amx.pair_rows(klen) if plan.amx else _pairs(klen)
+
+
 def b_shape(ops, plan) -> tuple:
     n_panels, k_blocks = -(-ops.N // plan.nr), -(-ops.K // plan.kc)
-    return (k_blocks * pair_depth(plan.kc) * n_panels * plan.nr,)
+    return (k_blocks * _block_depth(plan) * n_panels * plan.nr,)
 
 
 def b_offset(ops, plan, kb, klen, jp, p2) -> E.Expr:
     """Where pair row p2 of panel jp of kc block kb starts in Bp."""
     n_panels = -(-ops.N // plan.nr)
-    return kb * (pair_depth(plan.kc) * n_panels * plan.nr) + (jp * _pairs(klen) + p2) * (2 * plan.nr)
+    return kb * (_block_depth(plan) * n_panels * plan.nr) + (jp * _block_pairs(plan, klen) + p2) * (2 * plan.nr)
 
 
 def a_shape(plan) -> tuple:
@@ -98,7 +119,7 @@ def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None:
     whole_cols = ops.N % plan.nr == 0
     with b.loop("kb", k_blocks) as kb:
         klen = block_len(ops.K, plan.kc, kb)
-        with b.loop("kp", _pairs(klen)) as p2:
+        with b.loop("kp", _block_pairs(plan, klen)) as p2:
             base = b_offset(ops, plan, kb, klen, jp, p2)
             with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
                 col = jp * plan.nr + j
@@ -106,7 +127,7 @@ def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None:
                 read_col = col if whole_cols else E.min_(col, ops.N - 1)
                 for t in (0, 1):
                     k = kb * plan.kc + 2 * p2 + t
-                    if ops.K % 2:  # the last pair of an odd K is half zero
+                    if ops.K % 2 or plan.amx:  # the last pair of an odd K is half zero; AMX's pad whole tiles
                         inside = (2 * p2 + t < klen) if whole_cols else (2 * p2 + t < klen) & col_in
                         k = E.min_(k, ops.K - 1)
                     else:
@@ -121,10 +142,10 @@ def _pack_b_panel_by_rows(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None
     with b.allocate("pair_rows", "bfloat16", (2 * nr,), S.Scope.LOCAL) as rows:
         with b.loop("kb", -(-ops.K // plan.kc)) as kb:
             klen = block_len(ops.K, plan.kc, kb)
-            with b.loop("kp", _pairs(klen)) as p2:
+            with b.loop("kp", _block_pairs(plan, klen)) as p2:
                 with b.loop("kt", 2) as t:  # a loop, not two copies: the row packer's names are declared once
                     k = kb * plan.kc + 2 * p2 + t
-                    if ops.K % 2:  # the last pair of an odd K is half zero
+                    if ops.K % 2 or plan.amx:  # the last pair of an odd K is half zero; AMX's pad whole tiles
                         with b.if_else(2 * p2 + t < klen) as otherwise:
                             ops.b_row(b, rows, t * nr, bt, k, jp * nr, nr)
                             otherwise()
