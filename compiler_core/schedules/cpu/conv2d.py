@@ -49,7 +49,7 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     `b_source_knob`, the space before that knob (im2col only); without `dot_knob`, float32 FMAs."""
     base = gemm.space(target, batch=w["N"], tiles=dot_knob and amx.offered(w.dtype, target))
     if dot_knob:
-        base = bf16_dot.with_knob(base, w.dtype, target, packs=None, tiles="im2col")
+        base = bf16_dot.with_knob(base, w.dtype, target, packs=None, tiles=("im2col",))
     if not b_source_knob:
         return base
     held = padded_bytes(w)

@@ -188,8 +188,8 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     if streamed and ops.b_direct is None:
         raise ValueError("b_source 'streamed' reads B in place: the operands must give b_direct")
     b_blocks = config.get("b_source") == "blocks"
-    if b_blocks and (ops.b_direct is not None or pairs):
-        raise ValueError("b_source 'blocks' packs B from its elements, for float32 FMAs")
+    if b_blocks and (ops.b_direct is not None or ops.b_row is not None or (pairs and not tiled)):
+        raise ValueError("b_source 'blocks' packs B from its elements, for float32 FMAs or AMX's tiles")
     rows, cols = round_up(ops.M, mr), round_up(ops.N, nr)
     if config["parallel"] == "m":
         rows = round_up(-(-ops.M // threads), mr)
@@ -238,8 +238,9 @@ def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffe
         dtype, shape = ("bfloat16", amx.a_shape(plan) if plan.amx else bf16_dot.a_shape(plan)) if plan.pairs \
             else ("float32", (plan.mc * plan.kc,))
         Ap = stack.enter_context(b.allocate("Ap", dtype, shape, LOCAL)) if plan.pack_a else None
-        if plan.b_blocks:  # this thread's kc x nc block of B
-            Bp = stack.enter_context(b.allocate("Bb", "float32", (plan.kc * round_up(plan.nc, plan.nr),), LOCAL))
+        if plan.b_blocks:  # this thread's kc x nc block of B (as pair rows for the tiles)
+            dtype, rows = ("bfloat16", amx.depth(plan.kc)) if plan.amx else ("float32", plan.kc)
+            Bp = stack.enter_context(b.allocate("Bb", dtype, (rows * round_up(plan.nc, plan.nr),), LOCAL))
         Ct = None
         if ops.c.dtype != "float32":  # a row block's float32 sums; in BLIS's order, all the thread's rows'
             rows = ct_rows(ops, plan) if plan.b_blocks else plan.mc
@@ -313,12 +314,7 @@ def _compute_rect(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, bt, m_lo, m
     with column_blocks(b, plan, n_lo, n_len) as (j0, nlen), row_blocks(b, plan, m_lo, m_len) as (i0, mlen):
         with b.loop("pc", k_blocks) as pc:
             klen = block_len(ops.K, plan.kc, pc)
-            if plan.amx:
-                amx.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
-            elif plan.pairs:
-                bf16_dot.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
-            elif bufs.Ap is not None:
-                gemm_pack.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+            _pack_a(b, ops, plan, bufs.Ap, bt, i0, mlen, pc, klen)
             block = _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr), cdiv(nlen, plan.nr))
             _microtiles(b, ops, plan, bufs, block)
         if bufs.Ct is not None:
@@ -334,19 +330,31 @@ def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, b
     with column_blocks(b, plan, n_lo, n_len) as (j0, nlen):
         with b.loop("pc", k_blocks) as pc:
             klen = block_len(ops.K, plan.kc, pc)
-            with b.loop("jl", cdiv(nlen, plan.nr)) as jl, b.loop("p", klen) as p:
-                base = (jl * klen + p) * plan.nr
-                if ops.b_row is not None:
-                    ops.b_row(b, bufs.Bp, base, bt, pc * plan.kc + p, j0 + jl * plan.nr, plan.nr)
-                else:
+            if plan.amx:  # panels of pair rows, klen padded to whole tiles
+                with b.loop("jl", cdiv(nlen, plan.nr)) as jl:
+                    bf16_dot.pack_pair_rows(b, ops, plan, bufs.Bp,
+                                            lambda p2: (jl * amx.pair_rows(klen) + p2) * (2 * plan.nr), bt, pc, klen,
+                                            j0 // plan.nr + jl)
+            else:
+                with b.loop("jl", cdiv(nlen, plan.nr)) as jl, b.loop("p", klen) as p:
+                    base = (jl * klen + p) * plan.nr
                     gemm_pack.pack_b_row(b, ops, plan, bufs.Bp, base, bt, pc * plan.kc + p, j0 // plan.nr + jl)
             with row_blocks(b, plan, m_lo, m_len) as (i0, mlen):
-                if bufs.Ap is not None:
-                    gemm_pack.pack_a_block(b, ops, plan, bufs.Ap, bt, i0, mlen, pc * plan.kc, klen)
+                _pack_a(b, ops, plan, bufs.Ap, bt, i0, mlen, pc, klen)
                 _microtiles(b, ops, plan, bufs, _Block(bt, i0, j0, pc, klen, cdiv(mlen, plan.mr),
                                                       cdiv(nlen, plan.nr), ct_i0=m_lo))
         if bufs.Ct is not None:
             round_block(b, ops, plan, bufs.Ct, bt, m_lo, m_len, j0, nlen)
+
+
+def _pack_a(b: IRBuilder, ops, plan: GemmPlan, Ap: S.Buffer | None, bt, i0, mlen, pc, klen) -> None:
+    """A's rows i0..i0+mlen in kc block pc, packed for the microkernel (nothing where A is read in place)."""
+    if plan.amx:
+        amx.pack_a_block(b, ops, plan, Ap, bt, i0, mlen, pc * plan.kc, klen)
+    elif plan.pairs:
+        bf16_dot.pack_a_block(b, ops, plan, Ap, bt, i0, mlen, pc * plan.kc, klen)
+    elif Ap is not None:
+        gemm_pack.pack_a_block(b, ops, plan, Ap, bt, i0, mlen, pc * plan.kc, klen)
 
 
 @dataclass(frozen=True)

@@ -100,9 +100,13 @@ def microkernel(b: IRBuilder, ops, plan, bufs, blk, ir, jr) -> None:
     stride = depth(plan.kc)
     ct_i0 = blk.i0 if blk.ct_i0 is None else blk.ct_i0
     c = E.Address(bufs.Ct, ((blk.i0 + ir * mr - ct_i0) * plan.nc + jr * nr,))
+    if plan.b_blocks:  # the thread's block: panels of pair rows from the block's first column
+        b_base = jr * pair_rows(blk.klen) * (2 * nr)
+    else:
+        b_base = b_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
     b.evaluate(E.call("amx_tile", c, E.IntImm(4 * plan.nc), blk.pc,
                       E.Address(bufs.Ap, (ir * (mr * stride),)), E.IntImm(2 * stride),
-                      E.Address(bufs.Bp, (b_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0),)),
+                      E.Address(bufs.Bp, (b_base,)),
                       E.IntImm(4 * nr), cdiv(blk.klen, TILE_K), E.IntImm(mr // TILE_ROWS), E.IntImm(nr // TILE_ROWS),
                       dtype="int32"))
 

@@ -42,7 +42,7 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     (B packed); without `dot_knob`, float32 FMAs."""
     base = gemm.space(target, batch=w.param_dict.get("batch"), tiles=dot_knob and amx.offered(w.dtype, target))
     if dot_knob:
-        base = bf16_dot.with_knob(base, w.dtype, target, packs="packed")
+        base = bf16_dot.with_knob(base, w.dtype, target, packs="packed", tiles=("packed", "blocks"))
     if not b_source_knob:
         return base
     N = w["N"]

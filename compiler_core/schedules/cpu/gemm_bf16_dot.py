@@ -33,12 +33,12 @@ def offered(dtype: str, target) -> bool:
     return dtype == "bfloat16" and target.bf16_dot
 
 
-def with_knob(space: Space, dtype: str, target, packs: str | None, tiles: str | None = None) -> Space:
+def with_knob(space: Space, dtype: str, target, packs: str | None, tiles: tuple[str, ...] = ()) -> Space:
     """`space` and, where `offered`, the knob `dot` with its constraints. The pairs read A from its packed pairs, and B
     packed as pairs or read in place as pairs: `packs` is the template's `b_source` that packs B (the one a space
     without that knob has), the only one the pairs take; None where every `b_source` gives pairs (conv2d). AMX's
-    tiles (where `amx.offered`) read A from packed panels and B from packed pairs only: `tiles` is the `b_source`
-    that packs B as pairs (`packs` when None)."""
+    tiles (where `amx.offered`) read A from packed panels and B from packed pairs only: `tiles` are the `b_source`s
+    that pack B as pairs, the first the one a space without that knob has (`packs` alone when empty)."""
     if not offered(dtype, target):
         return space
     constraints = [Constraint("dot 'bf16' and 'amx' read A from packed panels: they need pack_a = 1",
@@ -48,9 +48,9 @@ def with_knob(space: Space, dtype: str, target, packs: str | None, tiles: str | 
                                       lambda c: c["dot"] != "bf16" or c.get("b_source", packs) == packs))
     dots = DOTS
     if amx.offered(dtype, target):
-        dots, tiled = AMX_DOTS, tiles or packs
-        constraints.append(Constraint(f"dot 'amx' reads B packed as pairs: it needs b_source '{tiled}'",
-                                      lambda c: c["dot"] != "amx" or c.get("b_source", tiled) == tiled))
+        dots, tiled = AMX_DOTS, tiles or (packs,)
+        constraints.append(Constraint(f"dot 'amx' reads B packed as pairs: it needs b_source in {tiled}",
+                                      lambda c: c["dot"] != "amx" or c.get("b_source", tiled[0]) in tiled))
         constraints += amx.constraints()
     return space.with_knob(
         Knob("dot", dots, "multiply-adds: float32 FMAs on converted panels, bfloat16 pair dot products "
@@ -116,23 +116,29 @@ def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None:
         _pack_b_panel_by_rows(b, ops, plan, Bp, bt, jp)
         return
     k_blocks = -(-ops.K // plan.kc)
-    whole_cols = ops.N % plan.nr == 0
     with b.loop("kb", k_blocks) as kb:
         klen = block_len(ops.K, plan.kc, kb)
-        with b.loop("kp", _block_pairs(plan, klen)) as p2:
-            base = b_offset(ops, plan, kb, klen, jp, p2)
-            with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
-                col = jp * plan.nr + j
-                col_in = E.IntImm(1, "bool") if whole_cols else col < ops.N
-                read_col = col if whole_cols else E.min_(col, ops.N - 1)
-                for t in (0, 1):
-                    k = kb * plan.kc + 2 * p2 + t
-                    if ops.K % 2 or plan.amx:  # the last pair of an odd K is half zero; AMX's pad whole tiles
-                        inside = (2 * p2 + t < klen) if whole_cols else (2 * p2 + t < klen) & col_in
-                        k = E.min_(k, ops.K - 1)
-                    else:
-                        inside = col_in
-                    b.store(Bp, base + 2 * j + t, E.select(inside, _bf16(ops.b(bt, k, read_col)), ZERO))
+        pack_pair_rows(b, ops, plan, Bp, lambda p2: b_offset(ops, plan, kb, klen, jp, p2), bt, kb, klen, jp)
+
+
+def pack_pair_rows(b: IRBuilder, ops, plan, dst: S.Buffer, base, bt, kb, klen, jp) -> None:
+    """The pair rows of panel jp in kc block kb (klen K steps) from `ops.b`, pair row p2 at dst[base(p2)]: zero past
+    column N and past klen (AMX pads whole tiles)."""
+    whole_cols = ops.N % plan.nr == 0
+    with b.loop("kp", _block_pairs(plan, klen)) as p2:
+        start = base(p2)
+        with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
+            col = jp * plan.nr + j
+            col_in = E.IntImm(1, "bool") if whole_cols else col < ops.N
+            read_col = col if whole_cols else E.min_(col, ops.N - 1)
+            for t in (0, 1):
+                k = kb * plan.kc + 2 * p2 + t
+                if ops.K % 2 or plan.amx:  # the last pair of an odd K is half zero; AMX's pad whole tiles
+                    inside = (2 * p2 + t < klen) if whole_cols else (2 * p2 + t < klen) & col_in
+                    k = E.min_(k, ops.K - 1)
+                else:
+                    inside = col_in
+                b.store(dst, start + 2 * j + t, E.select(inside, _bf16(ops.b(bt, k, read_col)), ZERO))
 
 
 def _pack_b_panel_by_rows(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None:
