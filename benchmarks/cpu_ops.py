@@ -12,6 +12,7 @@ Nothing is asserted.
     python3 benchmarks/cpu_ops.py --case 'conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1'
     python3 benchmarks/cpu_ops.py --case 'conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1,dtype=bfloat16' \
         --variant pairs='{"dot": "bf16", "pack_a": 1}'
+    python3 benchmarks/cpu_ops.py --case 'matmul:M=512,N=512,K=512,dtype=bfloat16' --default-of avx2
 """
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--search", type=int, default=0, help="also time the fastest of this many sampled configs")
     p.add_argument("--variant", action="append", default=[], metavar="NAME=JSON",
                    help="also time the default config with these knobs changed (repeatable)")
+    p.add_argument("--default-of", action="append", default=[], metavar="ISA",
+                   help="also time the default config of this narrower ISA's target (e.g. avx512bf16 on an AMX host)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--seconds", type=float, default=0.25, help="least time per measurement")
     p.add_argument("--pause", type=float, default=0.1)
@@ -84,6 +87,8 @@ def run_case(cc, np, torch, text: str, args, target) -> dict:
         return lambda: kernel(*inputs, *outputs)
 
     configs = {"default": cc.default_config(w, target)}
+    for isa in args.default_of:
+        configs[f"{isa} default"] = cc.default_config(w, cc.cpu_target(isa=isa, cores=target.cores))
     for variant in args.variant:
         name, _, knobs = variant.partition("=")
         configs[name] = dict(configs["default"], **json.loads(knobs))

@@ -10,6 +10,13 @@ import compiler_core as cc
 from compiler_core.target import host_isas
 
 
+def vector_target(cores: int = 2) -> cc.Target:
+    """The host's target, or on a host with AMX its widest ISA below it: the b_source tests are of the vector
+    microkernels, which AMX's default for bfloat16 replaces (its tiles read B packed: tests/cpu/test_gemm_amx.py)."""
+    target = cc.cpu_target(cores=cores)
+    return cc.cpu_target(isa="avx512bf16", cores=cores) if target.amx else target
+
+
 def check_exact(w, config, target, seed=3) -> None:
     """The config's kernel against the float64 reference on every input set of the workload."""
     kernel = cc.build(w, config, target)

@@ -8,9 +8,9 @@ import pytest
 
 import compiler_core as cc
 from tests.c_source_mutants import catching_input_sets
-from tests.gemm_b_sources import check_exact, check_random_shapes
+from tests.gemm_b_sources import check_exact, check_random_shapes, vector_target
 
-TARGET = cc.cpu_target(cores=2)
+TARGET = vector_target()
 ISAS = ["sse", "avx2", "avx512", "avx512bf16"]
 
 

@@ -10,8 +10,9 @@ import pytest
 import compiler_core as cc
 from compiler_core.schedules.cpu import gemm_b_source
 from tests.c_source_mutants import catching_input_sets
+from tests.gemm_b_sources import vector_target
 
-TARGET = cc.cpu_target(cores=2)
+TARGET = vector_target()
 MATMUL = cc.make_workload("matmul", dict(M=67, N=192, K=300))
 BATCHED = cc.make_workload("batch_matmul", dict(batch=3, M=17, N=192, K=70))
 

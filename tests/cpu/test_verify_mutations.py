@@ -55,13 +55,19 @@ def _decrement_nth_bound(loop_prefix: str, nth: int):
 
 def _drop_last_k(K: int):
     """The GEMM microkernel's reduction loop stops one step short: over K steps (p) or, with bfloat16 pair dot
-    products (the default where the host has AVX-512 BF16), over ceil(K / 2) pairs (p2), which drops the last K."""
+    products, over ceil(K / 2) pairs (p2), which drops the last K; on AMX's tiles (the default for bfloat16 where the
+    host has them) over ceil(K / 32) tiles, which drops the last tile's K steps."""
     def edit(source: str) -> str:
         for loop, n in (("p", K), ("p2", (K + 1) // 2)):
             edited, count = re.subn(rf"\b{loop} < {n}; \+\+{loop}\)", f"{loop} < {n - 1}; ++{loop})", source)
             if count:
                 return edited
-        raise AssertionError(f"no reduction loop over {K} steps or {(K + 1) // 2} pairs in the generated source")
+        tiles = -(-K // 32)
+        edited, count = re.subn(rf"(tf_amx_tile_\dx\d\([^;]*), {tiles}\);", rf"\1, {tiles - 1});", source)
+        if count:
+            return edited
+        raise AssertionError(f"no reduction loop over {K} steps, {(K + 1) // 2} pairs or {tiles} tiles in the "
+                             "generated source")
     return edit
 
 

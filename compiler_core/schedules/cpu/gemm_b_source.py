@@ -97,9 +97,20 @@ def default_config(w, target) -> dict:
         # thread would pack every block
         blocks = config["parallel"] != "m" and _blocks_ct_bytes(w, target, config) <= BLOCKS_HALF_C_DEFAULT_BYTES
         config = dict(config, b_source="blocks" if blocks else "packed")
-    if amx.offered(w.dtype, target) and config["b_source"] != "streamed":  # AMX's tiles, on B packed as pairs
-        return dict(config, **amx.DEFAULT, b_source="packed")
+    if amx.offered(w.dtype, target) and config["b_source"] != "streamed":
+        return _tiles_default(w, target, config)
     return bf16_dot.with_default(config, w.dtype, target)
+
+
+def _tiles_default(w, target, config: dict) -> dict:
+    """AMX's tiles (gemm_amx.DEFAULT) with the threads splitting columns (or problems), each packing its own B: per
+    block where the half C's float32 block stays small, as the FMA default, else once per call. Two cores of a
+    Sapphire Rapids Xeon, rows-split / columns-split with B per block: 0.6-1.0x at 16-512 rows of A, within the
+    noise at 1024-2048 (benchmarks/results/2026-12-01-cpu-amx/split-2cores.json)."""
+    batch = w.param_dict.get("batch")
+    config = dict(config, **amx.DEFAULT, parallel="batch" if batch is not None and batch >= target.cores else "n")
+    blocks = _blocks_ct_bytes(w, target, config) <= BLOCKS_HALF_C_DEFAULT_BYTES
+    return dict(config, b_source="blocks" if blocks else "packed")
 
 
 def b_operands(config: dict, B, element: Callable, row_start: Callable) -> dict:
