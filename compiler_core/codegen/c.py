@@ -86,9 +86,11 @@ class CCodegen(CodegenBase):
     def intrin_amx_release(self) -> str:
         return "_tile_release()"
 
-    def intrin_amx_tile(self, c, c_stride, accumulate, a, a_stride, b, b_stride, steps, row_tiles, col_tiles) -> str:
-        args = ", ".join(self.expr(x) for x in (c, c_stride, accumulate, a, a_stride, b, b_stride, steps))
-        return f"tf_amx_tile_{row_tiles.value}x{col_tiles.value}({args})"
+    def intrin_amx_tile(self, c, c_stride, accumulate, a, a_stride, b, b_stride, steps, row_tiles, col_tiles,
+                        *rows) -> str:
+        """(rows: B's pair rows gathered, c_amx.tile_helper's `gathered`)"""
+        args = ", ".join(self.expr(x) for x in (c, c_stride, accumulate, a, a_stride, b, b_stride, steps, *rows))
+        return f"tf_amx_{'rows' if rows else 'tile'}_{row_tiles.value}x{col_tiles.value}({args})"
 
     def expr_Broadcast(self, e: E.Broadcast) -> str:
         # x - 0 is x for every x (-0.0 included), so GCC folds the subtraction and a load's broadcast stays one
@@ -233,14 +235,15 @@ class CCodegen(CodegenBase):
 
     @staticmethod
     def _amx_tiles(module: S.Module) -> set:
-        """The (row tiles, column tiles) of the module's AMX microkernel calls (c_amx.tile_helper renders each)."""
+        """The (row tiles, column tiles, gathered) of the module's AMX microkernel calls (c_amx.tile_helper renders
+        each)."""
         from compiler_core.ir.visitor import walk
 
         found: set = set()
 
         def visit(node):
             if isinstance(node, E.Call) and node.name == "amx_tile":
-                found.add((node.args[8].value, node.args[9].value))
+                found.add((node.args[8].value, node.args[9].value, len(node.args) > 10))
 
         for func in module.kernels:
             walk(func.body, visit)

@@ -33,18 +33,22 @@ def tiles_needed(row_tiles: int, col_tiles: int) -> int:
     return row_tiles * col_tiles + row_tiles + col_tiles
 
 
-def tile_helper(row_tiles: int, col_tiles: int) -> str:
+def tile_helper(row_tiles: int, col_tiles: int, gathered: bool = False) -> str:
     """`tf_amx_tile_RxC(c, c_stride, accumulate, a, a_stride, b, b_stride, steps)`: the 16R x 16C float32 block at `c`
     (rows `c_stride` bytes apart) = (itself, when `accumulate`, else 0) + the sums over `steps` K steps of 32 of A
-    (16R rows from `a`, `a_stride` bytes apart) times B (pair rows from `b`, `b_stride` bytes apart; 16 per step)."""
+    (16R rows from `a`, `a_stride` bytes apart) times B (pair rows from `b`, `b_stride` bytes apart; 16 per step).
+    `gathered` (`tf_amx_rows_RxC`, one more argument, `rows`): step s's 16 pair rows start rows[16 s] bfloat16
+    elements past `b` instead (B read in place where each step's rows are evenly spaced but the steps are not:
+    conv2d's taps)."""
     if tiles_needed(row_tiles, col_tiles) > TILE_REGISTERS:
         raise ValueError(f"{row_tiles} x {col_tiles} C tiles need more than {TILE_REGISTERS} tile registers")
     c = lambda i, j: i * col_tiles + j  # noqa: E731
     a = lambda i: row_tiles * col_tiles + i  # noqa: E731
     b = lambda j: row_tiles * col_tiles + row_tiles + j  # noqa: E731
     at = lambda i, j: f"cp + {i * TILE_ROWS} * c_stride + {64 * j}"  # noqa: E731
-    lines = [f"static inline void tf_amx_tile_{row_tiles}x{col_tiles}(void *c, long c_stride, long accumulate, "
-             "const void *a, long a_stride, const void *b, long b_stride, long steps) {",
+    name = f"tf_amx_{'rows' if gathered else 'tile'}_{row_tiles}x{col_tiles}"
+    lines = [f"static inline void {name}(void *c, long c_stride, long accumulate, const void *a, long a_stride, "
+             f"const void *b, long b_stride, long steps{', const int *rows' if gathered else ''}) {{",
              "  const char *ap = (const char *)a, *bp = (const char *)b;",
              "  char *cp = (char *)c;",
              "  if (accumulate) {"]
@@ -55,8 +59,8 @@ def tile_helper(row_tiles: int, col_tiles: int) -> str:
     lines.append("  for (long s = 0; s < steps; s++) {")
     lines += [f"    _tile_loadd({a(i)}, ap + {i * TILE_ROWS} * a_stride + s * {2 * TILE_K}, a_stride);"
               for i in range(row_tiles)]
-    lines += [f"    _tile_loadd({b(j)}, bp + s * {TILE_ROWS} * b_stride + {64 * j}, b_stride);"
-              for j in range(col_tiles)]
+    step = f"2L * rows[{TILE_ROWS} * s]" if gathered else f"s * {TILE_ROWS} * b_stride"
+    lines += [f"    _tile_loadd({b(j)}, bp + {step} + {64 * j}, b_stride);" for j in range(col_tiles)]
     lines += [f"    _tile_dpbf16ps({c(i, j)}, {a(i)}, {b(j)});" for i in range(row_tiles) for j in range(col_tiles)]
     lines.append("  }")
     lines += [f"  _tile_stored({c(i, j)}, {at(i, j)}, c_stride);" for i in range(row_tiles) for j in range(col_tiles)]

@@ -15,7 +15,7 @@ import compiler_core as cc
 from compiler_core import target as target_module
 from compiler_core.codegen import c_amx
 from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
-from compiler_core.schedules.cpu import gemm, gemm_amx
+from compiler_core.schedules.cpu import conv2d_pairs, gemm, gemm_amx
 from compiler_core.target import host_isas
 from device_agent import fingerprint
 from tests.amx_emulation import emulated_kernel, emulated_source
@@ -67,9 +67,11 @@ def test_tile_shapes_must_fit_the_tile_registers():
     assert any("pack_a" in v for v in space.violations(_tiled(w, pack_a=0)))
     assert space.is_valid(_tiled(w, b_source="blocks"))
     assert any("b_source in ('packed', 'blocks')" in v for v in space.violations(_tiled(w, b_source="in_place")))
-    conv = cc.make_workload("conv2d", dict(N=1, C=16, H=12, W=12, K=64, R=3, S=3, pad=1, dtype="bfloat16"))
-    assert any("b_source in ('im2col',)" in v
-               for v in cc.get_space(conv, AMX).violations(_tiled(conv, b_source="padded")))
+    narrow = cc.make_workload("conv2d", dict(N=1, C=16, H=12, W=12, K=64, R=3, S=3, pad=1, dtype="bfloat16"))
+    assert any("multiple of 32" in v for v in cc.get_space(narrow, AMX).violations(_tiled(narrow, b_source="padded")))
+    assert cc.get_space(narrow, AMX).is_valid(_tiled(narrow, b_source="im2col"))
+    conv = cc.make_workload("conv2d", dict(N=1, C=64, H=12, W=12, K=64, R=3, S=3, pad=1, dtype="bfloat16"))
+    assert cc.get_space(conv, AMX).is_valid(_tiled(conv, b_source="padded"))
     with pytest.raises(ValueError, match="8 tile registers"):
         c_amx.tile_helper(2, 3)
 
@@ -88,6 +90,10 @@ def test_the_kernels_compile_with_the_amx_flags():
         assert f"tf_amx_tile_{mr // 16}x{nr // 16}(" in source and "tf_amx_setup();" in source
         assert "_tile_release();" in source
         assert compile_shared_library(source, march=AMX.march_flags).stat().st_size > 0
+    conv = cc.make_workload("conv2d", CONVS[3] | {"dtype": "bfloat16"})
+    source = cc.generate(conv, _tiled(conv, b_source="padded"), AMX)  # B's tiles read in place, tap by tap
+    assert "tf_amx_rows_2x2(" in source
+    assert compile_shared_library(source, march=AMX.march_flags).stat().st_size > 0
 
 
 # ---- the kernels, tiles emulated -------------------------------------------------------------------------------
@@ -100,10 +106,14 @@ SHAPES = [  # K < one tile, K off the tile and over several kc blocks, M and N o
     ("batch_matmul", {"batch": 3, "M": 17, "N": 48, "K": 31}),
     ("batch_matmul", {"batch": 4, "M": 64, "N": 40, "K": 130}),
 ]
-CONVS = [  # odd C*R*S, stride and padding past the image, a 1x1 filter with K off the tile
+CONVS = [  # odd C*R*S, stride and padding past the image, a 1x1 filter with K off the tile; then channels in whole
+    # tiles, which the padded copy's tiles read in place (stride 2, a 2x3 filter, a 1x1 one, two images)
     {"N": 1, "C": 3, "H": 17, "W": 13, "K": 96, "R": 3, "S": 3, "pad": 1},
     {"N": 2, "C": 5, "H": 11, "W": 9, "K": 33, "R": 3, "S": 3, "stride": 2, "pad": 2},
     {"N": 1, "C": 8, "H": 7, "W": 7, "K": 130, "R": 1, "S": 1},
+    {"N": 2, "C": 64, "H": 11, "W": 9, "K": 33, "R": 3, "S": 3, "stride": 2, "pad": 2},
+    {"N": 1, "C": 96, "H": 6, "W": 5, "K": 16, "R": 2, "S": 3, "pad": 1},
+    {"N": 1, "C": 32, "H": 7, "W": 7, "K": 70, "R": 1, "S": 1},
 ]
 
 
@@ -112,7 +122,9 @@ def _configs(w, count: int, seed: int) -> list[dict]:
     splitting rows or columns), and `count` sampled configs with tiles."""
     sampled = [c for c in cc.get_space(w, AMX).sample(random.Random(seed), 60 * count) if c["dot"] == "amx"]
     configs = [_tiled(w, mr, nr) for mr, nr in TILE_SHAPES]
-    if w.op != "conv2d":
+    if w.op == "conv2d" and conv2d_pairs.tiled(w):
+        configs += [_tiled(w, mr, nr, b_source="padded") for mr, nr in TILE_SHAPES]
+    elif w.op != "conv2d":
         configs += [_tiled(w, 32, 32, b_source="blocks", parallel=p) for p in ("m", "n")]
         configs.append(_tiled(w, 16, 48, b_source="blocks", nc=96))
     return configs + sampled[:count]
@@ -149,6 +161,12 @@ TILE_MUTANTS = {
     # A's panel rows are read 64 bytes short of their stride: rows shifted into each other
     "A stride wrong": lambda s: re.subn(r"\)\]\), 128, \(&Bp", ")]), 64, (&Bp", s),
 }
+CONV_MUTANTS = {  # the padded copy's tiles, read in place tap by tap
+    # every K tile reads the first tap's rows
+    "every tile from the first tap": lambda s: re.subn(r"rows\[16 \* s\]", "rows[0 * s]", s),
+    # the filter copied in the pairs' (channel pair, tap) order, not the tiles' (tap, channel pair)
+    "filter in the pairs' order": lambda s: re.subn(r"\(\(ft \* 48\) \+ fc\)", "((fc * 6) + ft)", s),
+}
 
 
 @emulated_here
@@ -157,6 +175,21 @@ def test_a_planted_bug_in_the_tile_kernel_fails(mutant):
     w = _matmul()
     kernel = emulated_kernel(w, _tiled(w), AMX)
     source, count = TILE_MUTANTS[mutant](kernel.source)
+    assert count, "the planted bug's pattern is not in the generated source"
+    wrong = CLibrary(compile_shared_library(source, march=BF16.march_flags), len(kernel.module.args))
+    inputs = cc.random_inputs(w, seed=5)
+    outs = [np.zeros_like(o) for o in kernel.run(*inputs)]
+    wrong.run_host([*inputs, *outs])
+    assert cc.verify(w, kernel.run(*inputs), cc.expect(w, inputs)).ok
+    assert not cc.verify(w, outs, cc.expect(w, inputs)).ok, mutant
+
+
+@emulated_here
+@pytest.mark.parametrize("mutant", list(CONV_MUTANTS))
+def test_a_planted_bug_in_the_padded_tiles_fails(mutant):
+    w = cc.make_workload("conv2d", CONVS[4] | {"dtype": "bfloat16"})
+    kernel = emulated_kernel(w, _tiled(w, b_source="padded"), AMX)
+    source, count = CONV_MUTANTS[mutant](kernel.source)
     assert count, "the planted bug's pattern is not in the generated source"
     wrong = CLibrary(compile_shared_library(source, march=BF16.march_flags), len(kernel.module.args))
     inputs = cc.random_inputs(w, seed=5)
@@ -226,16 +259,19 @@ def test_a_host_lists_amx_only_where_linux_grants_the_tiles(monkeypatch):
 
 def test_the_default_multiplies_on_tiles_past_the_streamed_rows_and_on_wide_convolutions():
     """Tiles ran 2.9-4.1x the FMA default on bfloat16 GEMMs of 64-2048 rows on a Sapphire Rapids Xeon; a few rows
-    keep B streamed (4 rows: the stream 6x faster than tiles), and convolutions with few output channels the padded
-    copy (tiles on im2col panels 0.5-0.7x there)."""
+    keep B streamed (4 rows: the stream 6x faster than tiles); convolutions read the padded copy as tiles where C is
+    a multiple of 32, else im2col panels as tiles with at least 256 output channels, else FMAs (tiles on im2col
+    panels 0.5-0.7x there)."""
     for shape in ({"M": 16, "N": 4096, "K": 4096}, {"M": 100, "N": 30, "K": 7}):
         assert cc.default_config(_matmul(**shape), AMX) | gemm_amx.DEFAULT == cc.default_config(_matmul(**shape), AMX)
     assert cc.default_config(_matmul(M=4), AMX)["b_source"] == "streamed"
     assert cc.default_config(_matmul(M=4), AMX)["dot"] == "fma"
-    wide = cc.make_workload("conv2d", dict(N=1, C=64, H=14, W=14, K=256, R=1, S=1, dtype="bfloat16"))
-    narrow = cc.make_workload("conv2d", dict(N=1, C=64, H=56, W=56, K=64, R=3, S=3, pad=1, dtype="bfloat16"))
+    layer = cc.make_workload("conv2d", dict(N=1, C=64, H=56, W=56, K=64, R=3, S=3, pad=1, dtype="bfloat16"))
+    wide = cc.make_workload("conv2d", dict(N=1, C=48, H=14, W=14, K=256, R=1, S=1, dtype="bfloat16"))
+    narrow = cc.make_workload("conv2d", dict(N=1, C=3, H=56, W=56, K=64, R=3, S=3, pad=1, dtype="bfloat16"))
+    assert cc.default_config(layer, AMX)["dot"] == "amx" and cc.default_config(layer, AMX)["b_source"] == "padded"
     assert cc.default_config(wide, AMX)["dot"] == "amx" and cc.default_config(wide, AMX)["b_source"] == "im2col"
     assert cc.default_config(narrow, AMX)["dot"] == "fma"
-    for w in (_matmul(), wide, narrow, _matmul(M=4)):
+    for w in (_matmul(), layer, wide, narrow, _matmul(M=4)):
         assert cc.get_space(w, AMX).is_valid(cc.default_config(w, AMX)), w.key
     assert cc.default_config(_matmul(), BF16)["dot"] == "fma"

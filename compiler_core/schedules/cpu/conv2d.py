@@ -49,16 +49,20 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
     `b_source_knob`, the space before that knob (im2col only); without `dot_knob`, float32 FMAs."""
     base = gemm.space(target, batch=w["N"], tiles=dot_knob and amx.offered(w.dtype, target))
     if dot_knob:
-        base = bf16_dot.with_knob(base, w.dtype, target, packs=None, tiles=("im2col",))
+        base = bf16_dot.with_knob(base, w.dtype, target, packs=None, tiles=("im2col", "padded"))
     if not b_source_knob:
         return base
-    held = padded_bytes(w)
+    held, C = padded_bytes(w), w["C"]
+    tiles = [Constraint(f"dot 'amx' on the padded copy reads 16 channel pairs of one tap a tile: C ({C}) must be a "
+                        f"multiple of {conv2d_pairs.TILE_CHANNELS}",
+                        lambda c: c.get("dot") != "amx" or c["b_source"] != "padded" or conv2d_pairs.tiled(w))] \
+        if dot_knob and amx.offered(w.dtype, target) else []
     return base.with_knob(
         Knob("b_source", B_SOURCES, "B as im2col panels packed from the image, or read in place from a zero-padded "
                                     "copy of it split by stride phase"),
         Constraint(f"b_source 'padded' holds the padded batch and its wide result, {held / 2**20:.1f} MiB here: at "
                    f"most {PADDED_MAX_BYTES / 2**20:.0f} MiB",
-                   lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES))
+                   lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES), *tiles)
 
 
 def padded_bytes(w) -> int:
@@ -80,6 +84,8 @@ def default_config(w, target) -> dict:
     padded = w["R"] * w["S"] >= w["stride"] ** 2 and padded_bytes(w) <= PADDED_DEFAULT_MAX_BYTES
     config = dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"], dtype=w.dtype),
                   b_source="padded" if padded else "im2col")
+    if amx.offered(w.dtype, target) and padded and conv2d_pairs.tiled(w):  # the padded copy's rows as tiles
+        return dict(config, **amx.DEFAULT)
     if amx.offered(w.dtype, target) and w["K"] >= amx.CONV_MIN_OUT_CHANNELS:
         return dict(config, **amx.DEFAULT, b_source="im2col")
     return bf16_dot.with_default(config, w.dtype, target)
@@ -204,7 +210,7 @@ def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) 
     N, C, K, R, Sw, st = (w[x] for x in ("N", "C", "K", "R", "S", "stride"))
     P, Q = out_size(w)
     ph = _Phases.of(w)
-    pairs = config.get("dot") == "bf16"
+    pairs, tiles = config.get("dot") in ("bf16", "amx"), config.get("dot") == "amx"
     cols = (P - 1) * ph.width + Q  # through the last output pixel; the last row's dropped columns are not computed
     if pairs:
         dtype, image, depth, slack = "bfloat16", conv2d_pairs.image_elements(w, ph), conv2d_pairs.reduction(w), \
@@ -219,13 +225,14 @@ def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) 
         # edge tiles read past the last column: nr - 1 elements, or pairs
         if pairs:
             conv2d_pairs.padded_copy(b, w, X, Xp, ph, slack)
-            conv2d_pairs.filter_copy(b, w, Wt, Wp)
+            conv2d_pairs.filter_copy(b, w, Wt, Wp, tiles)
         else:
             _padded_copy(b, w, X, Xp, ph, slack)
         filt = Wp if pairs else Wt
         a = lambda n, k, j: E.widen(filt[k * depth + j])  # noqa: E731
         with b.loop("k", rows) as k:  # a pair's offset in bfloat16 elements: two per pixel
-            b.store(tap, k, ph.tap_offset(k, R, Sw) * 2 if pairs else ph.tap_offset(k, R, Sw))
+            pair = conv2d_pairs.pair_of_tile_row(w, k) if tiles else k
+            b.store(tap, k, ph.tap_offset(pair, R, Sw) * 2 if pairs else ph.tap_offset(k, R, Sw))
 
         def gemm_into(c: S.Buffer) -> S.Stmt:
             return gemm.build_gemm(gemm.GemmOperands(
@@ -236,6 +243,8 @@ def _schedule_padded(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) 
                 c_index=lambda n, k, j: (n * K + k) * cols + j,
                 b_direct=(Xp, lambda n, k: n * image + tap[k]),
                 b_pairs=pairs,
+                # AMX: the pair rows of one tap are channel pairs, st^2 phase planes of two elements a pixel apart
+                b_tiles=(tap, lambda n: n * image, 2 * st * st * ph.plane) if tiles else None,
             ), config, target)
 
         if ph.width == Q and Y.dtype == "float32":  # no dropped columns, no conversion: the GEMM writes Y

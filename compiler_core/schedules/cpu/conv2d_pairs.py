@@ -9,14 +9,33 @@ The GEMM's K runs over (channel pair c2, r, s, t) with t the channel within its 
 
 A (the filter) is copied into that order once per call (`filter_copy`), zero for the channel past an odd C; the pair
 kernel packs it as pairs from there.
+
 The im2col pairs packed every panel from the image through a staging row each call: on 3x3 layers PyTorch ran 1.7-2x
 faster than that (benchmarks/results/2026-11-30-cpu-bf16-dot/).
+
+AMX's tiles (dot 'amx') read B in place too, 16 pair rows a tile, which must be evenly spaced: there K runs over
+(r, s, channel pair c2, t) instead, so that a tile's rows are 16 channel pairs of one tap, a pair plane apart; C is a
+multiple of 32 (TILE_CHANNELS), so no tile straddles two taps. The filter is copied in that order, and the `tap`
+offsets of the GEMM's pair rows follow it (`pair_of_tile_row`).
 """
 from __future__ import annotations
 
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
+
+TILE_CHANNELS = 32  # channels of one tap an AMX tile of B holds: 16 pairs
+
+
+def tiled(w) -> bool:
+    """Whether AMX's tiles can read this conv2d's padded copy in place."""
+    return w["C"] % TILE_CHANNELS == 0
+
+
+def pair_of_tile_row(w, k):
+    """The pair (c2, r, s) that pair row k of the tiles' order (r, s, c2) is."""
+    C2, rs = pair_channels(w), w["R"] * w["S"]
+    return k % C2 * rs + k // C2
 
 
 def pair_channels(w) -> int:
@@ -34,9 +53,10 @@ def reduction(w) -> int:
     return 2 * pair_channels(w) * w["R"] * w["S"]
 
 
-def filter_copy(b: IRBuilder, w, Wt: S.Buffer, Wp: S.Buffer) -> None:
+def filter_copy(b: IRBuilder, w, Wt: S.Buffer, Wp: S.Buffer, tiles: bool = False) -> None:
     """Wp[row][k] = the filter in the pair order of K (zero for the channel past an odd C), once per call: the pair
-    kernel packs A per image and block, and read from Wt each K step there is a gather across channels and taps."""
+    kernel packs A per image and block, and read from Wt each K step there is a gather across channels and taps.
+    `tiles`: in AMX's order, (tap, channel pair) (module doc)."""
     C, R, Sw = w["C"], w["R"], w["S"]
     rs, depth = R * Sw, reduction(w)
     with b.loop("fk", w["K"], S.ForKind.PARALLEL) as row, b.loop("fc", pair_channels(w)) as c2, \
@@ -45,7 +65,8 @@ def filter_copy(b: IRBuilder, w, Wt: S.Buffer, Wp: S.Buffer) -> None:
             c = c2 * 2 + t
             src = (row * C + E.min_(c, C - 1)) * rs + tap
             value = Wt[src] if C % 2 == 0 else E.select(c < C, Wt[src], E.FloatImm(0.0, Wt.dtype))
-            b.store(Wp, row * depth + (c2 * rs + tap) * 2 + t, value)
+            pair = tap * pair_channels(w) + c2 if tiles else c2 * rs + tap
+            b.store(Wp, row * depth + pair * 2 + t, value)
 
 
 def padded_copy(b: IRBuilder, w, X: S.Buffer, Xp: S.Buffer, ph, slack: int) -> None:

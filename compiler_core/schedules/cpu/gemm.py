@@ -70,6 +70,9 @@ class GemmOperands:
     tiles read them; what they compute there is never stored). conv2d's padded-image path reads its shifted image
     rows this way. With `b_pairs`, b_direct is a bfloat16 buffer of pair rows for the pair dot products
     (gemm_bf16_dot): B[bt, 2p + t, j] = buffer[row_start(bt, p) + 2j + t], K even, 2(nr - 1) readable past each.
+    `b_tiles` (rows, image, spacing) says the same pair rows are AMX tiles (gemm_amx): row_start(bt, p) =
+    image(bt) + rows[p] with `rows` an int32 buffer, and each 16 pair rows from a multiple of 16 `spacing` elements
+    apart, so that K's tiles read B in place.
     """
     M: int
     N: int
@@ -82,6 +85,7 @@ class GemmOperands:
     b_row: Callable | None = None
     b_direct: tuple | None = None  # (S.Buffer, row_start(bt, k) -> flat index)
     b_pairs: bool = False  # b_direct holds pairs of K steps interleaved (for bfloat16 pair dot products, below)
+    b_tiles: tuple | None = None  # (S.Buffer of int32 row offsets, image(bt) -> flat index, spacing): see above
 
     def load_b(self, bt, k, column: tuple, lanes: int) -> E.Expr:
         """B[bt, k, j .. j + lanes) read in place (b_direct), as float32, j the sum of `column`'s terms in order."""
@@ -178,10 +182,10 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     pairs = config.get("dot") == "bf16" or tiled
     if pairs and ((ops.b_direct is not None and not ops.b_pairs) or not target.bf16_dot):
         raise ValueError("dot 'bf16' needs B packed or read in place as pairs, and a target with AVX-512 BF16")
-    if tiled and (ops.b_direct is not None or not target.amx or not amx.fits(mr, nr) or not config["pack_a"]
-                  or ops.c.dtype == "float32"):
-        raise ValueError("dot 'amx' needs A and B packed, whole tiles that fit the tile registers, a half C (its "
-                         "float32 block holds the tiles' sums) and a target with AMX")
+    if tiled and ((ops.b_direct is not None and ops.b_tiles is None) or not target.amx or not amx.fits(mr, nr)
+                  or not config["pack_a"]):
+        raise ValueError("dot 'amx' needs A packed, B packed or given as tiles, whole tiles that fit the tile "
+                         "registers, and a target with AMX")
     if ops.b_pairs and not pairs:
         raise ValueError("B given as pairs of K steps is read by dot 'bf16' only")
     streamed = config.get("b_source") == "streamed"
@@ -242,7 +246,8 @@ def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffe
             dtype, rows = ("bfloat16", amx.depth(plan.kc)) if plan.amx else ("float32", plan.kc)
             Bp = stack.enter_context(b.allocate("Bb", dtype, (rows * round_up(plan.nc, plan.nr),), LOCAL))
         Ct = None
-        if ops.c.dtype != "float32":  # a row block's float32 sums; in BLIS's order, all the thread's rows'
+        # a row block's float32 sums (in BLIS's order, all the thread's rows'); AMX's tiles always sum there, whole
+        if ops.c.dtype != "float32" or plan.amx:
             rows = ct_rows(ops, plan) if plan.b_blocks else plan.mc
             Ct = stack.enter_context(b.allocate("Ct", "float32", (rows * plan.nc,), LOCAL))
         if plan.amx:

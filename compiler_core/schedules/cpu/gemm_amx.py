@@ -34,9 +34,10 @@ ZERO = E.FloatImm(0.0, "bfloat16")
 # 0.92-1.24x PyTorch's (oneDNN on AMX) speed; 2 x 2 tiles beat 1 x 3 on four of five shapes, and kc 256-1024 and mc
 # 64-256 were within 0.8-1.2x of each other, no size best everywhere.
 DEFAULT = {"dot": "amx", "mr": 32, "nr": 32, "pack_a": 1, "mc": 128, "kc": 512}
-# conv2d packs im2col panels for the tiles (the padded copy's shifted rows are not tiles), which costs per output
-# channel what the tiles save: tiles / the FMA default on the padded copy measured 0.5-0.7x with 64 and 128 output
-# channels, 1.3-2x with 256 and 512.
+# conv2d's tiles read its padded copy in place where C is a multiple of 32 (conv2d_pairs), the default there: 2.2-3.4x
+# the FMA default on five layers of a Sapphire Rapids Xeon, PyTorch / ours 1.04-2.01. Elsewhere they read
+# im2col panels, whose packing costs per output channel what the tiles save: tiles / the FMA default measured
+# 0.5-0.7x with 64 and 128 output channels, 1.3-2x with 256 and 512.
 CONV_MIN_OUT_CHANNELS = 256
 
 
@@ -100,15 +101,20 @@ def microkernel(b: IRBuilder, ops, plan, bufs, blk, ir, jr) -> None:
     stride = depth(plan.kc)
     ct_i0 = blk.i0 if blk.ct_i0 is None else blk.ct_i0
     c = E.Address(bufs.Ct, ((blk.i0 + ir * mr - ct_i0) * plan.nc + jr * nr,))
-    if plan.b_blocks:  # the thread's block: panels of pair rows from the block's first column
-        b_base = jr * pair_rows(blk.klen) * (2 * nr)
+    a = (E.Address(bufs.Ap, (ir * (mr * stride),)), E.IntImm(2 * stride))
+    shape = (cdiv(blk.klen, TILE_K), E.IntImm(mr // TILE_ROWS), E.IntImm(nr // TILE_ROWS))
+    if ops.b_tiles is not None:  # in place: each step's 16 pair rows evenly spaced, the steps where `rows` says
+        src, _ = ops.b_direct
+        rows, image, spacing = ops.b_tiles
+        b_args = (E.Address(src, (image(blk.bt) + (blk.j0 + jr * nr) * 2,)), E.IntImm(2 * spacing), *shape,
+                  E.Address(rows, (blk.pc * (plan.kc // 2),)))
     else:
-        b_base = b_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
-    b.evaluate(E.call("amx_tile", c, E.IntImm(4 * plan.nc), blk.pc,
-                      E.Address(bufs.Ap, (ir * (mr * stride),)), E.IntImm(2 * stride),
-                      E.Address(bufs.Bp, (b_base,)),
-                      E.IntImm(4 * nr), cdiv(blk.klen, TILE_K), E.IntImm(mr // TILE_ROWS), E.IntImm(nr // TILE_ROWS),
-                      dtype="int32"))
+        if plan.b_blocks:  # the thread's block: panels of pair rows from the block's first column
+            b_base = jr * pair_rows(blk.klen) * (2 * nr)
+        else:
+            b_base = b_offset(ops, plan, blk.pc, blk.klen, blk.j0 // nr + jr, 0)
+        b_args = (E.Address(bufs.Bp, (b_base,)), E.IntImm(4 * nr), *shape)
+    b.evaluate(E.call("amx_tile", c, E.IntImm(4 * plan.nc), blk.pc, *a, *b_args, dtype="int32"))
 
 
 def thread_begins(b: IRBuilder) -> None:
