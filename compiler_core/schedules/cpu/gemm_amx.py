@@ -3,8 +3,8 @@ each instruction a 16 x 16 float32 tile of C += 16 x 32 of A by 32 x 16 of B (8,
 FMA does 16 and a pair dot product 32).
 
 The microkernel is mr x nr of C, mr 16 or 32 rows and nr a multiple of 16 columns: (mr/16) x (nr/16) C tiles, summed
-over the kc block in 32-step slices, loaded from and stored to the float32 block that a bfloat16 C sums in (gemm's
-Ct, whole tiles). Its C, A and B tiles must fit the 8 tile registers (c_amx.tiles_needed).
+over the kc block in 32-step slices, loaded from and stored to the thread's float32 block of C (gemm's Ct, whole
+tiles, which the tiles always get). Its C, A and B tiles must fit the 8 tile registers (c_amx.tiles_needed).
 
 Packed layouts (one kc block, depth D = kc rounded up to 32; zero past M, N and the block's last K step, so every
 tile is full and the tile configuration never changes):
@@ -14,8 +14,14 @@ tile is full and the tile configuration never changes):
                                                                                          padded to 16 per 32 K steps)
 
 An A tile is 16 rows of a panel (64 bytes each, D * 2 bytes apart); a B tile is 16 pair rows of 16 columns of a panel
-(64 bytes each, 4 * nr bytes apart). Each thread configures the tiles before its first tile instruction and releases
-them when done (another library, oneDNN under PyTorch, may configure them otherwise between our calls)."""
+(64 bytes each, 4 * nr bytes apart). B is packed once per call, or per kc x nc block by each thread (b_source
+'blocks', the same layout per block), or read in place where the operands give its pair rows as tiles
+(GemmOperands.b_tiles: conv2d's padded copy, conv2d_pairs). Each thread configures the tiles before its first tile
+instruction and releases them when done (another library, oneDNN under PyTorch, may configure them otherwise between
+our calls).
+
+gemm_bf16_dot, whose `dot` knob offers the tiles and whose pair layout of B they share, imports this module; this
+one takes that module's names where it uses them."""
 from __future__ import annotations
 
 from compiler_core.codegen.c_amx import TILE_K, TILE_REGISTERS, TILE_ROWS, tiles_needed
@@ -75,7 +81,7 @@ def a_shape(plan) -> tuple:
 def pack_a_block(b: IRBuilder, ops, plan, Ap: S.Buffer, bt, i0, mlen, k0, klen) -> None:
     """Rows i0..i0+mlen of A, K steps k0..k0+klen, as row-major panels Ap[ir][i][k], zero past row M and past klen up
     to the next whole tile."""
-    from compiler_core.schedules.cpu.gemm_bf16_dot import _bf16
+    from compiler_core.schedules.cpu.gemm_bf16_dot import bf16_operand  # (it imports this module: see the top)
 
     stride = depth(plan.kc)
     padded = cdiv(klen, TILE_K) * TILE_K
@@ -83,7 +89,7 @@ def pack_a_block(b: IRBuilder, ops, plan, Ap: S.Buffer, bt, i0, mlen, k0, klen) 
         row, base = i0 + ir * plan.mr + i, (ir * plan.mr + i) * stride
         with b.if_else(row < ops.M) as otherwise:
             with b.loop("pk", klen, S.ForKind.VECTORIZED) as k:
-                b.store(Ap, base + k, _bf16(ops.a(bt, row, k0 + k)))
+                b.store(Ap, base + k, bf16_operand(ops.a(bt, row, k0 + k)))
             with b.loop("pz", padded - klen) as k:
                 b.store(Ap, base + klen + k, ZERO)
             otherwise()
@@ -95,7 +101,7 @@ def microkernel(b: IRBuilder, ops, plan, bufs, blk, ir, jr) -> None:
     """C tile (+)= A panel ir . B panel jr over the block's tiles (c_amx.tile_helper), loaded from and stored to the
     float32 block of C (`bufs.Ct`, whole tiles): the sums stay float32 between kc blocks with no vector pass over
     them, and gemm_store.round_block writes the finished block into C."""
-    from compiler_core.schedules.cpu.gemm_bf16_dot import b_offset
+    from compiler_core.schedules.cpu.gemm_bf16_dot import b_offset  # (it imports this module: see the top)
 
     mr, nr = plan.mr, plan.nr
     stride = depth(plan.kc)

@@ -99,11 +99,11 @@ def a_shape(plan) -> tuple:
     return (plan.mc * pair_depth(plan.kc),)
 
 
-def _bf16(value: E.Expr) -> E.Expr:
+def bf16_operand(value: E.Expr) -> E.Expr:
     """The bfloat16 load under an operand's float32 cast (or `cond ? that : 0`, an operand zero outside its
     tensor)."""
     if isinstance(value, E.Select) and isinstance(value.false_value, E.FloatImm) and value.false_value.value == 0:
-        return E.select(value.cond, _bf16(value.true_value), ZERO)
+        return E.select(value.cond, bf16_operand(value.true_value), ZERO)
     source = half_source(value)
     if source is None or source.dtype != "bfloat16":
         raise ValueError("dot 'bf16' needs bfloat16 operands read element by element")
@@ -138,7 +138,7 @@ def pack_pair_rows(b: IRBuilder, ops, plan, dst: S.Buffer, base, bt, kb, klen, j
                     k = E.min_(k, ops.K - 1)
                 else:
                     inside = col_in
-                b.store(dst, start + 2 * j + t, E.select(inside, _bf16(ops.b(bt, k, read_col)), ZERO))
+                b.store(dst, start + 2 * j + t, E.select(inside, bf16_operand(ops.b(bt, k, read_col)), ZERO))
 
 
 def _pack_b_panel_by_rows(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None:
@@ -177,9 +177,9 @@ def pack_a_block(b: IRBuilder, ops, plan, Ap: S.Buffer, bt, i0, mlen, k0, klen) 
                     for t in (0, 1):
                         k = 2 * p2 + t
                         if ops.K % 2 == 0:
-                            b.store(Ap, at(t), _bf16(ops.a(bt, row, k0 + k)))
+                            b.store(Ap, at(t), bf16_operand(ops.a(bt, row, k0 + k)))
                         else:
-                            value = _bf16(ops.a(bt, row, k0 + E.min_(k, klen - 1)))
+                            value = bf16_operand(ops.a(bt, row, k0 + E.min_(k, klen - 1)))
                             b.store(Ap, at(t), E.select(k < klen, value, ZERO))
                     otherwise()
                     for t in (0, 1):
