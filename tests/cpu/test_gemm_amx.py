@@ -138,18 +138,23 @@ def _check(w, build, configs) -> None:
             assert result.ok, (inputs.name, config, result.message)
 
 
-@emulated_here
+# the tile instructions emulated anywhere with AVX-512 BF16 (every other config: the emulation is scalar), or real
+BUILDS = [pytest.param(emulated_kernel, 2, id="emulated", marks=emulated_here),
+          pytest.param(cc.build, 1, id="real", marks=real_here)]
+
+
+@pytest.mark.parametrize("build, every", BUILDS)
 @pytest.mark.parametrize("op, shape", SHAPES, ids=str)
-def test_emulated_tile_kernels_match_the_reference(op, shape):
+def test_tile_kernels_match_the_reference(build, every, op, shape):
     w = cc.make_workload(op, dict(shape, dtype="bfloat16"))
-    _check(w, emulated_kernel, _configs(w, 2, seed=len(str(shape))))
+    _check(w, build, _configs(w, 3, seed=len(str(shape)))[::every])
 
 
-@emulated_here
+@pytest.mark.parametrize("build, every", BUILDS)
 @pytest.mark.parametrize("shape", CONVS, ids=str)
-def test_emulated_conv2d_tile_kernels_match_the_reference(shape):
+def test_conv2d_tile_kernels_match_the_reference(build, every, shape):
     w = cc.make_workload("conv2d", dict(shape, dtype="bfloat16"))
-    _check(w, emulated_kernel, _configs(w, 1, seed=3)[::2])
+    _check(w, build, _configs(w, 2, seed=4)[::every])
 
 
 # planted bugs, each an edit of the generated C that verification must catch
@@ -169,34 +174,31 @@ CONV_MUTANTS = {  # the padded copy's tiles, read in place tap by tap
 }
 
 
-@emulated_here
-@pytest.mark.parametrize("mutant", list(TILE_MUTANTS))
-def test_a_planted_bug_in_the_tile_kernel_fails(mutant):
-    w = _matmul()
-    kernel = emulated_kernel(w, _tiled(w), AMX)
-    source, count = TILE_MUTANTS[mutant](kernel.source)
+def _caught(w, config: dict, edit) -> bool:
+    """Whether verification fails the emulated kernel of `config` edited by `edit` (re.subn-like), while it passes
+    the kernel itself."""
+    kernel = emulated_kernel(w, config, AMX)
+    source, count = edit(kernel.source)
     assert count, "the planted bug's pattern is not in the generated source"
     wrong = CLibrary(compile_shared_library(source, march=BF16.march_flags), len(kernel.module.args))
     inputs = cc.random_inputs(w, seed=5)
     outs = [np.zeros_like(o) for o in kernel.run(*inputs)]
     wrong.run_host([*inputs, *outs])
     assert cc.verify(w, kernel.run(*inputs), cc.expect(w, inputs)).ok
-    assert not cc.verify(w, outs, cc.expect(w, inputs)).ok, mutant
+    return not cc.verify(w, outs, cc.expect(w, inputs)).ok
+
+
+@emulated_here
+@pytest.mark.parametrize("mutant", list(TILE_MUTANTS))
+def test_a_planted_bug_in_the_tile_kernel_fails(mutant):
+    assert _caught(_matmul(), _tiled(_matmul()), TILE_MUTANTS[mutant]), mutant
 
 
 @emulated_here
 @pytest.mark.parametrize("mutant", list(CONV_MUTANTS))
 def test_a_planted_bug_in_the_padded_tiles_fails(mutant):
     w = cc.make_workload("conv2d", CONVS[4] | {"dtype": "bfloat16"})
-    kernel = emulated_kernel(w, _tiled(w, b_source="padded"), AMX)
-    source, count = CONV_MUTANTS[mutant](kernel.source)
-    assert count, "the planted bug's pattern is not in the generated source"
-    wrong = CLibrary(compile_shared_library(source, march=BF16.march_flags), len(kernel.module.args))
-    inputs = cc.random_inputs(w, seed=5)
-    outs = [np.zeros_like(o) for o in kernel.run(*inputs)]
-    wrong.run_host([*inputs, *outs])
-    assert cc.verify(w, kernel.run(*inputs), cc.expect(w, inputs)).ok
-    assert not cc.verify(w, outs, cc.expect(w, inputs)).ok, mutant
+    assert _caught(w, _tiled(w, b_source="padded"), CONV_MUTANTS[mutant]), mutant
 
 
 def test_the_emulation_replaces_exactly_the_tile_intrinsics():
@@ -208,24 +210,6 @@ def test_the_emulation_replaces_exactly_the_tile_intrinsics():
 
 
 # ---- the kernels on real tiles ---------------------------------------------------------------------------------
-
-def _real(w, config, target):
-    return cc.build(w, config, target)
-
-
-@real_here
-@pytest.mark.parametrize("op, shape", SHAPES, ids=str)
-def test_tile_kernels_match_the_reference_on_this_amx_host(op, shape):
-    w = cc.make_workload(op, dict(shape, dtype="bfloat16"))
-    _check(w, _real, _configs(w, 3, seed=len(str(shape))))
-
-
-@real_here
-@pytest.mark.parametrize("shape", CONVS, ids=str)
-def test_conv2d_tile_kernels_match_the_reference_on_this_amx_host(shape):
-    w = cc.make_workload("conv2d", dict(shape, dtype="bfloat16"))
-    _check(w, _real, _configs(w, 2, seed=4))
-
 
 @real_here
 def test_real_and_emulated_tiles_agree():
