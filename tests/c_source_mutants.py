@@ -11,13 +11,15 @@ import compiler_core as cc
 from compiler_core.runtime.c_runtime import CLibrary, compile_shared_library
 
 
-def catching_input_sets(w: cc.Workload, kernel, edit: Callable[[str], tuple[str, int]], seed: int) -> list[str]:
+def catching_input_sets(w: cc.Workload, kernel, edit: Callable[[str], tuple[str, int]], seed: int,
+                        march: tuple[str, ...] | None = None) -> list[str]:
     """The verifier's input sets on which the kernel edited by `edit` (re.subn-like: (source, count)) fails while
-    the kernel itself passes; asserts the edit found its pattern."""
+    the kernel itself passes; asserts the edit found its pattern. `march`: the edited source's compiler flags (None:
+    the host's), for a kernel built for another ISA than the host's (tests/amx_emulation.py's)."""
     source, count = edit(kernel.source)
     assert count, "the planted bug's pattern is not in the generated source"
     wrong = dataclasses.replace(kernel, source=source,
-                                _impl=CLibrary(compile_shared_library(source), len(kernel.module.args)))
+                                _impl=CLibrary(compile_shared_library(source, march=march), len(kernel.module.args)))
     caught = []
     for s in cc.input_sets(w, seed=seed):
         expected = cc.expect(w, s.arrays)

@@ -219,8 +219,8 @@ class CCodegen(CodegenBase):
         return found
 
     @staticmethod
-    def _calls(module: S.Module, name: str) -> bool:
-        """Whether the module calls the intrinsic `name`."""
+    def _call_nodes(module: S.Module, name: str) -> list[E.Call]:
+        """The module's calls of the intrinsic `name`."""
         from compiler_core.ir.visitor import walk
 
         found = []
@@ -231,23 +231,18 @@ class CCodegen(CodegenBase):
 
         for func in module.kernels:
             walk(func.body, visit)
-        return bool(found)
+        return found
 
-    @staticmethod
-    def _amx_tiles(module: S.Module) -> set:
+    @classmethod
+    def _calls(cls, module: S.Module, name: str) -> bool:
+        """Whether the module calls the intrinsic `name`."""
+        return bool(cls._call_nodes(module, name))
+
+    @classmethod
+    def _amx_tiles(cls, module: S.Module) -> set:
         """The (row tiles, column tiles, gathered) of the module's AMX microkernel calls (c_amx.tile_helper renders
         each)."""
-        from compiler_core.ir.visitor import walk
-
-        found: set = set()
-
-        def visit(node):
-            if isinstance(node, E.Call) and node.name == "amx_tile":
-                found.add((node.args[8].value, node.args[9].value, len(node.args) > 10))
-
-        for func in module.kernels:
-            walk(func.body, visit)
-        return found
+        return {(n.args[8].value, n.args[9].value, len(n.args) > 10) for n in cls._call_nodes(module, "amx_tile")}
 
     @staticmethod
     def _bf16_lanes(module: S.Module) -> set:

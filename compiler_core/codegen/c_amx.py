@@ -7,6 +7,8 @@ Ragged edges are zero-padded by the packers, so the configuration never changes 
 numbered C first (R x C of them), then A (R), then B (C): at most 8 in all (TILE_REGISTERS)."""
 from __future__ import annotations
 
+from compiler_core.target import ARCH_REQ_XCOMP_PERM, SYS_ARCH_PRCTL, XFEATURE_XTILEDATA
+
 TILE_REGISTERS = 8
 TILE_ROWS = 16  # rows of a tile, and float32 columns of a C tile
 TILE_K = 32  # bfloat16 K steps of an A tile's row (64 bytes)
@@ -14,12 +16,13 @@ TILE_K = 32  # bfloat16 K steps of an A tile's row (64 bytes)
 # Linux refuses tile instructions until the process asks for the tile state (compiler_core.target.amx_permitted);
 # asking again is harmless, so every thread that is about to use the tiles makes sure. syscall is declared here so
 # the source needs neither _GNU_SOURCE nor unistd.h.
+_REQUEST = f"{SYS_ARCH_PRCTL}L, {ARCH_REQ_XCOMP_PERM:#x}L, {XFEATURE_XTILEDATA}L"
 SETUP = """typedef struct { unsigned char palette, start_row, reserved[14]; unsigned short colsb[16];
                  unsigned char rows[16]; } tf_amx_config;
 extern long syscall(long number, ...);
 static void tf_amx_setup(void) {
   static volatile int granted;
-  if (!granted) { syscall(158L, 0x1023L, 18L); granted = 1; }  /* arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA) */
+  if (!granted) { syscall(""" + _REQUEST + """); granted = 1; }  /* arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA) */
   tf_amx_config cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.palette = 1;

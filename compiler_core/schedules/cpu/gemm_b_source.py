@@ -93,10 +93,7 @@ def default_config(w, target) -> dict:
     elif N % config["nr"] == 0 and (few_rows or small_b):
         config = dict(config, b_source="in_place")
     else:
-        # each thread packs its own B blocks where the threads split columns or problems; splitting rows, every
-        # thread would pack every block
-        blocks = config["parallel"] != "m" and _blocks_ct_bytes(w, target, config) <= BLOCKS_HALF_C_DEFAULT_BYTES
-        config = dict(config, b_source="blocks" if blocks else "packed")
+        config = dict(config, b_source="blocks" if _blocks_by_default(w, target, config) else "packed")
     if amx.offered(w.dtype, target) and config["b_source"] != "streamed":
         return _tiles_default(w, target, config)
     return bf16_dot.with_default(config, w.dtype, target)
@@ -109,8 +106,13 @@ def _tiles_default(w, target, config: dict) -> dict:
     noise at 1024-2048 (benchmarks/results/2026-12-01-cpu-amx/split-2cores.json)."""
     batch = w.param_dict.get("batch")
     config = dict(config, **amx.DEFAULT, parallel="batch" if batch is not None and batch >= target.cores else "n")
-    blocks = _blocks_ct_bytes(w, target, config) <= BLOCKS_HALF_C_DEFAULT_BYTES
-    return dict(config, b_source="blocks" if blocks else "packed")
+    return dict(config, b_source="blocks" if _blocks_by_default(w, target, config) else "packed")
+
+
+def _blocks_by_default(w, target, config: dict) -> bool:
+    """Whether the default packs B per block by each thread: where the threads do not split rows (each would pack
+    every block) and a half C's float32 block stays small (BLOCKS_HALF_C_DEFAULT_BYTES)."""
+    return config["parallel"] != "m" and _blocks_ct_bytes(w, target, config) <= BLOCKS_HALF_C_DEFAULT_BYTES
 
 
 def b_operands(config: dict, B, element: Callable, row_start: Callable) -> dict:

@@ -84,6 +84,12 @@ def _block_pairs(plan, klen) -> E.Expr:
     return amx.pair_rows(klen) if plan.amx else _pairs(klen)
 
 
+def _padded(ops, plan) -> bool:
+    """Whether a packed block's pair rows may reach past its K steps, and so are tested: the last pair of an odd K
+    is half zero, and AMX's blocks are padded to whole tiles."""
+    return bool(ops.K % 2 or plan.amx)
+
+
 def b_shape(ops, plan) -> tuple:
     n_panels, k_blocks = -(-ops.N // plan.nr), -(-ops.K // plan.kc)
     return (k_blocks * _block_depth(plan) * n_panels * plan.nr,)
@@ -133,7 +139,7 @@ def pack_pair_rows(b: IRBuilder, ops, plan, dst: S.Buffer, base, bt, kb, klen, j
             read_col = col if whole_cols else E.min_(col, ops.N - 1)
             for t in (0, 1):
                 k = kb * plan.kc + 2 * p2 + t
-                if ops.K % 2 or plan.amx:  # the last pair of an odd K is half zero; AMX's pad whole tiles
+                if _padded(ops, plan):
                     inside = (2 * p2 + t < klen) if whole_cols else (2 * p2 + t < klen) & col_in
                     k = E.min_(k, ops.K - 1)
                 else:
@@ -151,7 +157,7 @@ def _pack_b_panel_by_rows(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None
             with b.loop("kp", _block_pairs(plan, klen)) as p2:
                 with b.loop("kt", 2) as t:  # a loop, not two copies: the row packer's names are declared once
                     k = kb * plan.kc + 2 * p2 + t
-                    if ops.K % 2 or plan.amx:  # the last pair of an odd K is half zero; AMX's pad whole tiles
+                    if _padded(ops, plan):
                         with b.if_else(2 * p2 + t < klen) as otherwise:
                             ops.b_row(b, rows, t * nr, bt, k, jp * nr, nr)
                             otherwise()
