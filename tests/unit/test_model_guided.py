@@ -282,21 +282,6 @@ def test_sweeps_deepen_every_basin_not_only_the_best():
     assert not any(hamming(c, second) == 1 for c in solo.propose(8)[:4])
 
 
-def test_the_sweeps_share_changes_at_sweep_later_from():
-    """`sweep_later` replaces `sweep` once the job has `sweep_later_from` observations (the screens:
-    benchmarks/results/2026-12-01-rank-targets/); without it, `sweep` holds throughout."""
-    table = synthetic_table(SyntheticSpec("basins", seed=5, configs=1200, knobs=8))
-    history = [table.measure(c) for c in list(table.space)[::40]]
-
-    def share(**options) -> float:
-        return make_strategy("model", StrategyContext(table.space, seed=0, history=history, options=options)) \
-            ._sweep_share()
-
-    assert share() == 0.25 and share(sweep_later=0.5) == 0.25  # fewer observations than the default 48
-    assert share(sweep_later=0.5, sweep_later_from=len(history)) == 0.5
-    assert share(sweep=0.1, sweep_later=0.5, sweep_later_from=len(history) + 1) == 0.1
-
-
 def test_a_stalled_search_looks_away_from_every_basin():
     """Once `stall` observations found nothing faster, `explore` of the batch lies `basin_distance` knobs or more
     from every basin best; before that, and without `stall`, the batch is what it was."""

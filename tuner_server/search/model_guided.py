@@ -289,7 +289,7 @@ class ModelGuided:
         if len(self._own) < self.options["min_train"]:  # a transferred model: half the first configs spread out,
             n_random = max(n_random, n // 2)  # so the job's own model starts from an unbiased sample
         batch = self._far(model, min(self._far_slots(n), n - n_random), budget)
-        batch += self._sweeps(model, min(round(self._sweep_share() * n), n - n_random - len(batch)), budget)
+        batch += self._sweeps(model, min(round(self.options["sweep"] * n), n - n_random - len(batch)), budget)
         batch += self._portfolio.picks(list(self._own.values()), n - n_random - len(batch), self._seen, batch,
                                        self._pool)
         batch += pick_diverse(self._ranked(model, max(8 * n, 64)), n - n_random - len(batch),
@@ -314,12 +314,6 @@ class ModelGuided:
         return far_from(self._bests(), lambda k: self._random_unseen(k, limit=512),
                         lambda configs: self._score(model, configs, budget), slots, self.options["basin_distance"],
                         self.options["min_distance"])
-
-    def _sweep_share(self) -> float:
-        """The share of a batch the basin sweeps get: `sweep`, or `sweep_later` from `sweep_later_from` observations on
-        (0.5 from 48 screened on all 72 spaces at 20 seeds: benchmarks/results/2026-12-01-rank-targets/)."""
-        later = self.options["sweep_later"]
-        return self.options["sweep"] if later is None or len(self._own) < self.options["sweep_later_from"] else later
 
     def _sweeps(self, model: Mixture, slots: int, budget: list[int]) -> list[dict]:
         """Unmeasured one-knob neighbours of basin bests (`basins.sweeps`), each basin in turn."""

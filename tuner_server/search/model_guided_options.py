@@ -19,9 +19,6 @@ OPTIONS: dict[str, tuple] = {
                              minimum=1),
     "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0,
                     maximum=1.0),
-    "sweep_later": Option(float, None, "share of a batch spent on the sweeps from `sweep_later_from` observations on "
-                                       "(None: `sweep` throughout)", minimum=0.0, maximum=1.0),
-    "sweep_later_from": Option(int, 48, "observations from which `sweep_later` replaces `sweep`", minimum=0),
     "sweep_pairs": Option(int, 0, "two-knob neighbours swept at most per basin best whose one-knob neighbours are "
                                   "all measured, among those the model rates above that best (a local optimum only "
                                   "because the config between it and a better one is not in the space; 0: never). "
