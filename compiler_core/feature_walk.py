@@ -9,7 +9,6 @@ iterations of the innermost loop on C; every other loop variable takes its lowes
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import operator
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
+from compiler_core.ir.visitor import child_fields
 
 KINDS = ("serial", "parallel", "unrolled", "vectorized", "thread", "block")
 KIND_INDEX = {k: KINDS.index(k.name.split("_")[0].lower()) for k in S.ForKind}
@@ -174,8 +174,8 @@ class KernelWalk:
             self.leaf = (w, self.loops[-1][1], self.loops[-1][2]) if self.loops else (w, 0, len(KINDS))
 
     def generic(self, node, w: float) -> None:
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
             for v in value if isinstance(value, tuple) else (value,):
                 if isinstance(v, S.Stmt):
                     self.stmt(v, w)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from compiler_core.codegen import c_amx, c_half
 from compiler_core.codegen.base import CodegenBase, written_buffers
+from compiler_core.codegen.c_facts import module_facts
 from compiler_core.codegen.c_libm import LIBM, libm_helpers
 from compiler_core.codegen.c_vector_math import VECTOR_MATH, vector_math_helpers, vector_minmax
 from compiler_core.ir import expr as E
@@ -150,28 +151,24 @@ class CCodegen(CodegenBase):
     def render(self, module: S.Module) -> str:
         self.lines = []
         self.uses_madvise = False
-        vector_decls = sorted(self._vector_types(module))
-        for scalar, lanes in vector_decls:
+        facts = module_facts(module, self.f16c_lanes, self.f16_bits)
+        for scalar, lanes in sorted(facts.vector_types):
             ctype = self.scalar_types[scalar]
             nbytes = lanes * S.DTYPE_BYTES[scalar]
             align = min(4, S.DTYPE_BYTES[scalar])  # half vectors load from any element: 2-byte aligned
             self.line(f"typedef {ctype} tf_{scalar}x{lanes} __attribute__((vector_size({nbytes}), aligned({align})));")
-        bf16_lanes = self._bf16_lanes(module)
-        self.lines.extend(c_half.helpers(bf16_lanes, self.vector_type, self.int16_lanes))
-        bits_lanes, uses_f16c = self._half_conversions(module)
-        self.lines.extend(c_half.f16_helpers(bits_lanes, self.vector_type, self.int16_lanes))
-        intrinsics = uses_f16c or bool((bf16_lanes | bits_lanes) & set(self.int16_lanes))
-        if self._calls(module, "bf16_dot"):
+        self.lines.extend(c_half.helpers(facts.bf16_lanes, self.vector_type, self.int16_lanes))
+        self.lines.extend(c_half.f16_helpers(facts.half_bits, self.vector_type, self.int16_lanes))
+        intrinsics = facts.f16c or bool((facts.bf16_lanes | facts.half_bits) & set(self.int16_lanes))
+        if "bf16_dot" in facts.calls:
             self.lines.append(c_half.bf16_dot_helper(self.vector_type))
             intrinsics = True
-        amx_tiles = self._amx_tiles(module)
-        if amx_tiles or self._calls(module, "amx_setup"):
+        if facts.amx_tiles or "amx_setup" in facts.calls:
             self.lines.append(c_amx.SETUP)
-            self.lines.extend(c_amx.tile_helper(*shape) for shape in sorted(amx_tiles))
+            self.lines.extend(c_amx.tile_helper(*shape) for shape in sorted(facts.amx_tiles))
             intrinsics = True
-        vector_calls, scalar_calls = self._math_calls(module)
-        self.lines.extend(libm_helpers(scalar_calls | {name for name, _, _ in vector_calls}))
-        self.lines.extend(vector_math_helpers(vector_calls, self.vector_type))
+        self.lines.extend(libm_helpers(facts.scalar_math | {name for name, _, _ in facts.vector_math}))
+        self.lines.extend(vector_math_helpers(facts.vector_math, self.vector_type))
         for func in module.kernels:
             self.func = func
             written = written_buffers(func.body)
@@ -200,109 +197,3 @@ class CCodegen(CodegenBase):
         self.indent -= 1
         self.line("}")
 
-    @staticmethod
-    def _vector_types(module: S.Module) -> set:
-        from compiler_core.ir.visitor import walk
-
-        found: set = set()
-
-        def visit(node):
-            if isinstance(node, S.Allocate):
-                dtype = node.buffer.dtype
-            else:
-                dtype = getattr(node, "dtype", None) if isinstance(node, E.Expr) else None
-            if isinstance(dtype, str) and dtype != "handle" and E.lanes_of(dtype) > 1:
-                found.add((E.scalar_of(dtype), E.lanes_of(dtype)))
-
-        for func in module.kernels:
-            walk(func.body, visit)
-        return found
-
-    @staticmethod
-    def _call_nodes(module: S.Module, name: str) -> list[E.Call]:
-        """The module's calls of the intrinsic `name`."""
-        from compiler_core.ir.visitor import walk
-
-        found = []
-
-        def visit(node):
-            if isinstance(node, E.Call) and node.name == name:
-                found.append(node)
-
-        for func in module.kernels:
-            walk(func.body, visit)
-        return found
-
-    @classmethod
-    def _calls(cls, module: S.Module, name: str) -> bool:
-        """Whether the module calls the intrinsic `name`."""
-        return bool(cls._call_nodes(module, name))
-
-    @classmethod
-    def _amx_tiles(cls, module: S.Module) -> set:
-        """The (row tiles, column tiles, gathered) of the module's AMX microkernel calls (c_amx.tile_helper renders
-        each)."""
-        return {(n.args[8].value, n.args[9].value, len(n.args) > 10) for n in cls._call_nodes(module, "amx_tile")}
-
-    @staticmethod
-    def _bf16_lanes(module: S.Module) -> set:
-        """Lane counts at which bfloat16 values are converted or written as constants (their helpers)."""
-        from compiler_core.ir.visitor import walk
-
-        found: set = set()
-
-        def visit(node):
-            if isinstance(node, E.Cast) and "bfloat16" in (E.scalar_of(node.dtype), E.scalar_of(node.value.dtype)):
-                found.add(E.lanes_of(node.dtype))
-            elif isinstance(node, E.FloatImm) and E.scalar_of(node.dtype) == "bfloat16":
-                found.add(1)
-
-        for func in module.kernels:
-            walk(func.body, visit)
-        return found
-
-    def _half_conversions(self, module: S.Module) -> tuple[set, bool]:
-        """How the module's float16 conversions render: the lane counts converted on the bits (c_half.f16_helpers; 1:
-        scalar), where a template asks (f16_load / f16_store) and with f16_bits every conversion between float16 and
-        float32; and whether any vector converts by the F16C intrinsics (the source then includes immintrin.h)."""
-        from compiler_core.ir.visitor import walk
-
-        bits: set = set()
-        f16c = []
-
-        def visit(node):
-            if isinstance(node, E.Call) and node.name in ("f16_load", "f16_store"):
-                bits.add(1)
-            elif (isinstance(node, E.Cast)
-                    and {E.scalar_of(node.dtype), E.scalar_of(node.value.dtype)} == {"float16", "float32"}):
-                lanes = E.lanes_of(node.dtype)
-                if lanes in self.f16c_lanes:
-                    f16c.append(node)
-                elif self.f16_bits:
-                    bits.add(lanes)
-
-        for func in module.kernels:
-            walk(func.body, visit)
-        return bits, bool(f16c)
-
-    @staticmethod
-    def _math_calls(module: S.Module) -> tuple[set, set]:
-        """The math calls that need a helper definition: (name, scalar, lanes) of the vector ones, and the names of
-        the float32 scalar ones rendered inline (sigmoid's as exp)."""
-        from compiler_core.ir.visitor import walk
-
-        vector: set = set()
-        scalar: set = set()
-
-        def visit(node):
-            if not isinstance(node, E.Call):
-                return
-            if E.lanes_of(node.dtype) > 1:
-                if node.name in VECTOR_MATH:
-                    vector.add((node.name, E.scalar_of(node.dtype), E.lanes_of(node.dtype)))
-            elif E.scalar_of(node.dtype) == "float32" and node.name in (*LIBM, "sigmoid"):
-                scalar.add("exp" if node.name == "sigmoid" else node.name)
-
-        for func in module.kernels:
-            walk(func.body, visit)
-        return vector, scalar

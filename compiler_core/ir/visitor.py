@@ -6,6 +6,19 @@ import dataclasses
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 
+_NODES = (E.Expr, S.Stmt)
+_LEAVES = (E.IntImm, E.FloatImm, E.Var, S.Barrier)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold child nodes (none for a leaf), listed once per class: every walk
+    asks for each node's, and `dataclasses.fields` builds them anew each call (most of a walk's time)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = () if issubclass(cls, _LEAVES) else tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
 
 class Mutator:
     """Rebuilds the tree bottom-up; override `visit_<NodeName>` to rewrite one node type."""
@@ -19,14 +32,12 @@ class Mutator:
         return self.generic(node)
 
     def generic(self, node):
-        if isinstance(node, (E.IntImm, E.FloatImm, E.Var, S.Barrier)):
-            return node
         changes = {}
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
             new = self._visit_field(value)
             if new is not value:
-                changes[f.name] = new
+                changes[name] = new
         if not changes:
             return node
         if isinstance(node, E.BinOp):
@@ -35,9 +46,9 @@ class Mutator:
         return dataclasses.replace(node, **changes)
 
     def _visit_field(self, value):
-        if isinstance(value, (E.Expr, S.Stmt)):
+        if isinstance(value, _NODES):
             return self.visit(value)
-        if isinstance(value, tuple) and value and isinstance(value[0], (E.Expr, S.Stmt)):
+        if isinstance(value, tuple) and value and isinstance(value[0], _NODES):
             new = tuple(self.visit(v) for v in value)
             return value if all(a is b for a, b in zip(new, value, strict=True)) else new
         return value
@@ -48,15 +59,13 @@ def walk(node, fn) -> None:
     if node is None:
         return
     fn(node)
-    if isinstance(node, (E.IntImm, E.FloatImm, E.Var, S.Barrier)):
-        return
-    for f in dataclasses.fields(node):
-        value = getattr(node, f.name)
-        if isinstance(value, (E.Expr, S.Stmt)):
+    for name in child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, _NODES):
             walk(value, fn)
         elif isinstance(value, tuple):
             for v in value:
-                if isinstance(v, (E.Expr, S.Stmt)):
+                if isinstance(v, _NODES):
                     walk(v, fn)
 
 

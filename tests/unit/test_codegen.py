@@ -5,6 +5,7 @@ import re
 
 from compiler_core.codegen import generate_source
 from compiler_core.codegen.c import HEAP_THRESHOLD_BYTES, HUGE_PAGE_BYTES, HUGE_PAGE_MIN_BYTES
+from compiler_core.codegen.c_facts import module_facts
 from compiler_core.ir import (
     Address,
     Buffer,
@@ -218,6 +219,30 @@ def test_c_math_and_vector_typedefs():
     assert "(1.0f / sqrtf(x[i]))" in src and "(1.0f / (1.0f + tf_expf(-(x[i]))))" in src and "tf_erff(x[i])" in src
     assert src.count("static inline float tf_expf(") == 1 and src.count("static inline float tf_erff(") == 1
     assert not re.search(r"[^_]\b(expf|erff)\(", src)
+
+
+def test_c_module_facts_are_gathered_in_one_walk():
+    """What the C source declares before its kernels comes from one walk of the module (c_facts.module_facts):
+    vector types, bfloat16 and float16 conversion lanes (F16C for its lanes, on the bits otherwise), intrinsic calls,
+    and the math helpers (a scalar sigmoid needs exp)."""
+    x, y = Buffer("x", "float32", (16,)), Buffer("h", "float16", (16,))
+    z = Buffer("z", "bfloat16", (16,))
+    b = IRBuilder()
+    with b.allocate("v", "float32x8", (1,), Scope.LOCAL) as v:
+        with b.loop("i", 8) as i:
+            b.store(x, i, call("sigmoid", x[i]) + cast("float32", y[i]) + cast("float32", z[i]))
+        b.store(v, 0, call("exp", v[0], dtype="float32x8"))
+        b.store(y, 0, cast("float16x8", v[0]))
+        b.store(y, 1, cast("float16x4", call("tanh", v[0], dtype="float32x8")))
+    body = b.get()
+    module = Module("m", (PrimFunc("k", (x, y, z), body),), (x, y, z), (), 1)
+    facts = module_facts(module, f16c_lanes=(8,), f16_bits=True)
+    assert ("float32", 8) in facts.vector_types and ("float16", 8) in facts.vector_types
+    assert facts.bf16_lanes == {1} and facts.f16c and facts.half_bits == {1, 4}
+    assert facts.calls == {"sigmoid", "exp", "tanh"}
+    assert facts.vector_math == {("exp", "float32", 8), ("tanh", "float32", 8)} and facts.scalar_math == {"exp"}
+    plain = module_facts(module)  # without F16C lanes or bits: float16 converts by the compiler's casts
+    assert not plain.f16c and plain.half_bits == set()
 
 
 def test_c_ignores_barriers_and_renders_conditions():
