@@ -9,6 +9,7 @@ from compiler_core.ir import stmt as S
 _NODES = (E.Expr, S.Stmt)
 _LEAVES = (E.IntImm, E.FloatImm, E.Var, S.Barrier)
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_METHODS: dict[tuple[type, type], str | None] = {}  # (mutator class, node class) -> its visit_ method's name
 
 
 def child_fields(cls: type) -> tuple[str, ...]:
@@ -26,9 +27,14 @@ class Mutator:
     def visit(self, node):
         if node is None:
             return None
-        method = getattr(self, "visit_" + type(node).__name__, None)
-        if method is not None:
-            return method(node)
+        key = (type(self), type(node))
+        name = _METHODS.get(key, False)
+        if name is False:  # first node of this type for this mutator class: look its method up once
+            name = _METHODS[key] = "visit_" + key[1].__name__ if hasattr(key[0], "visit_" + key[1].__name__) else None
+        if name is not None:
+            return getattr(self, name)(node)
+        if not child_fields(key[1]):  # a leaf nothing rewrites
+            return node
         return self.generic(node)
 
     def generic(self, node):
