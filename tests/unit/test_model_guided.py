@@ -282,6 +282,33 @@ def test_sweeps_deepen_every_basin_not_only_the_best():
     assert not any(hamming(c, second) == 1 for c in solo.propose(8)[:4])
 
 
+def test_the_last_phase_sweeps_more_basins_drawn_from_more_configs():
+    """From `late_from` observations on (the fitted GP retired), the sweeps' basin bests are up to `late_basins`
+    among the `late_basin_pool` fastest configs; before it, up to `basins` among the fastest 64. The wider pool
+    finds basins whose best is slower than the 64th fastest config."""
+    from tuner_server.search.basins import TOP, basin_bests
+
+    table = synthetic_table(SyntheticSpec("basins", seed=5, configs=1200, knobs=8))
+    configs = list(table.space)
+    best = min(configs, key=lambda c: table.measure(c).median_s or math.inf)
+    near = [c for c in configs if 0 < hamming(c, best) <= 3][:120]  # the best's basin fills most of the fastest 64
+    far = [c for c in configs if hamming(c, best) > 3][::4][:180]
+    history = [table.measure(c) for c in [best, *near, *far]]
+    assert len(history) == 301
+
+    def bests(observed: int, **options) -> list[dict]:
+        search = make_strategy("model", StrategyContext(table.space, seed=0, history=history[:observed],
+                                                        options={"late_from": 256, "gp_until": 256, **options}))
+        return search._bests()
+
+    assert bests(255) == basin_bests(history[:255], 4, 4, TOP)
+    late = bests(301)
+    assert late == basin_bests(history, 8, 4, 256)
+    assert len(late) > len(basin_bests(history, 8, 4, TOP)), "the pool of 256 should hold more basins than the 64"
+    assert bests(301, late_basins=4, late_basin_pool=TOP) == basin_bests(history, 4, 4, TOP)
+    assert bests(301, late_from=0) == basin_bests(history, 4, 4, TOP)  # no last phase: as before it
+
+
 def test_a_stalled_search_looks_away_from_every_basin():
     """Once `stall` observations found nothing faster, `explore` of the batch lies `basin_distance` knobs or more
     from every basin best; before that, and without `stall`, the batch is what it was."""

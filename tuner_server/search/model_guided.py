@@ -19,8 +19,9 @@ Each `propose(n)`:
 4. fills the batch: once `stall` observations in a row found nothing faster (off by default), an `explore` share goes
    to the best by acquisition of a random draw of configs at least `basin_distance` knobs from every basin best; a
    `sweep` share goes to unmeasured one-knob neighbours of the best configs of up to `basins` distinct basins
-   (`tuner_server.search.basins`: configs at least `basin_distance` knobs apart, by default half the knobs), taken
-   round-robin so no basin is deepened alone; before `joint_until` observations (48 without a transfer model) the
+   (`tuner_server.search.basins`: configs at least `basin_distance` knobs apart, by default half the knobs, among
+   the fastest 64; in the last phase `late_basins` among the fastest `late_basin_pool`), taken round-robin so no
+   basin is deepened alone; before `joint_until` observations (48 without a transfer model) the
    rest goes to the expected improvements of the portfolio's Gaussian processes together (the fitted, the smooth and the
    additive one: `tuner_server.search.additive_gp`), and after that, while the job has fewer than `gp_until`
    observations, a share of the rest goes to a Gaussian process on knob coordinates (expected improvement,
@@ -304,6 +305,13 @@ class ModelGuided:
         return round(self.options["explore"] * n) if stall is not None and self._since_best >= stall else 0
 
     def _bests(self) -> list[dict]:
+        """The basin bests the sweeps deepen: up to `basins` among the fastest 64 measured configs, and in the last
+        phase up to `late_basins` among the fastest `late_basin_pool`. By then the first basins' bests are mostly
+        one-knob local optima with nothing left to sweep, and the optimum's basin may be one whose measured configs
+        look mediocre (benchmarks/results/2026-11-30-sweep-later-160seeds/)."""
+        if self._portfolio.late(len(self._own)):
+            return basin_bests(self._own.values(), self.options["late_basins"], self.options["basin_distance"],
+                               self.options["late_basin_pool"])
         return basin_bests(self._own.values(), self.options["basins"], self.options["basin_distance"])
 
     def _far(self, model: Mixture, slots: int, budget: list[int]) -> list[dict]:

@@ -15,6 +15,10 @@ OPTIONS: dict[str, tuple] = {
     "basins": Option(int, 4, "distinct basins whose best configs are swept", minimum=1, maximum=64),
     "anchors": Option(int, None, "basin bests whose knob distances join the features (None: 4 with cheap "
                                  "features, 0 with lowered ones)", minimum=0, maximum=16),
+    "late_basins": Option(int, 8, "distinct basins swept in the last phase (from `late_from` observations on)",
+                          minimum=1, maximum=64),
+    "late_basin_pool": Option(int, 256, "fastest measured configs among which the last phase's basin bests are found "
+                                        "(before it: the fastest 64)", minimum=1, maximum=4096),
     "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: half the knobs)",
                              minimum=1),
     "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0,

@@ -175,11 +175,11 @@ class Portfolio:
         before `joint_until` (picked jointly with the other GPs, `_joint_batch`); else a softmax of the trusts over the
         surrogates in play (the fitted GP before `gp_until`; the smooth GP before `gp_settle` when `smooth_trust`,
         from then on (or from `gp_until`, when sooner) when `smooth` > 0, then with at least that share); the
-        ensemble fills the rest. In the last phase (`_late`) the smooth GP fills exactly `late_smooth`."""
+        ensemble fills the rest. In the last phase (`late`) the smooth GP fills exactly `late_smooth`."""
         early = observed < self.options["gp_until"]
         if early and observed < self.options["joint_until"]:
             return {"gp": 1.0, "smooth": 0.0}
-        if self._late(observed):
+        if self.late(observed):
             return {"gp": 0.0, "smooth": min(self.options["late_smooth"], 1.0)}
         playing = ["ensemble"] + (["gp"] if early else [])
         settled = observed >= min(self.options["gp_settle"], self.options["gp_until"])
@@ -195,7 +195,7 @@ class Portfolio:
             out["gp"] = min(out["gp"], 1.0 - out["smooth"])
         return out
 
-    def _late(self, observed: int) -> bool:
+    def late(self, observed: int) -> bool:
         """Whether the last phase has begun: `late_from` observations (when not 0), and the fitted GP retired."""
         return 0 < self.options["late_from"] <= observed and observed >= self.options["gp_until"]
 
@@ -205,12 +205,12 @@ class Portfolio:
         if not (self.options["late_candidates"] and self.draws.valid is not None):
             return False
         start = self.options["listed_from"]
-        return self._late(observed) if start is None else observed >= start
+        return self.late(observed) if start is None else observed >= start
 
     def _smooth_batch(self, observed: int) -> int:
         """Configs the smooth GP picks at once: `late_batch` in the last phase and wherever it scores the listing (a
         fresh pick there costs a tenth of one computed afresh), else `smooth_batch`."""
-        return self.options["late_batch" if self._late(observed) or self._scores_listing(observed) else "smooth_batch"]
+        return self.options["late_batch" if self.late(observed) or self._scores_listing(observed) else "smooth_batch"]
 
     def predicted(self, batch: list[dict], ensemble: np.ndarray) -> None:
         """Remember every surrogate's scores of a proposed batch (compared with its measurements later)."""
