@@ -23,7 +23,7 @@ from tuner_server.search.base import OK, Observation
 from tuner_server.search.knob_walk import config_id, hamming, neighbours, pick_diverse
 
 Score = Callable[[list[dict]], np.ndarray]
-TOP = 64  # fastest configs looked at for basin bests (the rest are slower than every basin's best anyway)
+TOP = 64  # fastest configs looked at for basin bests (the model-guided last phase looks at `late_basin_pool`)
 
 
 def basin_bests(observations: Iterable[Observation], k: int, distance: int, top: int = TOP) -> list[dict]:
