@@ -2,11 +2,13 @@
 of the 160-seed file that reached 5 % of the optimum within FROM measurements are the variant's runs too, seed for
 seed, so the variant runs only the others (about a quarter of the synthetic spaces' runs for FROM 128).
 
-    python3 benchmarks/results/2026-11-28-many-seeds/seed_variant.py OUT.jsonl OPTIONS_JSON [FROM] [SEEDS]
+    python3 benchmarks/results/2026-11-28-many-seeds/seed_variant.py OUT.jsonl OPTIONS_JSON [FROM] [SEEDS] [SOURCE]
     python3 benchmarks/search_efficiency.py --tables '' --synthetic ... --seeds SEEDS --strategies model \\
         --options OPTIONS_JSON --decided --checkpoint OUT.jsonl
 
-OPTIONS_JSON must be the --options string of the command, as given: the checkpoint's settings name it.
+OPTIONS_JSON must be the --options string of the command, as given: the checkpoint's settings name it. SOURCE is
+the default's checkpoint to copy from (this folder's ga-bo-model-160seeds.jsonl unless given; the default of a later
+day is another file, e.g. ../2026-11-30-sweep-later-160seeds/default-160seeds.jsonl).
 """
 import json
 import sys
@@ -33,4 +35,5 @@ def main(out: str, options: str, settle: int = 128, seeds: int = 160, source: Pa
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], *map(int, sys.argv[3:]))
+    numbers, source = sys.argv[3:5], sys.argv[5:6]
+    main(sys.argv[1], sys.argv[2], *map(int, numbers), *map(Path, source))
