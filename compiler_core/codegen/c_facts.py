@@ -19,7 +19,7 @@ class ModuleFacts:
     bf16_lanes: set = field(default_factory=set)  # lanes at which bfloat16 values convert or are constants
     half_bits: set = field(default_factory=set)  # lanes at which float16 converts on the bits (1: scalar)
     f16c: bool = False  # some float16 vector converts by the F16C intrinsics
-    calls: set = field(default_factory=set)  # names of the intrinsics called
+    calls: set = field(default_factory=set)  # names of every call (intrinsics and math alike)
     amx_tiles: set = field(default_factory=set)  # (row tiles, column tiles, gathered) of the AMX microkernel calls
     vector_math: set = field(default_factory=set)  # (name, scalar, lanes) of vector math calls
     scalar_math: set = field(default_factory=set)  # float32 scalar math rendered inline (sigmoid's as exp)

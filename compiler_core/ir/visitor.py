@@ -30,7 +30,8 @@ class Mutator:
         key = (type(self), type(node))
         name = _METHODS.get(key, False)
         if name is False:  # first node of this type for this mutator class: look its method up once
-            name = _METHODS[key] = "visit_" + key[1].__name__ if hasattr(key[0], "visit_" + key[1].__name__) else None
+            name = "visit_" + key[1].__name__
+            name = _METHODS[key] = name if hasattr(key[0], name) else None
         if name is not None:
             return getattr(self, name)(node)
         if not child_fields(key[1]):  # a leaf nothing rewrites
