@@ -1,10 +1,13 @@
 """Search strategies: no repeats, only valid configs, exact exhaustion, bounded work, determinism, restart, options."""
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from compiler_core import config_key, cpu_target, get_space, make_workload
 from compiler_core.space import Constraint, Knob, Space
+from tuner_server.replay import run_strategy, table_from_trials
 from tuner_server.search import (
     STRATEGIES,
     Observation,
@@ -18,6 +21,7 @@ from tuner_server.search import (
     parse_options,
     random_search,
 )
+from tuner_server.search.listing import LIST_LIMIT
 
 SMALL = Space(
     knobs=(Knob("tile", (8, 16, 32, 64)), Knob("unroll", (1, 2, 4)), Knob("simd", (0, 1))),
@@ -91,11 +95,24 @@ def test_random_on_a_product_too_large_to_list_stays_bounded():
     calls = []
     huge = tuple(Knob(f"k{i}", tuple(range(100))) for i in range(4))
     invalid = Space(knobs=huge, constraints=(Constraint("never", lambda c: calls.append(1) is not None),))
-    assert invalid.size > random_search.ENUMERATE_LIMIT
+    assert invalid.size > LIST_LIMIT
     assert strategy(("random", {}), invalid).propose(3) == []
     assert len(calls) <= random_search.MAX_MISSES_UNLISTED
     proposed = drain(strategy(("random", {}), Space(knobs=huge)), 4, 2000)
     assert len(set(keys(proposed))) == 2000
+
+
+@pytest.mark.parametrize("variant", [("random", {}), ("grid", {}), ("ga", {}), ("bo", {}), ("model", {})], ids=str)
+def test_a_replay_table_over_a_vast_product_is_searched_to_its_last_config(variant):
+    # 300 recorded configs of 2^24: random draws from the product almost never hit one, so a strategy must deal from
+    # the table's own listing (listing_cost), not give up because the product is too large to walk
+    rng = random.Random(5)
+    picked = {tuple(rng.randrange(2) for _ in range(24)) for _ in range(300)}
+    table = table_from_trials({"name": "sparse"}, [
+        {"config": {f"k{i}": v for i, v in enumerate(bits)}, "median_s": 1e-4 * (1 + sum(bits))} for bits in picked])
+    assert table.space.size == 1 << 24
+    measured = run_strategy(table, variant[0], budget=len(table) + 8, batch=32, options=variant[1])
+    assert len({config_key(o.config) for o in measured}) == len(measured) == len(table)
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=str)

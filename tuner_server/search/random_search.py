@@ -3,9 +3,10 @@
 Each config is drawn uniformly from the knobs' product and kept when it is valid and unseen, which is uniform over
 the valid configs not yet seen. When MAX_MISSES draws in a row fail (the space is nearly exhausted, or its valid
 fraction is small) the strategy lists the remaining valid configs once, shuffles them with the same generator and
-deals from that list, so it ends exactly when the space does. A space whose unconstrained product exceeds
-ENUMERATE_LIMIT is never listed: there, MAX_MISSES_UNLISTED failed draws in a row count as exhaustion (bounded work
-per call; such a space with almost no valid configs left may end early).
+deals from that list, so it ends exactly when the space does. A space whose listing walks more than
+`listing.LIST_LIMIT` configs (a compiler space's product; a replay space lists just its recorded configs, however
+large the knobs' product) is never listed: there, MAX_MISSES_UNLISTED failed draws in a row count as exhaustion
+(bounded work per call; such a space with almost no valid configs left may end early).
 """
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ from tuner_server.search.base import (
     check_batch_size,
     parse_options,
 )
+from tuner_server.search.listing import LIST_LIMIT, listing_cost
 
 OPTIONS: dict[str, tuple] = {}
 MAX_MISSES = 64  # rejected draws in a row before listing a listable space
 MAX_MISSES_UNLISTED = 10_000
-ENUMERATE_LIMIT = 1_000_000
 
 
 class RandomSearch:
@@ -36,6 +37,7 @@ class RandomSearch:
         self._rng = random.Random(context.seed)
         self._seen = SeenConfigs(o.config for o in context.history)
         self._rest: list[dict] | None = None  # the remaining configs in dealing order, once listed
+        self._listable = listing_cost(self.space) <= LIST_LIMIT
 
     def propose(self, n: int) -> list[dict]:
         out = []
@@ -67,14 +69,14 @@ class RandomSearch:
         if self.space.size == 0:
             return None
         knobs = self.space.knobs
-        for _ in range(MAX_MISSES if self.space.size <= ENUMERATE_LIMIT else MAX_MISSES_UNLISTED):
+        for _ in range(MAX_MISSES if self._listable else MAX_MISSES_UNLISTED):
             config = {k.name: self._rng.choice(k.choices) for k in knobs}
             if config not in self._seen and self.space.admits(config):  # drawn from the choices
                 return config
         return None
 
     def _list_rest(self) -> list[dict]:
-        if self.space.size > ENUMERATE_LIMIT:
+        if not self._listable:
             return []
         rest = [c for c in self.space if c not in self._seen]
         self._rng.shuffle(rest)
