@@ -194,11 +194,7 @@ def make_plan(ops: GemmOperands, config: dict, target) -> GemmPlan:
     b_blocks = config.get("b_source") == "blocks"
     if b_blocks and (ops.b_direct is not None or ops.b_row is not None or (pairs and not tiled)):
         raise ValueError("b_source 'blocks' packs B from its elements, for float32 FMAs or AMX's tiles")
-    rows, cols = round_up(ops.M, mr), round_up(ops.N, nr)
-    if config["parallel"] == "m":
-        rows = round_up(-(-ops.M // threads), mr)
-    elif config["parallel"] == "n":
-        cols = round_up(-(-ops.N // threads), nr)
+    rows, cols = thread_extent(ops.M, ops.N, mr, nr, config["parallel"], threads)
     return GemmPlan(mr=mr, nr=nr, lanes=target.vector_lanes_f32, mc=min(config["mc"], rows),
                     nc=min(config["nc"], cols), kc=min(config["kc"], ops.K),
                     pack_a=bool(config["pack_a"]) and not streamed, order=config["order"],
@@ -257,10 +253,28 @@ def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffe
             amx.thread_ends(b)
 
 
+def thread_extent(M: int, N: int, mr: int, nr: int, parallel: str, threads: int) -> tuple[int, int]:
+    """Rows and columns of C one thread computes, in whole tiles (edge tiles are stored in full): all of M and N, but
+    the thread's share of the one the threads split."""
+    rows, cols = round_up(M, mr), round_up(N, nr)
+    if parallel == "m":
+        rows = round_up(-(-M // threads), mr)
+    elif parallel == "n":
+        cols = round_up(-(-N // threads), nr)
+    return rows, cols
+
+
 def ct_rows(ops: GemmOperands, plan: GemmPlan) -> int:
-    """Rows of a thread's share of C, in whole tiles (edge tiles are stored in full): all of M unless the threads
-    split rows."""
-    return round_up(-(-ops.M // plan.threads) if plan.parallel == "m" else ops.M, plan.mr)
+    """Rows of a thread's share of C (`thread_extent`)."""
+    return thread_extent(ops.M, ops.N, plan.mr, plan.nr, plan.parallel, plan.threads)[0]
+
+
+def blocks_ct_bytes(M: int, N: int, config: dict, target) -> int:
+    """Bytes of the float32 block of C that a thread sums in when `b_source` is 'blocks' (a C that is not float32, or
+    AMX's tiles): its rows (`ct_rows`) x the config's nc clipped to its columns, as `make_plan` and
+    `_thread_buffers` size it."""
+    rows, cols = thread_extent(M, N, config["mr"], config["nr"], config["parallel"], max(1, target.cores))
+    return 4 * rows * min(config["nc"], cols)
 
 
 def _parallel_inside(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> None:

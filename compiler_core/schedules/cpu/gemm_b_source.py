@@ -30,8 +30,9 @@ STREAMED_M_ROWS = 8
 STREAMED_MR = 8
 B_SOURCES = ("packed", "in_place", "streamed", "blocks")
 BLOCKS_HALF_C_MAX_BYTES = 64 << 20
-# A half C's float32 block under `blocks` at most this large by default: packed / blocks on a Zen 5 1.23-1.81x with
-# 0.5-2 MiB blocks (float16 and bfloat16, AVX-512 and AVX2), 0.97x (AVX-512) and 1.11x (AVX2) with 8 MiB.
+# A half C's float32 block per thread under `blocks` (`gemm.blocks_ct_bytes`, what the lowering allocates) at most this
+# large by default: packed / blocks on a Zen 5 1.23-1.81x with 0.5-2 MiB blocks (float16 and bfloat16, AVX-512 and
+# AVX2), 0.97x (AVX-512) and 1.11x (AVX2) with 8 MiB (two threads splitting 1024x4096^2's columns).
 BLOCKS_HALF_C_DEFAULT_BYTES = 4 << 20
 
 
@@ -60,12 +61,9 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
 
 
 def _blocks_ct_bytes(w, target, config) -> int:
-    """The float32 block of C that `blocks` holds per thread (0 for a float32 C, which sums in place)."""
-    if w.dtype == "float32":
-        return 0
-    M, threads = w["M"], max(1, target.cores)
-    rows = -(-M // threads) if config["parallel"] == "m" else M
-    return 4 * rows * min(config["nc"], w["N"])
+    """The float32 block of C that `blocks` holds per thread (`gemm.blocks_ct_bytes`; 0 for a float32 C, which sums
+    in place)."""
+    return 0 if w.dtype == "float32" else gemm.blocks_ct_bytes(w["M"], w["N"], config, target)
 
 
 def config_space(w, target, config) -> Space:
