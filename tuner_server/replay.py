@@ -115,7 +115,11 @@ def recorded_space(results: dict[str, Observation]) -> RecordedSpace:
         if list(obs.config) != names and set(obs.config) != set(names):
             raise ReplayError(f"recorded configs have different knobs: {sorted(obs.config)} vs {sorted(names)}")
         for n in names:
-            values[n].add(obs.config[n])
+            value = obs.config[n]
+            if isinstance(value, (list, dict)):
+                raise ReplayError(f"knob {n!r} has the value {value!r}: a knob's values must be numbers, strings, "
+                                  "booleans or null")
+            values[n].add(value)
     knobs = tuple(Knob(n, tuple(sorted(values[n], key=_sort_key))) for n in names)
     index = [{v: i for i, v in enumerate(k.choices)} for k in knobs]
     ordered = sorted((o.config for o in results.values()),

@@ -62,6 +62,8 @@ def test_bad_tables_are_refused(tmp_path):
         table_from_trials(META, [])
     with pytest.raises(ReplayError, match="positive median_s"):
         table_from_trials(META, [{"config": {"a": 1}, "median_s": None, "status": "OK"}])
+    with pytest.raises(ReplayError, match=r"knob 'b' has the value \{'x': 1\}: a knob's values must be numbers"):
+        table_from_trials(META, [{"config": {"a": 1, "b": {"x": 1}}, "median_s": 1e-3}])
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(ReplayError, match="not JSON"):
