@@ -55,6 +55,23 @@ def test_tiles_are_offered_for_bfloat16_gemms_on_an_amx_target_only():
         assert knob_choices(space, "mr") == gemm.MR_CHOICES
 
 
+@pytest.mark.parametrize("cores", [2, 16])
+def test_the_tiles_default_packs_b_per_block_only_over_a_long_reduction(cores):
+    """Each kc slice of a block loads and stores the tiles' float32 sums once more: B per block pays back over a long K
+    (AMX_BLOCKS_MIN_K) and a small enough block of C, on 2 cores as on 16."""
+    target = cc.cpu_target(isa="amx", cores=cores)
+
+    def source(**shape) -> str:
+        config = cc.default_config(_matmul(**shape), target)
+        assert config["dot"] == "amx" and config["parallel"] == "n"
+        return config["b_source"]
+
+    assert source(M=256, N=4096, K=4096) == "blocks"
+    assert source(M=256, N=4096, K=1024) == "packed"  # a short reduction
+    assert source(M=2048, N=2048, K=2048) == "packed"
+    assert source(M=8192, N=8192, K=4096) == "packed"  # 8192 rows x the thread's columns of float32: too large
+
+
 def test_tile_shapes_must_fit_the_tile_registers():
     w = _matmul()
     space = cc.get_space(w, AMX)

@@ -34,6 +34,13 @@ BLOCKS_HALF_C_MAX_BYTES = 64 << 20
 # large by default: packed / blocks on a Zen 5 1.23-1.81x with 0.5-2 MiB blocks (float16 and bfloat16, AVX-512 and
 # AVX2), 0.97x (AVX-512) and 1.11x (AVX2) with 8 MiB (two threads splitting 1024x4096^2's columns).
 BLOCKS_HALF_C_DEFAULT_BYTES = 4 << 20
+# AMX's tiles take `blocks` by default only over a reduction at least this long. Each kc slice of a block loads and
+# stores the tiles' float32 sums once more, which a short K does not pay back. Packed / blocks on a Sapphire Rapids
+# Xeon (benchmarks/results/2026-11-30-half-c-blocks/):
+# - K = 4096: 1.01-1.58 on 16 cores and 1.04-1.51 on 2 (12 shapes);
+# - K = 1024: 0.81-1.01 on 16 cores and 0.88-1.13 on 2;
+# - 2048^3 on 16 cores: 0.92.
+AMX_BLOCKS_MIN_K = 4096
 
 
 def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space:
@@ -99,12 +106,14 @@ def default_config(w, target) -> dict:
 
 def _tiles_default(w, target, config: dict) -> dict:
     """AMX's tiles (gemm_amx.DEFAULT) with the threads splitting columns (or problems), each packing its own B: per
-    block where the half C's float32 block stays small, as the FMA default, else once per call. Two cores of a
-    Sapphire Rapids Xeon, rows-split / columns-split with B per block: 0.6-1.0x at 16-512 rows of A, within the
-    noise at 1024-2048 (benchmarks/results/2026-12-01-cpu-amx/split-2cores.json)."""
+    block where the half C's float32 block stays small, as the FMA default, and the reduction is long
+    (AMX_BLOCKS_MIN_K), else once per call. Two cores of a Sapphire Rapids Xeon, rows-split / columns-split with B
+    per block: 0.6-1.0x at 16-512 rows of A, within the noise at 1024-2048
+    (benchmarks/results/2026-12-01-cpu-amx/split-2cores.json)."""
     batch = w.param_dict.get("batch")
     config = dict(config, **amx.DEFAULT, parallel="batch" if batch is not None and batch >= target.cores else "n")
-    return dict(config, b_source="blocks" if _blocks_by_default(w, target, config) else "packed")
+    blocks = _blocks_by_default(w, target, config) and w["K"] >= AMX_BLOCKS_MIN_K
+    return dict(config, b_source="blocks" if blocks else "packed")
 
 
 def _blocks_by_default(w, target, config: dict) -> bool:
