@@ -21,7 +21,8 @@ from tuner_server.search import (
     parse_options,
     random_search,
 )
-from tuner_server.search.listing import LIST_LIMIT
+from tuner_server.search.knob_walk import config_id
+from tuner_server.search.listing import LIST_LIMIT, UnseenDraws, listing_cost
 
 SMALL = Space(
     knobs=(Knob("tile", (8, 16, 32, 64)), Knob("unroll", (1, 2, 4)), Knob("simd", (0, 1))),
@@ -113,6 +114,18 @@ def test_a_replay_table_over_a_vast_product_is_searched_to_its_last_config(varia
     assert table.space.size == 1 << 24
     measured = run_strategy(table, variant[0], budget=len(table) + 8, batch=32, options=variant[1])
     assert len({config_key(o.config) for o in measured}) == len(measured) == len(table)
+
+
+def test_drawing_many_configs_from_a_sparse_listable_space_walks_no_more_than_a_listing_would():
+    # 60,000 configs in the product, 10 % valid: 5,000 distinct draws by rejection would take over 100,000 tries;
+    # once the tries match the listing's walk (60,000), listing the space is cheaper, and the draw comes from it
+    calls = []
+    sparse = Constraint("10 % valid", lambda c: calls.append(1) is None and (c["a"] + c["b"]) % 10 == 0)
+    space = Space(knobs=(Knob("a", tuple(range(300))), Knob("b", tuple(range(200)))), constraints=(sparse,))
+    assert space.size == 60_000 and listing_cost(space) <= LIST_LIMIT
+    drawn = UnseenDraws(space, set(), random.Random(0)).draw(5_000)
+    assert len(calls) <= 2 * space.size  # the capped draws, then one walk of the product
+    assert len({config_id(c) for c in drawn}) == 5_000 and all(space.is_valid(c) for c in drawn)
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=str)

@@ -40,14 +40,14 @@ def mutate(space: Space, config: dict, rng: random.Random, tries: int = MUTATION
     return None
 
 
-def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int) -> list[dict]:
+def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int, max_draws: int | None = None) -> list[dict]:
     """Up to n valid configs whose `config_id` is not in `seen`, by rejection from the knobs' product (at most
-    20 n + 64 draws, so a space with few valid configs left returns fewer)."""
+    20 n + 64 draws, or `max_draws` when fewer, so a space with few valid configs left returns fewer)."""
     out, keys = [], set()
     knobs = [(k.name, k.choices) for k in space.knobs]
     names = sorted({name for name, _ in knobs})  # `config_id`'s order (by name), without a sort per draw
     choice = rng.choice
-    for _ in range(20 * n + 64):
+    for _ in range(min(20 * n + 64, max_draws if max_draws is not None else 20 * n + 64)):
         if len(out) == n:
             break
         config = {name: choice(choices) for name, choices in knobs}
