@@ -70,6 +70,8 @@ def test_the_tiles_default_packs_b_per_block_only_over_a_long_reduction(cores):
     assert source(M=256, N=4096, K=1024) == "packed"  # a short reduction
     assert source(M=2048, N=2048, K=2048) == "packed"
     assert source(M=8192, N=8192, K=4096) == "packed"  # 8192 rows x the thread's columns of float32: too large
+    few = [cc.default_config(_matmul(M=m, N=4096, K=4096), target)["mr"] for m in (9, 16, 17)]
+    assert few == [gemm_amx.ONE_TILE_ROW, gemm_amx.ONE_TILE_ROW, 32]  # one row of tiles for at most 16 rows
 
 
 def test_tile_shapes_must_fit_the_tile_registers():
@@ -169,6 +171,18 @@ def test_tile_kernels_match_the_reference(build, every, op, shape):
 
 
 @pytest.mark.parametrize("build, every", BUILDS)
+@pytest.mark.parametrize("across_rows", [0, 1 << 20], ids=["down K", "across panels"])
+def test_both_orders_of_packing_a_block_of_b_match_the_reference(build, every, across_rows, monkeypatch):
+    """B per block is packed across the panels for few rows of A and down K panel by panel for more
+    (gemm.AMX_PACK_ACROSS_ROWS): both orders on ragged blocks (K off the tile and over two kc blocks, N off the
+    panel, a thread's columns in several blocks)."""
+    monkeypatch.setattr(gemm, "AMX_PACK_ACROSS_ROWS", across_rows)
+    w = _matmul(M=40, N=150, K=300)
+    configs = [_tiled(w, 32, 32, b_source="blocks", parallel=p, kc=256, nc=64) for p in ("m", "n")]
+    _check(w, build, configs + [_tiled(w, 16, 48, b_source="blocks", nc=96, kc=128)][::every])
+
+
+@pytest.mark.parametrize("build, every", BUILDS)
 @pytest.mark.parametrize("shape", CONVS, ids=str)
 def test_conv2d_tile_kernels_match_the_reference(build, every, shape):
     w = cc.make_workload("conv2d", dict(shape, dtype="bfloat16"))
@@ -257,8 +271,10 @@ def test_the_default_multiplies_on_tiles_past_the_streamed_rows_and_on_wide_conv
     keep B streamed (4 rows: the stream 6x faster than tiles); convolutions read the padded copy as tiles where C is
     a multiple of 32, else im2col panels as tiles with at least 256 output channels, else FMAs (tiles on im2col
     panels 0.5-0.7x there)."""
-    for shape in ({"M": 16, "N": 4096, "K": 4096}, {"M": 100, "N": 30, "K": 7}):
+    for shape in ({"M": 17, "N": 4096, "K": 4096}, {"M": 100, "N": 30, "K": 7}):
         assert cc.default_config(_matmul(**shape), AMX) | gemm_amx.DEFAULT == cc.default_config(_matmul(**shape), AMX)
+    few = cc.default_config(_matmul(M=16, N=4096, K=4096), AMX)  # one row of tiles
+    assert few | gemm_amx.DEFAULT | {"mr": gemm_amx.ONE_TILE_ROW} == few
     assert cc.default_config(_matmul(M=4), AMX)["b_source"] == "streamed"
     assert cc.default_config(_matmul(M=4), AMX)["dot"] == "fma"
     layer = cc.make_workload("conv2d", dict(N=1, C=64, H=56, W=56, K=64, R=3, S=3, pad=1, dtype="bfloat16"))

@@ -123,6 +123,12 @@ def _registers_needed(mr: int, nv: int) -> int:
     return mr * nv + nv + 1
 
 
+# AMX's B per block is packed pair row by pair row across the block's panels (B's rows read along their length)
+# where A has at most this many rows; with more, panel by panel down K. Across / down on a Sapphire Rapids Xeon
+# (benchmarks/results/2026-11-30-amx-few-rows/): 1.05-1.29x at 16-256 rows on 2 and 16 cores, 0.94-0.97x at 1024,
+# where many row blocks share the block and its panel-ordered writes pay.
+AMX_PACK_ACROSS_ROWS = 256
+
 # ---- the space ---------------------------------------------------------------------------------
 
 def space(target, batch: int | None = None, tiles: bool = False) -> Space:
@@ -349,7 +355,11 @@ def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, b
     with column_blocks(b, plan, n_lo, n_len) as (j0, nlen):
         with b.loop("pc", k_blocks) as pc:
             klen = block_len(ops.K, plan.kc, pc)
-            if plan.amx:  # panels of pair rows, klen padded to whole tiles
+            if plan.amx and ops.M <= AMX_PACK_ACROSS_ROWS:  # panels of pair rows, klen padded to whole tiles
+                bf16_dot.pack_block_pair_rows(b, ops, plan, bufs.Bp,
+                                              lambda jl, p2: (jl * amx.pair_rows(klen) + p2) * (2 * plan.nr), bt, pc,
+                                              klen, j0 // plan.nr, cdiv(nlen, plan.nr))
+            elif plan.amx:
                 with b.loop("jl", cdiv(nlen, plan.nr)) as jl:
                     bf16_dot.pack_pair_rows(b, ops, plan, bufs.Bp,
                                             lambda p2: (jl * amx.pair_rows(klen) + p2) * (2 * plan.nr), bt, pc, klen,

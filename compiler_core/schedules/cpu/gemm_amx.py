@@ -40,6 +40,9 @@ ZERO = E.FloatImm(0.0, "bfloat16")
 # 0.92-1.24x PyTorch's (oneDNN on AMX) speed; 2 x 2 tiles beat 1 x 3 on four of five shapes, and kc 256-1024 and mc
 # 64-256 were within 0.8-1.2x of each other, no size best everywhere.
 DEFAULT = {"dot": "amx", "mr": 32, "nr": 32, "pack_a": 1, "mc": 128, "kc": 512}
+# With at most 16 rows of A the default's C is one row of tiles (mr 16): two would multiply 16 rows of zeros. 16 x 4096
+# x 4096, 2 x 2 tiles / 1 x 2 on that Xeon: 1.76x on 2 cores, 1.32x on 16 (benchmarks/results/2026-11-30-amx-few-rows/).
+ONE_TILE_ROW = 16
 # conv2d's tiles read its padded copy in place where C is a multiple of 32 (conv2d_pairs), the default there: 2.2-3.4x
 # the FMA default on five layers of a Sapphire Rapids Xeon, PyTorch / ours 1.04-2.01. Elsewhere they read
 # im2col panels, whose packing costs per output channel what the tiles save: tiles / the FMA default measured

@@ -107,11 +107,13 @@ def default_config(w, target) -> dict:
 def _tiles_default(w, target, config: dict) -> dict:
     """AMX's tiles (gemm_amx.DEFAULT) with the threads splitting columns (or problems), each packing its own B: per
     block where the half C's float32 block stays small, as the FMA default, and the reduction is long
-    (AMX_BLOCKS_MIN_K), else once per call. Two cores of a Sapphire Rapids Xeon, rows-split / columns-split with B
-    per block: 0.6-1.0x at 16-512 rows of A, within the noise at 1024-2048
-    (benchmarks/results/2026-12-01-cpu-amx/split-2cores.json)."""
+    (AMX_BLOCKS_MIN_K), else once per call; one row of tiles for at most 16 rows of A (gemm_amx.ONE_TILE_ROW). Two
+    cores of a Sapphire Rapids Xeon, rows-split / columns-split with B per block: 0.6-1.0x at 16-512 rows of A,
+    within the noise at 1024-2048 (benchmarks/results/2026-12-01-cpu-amx/split-2cores.json)."""
     batch = w.param_dict.get("batch")
     config = dict(config, **amx.DEFAULT, parallel="batch" if batch is not None and batch >= target.cores else "n")
+    if w["M"] <= amx.ONE_TILE_ROW:
+        config["mr"] = amx.ONE_TILE_ROW
     blocks = _blocks_by_default(w, target, config) and w["K"] >= AMX_BLOCKS_MIN_K
     return dict(config, b_source="blocks" if blocks else "packed")
 

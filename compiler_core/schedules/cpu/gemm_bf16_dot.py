@@ -130,21 +130,34 @@ def pack_b_panel(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None:
 def pack_pair_rows(b: IRBuilder, ops, plan, dst: S.Buffer, base, bt, kb, klen, jp) -> None:
     """The pair rows of panel jp in kc block kb (klen K steps) from `ops.b`, pair row p2 at dst[base(p2)]: zero past
     column N and past klen (AMX pads whole tiles)."""
-    whole_cols = ops.N % plan.nr == 0
     with b.loop("kp", _block_pairs(plan, klen)) as p2:
-        start = base(p2)
-        with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
-            col = jp * plan.nr + j
-            col_in = E.IntImm(1, "bool") if whole_cols else col < ops.N
-            read_col = col if whole_cols else E.min_(col, ops.N - 1)
-            for t in (0, 1):
-                k = kb * plan.kc + 2 * p2 + t
-                if _padded(ops, plan):
-                    inside = (2 * p2 + t < klen) if whole_cols else (2 * p2 + t < klen) & col_in
-                    k = E.min_(k, ops.K - 1)
-                else:
-                    inside = col_in
-                b.store(dst, start + 2 * j + t, E.select(inside, bf16_operand(ops.b(bt, k, read_col)), ZERO))
+        _pair_row(b, ops, plan, dst, base(p2), bt, kb, klen, jp, p2)
+
+
+def pack_block_pair_rows(b: IRBuilder, ops, plan, dst: S.Buffer, base, bt, kb, klen, jp0, panels) -> None:
+    """As `pack_pair_rows` for `panels` panels from jp0 (a thread's kc x nc block), pair row by pair row across the
+    panels (pair row p2 of panel jp0 + jl at dst[base(jl, p2)]): B's two rows of each pair are read once, along
+    their length, not a panel's width at a time down all of K (B's row pitch apart, a page or more each step)."""
+    with b.loop("kp", _block_pairs(plan, klen)) as p2:
+        with b.loop("jl", panels) as jl:
+            _pair_row(b, ops, plan, dst, base(jl, p2), bt, kb, klen, jp0 + jl, p2)
+
+
+def _pair_row(b: IRBuilder, ops, plan, dst: S.Buffer, start, bt, kb, klen, jp, p2) -> None:
+    """Pair row p2 of panel jp in kc block kb at dst[start]: K steps 2 p2 and 2 p2 + 1 interleaved, column by column."""
+    whole_cols = ops.N % plan.nr == 0
+    with b.loop("j", plan.nr, S.ForKind.VECTORIZED) as j:
+        col = jp * plan.nr + j
+        col_in = E.IntImm(1, "bool") if whole_cols else col < ops.N
+        read_col = col if whole_cols else E.min_(col, ops.N - 1)
+        for t in (0, 1):
+            k = kb * plan.kc + 2 * p2 + t
+            if _padded(ops, plan):
+                inside = (2 * p2 + t < klen) if whole_cols else (2 * p2 + t < klen) & col_in
+                k = E.min_(k, ops.K - 1)
+            else:
+                inside = col_in
+            b.store(dst, start + 2 * j + t, E.select(inside, bf16_operand(ops.b(bt, k, read_col)), ZERO))
 
 
 def _pack_b_panel_by_rows(b: IRBuilder, ops, plan, Bp: S.Buffer, bt, jp) -> None:

@@ -1,0 +1,27 @@
+"""AMX per-block B packing: panel by panel down K (before) / pair row by pair row across the panels (after), and
+the after with one row tile (mr 16) for few rows; default config otherwise, on the host's cores."""
+import compiler_core as cc
+from benchmarks.cpu_ab import ab_main
+from compiler_core.schedules.cpu import gemm
+
+
+def build(w, config, target, across: bool):
+    def make():
+        saved = gemm.AMX_PACK_ACROSS_ROWS
+        gemm.AMX_PACK_ACROSS_ROWS = 1 << 30 if across else 0
+        try:
+            return cc.build(w, config, target)
+        finally:
+            gemm.AMX_PACK_ACROSS_ROWS = saved
+    return make
+
+
+def variants(w, config, target) -> dict:
+    out = {"down": build(w, config, target, False), "across": build(w, config, target, True)}
+    if w["M"] <= 16:
+        out["across_mr16"] = build(w, dict(config, mr=16), target, True)
+    return out
+
+
+if __name__ == "__main__":
+    ab_main(variants, base="down", rounds=3)
