@@ -95,7 +95,7 @@ class GeneticAlgorithm:
         self._pending: list[dict] = []  # its members not proposed yet
         # A child's valid one-knob neighbours never change. In a sparse space (a replay table recording a sliver of its
         # knobs' product) most children need repair, the same few crossovers recur, and walking their neighbours again
-        # took 85 % of a job's time (300 of 2^24 configs: 38 s to measure them all).
+        # took 85 % of a job's time (300 of 2^24 configs: 25 s to measure them all, 4.8 s with the cache).
         self._near: dict[tuple, list[tuple[dict, bool]]] = {}
         self.observe(list(context.history))
 
