@@ -1,5 +1,7 @@
 """AMX per-block B packing: panel by panel down K (before) / pair row by pair row across the panels (after), and
-the after with one row tile (mr 16) for few rows; default config otherwise, on the host's cores."""
+the after with one row tile (mr 16) for few rows; default config otherwise, on the host's cores. pack-*.txt were run
+before the default took one row of tiles for at most 16 rows (gemm_amx.ONE_TILE_ROW): its mr was 32 at every row
+count then, as `amx_default_ab.py`'s "before" sets it."""
 import compiler_core as cc
 from benchmarks.cpu_ab import ab_main
 from compiler_core.schedules.cpu import gemm
