@@ -47,7 +47,8 @@ def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int, max_
     knobs = [(k.name, k.choices) for k in space.knobs]
     names = sorted({name for name, _ in knobs})  # `config_id`'s order (by name), without a sort per draw
     choice = rng.choice
-    for _ in range(min(20 * n + 64, max_draws if max_draws is not None else 20 * n + 64)):
+    tries = 20 * n + 64 if max_draws is None else min(20 * n + 64, max_draws)
+    for _ in range(tries):
         if len(out) == n:
             break
         config = {name: choice(choices) for name, choices in knobs}
