@@ -174,9 +174,9 @@ def test_tile_kernels_match_the_reference(build, every, op, shape):
 @pytest.mark.parametrize("across_rows", [0, 1 << 20], ids=["down K", "across panels"])
 def test_both_orders_of_packing_a_block_of_b_match_the_reference(build, every, across_rows, monkeypatch):
     """B per block is packed across the panels for few rows of A and down K panel by panel for more
-    (gemm.AMX_PACK_ACROSS_ROWS): both orders on ragged blocks (K off the tile and over two kc blocks, N off the
+    (gemm_amx.PACK_ACROSS_ROWS): both orders on ragged blocks (K off the tile and over two kc blocks, N off the
     panel, a thread's columns in several blocks)."""
-    monkeypatch.setattr(gemm, "AMX_PACK_ACROSS_ROWS", across_rows)
+    monkeypatch.setattr(gemm_amx, "PACK_ACROSS_ROWS", across_rows)
     w = _matmul(M=40, N=150, K=300)
     configs = [_tiled(w, 32, 32, b_source="blocks", parallel=p, kc=256, nc=64) for p in ("m", "n")]
     _check(w, build, configs + [_tiled(w, 16, 48, b_source="blocks", nc=96, kc=128)][::every])

@@ -9,7 +9,7 @@ import pytest
 import compiler_core as cc
 from compiler_core.ir import stmt as S
 from compiler_core.ir.visitor import walk
-from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import gemm_blocks
 from tests.c_source_mutants import catching_input_sets
 from tests.gemm_b_sources import check_exact, check_random_shapes, vector_target
 
@@ -42,7 +42,7 @@ def _allocations(body) -> list:
 @pytest.mark.parametrize("cores", [1, 2, 3, 16, 64])
 @pytest.mark.parametrize("parallel", ["m", "n"])
 def test_the_space_bounds_the_same_float32_block_of_c_the_lowering_allocates(cores, parallel):
-    """The constraint and the default's rule size a half C's block by `gemm.blocks_ct_bytes`, the Ct buffer the
+    """The constraint and the default's rule size a half C's block by `gemm_blocks.blocks_ct_bytes`, the Ct buffer the
     lowered GEMM allocates per thread (its rows in whole tiles x nc clipped to its columns), on any core count."""
     target = cc.cpu_target(isa="avx2", cores=cores)
     for M, N, nc in [(200, 8192, 4096), (67, 1000, 512), (1024, 4096, 4096), (5, 40, 64)]:
@@ -50,7 +50,7 @@ def test_the_space_bounds_the_same_float32_block_of_c_the_lowering_allocates(cor
         config = _blocks(w, target, parallel=parallel, nc=nc, mc=24, mr=6)
         module = cc.lower(w, config, target)
         (ct,) = [b for b in _allocations(module.kernels[0].body) if b.name == "Ct"]
-        assert 4 * int(ct.shape[0]) == gemm.blocks_ct_bytes(M, N, config, target), (M, N, nc, config)
+        assert 4 * int(ct.shape[0]) == gemm_blocks.blocks_ct_bytes(M, N, config, target), (M, N, nc, config)
 
 
 @pytest.mark.parametrize("isa", ISAS)

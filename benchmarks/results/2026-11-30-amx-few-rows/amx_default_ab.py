@@ -2,17 +2,17 @@
 most 16 rows; the block packed across its panels for at most 256 rows of A), on the host's cores."""
 import compiler_core as cc
 from benchmarks.cpu_ab import ab_main
-from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import gemm_amx
 
 
 def before(w, config, target):
     def make():
-        saved = gemm.AMX_PACK_ACROSS_ROWS
-        gemm.AMX_PACK_ACROSS_ROWS = 0
+        saved = gemm_amx.PACK_ACROSS_ROWS
+        gemm_amx.PACK_ACROSS_ROWS = 0
         try:
             return cc.build(w, dict(config, mr=32), target)
         finally:
-            gemm.AMX_PACK_ACROSS_ROWS = saved
+            gemm_amx.PACK_ACROSS_ROWS = saved
     return make
 
 

@@ -4,17 +4,17 @@ before the default took one row of tiles for at most 16 rows (gemm_amx.ONE_TILE_
 count then, as `amx_default_ab.py`'s "before" sets it."""
 import compiler_core as cc
 from benchmarks.cpu_ab import ab_main
-from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import gemm_amx
 
 
 def build(w, config, target, across: bool):
     def make():
-        saved = gemm.AMX_PACK_ACROSS_ROWS
-        gemm.AMX_PACK_ACROSS_ROWS = 1 << 30 if across else 0
+        saved = gemm_amx.PACK_ACROSS_ROWS
+        gemm_amx.PACK_ACROSS_ROWS = 1 << 30 if across else 0
         try:
             return cc.build(w, config, target)
         finally:
-            gemm.AMX_PACK_ACROSS_ROWS = saved
+            gemm_amx.PACK_ACROSS_ROWS = saved
     return make
 
 

@@ -36,7 +36,7 @@ from compiler_core.ir.builder import IRBuilder
 from compiler_core.schedules.cpu import gemm_amx as amx
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.schedules.cpu import gemm_pack, gemm_streamed
-from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv, column_blocks, round_up, row_blocks
+from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv, column_blocks, round_up, row_blocks, thread_extent
 from compiler_core.schedules.cpu.gemm_store import round_block, write_tile
 from compiler_core.space import Constraint, Knob, Space
 
@@ -122,12 +122,6 @@ class GemmPlan:
 def _registers_needed(mr: int, nv: int) -> int:
     return mr * nv + nv + 1
 
-
-# AMX's B per block is packed pair row by pair row across the block's panels (B's rows read along their length)
-# where A has at most this many rows; with more, panel by panel down K. Across / down on a Sapphire Rapids Xeon
-# (benchmarks/results/2026-11-30-amx-few-rows/): 1.05-1.29x at 16-256 rows on 2 and 16 cores, 0.94-0.97x at 1024,
-# where many row blocks share the block and its panel-ordered writes pay.
-AMX_PACK_ACROSS_ROWS = 256
 
 # ---- the space ---------------------------------------------------------------------------------
 
@@ -259,28 +253,9 @@ def _thread_buffers(b: IRBuilder, ops: GemmOperands, plan: GemmPlan, Bp: S.Buffe
             amx.thread_ends(b)
 
 
-def thread_extent(M: int, N: int, mr: int, nr: int, parallel: str, threads: int) -> tuple[int, int]:
-    """Rows and columns of C one thread computes, in whole tiles (edge tiles are stored in full): all of M and N, but
-    the thread's share of the one the threads split."""
-    rows, cols = round_up(M, mr), round_up(N, nr)
-    if parallel == "m":
-        rows = round_up(-(-M // threads), mr)
-    elif parallel == "n":
-        cols = round_up(-(-N // threads), nr)
-    return rows, cols
-
-
 def ct_rows(ops: GemmOperands, plan: GemmPlan) -> int:
     """Rows of a thread's share of C (`thread_extent`)."""
     return thread_extent(ops.M, ops.N, plan.mr, plan.nr, plan.parallel, plan.threads)[0]
-
-
-def blocks_ct_bytes(M: int, N: int, config: dict, target) -> int:
-    """Bytes of the float32 block of C that a thread sums in when `b_source` is 'blocks' (a C that is not float32, or
-    AMX's tiles): its rows (`ct_rows`) x the config's nc clipped to its columns, as `make_plan` and
-    `_thread_buffers` size it."""
-    rows, cols = thread_extent(M, N, config["mr"], config["nr"], config["parallel"], max(1, target.cores))
-    return 4 * rows * min(config["nc"], cols)
 
 
 def _parallel_inside(b: IRBuilder, ops: GemmOperands, plan: GemmPlan) -> None:
@@ -355,7 +330,7 @@ def _compute_rect_by_blocks(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, b
     with column_blocks(b, plan, n_lo, n_len) as (j0, nlen):
         with b.loop("pc", k_blocks) as pc:
             klen = block_len(ops.K, plan.kc, pc)
-            if plan.amx and ops.M <= AMX_PACK_ACROSS_ROWS:  # panels of pair rows, klen padded to whole tiles
+            if plan.amx and ops.M <= amx.PACK_ACROSS_ROWS:  # panels of pair rows, klen padded to whole tiles
                 bf16_dot.pack_block_pair_rows(b, ops, plan, bufs.Bp,
                                               lambda jl, p2: (jl * amx.pair_rows(klen) + p2) * (2 * plan.nr), bt, pc,
                                               klen, j0 // plan.nr, cdiv(nlen, plan.nr))

@@ -43,6 +43,11 @@ DEFAULT = {"dot": "amx", "mr": 32, "nr": 32, "pack_a": 1, "mc": 128, "kc": 512}
 # With at most 16 rows of A the default's C is one row of tiles (mr 16): two would multiply 16 rows of zeros. 16 x 4096
 # x 4096, 2 x 2 tiles / 1 x 2 on that Xeon: 1.76x on 2 cores, 1.32x on 16 (benchmarks/results/2026-11-30-amx-few-rows/).
 ONE_TILE_ROW = 16
+# B's block per thread (b_source 'blocks') is packed pair row by pair row across the block's panels (B's rows read
+# along their length) where A has at most this many rows; with more, panel by panel down K. Across / down on that
+# Xeon (benchmarks/results/2026-11-30-amx-few-rows/): 1.05-1.29x at 16-256 rows on 2 and 16 cores, 0.94-0.97x at
+# 1024, where many row blocks share the block and its panel-ordered writes pay.
+PACK_ACROSS_ROWS = 256
 # conv2d's tiles read its padded copy in place where C is a multiple of 32 (conv2d_pairs), the default there: 2.2-3.4x
 # the FMA default on five layers of a Sapphire Rapids Xeon, PyTorch / ours 1.04-2.01. Elsewhere they read
 # im2col panels, whose packing costs per output channel what the tiles save: tiles / the FMA default measured

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import gemm, gemm_blocks
 from compiler_core.schedules.cpu import gemm_amx as amx
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.space import Constraint, Knob, Space
@@ -30,9 +30,9 @@ STREAMED_M_ROWS = 8
 STREAMED_MR = 8
 B_SOURCES = ("packed", "in_place", "streamed", "blocks")
 BLOCKS_HALF_C_MAX_BYTES = 64 << 20
-# A half C's float32 block per thread under `blocks` (`gemm.blocks_ct_bytes`, what the lowering allocates) at most this
-# large by default: packed / blocks on a Zen 5 1.23-1.81x with 0.5-2 MiB blocks (float16 and bfloat16, AVX-512 and
-# AVX2), 0.97x (AVX-512) and 1.11x (AVX2) with 8 MiB (two threads splitting 1024x4096^2's columns).
+# A half C's float32 block per thread under `blocks` (`gemm_blocks.blocks_ct_bytes`, what the lowering allocates) at
+# most this large by default: packed / blocks on a Zen 5 1.23-1.81x with 0.5-2 MiB blocks (float16 and bfloat16,
+# AVX-512 and AVX2), 0.97x (AVX-512) and 1.11x (AVX2) with 8 MiB (two threads splitting 1024x4096^2's columns).
 BLOCKS_HALF_C_DEFAULT_BYTES = 4 << 20
 # AMX's tiles take `blocks` by default only over a reduction at least this long. Each kc slice of a block loads and
 # stores the tiles' float32 sums once more, which a short K does not pay back. Packed / blocks on a Sapphire Rapids
@@ -68,9 +68,9 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
 
 
 def _blocks_ct_bytes(w, target, config) -> int:
-    """The float32 block of C that `blocks` holds per thread (`gemm.blocks_ct_bytes`; 0 for a float32 C, which sums
-    in place)."""
-    return 0 if w.dtype == "float32" else gemm.blocks_ct_bytes(w["M"], w["N"], config, target)
+    """The float32 block of C that `blocks` holds per thread (`gemm_blocks.blocks_ct_bytes`; 0 for a float32 C, which
+    sums in place)."""
+    return 0 if w.dtype == "float32" else gemm_blocks.blocks_ct_bytes(w["M"], w["N"], config, target)
 
 
 def config_space(w, target, config) -> Space:

@@ -1,5 +1,6 @@
 """The CPU GEMM's blocking arithmetic, shared by its FMA, bfloat16-pair and streamed paths: sizes rounded to whole
-tiles, trip counts and block lengths as loop-IR expressions, and the loops over a thread's column and row blocks."""
+tiles, a thread's extent of C and its float32 block, trip counts and block lengths as loop-IR expressions, and the
+loops over a thread's column and row blocks."""
 from __future__ import annotations
 
 import contextlib
@@ -9,6 +10,25 @@ from compiler_core.ir import expr as E
 
 def round_up(x: int, m: int) -> int:
     return -(-x // m) * m
+
+
+def thread_extent(M: int, N: int, mr: int, nr: int, parallel: str, threads: int) -> tuple[int, int]:
+    """Rows and columns of C one thread computes, in whole tiles (edge tiles are stored in full): all of M and N, but
+    the thread's share of the one the threads split."""
+    rows, cols = round_up(M, mr), round_up(N, nr)
+    if parallel == "m":
+        rows = round_up(-(-M // threads), mr)
+    elif parallel == "n":
+        cols = round_up(-(-N // threads), nr)
+    return rows, cols
+
+
+def blocks_ct_bytes(M: int, N: int, config: dict, target) -> int:
+    """Bytes of the float32 block of C that a thread sums in when `b_source` is 'blocks' (a C that is not float32, or
+    AMX's tiles): its rows (`gemm.ct_rows`) x the config's nc clipped to its columns, as `gemm.make_plan` and the
+    thread's buffers size it."""
+    rows, cols = thread_extent(M, N, config["mr"], config["nr"], config["parallel"], max(1, target.cores))
+    return 4 * rows * min(config["nc"], cols)
 
 
 def cdiv(x, y: int) -> E.Expr:
