@@ -29,7 +29,8 @@ def _w(op, dtype, **params):
 
 SAMPLE = [  # (workload, config changes from its default): each a family the kernel text renders differently
     (_w("matmul", "float16", M=16, N=4096, K=4096), {}),  # the default: two K ranges in a cluster, one consumer
-    (_w("matmul", "bfloat16", M=128, N=4096, K=4096), dict(bm=128, bn=128, consumers=2, group_m=1, split_k=8)),
+    (_w("matmul", "bfloat16", M=128, N=4096, K=4096), dict(bm=128, bn=128, consumers=2, group_m=1, split_k=8,
+                                                          stages=6, split_cluster=False, persistent=True)),
     (_w("matmul", "float16", M=200, N=1000, K=8192), dict(bm=64, bn=256, stages=4, cluster=2, split_k=4)),
     (_w("batch_matmul", "float16", batch=16, M=512, N=512, K=512), {}),  # batch through 3-D maps
     (_w("batch_matmul", "bfloat16", batch=8, M=1024, N=1024, K=1024), dict(cluster=2)),  # 3-D multicast
@@ -39,7 +40,7 @@ SAMPLE = [  # (workload, config changes from its default): each a family the ker
     # split_cluster: one launch, the partials summed through distributed shared memory
     (_w("matmul", "float16", M=16, N=4096, K=4096), dict(split_k=8, split_cluster=True, persistent=False)),
     (_w("matmul", "bfloat16", M=128, N=4096, K=4096), dict(bm=128, bn=128, consumers=2, group_m=1, split_k=4,
-                                                          split_cluster=True, persistent=False)),
+                                                          stages=6, split_cluster=True, persistent=False)),
     (_w("batch_matmul", "float16", batch=3, M=200, N=264, K=1032), dict(bm=128, bn=64, consumers=2, split_k=2,
                                                                        split_cluster=True, persistent=False)),
 ]

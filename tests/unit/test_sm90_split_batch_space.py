@@ -58,16 +58,20 @@ def test_every_split_config_obeys_the_kernel_rules():
                                bmm(2, 17, 40, 4104)], ids=lambda w: w.key)
 def test_the_default_splits_until_one_round_of_sms_is_full(w):
     """Skinny shapes split; the workspace split's units fit one round of the SMs and doubling the split would
-    overflow it (or the space stops it). Where the tiles form one row the default sums half that split inside a
-    cluster, whose CTAs fit one round too."""
+    overflow it (or the space stops it). Where the tiles form one row (or two rows of 64 become one of 128) the
+    default sums half that split inside a cluster, whose CTAs fit one round too."""
     config, workspace = cc.default_config(w, H100), workspace_default(w, H100)
     split = workspace["split_k"]
     units = cc.lower(w, workspace, H100).kernels[0].units
     assert split > 1 and units <= 132
     doubled = dict(workspace, split_k=2 * split)
     assert units * 2 > 132 or not cc.get_space(w, H100).is_valid(doubled)
-    one_row = gemm_sm90.tiles(w["M"], w["N"], workspace)[0] == 1
-    assert config == (gemm_sm90.cluster_split(workspace) if one_row else dict(workspace, split_cluster=False))
+    if gemm_sm90.tiles(w["M"], w["N"], workspace)[0] == 1:
+        assert config == gemm_sm90.cluster_split(workspace)
+    elif 80 < w["M"] <= 128:
+        assert config == gemm_sm90.cluster_split(dict(workspace, bm=128, bn=64, consumers=2, group_m=1))
+    else:
+        assert config == dict(workspace, split_cluster=False)
     assert cc.lower(w, config, H100).kernels[0].grid_for(132)[0] <= 132
 
 
@@ -82,6 +86,41 @@ def workspace_default(w, target) -> dict:
                                bmm(8, 1024, 1024, 1024), mm(16, 4096, 256)], ids=lambda w: w.key)
 def test_the_default_does_not_split_where_tiles_fill_the_sms_or_k_is_short(w):
     assert cc.default_config(w, H100)["split_k"] == 1
+
+
+@pytest.mark.parametrize("M", [81, 96, 112, 128])
+def test_two_rows_of_64_become_one_row_of_128_whose_split_a_cluster_sums(M):
+    """80 < M <= 128 with a split: the same number of tiles as one row of 128 x 64 (two consumer warpgroups of 64
+    rows), so the split is summed inside a cluster: one launch, no workspace."""
+    w = mm(M, 4096, 4096)
+    config, workspace = cc.default_config(w, H100), workspace_default(w, H100)
+    assert (workspace["bm"], workspace["bn"], workspace["split_k"]) == (64, 128, 2)
+    assert {k: config[k] for k in ("bm", "bn", "consumers", "split_k", "split_cluster", "persistent")} == \
+        {"bm": 128, "bn": 64, "consumers": 2, "split_k": 2, "split_cluster": True, "persistent": False}
+    assert gemm_sm90.cta_tiles(M, 4096, config) == gemm_sm90.cta_tiles(M, 4096, workspace)
+    module = cc.lower(w, config, H100)
+    assert len(module.kernels) == 1 and not module.workspaces
+
+
+@pytest.mark.parametrize("w", [mm(64, 4096, 4096), mm(72, 4096, 4096), mm(80, 4096, 11008), mm(200, 2048, 8192),
+                               mm(100, 2048, 8192), mm(128, 2048, 16384), mm(96, 14336, 4096)],
+                         ids=lambda w: w.key)
+def test_the_one_row_of_128_is_left_where_it_lost(w):
+    """At most 80 rows (65-80 lost up to 8 %), more than 128, a split of 4+ whose halves would leave each clustered CTA
+    over 32 K blocks (100 x 2048 x 8192 lost 10 %), or no split (a full grid of 64 x 128 tiles beat 128 x 64):
+    the default is the rule's as before."""
+    config = cc.default_config(w, H100)
+    assert config["bm"] == 64 or w["M"] <= 64
+    assert not config["split_cluster"] or gemm_sm90.tiles(w["M"], w["N"], config)[0] == 1
+
+
+def test_one_row_tiles_needs_the_tile_choices():
+    config = {"bm": 64, "bn": 128, "consumers": 1, "group_m": 8, "split_k": 2}
+    assert gemm_sm90.one_row_tiles(128, config, (64, 128, 256), (64, 128, 256), 64)["bm"] == 128
+    assert gemm_sm90.one_row_tiles(128, config, (64, 256), (64, 128, 256), 64) is None  # no 128-row tile
+    assert gemm_sm90.one_row_tiles(128, config, (64, 128), (128, 256), 64) is None  # no 64-column tile
+    assert gemm_sm90.one_row_tiles(128, dict(config, split_k=4), (64, 128), (64, 128), 64)["bn"] == 64  # 32 each
+    assert gemm_sm90.one_row_tiles(128, dict(config, split_k=4), (64, 128), (64, 128), 65) is None  # 33 each
 
 
 def test_the_split_follows_the_devices_sm_count_not_a_shape_table():
@@ -130,7 +169,7 @@ def test_a_wmma_batch_matmul_head_still_builds_on_sm90a():
 
 
 def test_a_batch_of_one_is_the_matmul_kernel():
-    config = dict(cc.default_config(mm(128, 256, 512), H100), split_k=1)
+    config = dict(cc.default_config(mm(128, 256, 512), H100), split_k=1, split_cluster=False)
     one = cc.lower(bmm(1, 128, 256, 512), config, H100).kernels[0]
     plain = cc.lower(mm(128, 256, 512), config, H100).kernels[0]
     assert one.source == plain.source and one.name == plain.name

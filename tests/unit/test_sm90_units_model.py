@@ -68,7 +68,8 @@ MODULE_CASES = [  # (op, params, config changes)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_the_lowered_module_has_the_models_units_maps_and_sum(op, params, changes, dtype):
     w = cc.make_workload(op, dict(params, dtype=dtype))
-    config = dict(cc.default_config(w, H100), group_m=1, cluster=1, split_cluster=False, persistent=True, **changes)
+    config = dict(cc.default_config(w, H100), group_m=1, cluster=1, split_cluster=False, persistent=True, stages=6,
+                  **changes)
     module = cc.lower(w, config, H100)
     kernel = module.kernels[0]
     batch, split = params.get("batch", 1), config["split_k"]

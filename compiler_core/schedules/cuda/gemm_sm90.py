@@ -206,9 +206,10 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
     if "split_k" in s.names:
         config["split_k"] = split_k_rule(batch * cta_tiles(M, N, config), k_blocks, sms,
                                          lambda k: s.is_valid(dict(config, split_k=k)))
-    if "split_cluster" in s.names and config["split_k"] > 1 and tiles(M, N, config)[0] == 1:
-        in_cluster = cluster_split(config)
-        if s.is_valid(in_cluster):
+    if "split_cluster" in s.names and config["split_k"] > 1:
+        one_row = config if tiles(M, N, config)[0] == 1 else one_row_tiles(M, config, tile_m, tile_n, k_blocks)
+        in_cluster = cluster_split(one_row) if one_row is not None else None
+        if in_cluster is not None and s.is_valid(in_cluster):
             return in_cluster
     return config
 
@@ -219,8 +220,29 @@ def cluster_split(config: dict) -> dict:
     an H200 (benchmarks/results/2026-11-30-split-cluster/) it beat the workspace split on 7 of 8 such shapes
     (M = 8-64, up to 0.79 -> 0.90 of cuBLAS; M=1 lost 2 %); the cluster at the workspace rule's own split lost on
     all of them (a cluster of 4 or 8 CTAs waits for room in one GPC, and each CTA reads more peers). Over several
-    tile rows it won on two shapes and lost 17 % on one (M=200, K=8192), so there the knob is the search's."""
+    tile rows it won on two shapes and lost 17 % on one (M=200, K=8192), so there the knob is the search's, except
+    where two rows of 64 become one of 128 (`one_row_tiles`)."""
     return dict(config, split_cluster=True, persistent=False, stages=8, split_k=max(2, config["split_k"] // 2))
+
+
+ONE_ROW = dict(bm=128, bn=64, consumers=2, group_m=1)  # tiles of M in (ONE_ROW_MIN_M, 128]: one row, as many tiles
+ONE_ROW_MIN_M = 80  # at M = 65-80 the one row lost up to 8 % (or tied), from 96 on it gained 5-26 %
+ONE_ROW_MAX_K_BLOCKS = 32  # K blocks per clustered CTA at most when halving the split leaves SMs idle
+
+
+def one_row_tiles(M: int, config: dict, tile_m: tuple, tile_n: tuple, k_blocks: int) -> dict | None:
+    """`config` (split over two rows of 64-row tiles) as one row of 128 x 64 tiles with the same split, so that
+    `cluster_split` can sum it in a cluster (one launch, no workspace): where ONE_ROW_MIN_M < M <= 128. On an H200
+    (benchmarks/results/2026-12-01-skinny-rows/) that won where halving the split keeps every SM busy (the
+    workspace rule's split is 2: M = 96-128 at 4096^2, 0.80-0.92 -> 0.96-1.01 of cuBLAS) or leaves each clustered
+    CTA at most ONE_ROW_MAX_K_BLOCKS K blocks (128 x 2048^2: 0.57 -> 0.87); with longer K ranges the half split
+    lost (100 x 2048 x 8192: 0.91 -> 0.82). None where it does not apply."""
+    if not (ONE_ROW_MIN_M < M <= ONE_ROW["bm"] and ONE_ROW["bm"] in tile_m and ONE_ROW["bn"] in tile_n):
+        return None
+    half = max(2, config["split_k"] // 2)
+    if config["split_k"] != 2 and k_blocks > ONE_ROW_MAX_K_BLOCKS * half:
+        return None
+    return dict(config, **ONE_ROW)
 
 
 def split_k_rule(units: int, k_blocks: int, sms: int, valid) -> int:
