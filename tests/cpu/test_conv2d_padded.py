@@ -41,7 +41,8 @@ def test_a_planted_bug_fails(mutant):
 
 def test_the_default_copies_the_padded_image_where_the_im2col_would_move_as_much():
     def source(**params) -> str:
-        w = cc.make_workload("conv2d", dict(W.param_dict, **params))
+        # one image: with several, the padded copy is folded (b_source 'folded', tests/unit/test_conv2d_folded.py)
+        w = cc.make_workload("conv2d", dict(W.param_dict, N=1, **params))
         return cc.default_config(w, TARGET)["b_source"]
 
     assert source() == source(stride=2) == source(R=2, S=2, pad=0, stride=2) == "padded"  # R*S >= stride^2
@@ -56,8 +57,10 @@ def test_a_config_stored_before_the_knob_builds_the_im2col_kernel():
 
 
 def test_no_im2col_pack_in_the_padded_kernel():
-    source = cc.generate(W, cc.default_config(W, TARGET), TARGET)
+    source = cc.generate(W, dict(cc.default_config(W, TARGET), b_source="padded", parallel="batch"), TARGET)
     assert "Bp" not in source and "Xp" in source
+    folded = cc.generate(W, cc.default_config(W, TARGET), TARGET)  # the default folds the batch: its own copy
+    assert "Bp" not in folded and "Xf" in folded
 
 
 def test_the_padded_batch_is_bounded_and_kept_small_in_the_default(monkeypatch):

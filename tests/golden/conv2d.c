@@ -4,45 +4,47 @@
 typedef float tf_float32x8 __attribute__((vector_size(32), aligned(4)));
 static void conv2d_cpu(const float* __restrict__ in_X, const float* __restrict__ in_Wt, float* __restrict__ out_Y) {
   {
-    float Xp[1024] __attribute__((aligned(64)));
+    float Xf[952] __attribute__((aligned(64)));
     {
       int tap[27] __attribute__((aligned(64)));
-      #pragma omp parallel for schedule(static) num_threads(2)
-      for (int ncab = 0; ncab < 24; ++ncab) {
-        const int nc = (ncab / 4);
-        const int pa = ((ncab / 2) % 2);
-        const int pb = (ncab % 2);
-        const int lo = ((((((((1 - pb)) > (0) ? ((1 - pb)) : (0)) + 2) - 1) / 2)) < (7) ? (((((((1 - pb)) > (0) ? ((1 - pb)) : (0)) + 2) - 1) / 2)) : (7));
-        const int end = ((((0 <= (11 - pb)) ? (((11 - pb) / 2) + 1) : 0)) < (7) ? (((0 <= (11 - pb)) ? (((11 - pb) / 2) + 1) : 0)) : (7));
-        for (int i = 0; i < 6; ++i) {
-          const int h = (((i * 2) + pa) - 1);
-          const int hi = (((0 <= h) && (h < 9)) ? ((end) > (lo) ? (end) : (lo)) : lo);
-          for (int j = 0; j < lo; ++j) {
-            Xp[((((ncab * 6) + i) * 7) + j)] = 0.0f;
-          }
-          #pragma omp simd
-          for (int j = 0; j < (hi - lo); ++j) {
-            Xp[(((((ncab * 6) + i) * 7) + lo) + j)] = in_X[((((((nc * 9) + h) * 11) + ((lo + j) * 2)) + pb) - 1)];
-          }
-          for (int j = 0; j < (7 - hi); ++j) {
-            Xp[(((((ncab * 6) + i) * 7) + hi) + j)] = 0.0f;
+      {
+        float Yw[320] __attribute__((aligned(64)));
+        #pragma omp parallel for schedule(static) num_threads(2)
+        for (int cab = 0; cab < 12; ++cab) {
+          const int c = (cab / 4);
+          const int pa = ((cab / 2) % 2);
+          const int pb = (cab % 2);
+          for (int i = 0; i < 6; ++i) {
+            const int h = (((i * 2) + pa) - 1);
+            for (int n = 0; n < 2; ++n) {
+              const int extent = ((n < 1) ? 6 : 7);
+              const int lo = ((((((((1 - pb)) > (0) ? ((1 - pb)) : (0)) + 2) - 1) / 2)) < (extent) ? (((((((1 - pb)) > (0) ? ((1 - pb)) : (0)) + 2) - 1) / 2)) : (extent));
+              const int hi = (((0 <= h) && (h < 9)) ? ((((((0 <= (11 - pb)) ? (((11 - pb) / 2) + 1) : 0)) < (extent) ? (((0 <= (11 - pb)) ? (((11 - pb) / 2) + 1) : 0)) : (extent))) > (lo) ? (((((0 <= (11 - pb)) ? (((11 - pb) / 2) + 1) : 0)) < (extent) ? (((0 <= (11 - pb)) ? (((11 - pb) / 2) + 1) : 0)) : (extent))) : (lo)) : lo);
+              const int dst = ((((cab * 6) + i) * 13) + (n * 6));
+              for (int j = 0; j < lo; ++j) {
+                Xf[(dst + j)] = 0.0f;
+              }
+              #pragma omp simd
+              for (int j = 0; j < (hi - lo); ++j) {
+                Xf[((dst + lo) + j)] = in_X[((((((((n * 3) + c) * 9) + h) * 11) + pb) - 1) + ((lo + j) * 2))];
+              }
+              for (int j = 0; j < (extent - hi); ++j) {
+                Xf[((dst + hi) + j)] = 0.0f;
+              }
+            }
           }
         }
-      }
-      for (int j = 0; j < 16; ++j) {
-        Xp[(1008 + j)] = 0.0f;
-      }
-      for (int k = 0; k < 27; ++k) {
-        tap[k] = ((((((((k / 9) * 2) + (((k / 3) % 3) % 2)) * 2) + ((k % 3) % 2)) * 42) + ((((k / 3) % 3) / 2) * 7)) + ((k % 3) / 2));
-      }
-      {
-        float Yw[340] __attribute__((aligned(64)));
+        for (int j = 0; j < 16; ++j) {
+          Xf[(936 + j)] = 0.0f;
+        }
+        for (int k = 0; k < 27; ++k) {
+          tap[k] = ((((((((k / 9) * 2) + (((k / 3) % 3) % 2)) * 2) + ((k % 3) % 2)) * 78) + ((((k / 3) % 3) / 2) * 13)) + ((k % 3) / 2));
+        }
         #pragma omp parallel for schedule(static) num_threads(2)
         for (int t = 0; t < 2; ++t) {
-          const int bt = t;
-          if ((bt < 2)) {
-            const int j0 = 0;
-            const int nlen = 34;
+          for (int jc = 0; jc < (((((64 - (t * 32))) < (32) ? ((64 - (t * 32))) : (32)) + 31) / 32); ++jc) {
+            const int j0 = ((t * 32) + (jc * 32));
+            const int nlen = ((((((64 - (t * 32))) < (32) ? ((64 - (t * 32))) : (32)) - (jc * 32))) < (32) ? (((((64 - (t * 32))) < (32) ? ((64 - (t * 32))) : (32)) - (jc * 32))) : (32));
             const int i0 = 0;
             const int mlen = 5;
             for (int jr = 0; jr < ((nlen + 15) / 16); ++jr) {
@@ -64,8 +66,8 @@ static void conv2d_cpu(const float* __restrict__ in_X, const float* __restrict__
                     acc[10] = ((0.0f) - (tf_float32x8){0});
                     acc[11] = ((0.0f) - (tf_float32x8){0});
                     for (int p = 0; p < 27; ++p) {
-                      bv[0] = (*(tf_float32x8*)(&Xp[((((bt * 504) + tap[p]) + j0) + (jr * 16))]));
-                      bv[1] = (*(tf_float32x8*)(&Xp[(((((bt * 504) + tap[p]) + j0) + (jr * 16)) + 8)]));
+                      bv[0] = (*(tf_float32x8*)(&Xf[((tap[p] + j0) + (jr * 16))]));
+                      bv[1] = (*(tf_float32x8*)(&Xf[(((tap[p] + j0) + (jr * 16)) + 8)]));
                       acc[0] = (acc[0] + (((in_Wt[(((((i0 + (ir * 6))) < (4) ? ((i0 + (ir * 6))) : (4)) * 27) + p)]) - (tf_float32x8){0}) * bv[0]));
                       acc[1] = (acc[1] + (((in_Wt[(((((i0 + (ir * 6))) < (4) ? ((i0 + (ir * 6))) : (4)) * 27) + p)]) - (tf_float32x8){0}) * bv[1]));
                       acc[2] = (acc[2] + (((in_Wt[((((((i0 + (ir * 6)) + 1)) < (4) ? (((i0 + (ir * 6)) + 1)) : (4)) * 27) + p)]) - (tf_float32x8){0}) * bv[0]));
@@ -79,19 +81,19 @@ static void conv2d_cpu(const float* __restrict__ in_X, const float* __restrict__
                       acc[10] = (acc[10] + (((in_Wt[((((((i0 + (ir * 6)) + 5)) < (4) ? (((i0 + (ir * 6)) + 5)) : (4)) * 27) + p)]) - (tf_float32x8){0}) * bv[0]));
                       acc[11] = (acc[11] + (((in_Wt[((((((i0 + (ir * 6)) + 5)) < (4) ? (((i0 + (ir * 6)) + 5)) : (4)) * 27) + p)]) - (tf_float32x8){0}) * bv[1]));
                     }
-                    if (((((i0 + (ir * 6)) + 6) <= 5) && (((j0 + (jr * 16)) + 16) <= 34))) {
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + (i0 + (ir * 6))) * 34) + (j0 + (jr * 16)))])) = acc[0];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + (i0 + (ir * 6))) * 34) + ((j0 + (jr * 16)) + 8))])) = acc[1];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 1)) * 34) + (j0 + (jr * 16)))])) = acc[2];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 1)) * 34) + ((j0 + (jr * 16)) + 8))])) = acc[3];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 2)) * 34) + (j0 + (jr * 16)))])) = acc[4];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 2)) * 34) + ((j0 + (jr * 16)) + 8))])) = acc[5];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 3)) * 34) + (j0 + (jr * 16)))])) = acc[6];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 3)) * 34) + ((j0 + (jr * 16)) + 8))])) = acc[7];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 4)) * 34) + (j0 + (jr * 16)))])) = acc[8];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 4)) * 34) + ((j0 + (jr * 16)) + 8))])) = acc[9];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 5)) * 34) + (j0 + (jr * 16)))])) = acc[10];
-                      (*(tf_float32x8*)(&Yw[((((bt * 5) + ((i0 + (ir * 6)) + 5)) * 34) + ((j0 + (jr * 16)) + 8))])) = acc[11];
+                    if ((((i0 + (ir * 6)) + 6) <= 5)) {
+                      (*(tf_float32x8*)(&Yw[(((i0 + (ir * 6)) * 64) + (j0 + (jr * 16)))])) = acc[0];
+                      (*(tf_float32x8*)(&Yw[(((i0 + (ir * 6)) * 64) + ((j0 + (jr * 16)) + 8))])) = acc[1];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 1) * 64) + (j0 + (jr * 16)))])) = acc[2];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 1) * 64) + ((j0 + (jr * 16)) + 8))])) = acc[3];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 2) * 64) + (j0 + (jr * 16)))])) = acc[4];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 2) * 64) + ((j0 + (jr * 16)) + 8))])) = acc[5];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 3) * 64) + (j0 + (jr * 16)))])) = acc[6];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 3) * 64) + ((j0 + (jr * 16)) + 8))])) = acc[7];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 4) * 64) + (j0 + (jr * 16)))])) = acc[8];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 4) * 64) + ((j0 + (jr * 16)) + 8))])) = acc[9];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 5) * 64) + (j0 + (jr * 16)))])) = acc[10];
+                      (*(tf_float32x8*)(&Yw[((((i0 + (ir * 6)) + 5) * 64) + ((j0 + (jr * 16)) + 8))])) = acc[11];
                     } else {
                       {
                         float edge[96] __attribute__((aligned(64)));
@@ -109,8 +111,8 @@ static void conv2d_cpu(const float* __restrict__ in_X, const float* __restrict__
                         (*(tf_float32x8*)(&edge[88])) = acc[11];
                         for (int ei = 0; ei < 6; ++ei) {
                           for (int ej = 0; ej < 16; ++ej) {
-                            if (((((i0 + (ir * 6)) + ei) < 5) && (((j0 + (jr * 16)) + ej) < 34))) {
-                              Yw[((((bt * 5) + ((i0 + (ir * 6)) + ei)) * 34) + ((j0 + (jr * 16)) + ej))] = edge[((ei * 16) + ej)];
+                            if (((((i0 + (ir * 6)) + ei) < 5) && (((j0 + (jr * 16)) + ej) < 64))) {
+                              Yw[((((i0 + (ir * 6)) + ei) * 64) + ((j0 + (jr * 16)) + ej))] = edge[((ei * 16) + ej)];
                             }
                           }
                         }
@@ -124,10 +126,12 @@ static void conv2d_cpu(const float* __restrict__ in_X, const float* __restrict__
         }
         #pragma omp parallel for schedule(static) num_threads(2)
         for (int nk = 0; nk < 10; ++nk) {
+          const int n = (nk / 5);
+          const int k = (nk % 5);
           for (int p = 0; p < 5; ++p) {
             #pragma omp simd
             for (int q = 0; q < 6; ++q) {
-              out_Y[((((nk * 5) + p) * 6) + q)] = Yw[(((nk * 34) + (p * 7)) + q)];
+              out_Y[((((nk * 5) + p) * 6) + q)] = Yw[((((k * 64) + (p * 13)) + (n * 6)) + q)];
             }
           }
         }

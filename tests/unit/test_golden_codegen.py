@@ -16,7 +16,8 @@ CASES = [
     ("matmul_f32", "matmul", dict(M=67, N=131, K=45)),
     ("matmul_f16", "matmul", dict(M=64, N=64, K=64, dtype="float16")),
     ("batch_matmul", "batch_matmul", dict(batch=2, M=32, N=32, K=32)),
-    ("conv2d", "conv2d", dict(N=2, C=3, H=9, W=11, K=5, R=3, S=3, stride=2, pad=1)),
+    ("conv2d", "conv2d", dict(N=2, C=3, H=9, W=11, K=5, R=3, S=3, stride=2, pad=1)),  # the batch folded
+    ("conv2d_one_image", "conv2d", dict(N=1, C=3, H=9, W=11, K=5, R=3, S=3, stride=2, pad=1)),  # the padded path
     ("softmax", "softmax", dict(rows=1000, cols=333)),
     ("layernorm", "layernorm", dict(rows=64, cols=128)),
     ("reduce_sum", "reduce_sum", dict(rows=64, cols=128)),

@@ -31,12 +31,12 @@ from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
 from compiler_core.ops.conv2d import out_size
-from compiler_core.schedules.cpu import conv2d_pairs, gemm
+from compiler_core.schedules.cpu import conv2d_folded, conv2d_pairs, gemm
 from compiler_core.schedules.cpu import gemm_amx as amx
 from compiler_core.schedules.cpu import gemm_bf16_dot as bf16_dot
 from compiler_core.space import Constraint, Knob, Space
 
-B_SOURCES = ("im2col", "padded")
+B_SOURCES = ("im2col", "padded", "folded")  # 'folded': the padded copy with the batch side by side (conv2d_folded)
 # The padded path holds the whole batch twice over (the padded copy, and the result at the planes' width), where
 # the im2col path packs one image per thread: bounded, and kept far lower in the default.
 PADDED_MAX_BYTES = 2 << 30
@@ -57,12 +57,20 @@ def space(w, target, b_source_knob: bool = True, dot_knob: bool = True) -> Space
                         f"multiple of {conv2d_pairs.TILE_CHANNELS}",
                         lambda c: c.get("dot") != "amx" or c["b_source"] != "padded" or conv2d_pairs.tiled(w))] \
         if dot_knob and amx.offered(w.dtype, target) else []
+    folded = conv2d_folded.bytes_held(w)
     return base.with_knob(
         Knob("b_source", B_SOURCES, "B as im2col panels packed from the image, or read in place from a zero-padded "
-                                    "copy of it split by stride phase"),
+                                    "copy of it split by stride phase, per image or with the images side by side"),
         Constraint(f"b_source 'padded' holds the padded batch and its wide result, {held / 2**20:.1f} MiB here: at "
                    f"most {PADDED_MAX_BYTES / 2**20:.0f} MiB",
-                   lambda c: c["b_source"] == "im2col" or held <= PADDED_MAX_BYTES), *tiles)
+                   lambda c: c["b_source"] != "padded" or held <= PADDED_MAX_BYTES),
+        Constraint(f"b_source 'folded' holds the folded batch and its wide result, {folded / 2**20:.1f} MiB here: at "
+                   f"most {PADDED_MAX_BYTES / 2**20:.0f} MiB",
+                   lambda c: c["b_source"] != "folded" or folded <= PADDED_MAX_BYTES),
+        Constraint("b_source 'folded' is one GEMM over the whole batch: parallel must be 'm' or 'n'",
+                   lambda c: c["b_source"] != "folded" or c["parallel"] != "batch"),
+        Constraint("b_source 'folded' multiplies with float32 FMAs: dot must be 'fma' (or absent)",
+                   lambda c: c["b_source"] != "folded" or c.get("dot", "fma") == "fma"), *tiles)
 
 
 def padded_bytes(w) -> int:
@@ -88,7 +96,10 @@ def default_config(w, target) -> dict:
         return dict(config, **amx.DEFAULT)
     if amx.offered(w.dtype, target) and w["K"] >= amx.CONV_MIN_OUT_CHANNELS:
         return dict(config, **amx.DEFAULT, b_source="im2col")
-    return bf16_dot.with_default(config, w.dtype, target)
+    # several narrow per-image GEMMs: one over the batch (conv2d_folded)
+    image_columns = (P - 1) * _Phases.of(w).width + Q
+    return conv2d_folded.default(w, target, bf16_dot.with_default(config, w.dtype, target), image_columns,
+                                 PADDED_DEFAULT_MAX_BYTES)
 
 
 def _im2col_row(w, X: S.Buffer):
@@ -264,6 +275,9 @@ def schedule(w, config, target) -> S.Module:
     X = S.Buffer("in_X", w.dtype, (N, C, H, W))
     Wt = S.Buffer("in_Wt", w.dtype, (K, C, R, Sw))
     Y = S.Buffer("out_Y", w.dtype, (N, K, P, Q))
+    if config.get("b_source") == "folded":
+        func = S.PrimFunc("conv2d_cpu", (X, Wt, Y), conv2d_folded.schedule(w, config, target, X, Wt, Y))
+        return S.Module("conv2d", (func,), (X, Wt, Y), (), 2)
     if config.get("b_source", "im2col") == "padded":
         func = S.PrimFunc("conv2d_cpu", (X, Wt, Y), _schedule_padded(w, config, target, X, Wt, Y))
         return S.Module("conv2d", (func,), (X, Wt, Y), (), 2)

@@ -157,16 +157,19 @@ def space(target, batch: int | None = None, tiles: bool = False) -> Space:
     )
 
 
-def default_config(target, M: int, N: int, batch: int | None = None, dtype: str = "float32") -> dict:
+def default_config(target, M: int, N: int, batch: int | None = None, dtype: str = "float32",
+                   parallel: str | None = None) -> dict:
     """A good untuned start: a 6-row microkernel as wide as the vector registers allow (2 vectors with 16
     registers, SSE and AVX2; 4 with AVX-512's 32: 6 x 64 measured 1.17-1.22x faster than 6 x 32 on matmul 512^3
     and 1024^3 on a 2-core AVX-512 host), blocks sized for 32 KiB L1 and 512 KiB L2, and A read in place where a
-    thread has few columns of C (A_IN_PLACE_MAX_COLS)."""
+    thread has few columns of C (A_IN_PLACE_MAX_COLS). `parallel`, where given, is the caller's split (else the
+    batch where it has a problem per thread, else the longer of M and N)."""
     lanes = target.vector_lanes_f32
     registers = VECTOR_REGISTERS.get(target.vector_bytes, 16)
     mr = 6 if _registers_needed(6, 2) <= registers else 4
     nv = max(v for v in (1, 2, 3, 4) if _registers_needed(mr, v) <= registers)
-    parallel = "batch" if batch is not None and batch >= target.cores else "m" if M >= N else "n"
+    if parallel is None:
+        parallel = "batch" if batch is not None and batch >= target.cores else "m" if M >= N else "n"
     cols = -(-N // target.cores) if parallel == "n" else N
     # a half A read in place is converted at every use: it paid with AVX-512 only (AVX2 0.81-1.18x, SSE 0.59-0.80x)
     cheap_a = dtype == "float32" or target.vector_bytes >= 64
