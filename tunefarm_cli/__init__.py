@@ -1,7 +1,7 @@
 """The `tunefarm` command line: one sub-command per user action (parser.py), one module per area.
 
 Every user mistake ends as one line on stderr (`tunefarm COMMAND: what is wrong, what to do`) and a non-zero exit
-code, never a traceback; Ctrl-C exits with 130.
+code, never a traceback; Ctrl-C exits with 130, and a closed pipe (`tunefarm export | head`) with 141, silently.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from tunefarm_cli.parser import build_parser
 
 PASSTHROUGH = {"server": "tuner_server.main", "agent": "device_agent.main"}
 INTERRUPTED = 130
+BROKEN_PIPE = 141  # 128 + SIGPIPE, the status of a command a closed pipe stopped
 
 
 def _client_commands() -> dict:
@@ -43,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     except (CliError, TunefarmError, ValueError) as exc:  # ValueError: compiler_core's WorkloadError (bad params)
         print(f"tunefarm {args.command}: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `tunefarm export | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's exit flush would fail again
+        return BROKEN_PIPE
     except OSError as exc:
         where = f" {exc.filename}" if exc.filename else ""
         print(f"tunefarm {args.command}:{where} {exc.strerror or exc}", file=sys.stderr)

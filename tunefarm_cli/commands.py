@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from rich.console import Console
 from tunefarm_cli.farm_dir import FARM_FILE, running_farm
 from tunefarm_client.client import DEVICE_KINDS, TunefarmClient
 
-console = Console()
+PIPED_WIDTH = 1000  # a pipe or a file gets whole lines: no table column cut to "sta…" at 80, no message folded
+console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else PIPED_WIDTH)
 
 
 class CliError(Exception):

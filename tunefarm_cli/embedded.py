@@ -24,6 +24,42 @@ STOP_GRACE_S = 20.0  # agents finish or return their leases, then the tuner stop
 TUNER_NICENESS = 10
 
 
+FAILED_START_S = 15.0  # an agent that exits this soon after its start, twice in a row, is not started again
+
+
+@dataclass
+class Child:
+    """How one of the farm's processes is started (again, after it exited) and where it logs."""
+    name: str
+    cmd: list[str]
+    env: dict
+    niceness: int
+    log: Path
+    started_at: float = 0.0
+    failed_starts: int = 0  # exits in a row within FAILED_START_S of their start
+    given_up: bool = False
+
+    def start(self) -> subprocess.Popen:
+        out = open(self.log, "ab")  # noqa: SIM115 - owned by the child for its lifetime
+        parent, niceness = os.getpid(), self.niceness
+        self.started_at = time.monotonic()
+        try:
+            return subprocess.Popen(self.cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                    preexec_fn=lambda: die_with_parent(parent, niceness))
+        finally:
+            out.close()  # the child holds its own descriptor
+
+    def last_log_line(self) -> str:
+        """The last non-empty line of the log (what an exiting process said last), at most 300 characters."""
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+                lines = [line.strip() for line in f.read().decode(errors="replace").splitlines() if line.strip()]
+        except OSError:
+            return ""
+        return lines[-1][:300] if lines else ""
+
+
 class FarmBusy(RuntimeError):
     """Another embedded farm runs on this data directory."""
 
@@ -97,6 +133,7 @@ class EmbeddedFarm:
     quiet: bool = True
     log_level: str = "WARNING"  # of the tuner and agent processes (their logs are DATA_DIR/*.log)
     processes: list[subprocess.Popen] = field(default_factory=list)
+    children: list[Child] = field(default_factory=list)  # how each process was started, for `supervise`
     _lock_fd: int | None = field(default=None, repr=False)
 
     @property
@@ -154,10 +191,34 @@ class EmbeddedFarm:
         return self
 
     def _spawn(self, cmd: list[str], env: dict, name: str, niceness: int = 0) -> None:
-        log = open(self.data_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child for its lifetime
-        parent = os.getpid()
-        self.processes.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                               preexec_fn=lambda: die_with_parent(parent, niceness)))
+        child = Child(name, cmd, env, niceness, self.data_dir / f"{name}.log")
+        self.children.append(child)
+        self.processes.append(child.start())
+
+    def supervise(self) -> list[str]:
+        """One look at the processes (`tunefarm up` calls it every second): an agent that exited is started again,
+        unless it exited within FAILED_START_S of its start twice in a row (a device it cannot use: no pycuda, no
+        GPU), which is then left down. Returns a line for each thing a person should know. Raises RuntimeError
+        when the tuner has exited: the farm is gone."""
+        lines = []
+        for i, (child, process) in enumerate(zip(self.children, self.processes, strict=True)):
+            code = process.poll()
+            if code is None or child.given_up:
+                continue
+            last = child.last_log_line()
+            said = f": {last}" if last else ""
+            if i == 0:
+                raise RuntimeError(f"the tuner exited with {code}{said} (see {child.log})")
+            failed = time.monotonic() - child.started_at < FAILED_START_S
+            child.failed_starts = child.failed_starts + 1 if failed else 0
+            if child.failed_starts >= 2:
+                child.given_up = True
+                lines.append(f"{child.name} exited with {code} twice within {FAILED_START_S:.0f} s of its start"
+                             f"{said}; not restarted (see {child.log})")
+                continue
+            lines.append(f"{child.name} exited with {code}{said}; restarting it (see {child.log})")
+            self.processes[i] = child.start()
+        return lines
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S

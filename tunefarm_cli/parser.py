@@ -2,7 +2,18 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import NoReturn
+
+
+class Parser(argparse.ArgumentParser):
+    """A mistake on the command line is one line on stderr and exit code 1, as every other user mistake is (argparse
+    prints its usage and exits 2); `tunefarm COMMAND --help` still shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {message} (`{self.prog} --help` lists the options)", file=sys.stderr)
+        raise SystemExit(1)
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -31,7 +42,7 @@ def _global_options(p: argparse.ArgumentParser, default=None) -> None:
 
 # The global options are also accepted after the command (`tunefarm tune --server URL ...`); there they leave the
 # value given before the command (or its default) alone unless given.
-AFTER_COMMAND = argparse.ArgumentParser(add_help=False)
+AFTER_COMMAND = Parser(add_help=False)
 _global_options(AFTER_COMMAND, default=argparse.SUPPRESS)
 
 
@@ -151,7 +162,7 @@ def _exchange_commands(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tunefarm", description="tunefarm: a kernel-autotuning farm",
+    parser = Parser(prog="tunefarm", description="tunefarm: a kernel-autotuning farm",
                                      formatter_class=FORMATTER)
     _global_options(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",

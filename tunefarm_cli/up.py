@@ -1,9 +1,12 @@
-"""`tunefarm up`: the embedded farm in the foreground until Ctrl-C or SIGTERM; its processes die with it."""
+"""`tunefarm up`: the embedded farm in the foreground until Ctrl-C or SIGTERM; its processes die with it, an agent
+that exits is started again (and one that cannot start is reported and left down), and the farm stops with exit code 1
+if its tuner exits."""
 from __future__ import annotations
 
 import re
 import signal
 import socket
+import sys
 import threading
 
 from tunefarm_cli.commands import CliError
@@ -58,11 +61,19 @@ def cmd_up(args) -> int:
         print(f"admin token: {farm.admin_token}  (also in {args.data_dir}/farm.json)")
         print(f"dashboard: {farm.url}/dashboard (sign in with the token)  API docs: {farm.url}/docs")
         print("Ctrl-C stops the farm", flush=True)
+        failed = None
         try:
             while not stop.wait(1.0):
-                pass
+                for line in farm.supervise():
+                    print(f"tunefarm up: {line}", flush=True)
         except KeyboardInterrupt:
             pass
+        except RuntimeError as exc:  # the tuner exited: nothing left to serve
+            failed = str(exc)
+        if failed:
+            print(f"tunefarm up: {failed}; stopping the agents", file=sys.stderr, flush=True)
+            farm.stop(grace_s=5.0)
+            return 1
         print(f"\ntunefarm up: stopping (agents finish or return their leases, at most {STOP_GRACE_S:.0f} s)",
               flush=True)
     print("tunefarm up: stopped", flush=True)

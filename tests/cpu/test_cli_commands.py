@@ -129,8 +129,11 @@ def test_best_history_pin_diff_rollback_with_device_cpu(farm):
     by_trial = ok(run(farm, "pin", *KEY, "--device", "cpu", "--trial", first_trial))
     assert f"pinned trial {first_trial}" in by_trial and f"now version {n + 4} (pin, pinned)" in by_trial
     one_line_error(run(farm, "diff", *KEY, "--device", "cpu", "1", "99"), "diff", "404", "no version 99")
-    needs_one = run(farm, "pin", *KEY, "--device", "cpu")  # --version or --unpin: argparse's usage error (exit 2)
-    assert needs_one.returncode == 2 and "Traceback" not in needs_one.stderr
+    needs_one = run(farm, "pin", *KEY, "--device", "cpu")  # --version, --trial or --unpin: one of them is required
+    one_line_error(needs_one, "pin", "one of the arguments", "`tunefarm pin --help` lists the options")
+    one_line_error(run(farm, "jobs", "--state", "finished"), "jobs", "invalid choice: 'finished'", "'done'")
+    one_line_error(run(farm, "tune", *KEY, "--device", "cpu", "--trials", "1.5"), "tune", "--trials",
+                   "invalid int value: '1.5'")
 
 
 def test_jobs_follow_and_cancel(farm):
@@ -248,3 +251,17 @@ def test_cpu_is_ambiguous_with_two_cpu_classes_online(farm):
         agent.terminate()
         agent.wait(30)
 
+
+
+def test_a_pipe_gets_whole_lines_and_a_closed_one_ends_it_quietly(farm):
+    env = {k: v for k, v in cli_env(farm.cwd).items() if k != "COLUMNS"}  # as `tunefarm jobs | grep done` runs
+    listing = subprocess.run([sys.executable, "-m", "tunefarm_cli", "--data-dir", str(farm.data_dir), "jobs"],
+                             cwd=farm.cwd, capture_output=True, text=True, timeout=60, env=env)
+    assert listing.returncode == 0 and "…" not in listing.stdout, listing.stdout
+    header = next(line for line in listing.stdout.splitlines() if " state " in line)
+    assert all(col in header for col in ("id", "state", "workload", "device", "trials", "strategy", "created"))
+    # `tunefarm export | head -0`: the reader is gone before the first write
+    proc = subprocess.Popen([sys.executable, "-m", "tunefarm_cli", "--data-dir", str(farm.data_dir), "export"],
+                            cwd=farm.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()
+    assert proc.wait(60) == 141 and proc.stderr.read() == b""
