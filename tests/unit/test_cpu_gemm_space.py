@@ -114,3 +114,15 @@ def test_the_default_reads_a_in_place_where_a_thread_has_few_columns(isa):
     assert pack_a("matmul", M=1024, N=most, K=64) == 0 and pack_a("matmul", M=1024, N=most + 1, K=64) == 1
     assert pack_a("conv2d", N=2, C=512, H=7, W=7, K=512, R=3, S=3, pad=1) == 0  # 7 x 7 pixels
     assert pack_a("matmul", M=1024, N=64, K=4096, dtype="float16") == (0 if isa.startswith("avx512") else 1)
+
+
+def test_the_last_column_tile_takes_only_the_vectors_it_needs():
+    """`tail_vectors`: the tile through column N - 1 is a kernel of ceil((N mod nr) / lanes) vectors where that is
+    fewer than nr's; every other tile, and a last one that needs them all, takes nv."""
+    from compiler_core.schedules.cpu.gemm import GemmPlan, tail_vectors
+
+    plan = GemmPlan(mr=6, nr=64, lanes=16, mc=96, nc=4096, kc=256, pack_a=True, order="jr_ir", parallel="m",
+                    threads=2)
+    ops = lambda n: type("Ops", (), {"N": n})  # noqa: E731 - only N is read
+    assert [tail_vectors(ops(n), plan) for n in (1024, 1000, 1008, 1016, 5, 63, 64, 65, 453)] == \
+        [0, 3, 3, 0, 1, 0, 0, 1, 1]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
@@ -393,8 +393,31 @@ def _microtiles(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block) 
 
 # ---- the microkernel ---------------------------------------------------------------------------
 
+def tail_vectors(ops, plan: GemmPlan) -> int:
+    """Vectors of B the last column tile needs where N is not a multiple of nr and that tile needs fewer than nv
+    (0: every tile takes nv). Tiles start at multiples of nr, so only the tile through column N - 1 is narrow."""
+    rest = ops.N % plan.nr
+    used = -(-rest // plan.lanes)
+    return used if rest and used < plan.nv else 0
+
+
 def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block, ir, jr) -> None:
-    lanes, nv, mr, nr = plan.lanes, plan.nv, plan.mr, plan.nr
+    """The mr x nr tile at (ir, jr); the last column tile, where N leaves it a few vectors wide, as a kernel of just
+    those vectors (`tail_vectors`): at 7x7 images the folded conv2d's last panel holds 5 of 64 columns, and a full
+    kernel there spent a tenth of the layer's multiplies on columns never stored."""
+    tail = tail_vectors(ops, plan)
+    if not tail:
+        _tile(b, ops, plan, bufs, blk, ir, jr, plan.nv)
+        return
+    with b.if_else(blk.j0 + (jr + 1) * plan.nr <= ops.N) as otherwise:
+        _tile(b, ops, plan, bufs, blk, ir, jr, plan.nv)
+        otherwise()
+        _tile(b, ops, plan, bufs, blk, ir, jr, tail)
+
+
+def _tile(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block, ir, jr, nv: int) -> None:
+    """The microkernel over the first nv vectors of the tile's nr columns (B's panels stay nr wide)."""
+    lanes, mr, nr = plan.lanes, plan.mr, plan.nr
     vec = f"float32x{lanes}"
     row0 = blk.i0 + ir * mr
     if plan.b_blocks:  # the thread's block: panels of klen x nr from the block's first column
@@ -428,4 +451,5 @@ def _microkernel(b: IRBuilder, ops, plan: GemmPlan, bufs: _Buffers, blk: _Block,
 
         with b.loop("p", blk.klen) as p:
             step(p)
-        write_tile(b, ops, plan, bufs.Ct, blk, acc, row0, blk.j0 + jr * nr)
+        narrow = plan if nv == plan.nv else replace(plan, nr=nv * lanes)  # what the write-back sees
+        write_tile(b, ops, narrow, bufs.Ct, blk, acc, row0, blk.j0 + jr * nr)
