@@ -58,9 +58,23 @@ def _value(name: str, value: Any) -> Any:
     return kind(value)
 
 
-def resolve(given: Mapping[str, Any] | None, kind: str) -> dict[str, Any]:
+def _budget_problem(options: Mapping[str, Any], given: Mapping[str, Any], kind: str) -> str | None:
+    """Why sampling for up to max_time_s cannot fit in timeout_s, the whole task's budget (build + verify +
+    measure: the agent gives up on the task at timeout_s, so a max_time_s at or past it makes every slow candidate a
+    TIMEOUT instead of a noisy measurement); None when it fits. min_time_s <= max_time_s is checked apart."""
+    if options["max_time_s"] < options["timeout_s"]:
+        return None
+
+    def named(name: str) -> str:
+        return f"measure.{name} ({options[name]}{'' if name in given else f', the {kind} default'})"
+    return (f"{named('max_time_s')} must be below {named('timeout_s')}: timeout_s bounds the whole task (build, "
+            "verify and measure), so sampling for max_time_s cannot fit in it; raise timeout_s or lower max_time_s")
+
+
+def resolve(given: Mapping[str, Any] | None, kind: str, *, check_budget: bool = True) -> dict[str, Any]:
     """Every option, from `given` where set (None counts as unset) and the device kind's defaults otherwise;
-    InvalidRequest names an unknown option, a wrong type, a value out of range or an inconsistent pair."""
+    InvalidRequest names an unknown option, a wrong type, a value out of range or an inconsistent pair (with
+    `check_budget`, a max_time_s that does not fit in timeout_s too: a new job's options)."""
     if kind not in DEFAULTS:
         raise InvalidRequest(f"no measurement defaults for device kind {kind!r}; one of {', '.join(DEFAULTS)}")
     given = {k: v for k, v in (given or {}).items() if v is not None}
@@ -74,13 +88,15 @@ def resolve(given: Mapping[str, Any] | None, kind: str) -> dict[str, Any]:
     if options["min_time_s"] > options["max_time_s"]:
         raise InvalidRequest(f"measure.min_time_s ({options['min_time_s']}) exceeds measure.max_time_s "
                              f"({options['max_time_s']})")
+    if check_budget and (problem := _budget_problem(options, given, kind)):
+        raise InvalidRequest(problem)
     return options
 
 
 def of_job(stored: Mapping[str, Any], device_class: str) -> dict[str, Any]:
     """A job's options as stored, completed from the defaults of its device's kind (jobs created before an option
-    existed store none for it)."""
-    return resolve(stored, device_kind(device_class))
+    existed store none for it). A job created before max_time_s had to fit in timeout_s keeps running as it was."""
+    return resolve(stored, device_kind(device_class), check_budget=False)
 
 
 def describe() -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import pytest
 import compiler_core as cc
 from tests.cpu.rest_support import CPU_CLASS, MATMUL, MATMUL_KEY, MATMUL_QUERY, make_farm
 from tests.db.conftest import db_engine, db_url, session_factory  # noqa: F401  (fixtures)
-from tests.db.factories import at
+from tests.db.factories import CPU_TARGET, at
 from tuner_server import repo, strict_json
 from tuner_server.db import Trial, session_scope
 from tuner_server.repo import schedules
@@ -262,3 +262,119 @@ def test_an_admin_pins_a_verified_trial_over_an_implausible_head(farm):
     assert (head["trial_id"], head["median_s"], head["head_pinned"]) == (good, 1e-4, True)
     unpinned = farm.post("/v1/best/pin", json=_key(version=None))
     assert unpinned.status_code == 201 and unpinned.json()["trial_id"] == good
+
+
+# ---- lone surrogates: refused where they are read, never echoed into a 500 --------------------------------------
+LONE = "\ud800"  # json.dumps writes it as the escape "\ud800": valid JSON syntax, no Unicode character
+_JOB = {"op": "matmul", "params": {"M": 64, "N": 64, "K": 64}, "device": "cpu", "trials": 2}
+
+
+@pytest.mark.parametrize("path, body, where", [
+    ("/v1/jobs", {**_JOB, "op": LONE}, "op:"),
+    ("/v1/jobs", {**_JOB, "device": LONE}, "device:"),
+    ("/v1/jobs", {**_JOB, "strategy": LONE}, "strategy:"),
+    ("/v1/jobs", {**_JOB, "strategy": "grid", "strategy_options": {LONE: 1}}, "strategy_options."),
+    ("/v1/jobs", {**_JOB, "strategy": "grid", "strategy_options": {"order": LONE}}, "strategy_options.order"),
+    ("/v1/jobs", {**_JOB, "params": {"M": 64, "N": 64, "K": 64, LONE: 1}}, "params."),
+    ("/v1/jobs", {**_JOB, "params": {"M": 64, "N": 64, "K": 64, "dtype": LONE}}, "params.dtype"),
+    ("/v1/jobs", {**_JOB, "op": "elementwise", "params": {"rows": 8, "cols": 8, "expr": "x" + LONE}}, "params.expr"),
+    ("/v1/jobs", {**_JOB, LONE: 1}, "'\\ud800'"),
+    ("/v1/tokens", {"name": "ci" + LONE}, "name:"),
+    ("/v1/best/pin", _key(version=1, message=LONE), "message:"),
+    ("/v1/best/rollback", _key(to_version=1, message=LONE), "message:"),
+])
+def test_a_lone_surrogate_in_any_string_is_a_400_naming_the_field(farm, path, body, where):
+    before = farm.rows()
+    response = farm.post(path, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert "lone UTF-16 surrogate" in error and where in error, error
+    assert farm.rows() == before and farm.driver.wakes == 0
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"codegen_version": LONE}, "codegen_version: a lone UTF-16 surrogate"),
+    ({"config": {"mr": LONE}}, "config.mr: a lone UTF-16 surrogate"),
+])
+def test_a_lone_surrogate_in_an_import_is_refused_naming_its_line(farm, changes, words):
+    records = _faster_copy(_export_lines(farm), **changes)
+    line = 1 + max(i for i, r in enumerate(records) if r["type"] == "trial")
+    before = farm.rows()
+    response = farm.post("/v1/import", content=_body(records))
+    assert response.status_code == 422, response.text
+    assert f"line {line}: {words}" in response.json()["error"], response.json()
+    assert farm.rows() == before
+
+
+# ---- imported configs must be configs of the op's space --------------------------------------------------------
+def _trial_and_head(config: dict) -> bytes:
+    """One trial at this server's codegen_version and a schedule_version that makes it the head of MATMUL_KEY."""
+    trial = {"type": "trial", "id": "t-import", "workload": MATMUL_KEY, "device_class": CPU_CLASS, "config": config,
+             "codegen_version": cc.codegen_version(), "status": "OK", "samples": [1e-6], "median_s": 1e-6,
+             "created_at": at(100).isoformat()}
+    version = {"type": "schedule_version", "workload": MATMUL_KEY, "device_class": CPU_CLASS, "version": 1,
+               "trial": "t-import", "reason": "improved", "created_at": at(100).isoformat()}
+    return _body([trial, version])
+
+
+@pytest.mark.parametrize("config, words", [
+    ({"bogus_knob": 7}, ["unknown knob(s) bogus_knob", "missing knob(s) mr"]),
+    ({**cc.default_config(cc.parse_key(MATMUL_KEY), CPU_TARGET), "mr": 5}, ["mr=5 not in"]),
+    ({**cc.default_config(cc.parse_key(MATMUL_KEY), CPU_TARGET), "mr": "6"}, ["mr='6' not in"]),
+])
+def test_an_import_of_a_config_outside_the_space_is_refused_whole(farm, config, words):
+    before = farm.rows()
+    response = farm.post("/v1/import", content=_trial_and_head(config))
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert "line 1: trial 't-import'" in error and "not in the space of" in error, error
+    assert all(word in error for word in words), error
+    assert farm.rows() == before
+    head = farm.get(f"/v1/best?{MATMUL_QUERY}&include_source=true")
+    assert head.status_code == 200 and head.json()["version"] == 3
+
+
+def test_an_import_of_a_config_of_an_older_family_of_the_space_is_accepted(farm):
+    config = cc.default_config(cc.parse_key(MATMUL_KEY), CPU_TARGET)
+    del config["b_source"]  # stored before the knob existed: the template still builds it (its config_space)
+    response = farm.post("/v1/import", content=_trial_and_head(config))
+    assert response.status_code == 200 and response.json()["versions"] == 1, response.text
+    head = farm.get(f"/v1/best?{MATMUL_QUERY}&include_source=true")
+    assert head.status_code == 200 and head.json()["reason"] == "import" and head.json()["source"], head.text
+
+
+# ---- measure options that cannot fit in the task's budget -------------------------------------------------------
+@pytest.mark.parametrize("measure, words", [
+    ({"max_time_s": 600.0, "timeout_s": 1.0}, ["measure.max_time_s (600.0)", "measure.timeout_s (1.0)"]),
+    ({"timeout_s": 1.0}, ["measure.max_time_s (2.0, the cpu default)", "measure.timeout_s (1.0)"]),
+    ({"max_time_s": 5.0, "timeout_s": 5.0}, ["must be below"]),
+])
+def test_sampling_longer_than_the_task_budget_is_refused_naming_both(farm, measure, words):
+    before = farm.rows()
+    response = farm.post("/v1/jobs", json={**_JOB, "measure": measure})
+    assert response.status_code == 422, response.text
+    assert all(word in response.json()["error"] for word in words), response.json()
+    assert farm.rows() == before
+    fits = farm.post("/v1/jobs", json={**_JOB, "measure": {**measure, "max_time_s": 0.5}})
+    assert fits.status_code == 201, fits.text
+
+
+# ---- what the OpenAPI and /v1/ops say ---------------------------------------------------------------------------
+def test_the_openapi_documents_405_everywhere_and_415_for_json_bodies(farm):
+    spec = farm.get("/openapi.json", token=None).json()
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            refused = operation["responses"].get("405")
+            assert refused is not None and "Allow" in refused.get("headers", {}), (method, path)
+            if "application/json" in operation.get("requestBody", {}).get("content", {}):
+                assert "415" in operation["responses"], (method, path)
+    limits = spec["components"]["schemas"]["OpsLimits"]["properties"]
+    assert {"max_tensor_elements", "max_dim", "max_trials_per_job"} <= set(limits)
+
+
+def test_ops_expose_the_per_tensor_element_cap(farm):
+    limits = farm.get("/v1/ops").json()["limits"]
+    assert limits == {"max_tensor_elements": 1 << 28, "max_dim": farm.settings.max_dim,
+                      "max_trials_per_job": farm.settings.max_trials_per_job}
+    over = farm.get(f"/v1/best?op=transpose&rows=65536&cols=65536&device={CPU_CLASS}")
+    assert over.status_code == 422 and str(limits["max_tensor_elements"]) in over.json()["error"], over.text

@@ -1,13 +1,15 @@
 """Export -> import between farms: heads round-trip, trials deduplicate, malformed input writes nothing."""
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
 from sqlalchemy import func, select
 
+import compiler_core as cc
 from tests.db.conftest import new_database_url
-from tests.db.factories import MATMUL, SOFTMAX, T0, agent, at, compare, job, measure
+from tests.db.factories import CPU_TARGET, MATMUL, SOFTMAX, T0, agent, at, compare, job, measure
 from tuner_server import repo
 from tuner_server.db import Base, make_engine, make_session_factory, upgrade_to_head
 from tuner_server.repo import schedules
@@ -26,14 +28,22 @@ def other_session(request, backend, tmp_path_factory):
     engine.dispose()
 
 
+def _job(session, budget: int, key: str = MATMUL, now=T0):
+    """factories.job, with configs of the key's space on the agent's target (an import checks them)."""
+    made = repo.create_job(repo.JobSpec(key, "cpu", budget), session=session, now=now)
+    configs = list(itertools.islice(iter(cc.get_space(cc.parse_key(key), CPU_TARGET)), budget))
+    repo.enqueue_configs(made.id, configs, session=session, now=now)
+    return made
+
+
 def _populate(session):
     """Two keys; one with improved + rollback + pin history, plus a failed trial."""
     ag = agent(session)
-    job(session, budget=2)
+    _job(session, budget=2)
     measure(session, ag, [9e-3], now=at(1))
     measure(session, ag, [4e-3], now=at(2))  # challenges the 9 ms head
     assert compare(session, ag, 4 / 9, now=at(3)).promoted.version == 2
-    job(session, budget=2, key=SOFTMAX, now=at(3.5))
+    _job(session, budget=2, key=SOFTMAX, now=at(3.5))
     measure(session, ag, [7e-3], now=at(4))  # softmax's first trial: its head
     (t,) = repo.lease_tasks(ag.id, 1, session=session, now=at(4.5))
     repo.record_result(ag.id, repo.TrialReport(t.task_id, t.attempt, "COMPILE_ERROR", error="nvcc: boom"),

@@ -2,6 +2,7 @@
 and REST schemas that say what the server enforces (measure options, op params)."""
 from __future__ import annotations
 
+import json
 import math
 from datetime import UTC, datetime
 
@@ -9,6 +10,7 @@ import pytest
 
 import compiler_core as cc
 from tuner_server import bounds, measure_policy, strict_json
+from tuner_server.api.errors import error_response
 from tuner_server.api.op_query import OpParamsQuery
 from tuner_server.api.schemas import MeasureOptionsIn
 from tuner_server.repo.comparisons import paired
@@ -45,9 +47,38 @@ def test_strict_json_refuses_non_finite_numbers_and_nul(text, words):
         strict_json.loads(text)
 
 
+@pytest.mark.parametrize("data, error, words", [
+    ('{"op": "\\ud800"}', strict_json.LoneSurrogate, "op: a lone UTF-16 surrogate (\\ud800)"),
+    ('{"p": {"\\udfff": 1}}', strict_json.LoneSurrogate, "p.'\\udfff': a lone UTF-16 surrogate"),
+    ('["a\\udc00b"]', strict_json.LoneSurrogate, "[0]: a lone"),
+    ('{"a": 1, "a": 2}', strict_json.DuplicateKey, "key 'a' appears twice"),
+    ('{"p": {"q": 1, "q": 1}}', strict_json.DuplicateKey, "key 'q' appears twice"),
+    ("[" * 33 + "]" * 33, strict_json.NestedTooDeeply, "at most 32 levels"),
+    ("[" * 100_000 + "]" * 100_000, strict_json.NestedTooDeeply, "at most 32 levels"),
+    ("1" * 101, strict_json.NumberTooLong, "(101 characters) is too long"),
+    ("[1." + "0" * 5000 + "]", strict_json.NumberTooLong, "too long"),
+    (b'{"a": "\xff"}', strict_json.NotUTF8, "byte 0xff at offset 7"),
+    ('{"a": 1}'.encode("utf-16"), strict_json.NotUTF8, "not UTF-8"),
+    (b'{"a": "\xed\xa0\x80"}', strict_json.NotUTF8, "not UTF-8"),  # a surrogate written as UTF-8 bytes
+])
+def test_strict_json_refuses_what_other_readers_guess_at(data, error, words):
+    with pytest.raises(error) as caught:
+        strict_json.loads(data)
+    assert words in str(caught.value) and isinstance(caught.value, strict_json.MalformedJSON)
+
+
 def test_strict_json_reads_ordinary_json():
     assert strict_json.loads('{"a": [1, 2.5e-3, "x", null, true], "b": {"c": 1e308}}') == {
         "a": [1, 2.5e-3, "x", None, True], "b": {"c": 1e308}}
+    text = '{"emoji": "\\ud83d\\ude00", "n": ' + "9" * 100 + ', "deep": ' + "[" * 31 + "]" * 31 + "}"
+    assert strict_json.loads(text.encode())["emoji"] == "\U0001f600"  # a surrogate pair is one character
+    assert strict_json.loads("é".join(['{"k": "', '"}']).encode()) == {"k": "é"}
+
+
+def test_an_error_body_renders_whatever_it_echoes():
+    response = error_response(422, "bad \ud800 value", {"input": "\udfff", "ratio": math.nan, "n": [math.inf]})
+    body = json.loads(response.body)
+    assert body == {"error": "bad \\ud800 value", "detail": {"input": "\\udfff", "ratio": "nan", "n": ["inf"]}}
 
 
 def _trial(**changes) -> dict:

@@ -55,6 +55,24 @@ def test_bad_options_name_the_field(given, words):
         assert word in str(err.value), (word, str(err.value))
 
 
+@pytest.mark.parametrize("given, words", [
+    ({"max_time_s": 600.0, "timeout_s": 1.0}, ["measure.max_time_s (600.0) must be below measure.timeout_s (1.0)"]),
+    ({"timeout_s": 1.0}, ["measure.max_time_s (2.0, the cpu default) must be below measure.timeout_s (1.0)"]),
+    ({"max_time_s": 60.0}, ["measure.max_time_s (60.0)", "measure.timeout_s (60.0, the cpu default)"]),
+])
+def test_sampling_that_cannot_fit_in_the_task_budget_is_refused(given, words):
+    with pytest.raises(InvalidRequest) as err:
+        measure_policy.resolve(given, "cpu")
+    assert all(word in str(err.value) for word in words), str(err.value)
+
+
+def test_a_job_stored_before_the_budget_rule_still_resolves():
+    stored = {"max_time_s": 600.0, "timeout_s": 1.0}
+    assert measure_policy.of_job(stored, "cpu-x86_64-avx2-2c")["max_time_s"] == 600.0
+    for kind, defaults in measure_policy.DEFAULTS.items():
+        assert defaults["max_time_s"] < defaults["timeout_s"], kind
+
+
 def test_an_unknown_kind_is_refused():
     with pytest.raises(InvalidRequest, match=re.escape("no measurement defaults for device kind 'tpu'")):
         measure_policy.resolve({}, "tpu")

@@ -1,15 +1,19 @@
 """Every error leaves the API as JSON {"error": "...", "detail": ...} with a 4xx/5xx status.
 
 Repository errors map to statuses (NotFound 404, InvalidRequest 422, Conflict 409); compiler_core's WorkloadError
-and ConfigError are 422; a body that is not JSON is 400 with the parser's message; schema violations are 422 with
-one line per field; a 405's Allow header lists every method the path takes. A database that is down or busy is 503
+and ConfigError are 422; a body that is not strict JSON is 400 with the reader's message (api/json_body.py), one not
+sent as application/json 415; schema violations are 422 with one line per field; a 405's Allow header lists every
+method the path takes. The body is rendered so that nothing echoed can break it: a lone surrogate in a string is
+written as its escape's text, a non-finite float as its name (ErrorJSON). A database that is down or busy is 503
 with Retry-After (db/availability.py), answered on the same keep-alive connection and logged once per outage, not
 once per request; any other database error is a bug (500). `documented(...)` declares the body sent (ErrorBody) for a
 route's error statuses, so the OpenAPI shows what is sent.
 """
 from __future__ import annotations
 
+import json
 import logging
+import math
 import re
 import typing
 from typing import Any
@@ -25,13 +29,24 @@ import compiler_core as cc
 from tuner_server.api.schemas import ErrorBody
 from tuner_server.db.availability import BUSY, OUTAGE, RETRY_AFTER_S, reason, unavailable
 from tuner_server.repo import Conflict, ImportFormatError, InvalidRequest, NotFound, RepoError
+from tuner_server.strict_json import MAX_DEPTH, MAX_NUMBER_CHARS
 
 log = logging.getLogger(__name__)
-MEANINGS = {400: "malformed body (not UTF-8, not JSON)", 401: "missing, unknown or revoked bearer token",
+MEANINGS = {400: f"malformed body: not UTF-8, not JSON, or JSON the server refuses (NaN, Infinity, a number of over "
+                 f"{MAX_NUMBER_CHARS} characters, nesting over {MAX_DEPTH} levels, a key given twice, NUL or a lone "
+                 "surrogate in a string)",
+            401: "missing, unknown or revoked bearer token",
             403: "this needs an admin token", 404: "not found", 409: "the current state forbids it",
             413: "request body over the server's max_request_bytes",
+            415: "a JSON body sent without 'Content-Type: application/json' (UTF-8)",
             422: "a field is out of its bounds or inconsistent: `error` names it, `detail` lists every problem",
             503: "the database is down or busy: retry after Retry-After seconds"}
+
+
+METHOD_NOT_ALLOWED = {405: {"model": ErrorBody, "description": "this method is not served at this path; the `Allow` "
+                                                          "header lists those that are (HEAD wherever GET is)",
+                              "headers": {"Allow": {"description": "every method of the path, e.g. 'GET, HEAD, POST'",
+                                                    "schema": {"type": "string"}}}}}
 
 
 def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -49,8 +64,29 @@ class ApiError(Exception):
         self.status, self.error, self.detail, self.headers = status, error, detail, headers
 
 
+def printable(value: Any) -> Any:
+    """`value` (jsonable) with every string encodable as UTF-8 (a lone surrogate becomes the text of its escape,
+    '\\ud800') and every non-finite float replaced by its name: what an error echoes can never fail to render."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    return value
+
+
+class ErrorJSON(JSONResponse):
+    """The error body; it renders whatever it is given (see `printable`)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(printable(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
 def error_response(status: int, error: str, detail: Any = None, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": error, "detail": jsonable_encoder(detail)}, status_code=status, headers=headers)
+    return ErrorJSON({"error": error, "detail": jsonable_encoder(detail)}, status_code=status, headers=headers)
 
 
 def _repo_status(exc: RepoError) -> int:

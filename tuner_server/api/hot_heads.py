@@ -19,7 +19,8 @@ from starlette.datastructures import Headers, QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tuner_server.api.head_cache import kept_key
-from tuner_server.api.op_query import BestQuery, reject_repeated_params
+from tuner_server.api.op_query import BestQuery
+from tuner_server.api.query_rules import check_query, rules_of
 from tuner_server.db.engine import statement_engine
 from tuner_server.repo.hot_reads import token_and_head
 
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 PATH = "/v1/best"
 PARSED_QUERIES = 4096  # distinct query strings whose parse is kept
+QUERY_RULES = rules_of(BestQuery.model_json_schema()["properties"])  # the route's (api/query_rules.py)
 
 
 class _Route:
@@ -76,7 +78,7 @@ def _hot_key(query_string: bytes) -> tuple | None:
     """The kept answer's key a query asks for, parsed as the route parses it (its 422s raise, and are not kept);
     None when it asks for something else (a version, a time, a prediction)."""
     params = QueryParams(query_string)
-    reject_repeated_params(params)
+    check_query(params, QUERY_RULES)
     query = BestQuery.model_validate(dict(params))
     if query.version is not None or query.as_of is not None or query.predict or query.enqueue:
         return None

@@ -1,4 +1,5 @@
-"""ASGI middleware: a request-body size limit (413) and request latency for /metrics."""
+"""ASGI middleware: a request-body size limit (413), HEAD served as GET without the body, and request latency for
+/metrics."""
 from __future__ import annotations
 
 import json
@@ -67,6 +68,31 @@ class BodySizeLimit:
         start, body = _error(413, BodyTooLarge(size, self.max_bytes).detail, {"max_request_bytes": self.max_bytes})
         await send(start)
         await send(body)
+
+
+class HeadAsGet:
+    """HEAD wherever GET is served (RFC 9110 section 9.3.2): the request goes on as a GET, and its answer is sent with
+    the same status and headers (Content-Length included) but no body. Where GET is not served it is the GET's
+    405, whose Allow lists the methods that are."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        ended = False
+
+        async def without_body(message: Message) -> None:
+            nonlocal ended
+            if message["type"] == "http.response.body":
+                if ended:  # the rest of a streamed body: dropped
+                    return
+                message, ended = {"type": "http.response.body", "body": b"", "more_body": False}, True
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, without_body)
 
 
 class RequestTimer:

@@ -3,21 +3,19 @@
 An op's params travel as query parameters beside `op` (`?op=matmul&M=512&N=512&K=512&device=...`). Every param
 name that some op takes is declared here once, with its type and the widest bounds any op allows, so the OpenAPI
 lists them and a generated client can send them; which ones an op needs, and its own bounds, are in GET /v1/ops,
-and `workload()` checks them. A query parameter that is neither declared here nor a param of any op is a 422.
+and `workload()` checks them. A query parameter that is neither declared here nor a param of any op is a 422, and so
+is one given twice or an integer that is not plain digits (api/query_rules.py, on the route and the hot path).
 """
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Annotated, Any, Literal
 
-from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, create_model
-from starlette.datastructures import QueryParams
 
 import compiler_core as cc
 from tuner_server import bounds
 from tuner_server.api import schemas as s
-from tuner_server.api.errors import ApiError
 from tuner_server.api.inputs import workload_of
 from tuner_server.predict import DEFAULT_CANDIDATES, MAX_CANDIDATES
 
@@ -87,17 +85,3 @@ class HistoryQuery(KeyQuery):
 class DiffQuery(KeyQuery):
     v1: QueryVersion
     v2: QueryVersion
-
-
-def reject_repeated(request: Request) -> None:
-    """A query parameter given twice is ambiguous (FastAPI would keep the last): 422 naming it."""
-    reject_repeated_params(request.query_params)
-
-
-def reject_repeated_params(params: QueryParams) -> None:
-    """`reject_repeated` of parsed query parameters."""
-    seen: set[str] = set()
-    for name, _ in params.multi_items():
-        if name in seen:
-            raise ApiError(422, f"query parameter {name!r} given more than once")
-        seen.add(name)

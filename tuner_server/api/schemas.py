@@ -78,8 +78,20 @@ class OpPublic(BaseModel):
                                               "choices depend on the sizes, so they are an example")
 
 
+class OpsLimits(BaseModel):
+    """Bounds on a workload beyond each param's own range (`params` of each op)."""
+
+    max_tensor_elements: int = Field(description="the most elements one tensor (input or output) of a job's workload "
+                                     "may have; a larger one is a 422 naming the tensor (no workload anywhere may "
+                                     "pass compiler_core's 2^28)")
+    max_dim: int = Field(description="the largest integer param of a job's workload (a shape dimension)")
+    max_trials_per_job: int = Field(description="the largest trial budget of a job")
+
+
 class OpsPage(Page[OpPublic]):
     strategies: dict[str, dict[str, Any]] = Field(description="search strategy -> description and options")
+    limits: OpsLimits | None = Field(None, description="this server's bounds on workloads and jobs, for every op "
+                                     "(always sent; null only from servers older than the field)")
 
 
 class AgentPublic(BaseModel):

@@ -1,6 +1,9 @@
 """Exchange results between farms as JSON lines (format in exchange_format.py).
 
-Import merges: trials are deduplicated by content identity (workload key, device class, config key, codegen
+Import checks each line (exchange_format.parse_lines), then each trial's config against the op's space on the
+device class's compiler target where one is known (plausible.space_problem): a config no template builds would
+become a head whose source cannot be generated and that no measured trial replaces. Then it merges: trials are
+deduplicated by content identity (workload key, device class, config key, codegen
 version, timestamp, median: no farm-local ids), and a key's exported head becomes a local version with reason
 'import' when it beats the local head under the promotion rule. It is one transaction: a malformed line
 means nothing is written.
@@ -20,11 +23,14 @@ import compiler_core as cc
 from tuner_server.db.models import Device, ScheduleVersion, Trial, Workload
 from tuner_server.db.types import utcnow
 from tuner_server.repo.agents import ensure_device
-from tuner_server.repo.exchange_format import FORMAT, FORMAT_VERSION, Parsed, parse_lines
+from tuner_server.repo.errors import ImportFormatError
+from tuner_server.repo.exchange_format import FORMAT, FORMAT_VERSION, MAX_PROBLEMS, Parsed, parse_lines
+from tuner_server.repo.plausible import space_problem
 from tuner_server.repo.records import ImportCounts
 from tuner_server.repo.schedules import maybe_promote
 from tuner_server.repo.trials import append_trial, content_identity
 from tuner_server.repo.workloads import canonical_workload, get_or_create_workload
+from tuner_server.targets import target_for_class
 
 _TRIAL_FIELDS = ("samples", "median_s", "ci_low_s", "ci_high_s", "error", "compile_s", "max_abs_error")
 
@@ -66,12 +72,45 @@ def import_jsonl(lines: Iterable[str], *, session: Session, author: str,
     """Merge an export into this database; ImportFormatError (and nothing written) if any line is bad."""
     now = now or utcnow()
     parsed = parse_lines(lines, now)
+    problems = _config_problems(parsed, session)
+    if problems:
+        raise ImportFormatError(problems)
     with session.begin_nested():
         workloads, created_w = _import_workloads(parsed, session)
         created_d = _import_devices(parsed, session, now)
         local_ids, appended, duplicates = _import_trials(parsed, workloads, session)
         versions = _import_heads(parsed, local_ids, session, author, now)
     return ImportCounts(created_w, created_d, appended, duplicates, versions)
+
+
+def _target(device_class: str, parsed: Parsed, session: Session) -> cc.Target | None:
+    """The class's compiler target: the one stored here (which an import never replaces), else the import's device
+    line's; None when neither has one (then only the config's form is checked, plausible.py)."""
+    try:
+        return target_for_class(device_class, session=session)
+    except LookupError:
+        stored = parsed.devices.get(device_class, {}).get("target")
+        return cc.Target.from_dict(dict(stored)) if stored is not None else None  # parse_lines checked it
+
+
+def _config_problems(parsed: Parsed, session: Session) -> list[str]:
+    """'line N: ...' for every trial whose config is not in its op's space on its class's target."""
+    targets: dict[str, cc.Target | None] = {}
+    workloads: dict[str, cc.Workload] = {}
+    problems: list[str] = []
+    for t in parsed.trials:
+        dclass = t["device_class"]
+        if dclass not in targets:
+            targets[dclass] = _target(dclass, parsed, session)
+        if targets[dclass] is None:
+            continue
+        workload = workloads.setdefault(t["workload"], cc.parse_key(t["workload"]))
+        problem = space_problem(workload, t["config"], targets[dclass])
+        if problem is not None:
+            problems.append(f"line {t['line']}: trial {t['id']!r} on {dclass}: {problem}")
+            if len(problems) >= MAX_PROBLEMS:
+                break
+    return problems
 
 
 def _import_workloads(parsed: Parsed, session: Session) -> tuple[dict[str, Workload], int]:

@@ -64,7 +64,7 @@ class Parsed:
 
     workloads: set[str] = field(default_factory=set)
     devices: dict[str, dict[str, Any]] = field(default_factory=dict)  # class -> fingerprint
-    trials: list[dict[str, Any]] = field(default_factory=list)
+    trials: list[dict[str, Any]] = field(default_factory=list)  # each with its "line" number
     versions: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -76,7 +76,7 @@ def parse_lines(lines: Iterable[str], now: datetime) -> Parsed:
         if not line.strip():
             continue
         try:
-            _parse_one(strict_json.loads(line), parsed, keys, now)
+            _parse_one(strict_json.loads(line), parsed, keys, now, number)
         except (ValueError, TypeError, KeyError, OverflowError, cc.WorkloadError) as exc:
             problems.append(f"line {number}: {exc}")
             if len(problems) >= MAX_PROBLEMS:
@@ -89,7 +89,7 @@ def parse_lines(lines: Iterable[str], now: datetime) -> Parsed:
     return parsed
 
 
-def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str], now: datetime) -> None:
+def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str], now: datetime, number: int) -> None:
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
     kind = obj.get("type")
@@ -111,7 +111,7 @@ def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str], now: datetime) ->
     elif kind == "device":
         parsed.devices[_device_class(obj["device_class"])] = _fingerprint(obj.get("fingerprint") or {})
     elif kind == "trial":
-        parsed.trials.append(_trial(obj, keys, now))
+        parsed.trials.append({**_trial(obj, keys, now), "line": number})
     else:
         parsed.versions.append(_version(obj, keys, now))
 

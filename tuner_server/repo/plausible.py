@@ -8,7 +8,10 @@ farm, a hand-edited file), so every trial line must be:
 - any other status: no samples, median or CI (a build or run that failed was not timed);
 - compile_s and max_abs_error: absent, or finite and >= 0;
 - codegen_version: present (the code generator the config was built with), at most MAX_CODEGEN_VERSION characters;
-- config: at most MAX_KNOBS knobs, each an int, string or boolean;
+- config: at most MAX_KNOBS knobs, each an int, string or boolean; and, where the device class's compiler target is
+  known (registered here, or in the import's device line), a member of the op's space for that workload and target
+  (`space_problem`, checked by repo/exchange.py once the targets are known), or of an older family of it that the
+  op's template still builds (a config stored before a knob existed);
 - created_at: between bounds.EARLIEST and `now` plus MAX_CLOCK_SKEW (another farm's clock may run a little ahead).
 """
 from __future__ import annotations
@@ -18,6 +21,8 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+import compiler_core as cc
+from compiler_core.schedules import template_for
 from tuner_server import bounds
 
 MAX_SAMPLES = 100_000
@@ -78,6 +83,22 @@ def _config_problem(config: Mapping[str, Any]) -> str | None:
             return (f"config knob {knob[:64]!r} must be an int within +-{bounds.MAX_INT32}, a string of at most "
                     f"{MAX_KNOB_TEXT} characters or a boolean, got {value!r}"[:300])
     return None
+
+
+def space_problem(workload: cc.Workload, config: Mapping[str, Any], target: cc.Target) -> str | None:
+    """Why `config` is not a config of `workload` on `target`, as lower() decides it: against the space the op's
+    template says the config belongs to (`config_space`: the searched one, or an older family it still builds, such
+    as one before a knob was added); None when it is one."""
+    try:
+        template = template_for(workload.op, target.kind)
+        space = template.config_space(workload, target, dict(config)) if hasattr(template, "config_space") else \
+            template.space(workload, target)
+        problems = space.violations(dict(config))
+    except (cc.WorkloadError, cc.ConfigError, ValueError) as exc:
+        problems = [str(exc)]
+    if not problems:
+        return None
+    return f"config is not in the space of {workload.key} on {target.kind} {target.arch}: {'; '.join(problems)}"[:600]
 
 
 def time_problem(name: str, value: datetime, now: datetime) -> str | None:

@@ -29,7 +29,7 @@ from tuner_server.api.errors import ApiError, documented
 from tuner_server.api.head_cache import kept_key
 from tuner_server.api.inputs import parse_as_of, require_device, unknown_device, workload_of
 from tuner_server.api.json_body import StrictJSONRoute
-from tuner_server.api.op_query import BestQuery, DiffQuery, HistoryQuery, reject_repeated
+from tuner_server.api.op_query import BestQuery, DiffQuery, HistoryQuery
 from tuner_server.api.prediction import PredictedBest, predicted_public
 from tuner_server.api.views import best_public, diff_public, job_public, schedule_key_public, version_public
 from tuner_server.db import session_scope
@@ -39,7 +39,7 @@ from tuner_server.search import STRATEGIES, check_options
 
 router = APIRouter(prefix="/v1/best", tags=["best schedules"], route_class=StrictJSONRoute)
 READ_ERRORS = documented(401, 404, 422)
-WRITE_ERRORS = documented(400, 401, 403, 404, 409, 413, 422)
+WRITE_ERRORS = documented(400, 401, 403, 404, 409, 413, 415, 422)
 
 
 def _missing(session: Session, device: str, what: str) -> ApiError:
@@ -90,7 +90,6 @@ def get_best(request: Request, session: SessionDep, settings: SettingsDep, drive
     `predicted: true` with the model's version and training size; `enqueue=true` (admin) also queues a tuning
     job of `enqueue_trials` for the key unless one is open, also where the class has no model yet (a 404 whose
     `detail.enqueued_job` is that job)."""
-    reject_repeated(request)
     workload, device, version = query.workload(), query.device, query.version
     if query.predict and (version is not None or query.as_of is not None):
         raise ApiError(422, "predict=true answers for the head only: give it without version= or as_of=")
@@ -174,10 +173,9 @@ def list_keys(session: SessionDep, _: ReadAccess, op: s.OpName | None = None, de
 
 
 @router.get("/history", response_model=s.Page[s.VersionPublic], responses=documented(401, 422))
-def get_history(request: Request, session: SessionDep, _: ReadAccess,
+def get_history(session: SessionDep, _: ReadAccess,
                 query: Annotated[HistoryQuery, Query()]) -> s.Page[s.VersionPublic]:
     """Every version of the key, newest first (an empty page for a workload never tuned on a known class)."""
-    reject_repeated(request)
     workload, device = query.workload(), query.device
     page = schedules.history(workload.key, device, session=session, limit=query.limit, offset=query.offset)
     if page.total == 0:
@@ -187,10 +185,9 @@ def get_history(request: Request, session: SessionDep, _: ReadAccess,
 
 
 @router.get("/diff", response_model=s.DiffPublic, responses=READ_ERRORS)
-def get_diff(request: Request, session: SessionDep, _: ReadAccess,
+def get_diff(session: SessionDep, _: ReadAccess,
              query: Annotated[DiffQuery, Query()]) -> s.DiffPublic:
     """The knobs that differ between versions v1 and v2 of a key, and the ratio of their medians."""
-    reject_repeated(request)
     workload, device = query.workload(), query.device
     try:
         diff = schedules.diff(workload.key, device, query.v1, query.v2, session=session)

@@ -31,7 +31,7 @@ from tuner_server.search import STRATEGIES, check_options, describe_strategies
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], route_class=StrictJSONRoute)
 MAX_CURVE_POINTS = 10_000  # a point is ~300 bytes: a 3 MB answer at most
 READ_ERRORS = documented(401, 404, 422)
-WRITE_ERRORS = documented(400, 401, 403, 404, 409, 413, 422)
+WRITE_ERRORS = documented(400, 401, 403, 404, 409, 413, 415, 422)
 
 
 def _strategy_options(name: str, options: dict) -> dict:

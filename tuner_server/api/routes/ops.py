@@ -11,8 +11,9 @@ from typing import Any
 from fastapi import APIRouter
 
 import compiler_core as cc
+from compiler_core.workload import MAX_TENSOR_ELEMS
 from tuner_server.api import schemas as s
-from tuner_server.api.deps import Limit, Offset, ReadAccess
+from tuner_server.api.deps import Limit, Offset, ReadAccess, SettingsDep
 from tuner_server.api.errors import documented
 from tuner_server.api.json_body import StrictJSONRoute
 from tuner_server.search import describe_strategies
@@ -64,7 +65,12 @@ def ops_catalogue() -> tuple[s.OpPublic, ...]:
 
 
 @router.get("/ops", response_model=s.OpsPage, responses=documented(401, 422))
-def list_ops(_: ReadAccess, limit: Limit = 100, offset: Offset = 0) -> s.OpsPage:
+def list_ops(_: ReadAccess, settings: SettingsDep, limit: Limit = 100, offset: Offset = 0) -> s.OpsPage:
+    """Each op's params with their bounds, dtypes and an example of its spaces; the search strategies; and
+    `limits`: the bounds every workload and job meets beyond each param's own (the largest tensor, in elements,
+    is the smaller of the compiler's and this server's)."""
     ops = ops_catalogue()
+    limits = s.OpsLimits(max_tensor_elements=min(MAX_TENSOR_ELEMS, settings.max_tensor_elements),
+                         max_dim=settings.max_dim, max_trials_per_job=settings.max_trials_per_job)
     return s.OpsPage(items=list(ops[offset:offset + limit]), total=len(ops), limit=limit, offset=offset,
-                     strategies=describe_strategies())
+                     strategies=describe_strategies(), limits=limits)

@@ -17,7 +17,7 @@ def token_public(row: ApiToken) -> s.TokenPublic:
     return s.TokenPublic(id=row.id, name=row.name, scope=row.scope, created_at=row.created_at, revoked=row.revoked)
 
 
-@router.post("", status_code=201, response_model=s.TokenCreated, responses=documented(400, 401, 403, 413, 422))
+@router.post("", status_code=201, response_model=s.TokenCreated, responses=documented(400, 401, 403, 413, 415, 422))
 def create_token(body: s.TokenCreate, session: SessionDep, _: AdminAccess) -> s.TokenCreated:
     """A new random token of scope `read` or `admin`; `token` in the answer is its plaintext, shown this once."""
     row, plaintext = repo.create_token(body.name, body.scope, session=session)
