@@ -25,6 +25,7 @@ class Kernel:
     source: str
     _impl: object = field(default=None, repr=False)
     _specs: list | None = field(default=None, repr=False)
+    _outputs: int | None = field(default=None, repr=False)
 
     @property
     def launch(self) -> list[dict]:
@@ -37,6 +38,13 @@ class Kernel:
         if self._specs is None:
             self._specs = get_op(self.workload.op).tensor_specs(self.workload)
         return self._specs
+
+    @property
+    def outputs(self) -> int:
+        """How many of `specs` (the last ones) are outputs."""
+        if self._outputs is None:
+            self._outputs = len(get_op(self.workload.op).output_specs(self.workload))
+        return self._outputs
 
     def _check(self, arrays) -> list[np.ndarray]:
         specs = self.specs
@@ -52,6 +60,14 @@ class Kernel:
             if not a.flags.c_contiguous:
                 raise ValueError(f"{b.name}: array must be C-contiguous")
             out.append(a)
+        for i in range(len(out) - self.outputs, len(out)):
+            if not out[i].flags.writeable:  # a read-only mapping would fault; a buffer of bytes would be overwritten
+                raise ValueError(f"{specs[i].name}: the output array is read-only: pass a writeable array")
+            for j in range(i):
+                # an output written while inputs are still read (or two outputs in one place) is a wrong result
+                if np.may_share_memory(out[i], out[j]):
+                    raise ValueError(f"output {specs[i].name} shares memory with {specs[j].name}: outputs must not "
+                                     "overlap other arrays")
         return out
 
     def bind(self, *arrays: np.ndarray):

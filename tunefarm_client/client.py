@@ -61,8 +61,18 @@ class TunefarmError(Exception):
                    url=str(request.url))
 
 
+# The query parameters /v1/best, /v1/best/history and /v1/best/diff take beside the op's params: a param of that
+# name would be read as one of them (a "predict" param would ask for a prediction), so none may be one.
+CONTROLS = frozenset({"op", "device", "version", "as_of", "include_source", "predict", "candidates", "enqueue",
+                      "enqueue_trials", "limit", "offset", "v1", "v2"})
+
+
 def _query(op: str, params: Mapping[str, Any], device: str, **extra: Any) -> dict[str, Any]:
     """/v1/best* take the op's params as query parameters beside op and device; None values are left out."""
+    clash = sorted(CONTROLS.intersection(params))
+    if clash:
+        raise ValueError(f"params {', '.join(map(repr, clash))}: no op has such a parameter; these are the request's "
+                         "own options (pass them as keyword arguments, e.g. predict=True)")
     query = {**params, "op": op, "device": device}
     query.update({k: v for k, v in extra.items() if v is not None})
     return query
