@@ -73,14 +73,21 @@ def test_default_config_is_in_the_space(w, target):
 
 
 def test_default_is_a_rule_on_how_many_large_tiles_fill_the_sms():
-    """The probe's 128x256 s4 c2 where its tiles fill every SM at least once, else 64x128 s6 c1: the same problem
-    flips with the device's SM count, so this is a rule on the size, not a table of shapes."""
-    large, small = gemm_sm90.LARGE, gemm_sm90.SMALL
+    """The probe's 128x256 s4 c2 where its tiles fill every SM at least once, or (from two rows of them) half of one
+    wave; else 128x128 where those fill half a wave; else 64x128 s6 c1: the same problem flips with the device's SM
+    count, so this is a rule on the size, not a table of shapes."""
+    large, mid, small = gemm_sm90.LARGE, gemm_sm90.MID, gemm_sm90.SMALL
     pick = lambda w, t: {k: cc.default_config(w, t)[k] for k in large}  # noqa: E731
     assert pick(BIG, H100) == large and pick(SMALL, H100) == small
     assert pick(SMALL, dataclasses.replace(H100, sm_count=32)) == large  # 8 x 4 large tiles fill 32 SMs
-    assert pick(matmul(2048, 2048, 64), H100) == small  # 16 x 8 = 128 large tiles < 132 SMs
+    assert pick(matmul(2048, 2048, 64), H100) == large  # 16 x 8 = 128 large tiles: 97 % of one wave of 132
+    assert pick(matmul(1152, 2048, 64), H100) == large  # 9 x 8 = 72 large tiles: 55 %
+    assert pick(matmul(1024, 2048, 64), H100) == mid  # 8 x 8 = 64 large tiles (48 %), 8 x 16 = 128 mid ones
+    assert pick(matmul(512, 2048, 64), H100) == small  # 32 large, 64 mid tiles: under half a wave
+    assert pick(matmul(1024, 2048, 64), dataclasses.replace(H100, sm_count=264)) == small  # 128 mid < 132
+    assert pick(matmul(128, 16384, 4096), H100) == small  # one row of large tiles: the skinny rules decide
     assert cc.default_config(BIG, H100)["persistent"] is True
+    assert cc.default_config(matmul(1152, 2048, 4096), H100)["split_k"] == 1  # half a wave of tiles: no split
 
 
 # ---- dispatch ------------------------------------------------------------------------------------

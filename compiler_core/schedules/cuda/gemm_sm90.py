@@ -180,17 +180,22 @@ def _smem(config: dict) -> int:
 
 def default_config(w, target) -> dict:
     return size_rule_default(w["M"], w["N"], TILE_CHOICES, TILE_CHOICES, target, space(w, target),
-                             batch=batch_of(w), k_blocks=-(-w["K"] // K_BLOCK), cluster=1)
+                             batch=batch_of(w), k_blocks=-(-w["K"] // K_BLOCK), cluster=1, fill_wave=True)
 
 
 def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: Space, *, batch: int = 1,
-                      k_blocks: int = 0, **fixed) -> dict:
+                      k_blocks: int = 0, fill_wave: bool = False, **fixed) -> dict:
     """LARGE where its tiles (of every batch entry) alone fill every SM at least once; else the smaller SMALL tile
-    (more, shorter tiles keep the SMs busy): a rule on the problem size. Persistent, grouped raster, plus `fixed`;
-    clipped to small shapes. Where the space has split_k, the split split_k_rule picks for the tiles."""
+    (more, shorter tiles keep the SMs busy): a rule on the problem size. With `fill_wave` (the GEMMs' default, from
+    two rows of LARGE tiles), the largest tile of LARGE and MID whose tiles fill at least half of one wave
+    (`wave_tile`). Persistent, grouped raster, plus `fixed`; clipped to small shapes. Where the space has split_k, the
+    split split_k_rule picks for the tiles."""
     sms = target.sm_count or NOMINAL_SM_COUNT
     large_tiles = tiles(M, N, LARGE)
     pick = LARGE if batch * large_tiles[0] * large_tiles[1] >= sms else SMALL
+    waved = fill_wave and pick is SMALL and M >= 2 * LARGE["bm"] and wave_tile(M, N, batch, sms) is not SMALL
+    if waved:  # at least half a wave of larger tiles: no split (more units would overflow the wave)
+        pick = wave_tile(M, N, batch, sms)
     config = dict(pick, persistent=True, group_m=8, **fixed)
     config["bm"], config["bn"] = min(config["bm"], covering(tile_m, M)), min(config["bn"], covering(tile_n, N))
     if config["bm"] < 64 * config["consumers"]:
@@ -203,7 +208,7 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
         config["group_m"] = 1
     if not s.is_valid(config):
         return next(iter(s))
-    if "split_k" in s.names:
+    if "split_k" in s.names and not waved:
         config["split_k"] = split_k_rule(batch * cta_tiles(M, N, config), k_blocks, sms,
                                          lambda k: s.is_valid(dict(config, split_k=k)))
     if "split_cluster" in s.names and config["split_k"] > 1:
@@ -212,6 +217,23 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
         if in_cluster is not None and s.is_valid(in_cluster):
             return in_cluster
     return config
+
+
+MID = dict(bm=128, bn=128, stages=6, consumers=2)  # between LARGE and SMALL: half LARGE's columns
+WAVE_FILL = 0.5  # the share of one wave of SMs a tile's count must reach for that tile to be taken over SMALL
+
+
+def wave_tile(M: int, N: int, batch: int, sms: int) -> dict:
+    """The largest of LARGE and MID whose tiles (of every batch entry) fill at least WAVE_FILL of one wave of SMs,
+    else SMALL. Fewer, larger tiles do more per byte loaded; on an H200 (benchmarks/results/2026-12-01-sm90-one-wave/)
+    LARGE tiles filling 55-97 % of a wave beat four times as many SMALL ones over several rounds on 18 of 19 shapes
+    (2048^3: 0.72 -> 0.98 of cuBLAS), and where LARGE filled 48 % MID, with twice the tiles, beat both (1024 x 2048 x
+    2048: 0.77 -> 0.93; LARGE 0.65)."""
+    for tile in (LARGE, MID):
+        rows, cols = tiles(M, N, tile)
+        if batch * rows * cols >= WAVE_FILL * sms:
+            return tile
+    return SMALL
 
 
 def cluster_split(config: dict) -> dict:
