@@ -1,5 +1,6 @@
 """Issue 11 screen (2026-12-01, not kept): the fitted GP's kernel gains a trend term, a fixed long Matérn 3/2
-(BO's length scale) on the knob coordinates alone, with its own fitted amplitude: k = a * M32_ARD(codes) + a_t * M32(coords, 1.5) + noise.
+(BO's length scale) on the knob coordinates alone, with its own fitted amplitude:
+k = a * M32_ARD(codes) + a_t * M32(coords, 1.5) + noise.
 TREND_L (env, default 1.5), TREND_START (0.25). Runs benchmarks/search_efficiency.py with the patch (made before
 its workers fork; S10 is the ten spaces of the README):
 
@@ -12,10 +13,10 @@ import sys
 
 sys.path[:0] = ["benchmarks", "."]
 import numpy as np  # noqa: E402
+import search_efficiency as se  # noqa: E402
 from scipy.linalg import cho_factor, cho_solve  # noqa: E402
 from scipy.optimize import minimize  # noqa: E402
 
-import search_efficiency as se  # noqa: E402
 from tuner_server.search import gp_fit, portfolio  # noqa: E402
 from tuner_server.search.gaussian_process import GaussianProcess, matern32, standardised  # noqa: E402
 
