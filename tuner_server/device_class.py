@@ -14,6 +14,7 @@ CPU_ISA_PRIORITY = ("amx_bf16", "avx512_bf16", "avx512f", "avx2", "sse4_2", "neo
 _ISA_ALIASES = {"sse4.2": "sse4_2", "asimd": "neon"}
 _ARCH_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "x86-64": "x86_64", "arm64": "aarch64"}
 _MAX_SLUG = 64
+_MAX_CLASS = 124
 CLASS_PATTERN = r"(cpu|cuda)-[a-z0-9_-]{1,120}"  # what every derived class matches (regex, no anchors)
 
 
@@ -26,11 +27,16 @@ def device_class(fingerprint: Mapping) -> str:
     """Fingerprint dict (kind, model, arch, isa_flags, compute_units, ...) -> class string; ValueError if unusable."""
     kind = _required(fingerprint, "kind")
     if kind == "cuda":
-        return f"cuda-{_model_slug(fingerprint)}-sm{sm_number(_required(fingerprint, 'arch'))}"
-    if kind == "cpu":
-        arch = _arch_token(_required(fingerprint, "arch"))
-        return f"cpu-{arch}-{best_isa(_isa_flags(fingerprint))}-{_compute_units(fingerprint)}c"
-    raise ValueError(f"device fingerprint: kind must be 'cpu' or 'cuda', got {kind!r}")
+        name = f"cuda-{_model_slug(fingerprint)}-sm{sm_number(_required(fingerprint, 'arch'))}"
+    elif kind == "cpu":
+        arch = arch_token(_required(fingerprint, "arch"))
+        name = f"cpu-{arch}-{best_isa(_isa_flags(fingerprint))}-{_compute_units(fingerprint)}c"
+    else:
+        raise ValueError(f"device fingerprint: kind must be 'cpu' or 'cuda', got {kind!r}")
+    if not re.fullmatch(CLASS_PATTERN, name):  # a class that queries and imports can name: only a long arch breaks it
+        raise ValueError(f"device fingerprint: its class {name[:60]}... would be {len(name)} characters, over the "
+                         f"{_MAX_CLASS} a class has (shorten device.arch)")
+    return name
 
 
 def device_kind(device_class_name: str) -> str:
@@ -67,7 +73,8 @@ def sm_number(arch) -> str:
     return "".join(match.groups())
 
 
-def _arch_token(arch) -> str:
+def arch_token(arch) -> str:
+    """A CPU fingerprint's arch as its class spells it: 'amd64' -> 'x86_64'."""
     text = _ARCH_ALIASES.get(str(arch).lower(), str(arch).lower())
     token = re.sub(r"[^a-z0-9_]+", "-", text).strip("-")
     if not token:

@@ -18,11 +18,13 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import Connection, Row
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 import compiler_core as cc
@@ -38,7 +40,7 @@ from tuner_server.repo.jobs import counted_progress
 from tuner_server.repo.sweep_rules import silent_since
 from tuner_server.search import Observation, SearchStrategy, StrategyContext, TransferTrial, make_strategy
 from tuner_server.search.default_first import DefaultFirst
-from tuner_server.targets import pick_device_class, target_for_class
+from tuner_server.targets import NoTarget, pick_device_class, target_for_class
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +111,27 @@ _UNPINNED = "unpinned"  # what `_read` says of a job whose seed or device class 
 
 
 class _JobFailed(Exception):
-    """The job cannot run at all (bad strategy options, no space for its device): it ends as failed."""
+    """The job cannot run at all (bad strategy options, no space for its device, a search that raises): it ends as
+    failed."""
+
+
+@contextmanager
+def _search_failures(view: _JobView) -> Iterator[None]:
+    """A failure of the job's search (building its space, defaults and strategy; observing; proposing) fails the job
+    at once, with what failed, rather than on every pass forever; the database's failures pass through (the pass
+    ends and the next one retries)."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, _JobFailed | SQLAlchemyError | LeadershipLost) or unavailable(exc) is not None:
+            raise
+        if isinstance(exc, ValueError | NoTarget):  # a bad workload, space or strategy option; a class without target
+            detail = str(exc)
+        else:  # a fault of the code: its traceback, once (the job ends here)
+            log.error("job driver: the search of job %s raised", view.job_id, exc_info=True)
+            detail = f"the search failed ({type(exc).__name__}: {exc}); the tuner's log has the traceback"
+        raise _JobFailed(f"cannot search {view.workload_key} on {view.device_class} with strategy "
+                         f"{view.strategy!r}: {detail}") from exc
 
 
 class JobDriver:
@@ -321,12 +343,13 @@ class JobDriver:
         plan = self._plans.get(view.job_id)
         if plan is not None and plan.device_class == view.device_class:
             if view.trials:
-                plan.strategy.observe([observation(t) for t in view.trials])
+                with _search_failures(view):
+                    plan.strategy.observe([observation(t) for t in view.trials])
                 plan.observed.update(t.id for t in view.trials)
             return plan
         if self.class_models is not None and view.trials and view.strategy in TRANSFER_STRATEGIES:
             self.class_models.warm_cache(view.device_class, view.workload_key, [t.config for t in view.trials])
-        try:
+        with _search_failures(view):
             with session_scope(self._reads) as s:
                 target = target_for_class(view.device_class, session=s)
             space = cc.get_space(cc.parse_key(view.workload_key), target)
@@ -337,9 +360,6 @@ class JobDriver:
             firsts = [cc.default_config(cc.parse_key(view.workload_key), target)]
             strategy = DefaultFirst(make_strategy(view.strategy, context),
                                     [view.stale_head, *firsts] if view.stale_head else firsts, context.history)
-        except (ValueError, LookupError) as exc:  # a bad workload, space or strategy option: the job fails
-            raise _JobFailed(f"cannot search {view.workload_key} on {view.device_class} with strategy "
-                             f"{view.strategy!r}: {exc}") from exc
         plan = _Plan(view.device_class, strategy, observed={t.id for t in view.trials})
         self._plans[view.job_id] = plan
         return plan
@@ -361,7 +381,8 @@ class JobDriver:
         saw configs that were never queued): the next pass rebuilds it from the database."""
         created, fruitless = 0, 0
         while created < wanted and not plan.exhausted and fruitless < MAX_FRUITLESS_BATCHES:
-            batch = plan.strategy.propose(wanted - created)
+            with _search_failures(view):
+                batch = plan.strategy.propose(wanted - created)
             if not batch:
                 plan.exhausted = True
                 break

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tuner_server.device_class import best_isa, device_class, device_kind, slugify
+from tuner_server.device_class import CLASS_PATTERN, best_isa, device_class, device_kind, slugify
 
 CPU = {"kind": "cpu", "model": "AMD EPYC 7B13", "arch": "x86_64", "isa_flags": ["sse4_2", "avx2", "fma"],
        "compute_units": 2, "memory_bytes": 8 << 30}
@@ -69,3 +69,9 @@ def test_deterministic_and_independent_of_extra_fields():
 def test_clear_errors(fingerprint, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         device_class(fingerprint)
+
+
+def test_every_class_is_one_that_queries_and_imports_can_name():
+    assert re.fullmatch(CLASS_PATTERN, device_class({**CPU, "arch": "a" * 100, "compute_units": 65_536}))
+    with pytest.raises(ValueError, match="over the 124 a class has"):
+        device_class({**CPU, "arch": "a" * 200})

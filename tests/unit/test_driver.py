@@ -9,9 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 
 import compiler_core as cc
 from tests.unit.fake_agent import FakeAgent
+from tuner_server import driver as driver_module
 from tuner_server import repo
 from tuner_server.db import Job, Task, Trial, make_engine, make_session_factory, session_scope, upgrade_to_head
 from tuner_server.driver import JobDriver, TickSummary, derive_seed
@@ -312,6 +314,52 @@ def test_an_error_in_one_job_is_logged_and_the_pass_goes_on(sessions, settings, 
     assert job_state(sessions, fine)[1] and not job_state(sessions, broken)[1]
     assert job_state(sessions, broken)[0].state == "queued"  # not failed: a transient error is retried
     assert "injected" in caplog.text
+
+
+def test_a_search_that_raises_fails_its_job_once_and_spares_the_others(sessions, settings, caplog):
+    """A class stored before Register checked targets (a 3-byte vector ISA): its space's default divides by zero.
+    The job fails at once with what failed, and the traceback is logged once, not on every pass."""
+    broken = {**CPU, "isa_flags": ["sse4_2"], "compute_units": 1,
+              "target": {**cc.cpu_target(isa="sse", cores=1).to_dict(), "vector_bytes": 3}}
+    with session_scope(sessions) as s:
+        dclass = repo.register_agent(broken, "old", "cg1", session=s, now=T0).agent.device_class
+    agent = new_agent(sessions)
+    bad, good = new_job(sessions, selector=dclass), new_job(sessions, key=SMALL)
+    driver = JobDriver(sessions, settings)
+    summary = driver.tick(at(1))
+    job = job_state(sessions, bad)[0]
+    assert summary.finished == {bad: "failed"} and job.state == "failed"
+    assert "ZeroDivisionError" in job.error and dclass in job.error
+    assert caplog.text.count("Traceback") == 1
+    driver.tick(at(2))
+    assert caplog.text.count("Traceback") == 1
+    assert run_to_end(sessions, driver, agent, good, start=3).state == "done"
+
+
+def test_a_strategy_whose_proposal_raises_fails_its_job(sessions, settings, monkeypatch):
+    new_agent(sessions)
+    job_id = new_job(sessions)
+
+    def broken(self, n):
+        raise IndexError("injected")
+
+    monkeypatch.setattr(RandomSearch, "propose", broken)
+    assert JobDriver(sessions, settings).tick(at(1)).finished == {job_id: "failed"}
+    assert "IndexError: injected" in job_state(sessions, job_id)[0].error
+
+
+def test_a_database_failure_while_building_the_search_is_retried_not_a_failed_job(sessions, settings, monkeypatch):
+    new_agent(sessions)
+    job_id = new_job(sessions)
+
+    def failing(*args, **kwargs):
+        raise OperationalError("SELECT devices", {}, sqlite3.OperationalError("no such table: devices"))
+
+    monkeypatch.setattr(driver_module, "target_for_class", failing)
+    driver = JobDriver(sessions, settings)
+    assert not driver.tick(at(1)).finished and job_state(sessions, job_id)[0].state == "queued"
+    monkeypatch.undo()
+    assert driver.tick(at(2)).enqueued == 8
 
 
 def test_the_thread_survives_errors_and_wake_runs_a_pass(sessions, settings, monkeypatch):

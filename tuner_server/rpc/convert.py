@@ -2,6 +2,11 @@
 
 A request that breaks a rule raises `FieldError` naming the field and what is allowed (the servicer answers
 INVALID_ARGUMENT); nothing here touches the database. Responses are built from repository records.
+
+What a result stores is held to the rules an import holds a trial line to (repo/plausible.py: its timings, the length
+of its error text), checked by the same functions, so that this farm's export always imports again. A registered
+compiler target must be one compiler_core generates code for, and the ISA of the class its fingerprint names
+(targets.py).
 """
 from __future__ import annotations
 
@@ -14,20 +19,21 @@ import compiler_core as cc
 from compiler_core.backends import backend_for_device
 from tunefarm_proto import tunefarm_pb2 as pb
 from tuner_server import measure_policy
-from tuner_server.device_class import sm_number
+from tuner_server.device_class import arch_token, best_isa, sm_number
 from tuner_server.repo import LeasedTask, RecordOutcome, Registration, TrialReport
+from tuner_server.repo.plausible import MAX_CODEGEN_VERSION, MAX_ERROR_CHARS, MAX_SAMPLES
+from tuner_server.repo.plausible import _number_problem as number_problem
+from tuner_server.repo.plausible import _timings_problem as timings_problem
+from tuner_server.targets import isa_problem, target_problem
 
 MAX_ID = 64  # task and agent ids are 36-character UUIDs
 MAX_TOKEN = 512
 MAX_NAME = 128
 MAX_TEXT = 256  # fingerprint strings
 MAX_FLAGS = 512
-MAX_CODEGEN_VERSION = 64
 MAX_LEASE = 256  # tasks per LeaseTasks call
 MAX_HELD = 10_000  # held task ids per Heartbeat
 MAX_RESULTS = 1_000  # results per ReportResults call
-MAX_SAMPLES = 100_000  # samples per result
-MAX_ERROR_CHARS = 16_000  # longer error texts keep their end (see _error_text)
 MAX_BUILDS = 1_024
 KINDS = ("cpu", "cuda")
 STATUS_NAMES = tuple(name for name in pb.TrialStatus.keys() if name != "TRIAL_STATUS_UNSPECIFIED")
@@ -71,10 +77,14 @@ def _text(value: str, field: str, limit: int, *, required: bool = False) -> str:
     return value
 
 
+_CUT = "..."  # what starts an error text cut to its end
+
+
 def _error_text(value: str) -> str:
-    """A failure's text as stored: its end when it is long (where compilers and tracebacks say what failed), and
-    any NUL (a crashed kernel's output may hold one; the database's text cannot) shown as U+FFFD."""
-    text = value if len(value) <= MAX_ERROR_CHARS else "..." + value[-MAX_ERROR_CHARS:]
+    """A failure's text as stored: at most MAX_ERROR_CHARS characters (what an import takes), its end when it is
+    longer (where compilers and tracebacks say what failed), and any NUL (a crashed kernel's output may hold one;
+    the database's text cannot) shown as U+FFFD."""
+    text = value if len(value) <= MAX_ERROR_CHARS else _CUT + value[len(value) - MAX_ERROR_CHARS + len(_CUT):]
     return text.replace("\x00", "\ufffd")
 
 
@@ -95,6 +105,7 @@ def fingerprint(m: pb.DeviceFingerprint) -> dict[str, Any]:
     if kind not in KINDS:
         raise FieldError("device.kind", f"must be one of {', '.join(KINDS)}, got {m.kind!r}")
     _text(m.arch, "device.arch", MAX_TEXT, required=True)
+    _arch(m.arch, kind)
     _text(m.model, "device.model", MAX_TEXT, required=kind == "cuda")
     for name in ("driver_version", "compiler_version", "cuda_version", "hostname"):
         _text(getattr(m, name), f"device.{name}", MAX_TEXT)
@@ -105,10 +116,26 @@ def fingerprint(m: pb.DeviceFingerprint) -> dict[str, Any]:
     _in_range(m.compute_units, "device.compute_units", 1)
     _in_range(m.device_index, "device.device_index", 0)
     _in_range(m.memory_bytes, "device.memory_bytes", 0)
+    compiler_target = target(m, kind)
+    if kind == "cpu" and (problem := isa_problem(best_isa(m.isa_flags), compiler_target)):
+        raise FieldError("device.isa_flags", problem)
     return {"kind": kind, "device_index": m.device_index, "model": m.model, "arch": m.arch,
             "isa_flags": list(m.isa_flags), "compute_units": m.compute_units, "memory_bytes": m.memory_bytes,
             "driver_version": m.driver_version, "compiler_version": m.compiler_version,
-            "cuda_version": m.cuda_version, "hostname": m.hostname, "target": target(m, kind).to_dict()}
+            "cuda_version": m.cuda_version, "hostname": m.hostname, "target": compiler_target.to_dict()}
+
+
+def _arch(arch: str, kind: str) -> None:
+    """A CUDA device's arch is its compute capability; a CPU's, a machine name with letters or digits."""
+    try:
+        if kind == "cuda":
+            sm_number(arch)
+        else:
+            arch_token(arch)
+    except ValueError:
+        allowed = "its compute capability, like 'sm_90', 'sm_90a' or '9.0'" if kind == "cuda" else \
+            "its machine, like 'x86_64' or 'aarch64'"
+        raise FieldError("device.arch", f"a {kind} device's arch is {allowed}; got {arch!r}") from None
 
 
 def target(m: pb.DeviceFingerprint, kind: str) -> cc.Target:
@@ -126,11 +153,17 @@ def target(m: pb.DeviceFingerprint, kind: str) -> cc.Target:
     expected = backend_for_device(kind).kind
     if parsed.kind != expected:
         raise FieldError("device.target.kind", f"a {kind} device generates {expected!r} code, got {parsed.kind!r}")
-    if kind == "cpu" and parsed.cores != m.compute_units:
-        raise FieldError("device.target.cores", f"must equal device.compute_units ({m.compute_units}), the cores "
-                                                f"the agent measures on; got {parsed.cores}")
+    if problem := target_problem(parsed):
+        raise FieldError(f"device.target.{problem[0]}", problem[1])
+    counted = "cores" if kind == "cpu" else "sm_count"
+    if getattr(parsed, counted) != m.compute_units:
+        raise FieldError(f"device.target.{counted}", f"must equal device.compute_units ({m.compute_units}), the "
+                                                     f"{counted} the agent measures on; got {getattr(parsed, counted)}")
     if kind == "cuda" and str(parsed.sm) != sm_number(m.arch):
         raise FieldError("device.target.arch", f"{parsed.arch} is not the device's arch {m.arch!r}")
+    if kind == "cpu" and parsed.arch.rpartition("-")[0] != arch_token(m.arch):
+        raise FieldError("device.target.arch", f"{parsed.arch} is not for the device's arch {m.arch!r}: expected "
+                                               f"'{arch_token(m.arch)}-<isa>'")
     return parsed
 
 
@@ -213,19 +246,39 @@ def trial_report(m: pb.TrialResult, path: str) -> TrialReport:
                                                f"{len(paired)}")
     if not (math.isfinite(m.contention) and 0 <= m.contention <= 1):
         raise FieldError(f"{path}.contention", f"must be a share between 0 and 1, got {m.contention!r}")
-    if status != "OK":  # a failed build or run was not timed: no timings are kept (imports hold trials to that too)
+    if status == "OK":
+        _plausible(path, samples, median, low, high, baseline=baseline, reference=reference)
+    else:  # a failed build or run was not timed: no timings are kept (imports hold trials to that too)
         samples, baseline, reference, median_or_none, low, high = (), (), (), None, None, None
+    codegen_version = _text(m.codegen_version, f"{path}.codegen_version", MAX_CODEGEN_VERSION)
+    if codegen_version and not codegen_version.strip():
+        raise FieldError(f"{path}.codegen_version", "must name the code generator, or be empty (the agent's)")
     return TrialReport(
         task_id=_text(m.task_id, f"{path}.task_id", MAX_ID, required=True),
         attempt=_in_range(m.attempt, f"{path}.attempt", 1), status=status, samples_s=samples,
         median_s=median_or_none, ci_low_s=low, ci_high_s=high, error=error,
-        codegen_version=_text(m.codegen_version, f"{path}.codegen_version", MAX_CODEGEN_VERSION),
+        codegen_version=codegen_version,
         compile_s=_seconds(m.compile_s, f"{path}.compile_s"), max_abs_error=max_abs_error,
         baseline_samples_s=baseline, reference_samples_s=reference,
         reference_name=_text(m.reference_name, f"{path}.reference_name", 32), contention=m.contention,
         noisy=m.noisy, threads=_in_range(m.threads, f"{path}.threads", 0, MAX_THREADS),
         cpus=_text(m.cpus, f"{path}.cpus", MAX_CPUS_TEXT) or None,
     )
+
+
+def _plausible(path: str, samples: Sequence[float], median: float, low: float | None, high: float | None, *,
+               baseline: Sequence[float], reference: Sequence[float]) -> None:
+    """An OK result's timings could have been measured, by the rules (and the code) an import holds a trial line to
+    (repo/plausible.py): every sample, paired one included, > 0; median_s within the samples; the CI around it."""
+    problem = timings_problem({"status": "OK", "samples": samples, "median_s": median, "ci_low_s": low,
+                               "ci_high_s": high})
+    paired = (number_problem(f"{name}[{i}]", value, positive=True)
+              for name, values in (("baseline_samples_s", baseline), ("reference_samples_s", reference))
+              for i, value in enumerate(values))
+    problem = problem or next(filter(None, paired), None)
+    if problem:
+        raise FieldError(path, f"implausible OK result: {problem} (an OK result's samples are > 0, its median_s lies "
+                               "within them and its CI holds the median, as an import requires)")
 
 
 def trial_reports(m: pb.ReportRequest) -> list[TrialReport]:

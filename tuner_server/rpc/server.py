@@ -1,4 +1,5 @@
-"""Assembles the tuner's gRPC server: AgentService plus the standard grpc.health.v1 service, plaintext or TLS."""
+"""Assembles the tuner's gRPC server: AgentService plus the standard grpc.health.v1 service, plaintext or TLS, with
+requests that are not valid protobuf answered INVALID_ARGUMENT (undecodable.py)."""
 from __future__ import annotations
 
 from concurrent import futures
@@ -10,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from tunefarm_proto import tunefarm_pb2, tunefarm_pb2_grpc
 from tuner_server.rpc.servicer import AgentServicer
+from tuner_server.rpc.undecodable import RejectUndecodable
 
 SERVICE_NAME = tunefarm_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name  # 'tunefarm.v1.AgentService'
 MAX_WORKERS = 16
@@ -38,6 +40,7 @@ def build_grpc_server(settings, session_factory: sessionmaker[Session], driver=N
         futures.ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="tunefarm-grpc"),
         options=[("grpc.max_receive_message_length", settings.max_request_bytes),
                  ("grpc.max_send_message_length", MAX_SEND_BYTES)],
+        interceptors=[RejectUndecodable()],  # a request that does not parse: INVALID_ARGUMENT, not INTERNAL
     )
     tunefarm_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(settings, session_factory, driver), server)
     health_servicer = health.HealthServicer()
