@@ -64,6 +64,23 @@ def isa_flags(info: dict[str, str]) -> list[str]:
     return [f for f in ISA_FLAGS if f in present]
 
 
+CLASS_LEVELS = ("sse4_2", "avx2", "avx512f", "avx512_bf16", "amx_bf16")  # what a CPU class is named by, narrow first
+
+
+def within_target(flags: list[str], target: cc.Target) -> list[str]:
+    """`flags` without the ISA levels above what `target` builds for: a host whose flags name a level its compiler
+    target does not reach (a VM that hides one flag x86-64-v3 needs, say) is named for the code it runs, which is what
+    the tuner checks a registration against (targets.isa_problem)."""
+    isa = target.isa
+    if isa is None:
+        return flags
+    top = "sse4_2" if isa.arch_suffix == "sse" else isa.arch_suffix
+    above = set(CLASS_LEVELS[CLASS_LEVELS.index(top) + 1:]) if top in CLASS_LEVELS else set()
+    if "amx_bf16" in above:
+        above |= AMX_FLAGS
+    return [f for f in flags if f not in above]
+
+
 def first_line(cmd: list[str], containing: str = "") -> str:
     """The first line of `cmd`'s output (the first containing `containing`, if given); '' if it cannot run."""
     try:
@@ -77,19 +94,20 @@ def first_line(cmd: list[str], containing: str = "") -> str:
 def cpu_fingerprint(cpus: frozenset[int] = frozenset()) -> dict:
     info = _cpuinfo()
     model = info.get("model name") or info.get("Model") or platform.processor() or "unknown cpu"
+    target = cc.cpu_target(cores=len(cpus or os.sched_getaffinity(0)))
     return {
         "kind": "cpu",
         "device_index": 0,
         "model": model,
         "arch": platform.machine(),
-        "isa_flags": isa_flags(info),
-        "compute_units": (units := len(cpus or os.sched_getaffinity(0))),
+        "isa_flags": within_target(isa_flags(info), target),
+        "compute_units": target.cores,
         "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
         "driver_version": "",
         "compiler_version": first_line(["cc", "--version"]),
         "cuda_version": "",
         "hostname": socket.gethostname(),
-        "target": cc.cpu_target(cores=units).to_dict(),
+        "target": target.to_dict(),
     }
 
 

@@ -338,6 +338,22 @@ def test_isa_flags_from_cpuinfo_lines():
     assert fp.isa_flags({"Features": "fp asimd sve"}) == ["neon", "sve"]
 
 
+def test_a_class_is_named_for_the_isa_its_target_builds_for():
+    """A host whose flags name a wider level than its compiler target reaches (a VM hiding one flag of x86-64-v3)
+    lists no level above its target's: the tuner refuses a class named for code the agent does not build."""
+    from tuner_server.device_class import best_isa
+    from tuner_server.targets import isa_problem
+
+    flags = ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16"]
+    for isa in ("sse", "avx2", "avx512", "avx512bf16", "amx"):
+        target = cc.cpu_target(isa=isa)
+        named = best_isa(fp.within_target(flags, target))
+        assert isa_problem(named, target) is None, (isa, named)
+    assert fp.within_target(flags, cc.cpu_target(isa="avx2")) == ["sse4_2", "avx", "avx2", "fma"]
+    info = fp.cpu_fingerprint()
+    assert isa_problem(best_isa(info["isa_flags"]), cc.Target.from_dict(info["target"])) is None  # this host's
+
+
 def test_cuda_fingerprint_without_pycuda_or_gpu_is_a_clear_error():
     if cc_cuda_available():
         pytest.skip("a CUDA device is present")
