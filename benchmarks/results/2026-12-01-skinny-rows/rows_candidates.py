@@ -18,7 +18,6 @@ Shapes with M <= 64 or M > 128 are run too, as guards: there the candidates are 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -26,9 +25,8 @@ import sys
 sys.path.insert(0, os.getcwd())
 
 import compiler_core as cc  # noqa: E402
-from benchmarks.gpu_ops import compile_all  # noqa: E402
-from benchmarks.gpu_tuning import TOLERANCE, Tensors, parse_case  # noqa: E402
-from compiler_core.build import build_module  # noqa: E402
+from benchmarks.gpu_candidates import report, time_candidates  # noqa: E402
+from benchmarks.gpu_tuning import parse_case  # noqa: E402
 from compiler_core.schedules.cuda import gemm_sm90 as g  # noqa: E402
 
 CASES = [
@@ -93,28 +91,11 @@ def main() -> None:
     for text in MORE if args.more else CASES:
         w = parse_case(text)
         cands = candidates(w, target, cc.get_space(w, target))
-        built = compile_all(w, list(cands.values()), target, target.arch)
-        t = Tensors(w, torch)
-        launches = {k: t.launcher(build_module(w, m, target, c, cubin=cb))
-                    for k, (c, m, cb, _e) in zip(cands, built, strict=True) if m is not None}
-        names = [*launches, "torch"]
-        times = {n: [] for n in names}
-        for r in range(args.rounds):
-            for n in names[r % len(names):] + names[:r % len(names)]:
-                fn = t.reference if n == "torch" else launches[n]
-                times[n].append(float(do_bench(fn, warmup=25, rep=100, return_mode="median")))
-        ratios = {n: [a / b for a, b in zip(times["torch"], times[n], strict=True)] for n in launches}
-        tol = TOLERANCE[cc.get_op(w.op).output_specs(w)[0].dtype]
-        err = {n: t.error(launches[n]) for n in launches}
-        out.append({"workload": w.key, "device": torch.cuda.get_device_name(), "configs": cands, "times": times,
-                    "ratio_median": {n: statistics.median(v) for n, v in ratios.items()},
-                    "ratio_min": {n: min(v) for n, v in ratios.items()},
-                    "ratio_max": {n: max(v) for n, v in ratios.items()},
-                    "max_rel_err": err, "correct": {n: e <= tol for n, e in err.items()}})
-        print(w.key, {n: f"{statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]" for n, v in ratios.items()},
-              "" if all(e <= tol for e in err.values()) else f"WRONG {err}", flush=True)
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
+        row = time_candidates(w, cands, target, torch, do_bench, args.rounds)
+        ratios = row["ratios"]  # the stored files of 2026-12-01 hold these three forms of them
+        row.update(ratio_median={n: statistics.median(v) for n, v in ratios.items()},
+                   ratio_min={n: min(v) for n, v in ratios.items()}, ratio_max={n: max(v) for n, v in ratios.items()})
+        report(row, out, args.out)
 
 
 if __name__ == "__main__":
