@@ -117,6 +117,9 @@ def _scaled(lines: list[str], factor: float) -> list[str]:
     ('{"type": "spaceship"}', "unknown type"),
     ('{"type": "workload", "key": "matmul(M=-1)"}', "line 3"),
     ('{"type": "device", "device_class": "tpu-v9"}', "bad device class"),
+    ('{"type": "device", "device_class": "cpu-x86_64-sse4_2-1c", "fingerprint": {"target": ' + json.dumps(
+        dict(cc.cpu_target(isa="sse").to_dict(), vector_bytes=3)) + '}}',
+     "line 3: .*device target.vector_bytes: must be 16"),  # a target no code can be generated for, as Register
     ('{"type": "workload", "key": "matmul(M=64,N=64,K=64)", "flops": NaN}', "line 3: NaN is not JSON"),
     ('{"type": "workload", "key": "matmul(M=64,N=64,K=64)", "flops": 1e999}', "line 3: 1e999 is beyond"),
     ('{"type": "schedule_version", "workload": "matmul(M=64,N=64,K=64)", "device_class": "cpu-x86_64-avx2-2c", '

@@ -28,6 +28,7 @@ from tuner_server.device_class import CLASS_PATTERN
 from tuner_server.repo.errors import ImportFormatError
 from tuner_server.repo.plausible import time_problem, trial_problem
 from tuner_server.repo.workloads import canonical_workload
+from tuner_server.targets import target_problem
 
 FORMAT = "tunefarm-export"
 FORMAT_VERSION = 1
@@ -160,10 +161,12 @@ def _canonical(key: str, cache: dict[str, str]) -> str:
 
 
 def _fingerprint(fingerprint: dict) -> dict:
-    """A device's fingerprint; its compiler target, when it has one, must be a valid Target (the server builds the
-    class's spaces from it)."""
+    """A device's fingerprint; its compiler target, when it has one, must be a Target compiler_core can build for,
+    by the rules `Register` holds an agent's to (the server builds the class's spaces from it)."""
     if "target" in fingerprint:
-        cc.Target.from_dict(fingerprint["target"])  # ValueError names the bad field
+        problem = target_problem(cc.Target.from_dict(fingerprint["target"]))  # ValueError names a bad field
+        if problem is not None:
+            raise ValueError(f"device target.{problem[0]}: {problem[1]}")
     return dict(fingerprint)
 
 
