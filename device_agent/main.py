@@ -51,6 +51,7 @@ class AgentShell:
             for instruction in self.state.handle(pending.popleft()):
                 if isinstance(instruction, ev.Exit):
                     log.info("exiting (%d): %s", instruction.code, instruction.reason)
+                    self._leave()
                     return instruction.code
                 if isinstance(instruction, ev.Sleep):
                     sleep_s = instruction.seconds
@@ -58,6 +59,16 @@ class AgentShell:
                 outcome = self.execute(instruction)
                 if outcome is not None:
                     pending.extend([ev.Tick(time.time()), outcome])
+
+    def _leave(self) -> None:
+        """Tells the tuner this agent stops (a registered one only; best effort: a tuner that does not hear it marks
+        the agent lost once it has been silent long enough)."""
+        if self.state.session is None:
+            return
+        try:
+            self.client.heartbeat((), leaving=True)
+        except RpcFailure as f:
+            log.info("could not say goodbye to the tuner: %s", f)
 
     def _wait(self, pending: deque, timeout_s: float) -> None:
         """Waits for worker completions or signals (at most `timeout_s`), then stamps the time."""

@@ -127,10 +127,10 @@ class AgentClient:
         self.agent_id, self.session_token = reg.agent_id, reg.session_token
         return reg
 
-    def heartbeat(self, held_task_ids) -> tuple[tuple[str, ...], bool]:
-        """-> (cancelled task ids, reregister)"""
+    def heartbeat(self, held_task_ids, leaving: bool = False) -> tuple[tuple[str, ...], bool]:
+        """-> (cancelled task ids, reregister); `leaving`: the agent stops, and the tuner retires it now."""
         request = pb.HeartbeatRequest(agent_id=self.agent_id, session_token=self.session_token,
-                                      held_task_ids=list(held_task_ids))
+                                      held_task_ids=list(held_task_ids), leaving=leaving)
         response = self._call("Heartbeat", self._stub.Heartbeat, request)
         return tuple(response.cancelled_task_ids), bool(response.reregister)
 

@@ -122,14 +122,16 @@ class RegisterResponse(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., session_token: _Optional[str] = ..., device_class: _Optional[str] = ..., heartbeat_interval_ms: _Optional[int] = ..., lease_seconds: _Optional[int] = ...) -> None: ...
 
 class HeartbeatRequest(_message.Message):
-    __slots__ = ("agent_id", "session_token", "held_task_ids")
+    __slots__ = ("agent_id", "session_token", "held_task_ids", "leaving")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_TOKEN_FIELD_NUMBER: _ClassVar[int]
     HELD_TASK_IDS_FIELD_NUMBER: _ClassVar[int]
+    LEAVING_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     session_token: str
     held_task_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, agent_id: _Optional[str] = ..., session_token: _Optional[str] = ..., held_task_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    leaving: bool
+    def __init__(self, agent_id: _Optional[str] = ..., session_token: _Optional[str] = ..., held_task_ids: _Optional[_Iterable[str]] = ..., leaving: _Optional[bool] = ...) -> None: ...
 
 class HeartbeatResponse(_message.Message):
     __slots__ = ("cancelled_task_ids", "reregister")

@@ -56,3 +56,22 @@ def test_the_farm_is_gone_when_its_tuner_dies(tmp_path):
         farm.processes[0].wait(10)
         with pytest.raises(RuntimeError, match=r"the tuner exited with -9"):
             farm.supervise()
+
+
+def test_an_agent_that_stops_cleanly_is_offline_at_once(tmp_path):
+    """A stopping agent says so in its last heartbeat (`leaving`): the tuner retires it then, not after the agent
+    has been silent long enough to be marked lost (after `tunefarm demo`, `tunefarm devices` showed its agent
+    online for up to 30 s)."""
+    from tunefarm_client import TunefarmClient
+
+    with embedded_farm(tmp_path / "farm") as farm, TunefarmClient(farm.url, farm.admin_token) as client:
+        deadline = time.monotonic() + 60
+        while not any(d.active_agents for d in client.devices(kind="cpu").items):
+            assert time.monotonic() < deadline, "the CPU agent did not register"
+            time.sleep(0.2)
+        agent = farm.processes[1]
+        agent.send_signal(signal.SIGTERM)
+        assert agent.wait(30) == 0
+        (device,) = client.devices(kind="cpu").items
+        assert device.active_agents == 0 and device.status == "offline"
+        assert not [a for a in device.agents if a.status == "active"]

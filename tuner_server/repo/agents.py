@@ -91,6 +91,15 @@ def heartbeat(agent_id: str, held_task_ids: Sequence[str], *, session: Session, 
     return sorted(held - {t.id for t in tasks})
 
 
+def leave(agent_id: str, *, session: Session, now: datetime | None = None) -> None:
+    """The agent said it stops: it is retired ('gone') at once and its leases go back to the queue, so its class is
+    offline as soon as it is, not after `lost_after_s` of silence."""
+    agent = session.get(Agent, agent_id)
+    if agent is not None and agent.status != "gone":
+        _retire(agent, "gone", session=session, now=now or utcnow(), max_attempts=None)
+    session.flush()
+
+
 def mark_lost_agents(*, session: Session, lost_after_s: float, now: datetime | None = None,
                      max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[str]:
     """Agents silent for `lost_after_s` become 'lost' and their leases are re-queued; returns their ids."""

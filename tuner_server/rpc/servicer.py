@@ -144,6 +144,9 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
                 agent = self._agent(creds, s)
             except Refused:
                 return convert.heartbeat_response(reregister=True)
+            if request.leaving:
+                repo.leave(agent.id, session=s)
+                return convert.heartbeat_response()
             dropped = repo.heartbeat(agent.id, held, session=s, lease_seconds=self._settings.lease_seconds)
         return convert.heartbeat_response(cancelled=dropped)
 
