@@ -285,4 +285,4 @@ def test_the_default_multiplies_on_tiles_past_the_streamed_rows_and_on_wide_conv
     assert cc.default_config(narrow, AMX)["dot"] == "fma"
     for w in (_matmul(), layer, wide, narrow, _matmul(M=4)):
         assert cc.get_space(w, AMX).is_valid(cc.default_config(w, AMX)), w.key
-    assert cc.default_config(_matmul(), BF16)["dot"] == "fma"
+    assert cc.default_config(_matmul(), BF16)["dot"] == "bf16"  # no tiles: pair dot products

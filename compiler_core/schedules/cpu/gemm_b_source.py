@@ -86,8 +86,8 @@ def default_config(w, target) -> dict:
     stay in cache across the row blocks (IN_PLACE_B_BYTES); packed otherwise: per kc x nc block by each thread where
     the threads do not split rows and a half C's float32 block stays small (BLOCKS_HALF_C_DEFAULT_BYTES), else once
     per call (benchmarks/results/2026-12-01-cpu-gemm-blocks/). bfloat16 multiplies on AMX's tiles where the target
-    has them, past the streamed rows (gemm_amx.DEFAULT), and by FMAs otherwise, even where pairs are on offer
-    (gemm_bf16_dot.with_default says why)."""
+    has them, past the streamed rows (gemm_amx.DEFAULT), else by pair dot products where the target has them
+    (gemm_bf16_dot.PAIRS_DEFAULT says why), and by FMAs on the streamed rows and elsewhere."""
     M, N, K = w["M"], w["N"], w["K"]
     config = gemm.default_config(target, M, N, batch=w.param_dict.get("batch"), dtype=w.dtype)
     lanes = target.vector_lanes_f32
@@ -101,6 +101,8 @@ def default_config(w, target) -> dict:
         config = dict(config, b_source="blocks" if _blocks_by_default(w, target, config) else "packed")
     if amx.offered(w.dtype, target) and config["b_source"] != "streamed":
         return _tiles_default(w, target, config)
+    if bf16_dot.offered(w.dtype, target) and config["b_source"] != "streamed":
+        return dict(config, **bf16_dot.PAIRS_DEFAULT)
     return bf16_dot.with_default(config, w.dtype, target)
 
 
