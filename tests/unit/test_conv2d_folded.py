@@ -142,7 +142,7 @@ def test_the_folded_copy_is_bounded_in_the_default(monkeypatch):
 
 
 def test_the_space_names_what_folding_allows(monkeypatch):
-    w = _conv(N=8, C=64, H=14, W=14, K=64, R=3, S=3, pad=1, dtype="bfloat16")
+    w = _conv(N=8, C=64, H=7, W=7, K=64, R=3, S=3, pad=1, dtype="bfloat16")  # 7x7: one panel, folded with FMAs
     bf16 = cc.cpu_target(isa="avx512bf16", cores=2)
     space = cc.get_space(w, bf16)
     folded = cc.default_config(w, bf16)

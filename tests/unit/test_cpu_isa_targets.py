@@ -145,7 +145,7 @@ def test_default_kernels_use_the_targets_vector_width(isa):
         # (bfloat16's, and float16's without F16C) see them as 16-bit and 32-bit integer lanes of the same count
         half = {("unsigned short", lanes, width // 2), ("unsigned int", lanes, width), ("int", lanes, width)}
         storage = {"float16": {("_Float16", lanes, width // 2), *half}, "bfloat16": half}
-        if target.bf16_dot and w.op in ("matmul", "batch_matmul"):  # the pair microkernel's A pair and B vectors
+        if config.get("dot") == "bf16":  # the pair microkernel's A pair and B vectors
             storage["bfloat16"] = {*half, ("unsigned short", 2, 4), ("unsigned short", 32, 64)}
         typedefs -= storage.get(w.dtype, set())
         assert typedefs <= {("float", lanes, width)}, (key, typedefs)
