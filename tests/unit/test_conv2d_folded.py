@@ -10,7 +10,7 @@ import pytest
 
 import compiler_core as cc
 from compiler_core.ops.conv2d import out_size
-from compiler_core.schedules.cpu import conv2d, conv2d_folded
+from compiler_core.schedules.cpu import conv2d, conv2d_folded, gemm
 from compiler_core.schedules.cpu.conv2d_folded import Fold
 
 TARGET = cc.cpu_target(isa="avx512", cores=2)
@@ -142,10 +142,11 @@ def test_the_folded_copy_is_bounded_in_the_default(monkeypatch):
 
 
 def test_the_space_names_what_folding_allows(monkeypatch):
-    w = _conv(N=8, C=64, H=7, W=7, K=64, R=3, S=3, pad=1, dtype="bfloat16")  # 7x7: one panel, folded with FMAs
+    w = _conv(N=8, C=64, H=14, W=14, K=64, R=3, S=3, pad=1, dtype="bfloat16")
     bf16 = cc.cpu_target(isa="avx512bf16", cores=2)
     space = cc.get_space(w, bf16)
-    folded = cc.default_config(w, bf16)
+    start = dict(gemm.default_config(bf16, 64, 14 * 14, batch=8, dtype="bfloat16"), b_source="padded")
+    folded = conv2d.fma_default(w, bf16, start)  # the default multiplies by pairs here; by FMAs it folds
     assert folded["b_source"] == "folded" and space.is_valid(folded)
     assert any("parallel must be 'm' or 'n'" in v for v in space.violations(dict(folded, parallel="batch")))
     assert any("dot must be 'fma'" in v for v in space.violations(dict(folded, dot="bf16")))

@@ -96,19 +96,27 @@ def default_config(w, target) -> dict:
         return dict(config, **amx.DEFAULT)
     if amx.offered(w.dtype, target) and w["K"] >= amx.CONV_MIN_OUT_CHANNELS:
         return dict(config, **amx.DEFAULT, b_source="im2col")
-    # several narrow per-image GEMMs: one over the batch (conv2d_folded)
-    image_columns = (P - 1) * _Phases.of(w).width + Q
-    folded = conv2d_folded.default(w, target, bf16_dot.with_default(config, w.dtype, target), image_columns,
-                                   PADDED_DEFAULT_MAX_BYTES)
-    pairs = bf16_dot.offered(w.dtype, target) and not amx.offered(w.dtype, target)  # a Xeon's pairs lost to FMAs
-    if pairs and not (folded["b_source"] == "folded" and image_columns <= folded["nr"]):
+    if bf16_dot.offered(w.dtype, target) and not amx.offered(w.dtype, target):  # a Xeon's pairs lost to FMAs
         return dict(config, **PAIRS_DEFAULT)
-    return folded
+    return fma_default(w, target, config)
+
+
+def fma_default(w, target, config: dict) -> dict:
+    """The default multiplying by FMAs from `config` (the padded or im2col path's): several narrow per-image GEMMs
+    become one over the batch (conv2d_folded)."""
+    return conv2d_folded.default(w, target, bf16_dot.with_default(config, w.dtype, target), _image_columns(w),
+                                 PADDED_DEFAULT_MAX_BYTES)
+
+
+def _image_columns(w) -> int:
+    """The columns of one image's GEMM on the padded path: its output rows at the padded width."""
+    P, Q = out_size(w)
+    return (P - 1) * _Phases.of(w).width + Q
 
 
 # bfloat16 on an AVX-512 BF16 target without AMX (whose hosts are Zen 4 and 5: gemm_bf16_dot.PAIRS_DEFAULT says why):
-# pair dot products on the padded or im2col path, 1.35-1.97x the FMA default on 7 of 8 layers on a Zen 4; where one
-# image's GEMM is a single panel wide (7x7 images) the folded batch with FMAs stays ahead (pairs 0.93x)
+# pair dot products on the padded or im2col path, 1.35-1.93x the FMA default on 7 of 8 layers on a Zen 4 and 1.06-1.10
+# on 7x7 images, where the FMA default folds the batch (one run had 0.93)
 # (benchmarks/results/2026-12-01-cpu-bf16-pairs/).
 PAIRS_DEFAULT = {"dot": "bf16", "pack_a": 1}
 
