@@ -53,12 +53,13 @@ def _decrement_nth_bound(loop_prefix: str, nth: int):
     return edit
 
 
-def _drop_last_k(K: int):
+def _drop_last_k(K: int, pairs: int | None = None):
     """The GEMM microkernel's reduction loop stops one step short: over K steps (p) or, with bfloat16 pair dot
-    products, over ceil(K / 2) pairs (p2), which drops the last K; on AMX's tiles (the default for bfloat16 where the
-    host has them) over ceil(K / 32) tiles, which drops the last tile's K steps."""
+    products, over ceil(K / 2) pairs (p2; `pairs` where the operand pads otherwise: conv2d's padded path pairs
+    channels, ceil(C / 2) * R * S), which drops the last K; on AMX's tiles (the default for bfloat16 where the host
+    has them) over ceil(K / 32) tiles, which drops the last tile's K steps."""
     def edit(source: str) -> str:
-        for loop, n in (("p", K), ("p2", (K + 1) // 2)):
+        for loop, n in (("p", K), ("p2", (K + 1) // 2 if pairs is None else pairs)):
             edited, count = re.subn(rf"\b{loop} < {n}; \+\+{loop}\)", f"{loop} < {n - 1}; ++{loop})", source)
             if count:
                 return edited
@@ -104,8 +105,7 @@ for _short in HALF.values():
     MUTANTS.update({
         f"matmul_{_short}: k loop drops k=K-1": (f"matmul_{_short}", None, _drop_last_k(45)),
         f"batch_matmul_{_short}: k loop drops k=K-1": (f"batch_matmul_{_short}", None, _drop_last_k(45)),
-        f"conv2d_{_short}: reduction drops the last tap": (f"conv2d_{_short}", None,
-                                                             _replace(r"p < 27; \+\+p\)", "p < 26; ++p)")),
+        f"conv2d_{_short}: reduction drops the last tap": (f"conv2d_{_short}", None, _drop_last_k(27, pairs=18)),
         f"softmax_{_short}: denominator misses the last column": (
             f"softmax_{_short}", {**ROW, "stats": "two_pass", "store_exp": 0}, _decrement_nth_bound("jt", 1)),
         f"layernorm_{_short}: mean misses the last column": (f"layernorm_{_short}", None,
