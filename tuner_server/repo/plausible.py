@@ -40,7 +40,8 @@ def _is_finite(value: int | float) -> bool:
         return False
 
 
-def _number_problem(name: str, value: Any, *, positive: bool) -> str | None:
+def number_problem(name: str, value: Any, *, positive: bool) -> str | None:
+    """Why `value` (absent is fine) is not a finite number >= 0 (> 0 when `positive`); None when it is."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not _is_finite(value):
@@ -50,15 +51,17 @@ def _number_problem(name: str, value: Any, *, positive: bool) -> str | None:
     return None
 
 
-def _timings_problem(t: Mapping[str, Any]) -> str | None:
+def timings_problem(t: Mapping[str, Any]) -> str | None:
+    """Why a trial's timings (samples, median and CI, by its status) could not have been measured; None when they
+    could. Imports and agents' reports (rpc/convert.py) are both held to it."""
     samples, median, low, high = t.get("samples") or [], t.get("median_s"), t.get("ci_low_s"), t.get("ci_high_s")
     if len(samples) > MAX_SAMPLES:
         return f"at most {MAX_SAMPLES} samples, got {len(samples)}"
     for i, sample in enumerate(samples):
-        if problem := _number_problem(f"samples[{i}]", sample, positive=True):
+        if problem := number_problem(f"samples[{i}]", sample, positive=True):
             return problem
     for name in ("median_s", "ci_low_s", "ci_high_s"):
-        if problem := _number_problem(name, t.get(name), positive=True):
+        if problem := number_problem(name, t.get(name), positive=True):
             return problem
     if t["status"] != "OK":
         if samples or median is not None or low is not None or high is not None:
@@ -114,9 +117,9 @@ def trial_problem(t: Mapping[str, Any], now: datetime) -> str | None:
     if not t["codegen_version"].strip() or len(t["codegen_version"]) > MAX_CODEGEN_VERSION:
         return f"codegen_version must be 1..{MAX_CODEGEN_VERSION} characters, got {t['codegen_version']!r}"
     for name in ("compile_s", "max_abs_error"):
-        if problem := _number_problem(name, t.get(name), positive=False):
+        if problem := number_problem(name, t.get(name), positive=False):
             return problem
     if t.get("error") is not None and len(t["error"]) > MAX_ERROR_CHARS:
         return f"error text over {MAX_ERROR_CHARS} characters"
-    return (_timings_problem(t) or _config_problem(t["config"])
+    return (timings_problem(t) or _config_problem(t["config"])
             or time_problem("created_at", t["created_at"], now))

@@ -21,9 +21,13 @@ from tunefarm_proto import tunefarm_pb2 as pb
 from tuner_server import measure_policy
 from tuner_server.device_class import arch_token, best_isa, sm_number
 from tuner_server.repo import LeasedTask, RecordOutcome, Registration, TrialReport
-from tuner_server.repo.plausible import MAX_CODEGEN_VERSION, MAX_ERROR_CHARS, MAX_SAMPLES
-from tuner_server.repo.plausible import _number_problem as number_problem
-from tuner_server.repo.plausible import _timings_problem as timings_problem
+from tuner_server.repo.plausible import (
+    MAX_CODEGEN_VERSION,
+    MAX_ERROR_CHARS,
+    MAX_SAMPLES,
+    number_problem,
+    timings_problem,
+)
 from tuner_server.targets import isa_problem, target_problem
 
 MAX_ID = 64  # task and agent ids are 36-character UUIDs
