@@ -193,9 +193,10 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
     sms = target.sm_count or NOMINAL_SM_COUNT
     large_tiles = tiles(M, N, LARGE)
     pick = LARGE if batch * large_tiles[0] * large_tiles[1] >= sms else SMALL
-    waved = fill_wave and pick is SMALL and M >= 2 * LARGE["bm"] and wave_tile(M, N, batch, sms) is not SMALL
-    if waved:  # at least half a wave of larger tiles: no split (more units would overflow the wave)
-        pick = wave_tile(M, N, batch, sms)
+    wave = wave_tile(M, N, batch, sms) if fill_wave and pick is SMALL and M >= 2 * LARGE["bm"] else SMALL
+    waved = wave is not SMALL  # at least half a wave of larger tiles: no split (more units would overflow the wave)
+    if waved:
+        pick = wave
     config = dict(pick, persistent=True, group_m=8, **fixed)
     config["bm"], config["bn"] = min(config["bm"], covering(tile_m, M)), min(config["bn"], covering(tile_n, N))
     if config["bm"] < 64 * config["consumers"]:
