@@ -24,6 +24,12 @@ class CpuIsa:
     march: tuple[str, ...]  # compiler flags that select it
     needs: frozenset[str]  # /proc/cpuinfo flags a host must list to run code compiled with `march`
 
+    @property
+    def class_flag(self) -> str:
+        """The /proc/cpuinfo flag a device class of this ISA is named by: the suffix, but x86-64-v2 ('sse') by its
+        widest flag, sse4_2 (tuner_server.device_class.best_isa of an agent's flags)."""
+        return "sse4_2" if self.arch_suffix == "sse" else self.arch_suffix
+
 
 _V2 = frozenset({"cx16", "lahf_lm", "popcnt", "pni", "ssse3", "sse4_1", "sse4_2"})  # x86-64-v2
 _V3 = _V2 | {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"}  # x86-64-v3 (abm: lzcnt)

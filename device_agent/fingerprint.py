@@ -11,6 +11,7 @@ import socket
 import subprocess
 
 import compiler_core as cc
+from compiler_core.target import CPU_ISAS
 
 # The ISA extensions that matter for generated kernels, in the spelling /proc/cpuinfo uses (arm's asimd = neon).
 ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
@@ -64,7 +65,7 @@ def isa_flags(info: dict[str, str]) -> list[str]:
     return [f for f in ISA_FLAGS if f in present]
 
 
-CLASS_LEVELS = ("sse4_2", "avx2", "avx512f", "avx512_bf16", "amx_bf16")  # what a CPU class is named by, narrow first
+CLASS_FLAGS = tuple(isa.class_flag for isa in CPU_ISAS.values())  # what a CPU class is named by, narrow first
 
 
 def within_target(flags: list[str], target: cc.Target) -> list[str]:
@@ -74,8 +75,7 @@ def within_target(flags: list[str], target: cc.Target) -> list[str]:
     isa = target.isa
     if isa is None:
         return flags
-    top = "sse4_2" if isa.arch_suffix == "sse" else isa.arch_suffix
-    above = set(CLASS_LEVELS[CLASS_LEVELS.index(top) + 1:]) if top in CLASS_LEVELS else set()
+    above = set(CLASS_FLAGS[CLASS_FLAGS.index(isa.class_flag) + 1:])
     if "amx_bf16" in above:
         above |= AMX_FLAGS
     return [f for f in flags if f not in above]

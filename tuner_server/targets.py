@@ -75,7 +75,7 @@ def isa_problem(named: str, target: cc.Target) -> str | None:
     the C `target` (the class's spaces and code come from its target, so both must say the same ISA); None when they
     agree: an x86-64 target's ISA ('sse4_2' for x86-64-v2), 'neon' or 'base' for a target of another machine."""
     isa = target.isa
-    allowed = _OTHER_MACHINE_ISAS if isa is None else ("sse4_2" if isa.arch_suffix == _HOST_ISA else isa.arch_suffix,)
+    allowed = _OTHER_MACHINE_ISAS if isa is None else (isa.class_flag,)
     if named in allowed:
         return None
     return (f"name {named!r} as the widest ISA, but device.target is {target.arch!r}: an agent of that target lists "
