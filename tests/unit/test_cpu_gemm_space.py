@@ -119,7 +119,8 @@ def test_the_default_reads_a_in_place_where_a_thread_has_few_columns(isa):
 def test_the_last_column_tile_takes_only_the_vectors_it_needs():
     """`tail_vectors`: the tile through column N - 1 is a kernel of ceil((N mod nr) / lanes) vectors where that is
     fewer than nr's; every other tile, and a last one that needs them all, takes nv."""
-    from compiler_core.schedules.cpu.gemm import GemmPlan, tail_vectors
+    from compiler_core.schedules.cpu.gemm import GemmPlan
+    from compiler_core.schedules.cpu.gemm_fma import tail_vectors
 
     plan = GemmPlan(mr=6, nr=64, lanes=16, mc=96, nc=4096, kc=256, pack_a=True, order="jr_ir", parallel="m",
                     threads=2)

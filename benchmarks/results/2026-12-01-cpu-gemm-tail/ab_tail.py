@@ -1,4 +1,4 @@
-"""The CPU GEMM's narrow last column tile (`gemm.tail_vectors`) against a full-width one, same config, one process,
+"""The CPU GEMM's narrow last column tile (`gemm_fma.tail_vectors`) against a full-width one, same config, one process,
 interleaved rounds (benchmarks/cpu_ab.py): 'full' builds with the tail kernel switched off. ISA=avx2 (or sse, avx512)
 builds for that ISA. From the repository root:
 
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import compiler_core as cc
 from benchmarks.cpu_ab import ab_main
-from compiler_core.schedules.cpu import gemm
+from compiler_core.schedules.cpu import gemm_fma
 
 CASES = [
     "conv2d:N=8,C=512,H=7,W=7,K=512,R=3,S=3,pad=1",  # folded: 453 columns, the last panel 5 of 64
@@ -26,12 +26,12 @@ CASES = [
 
 @contextmanager
 def full_width():
-    rule = gemm.tail_vectors
-    gemm.tail_vectors = lambda ops, plan: 0
+    rule = gemm_fma.tail_vectors
+    gemm_fma.tail_vectors = lambda ops, plan: 0
     try:
         yield
     finally:
-        gemm.tail_vectors = rule
+        gemm_fma.tail_vectors = rule
 
 
 def variants_for(w, config, target):
