@@ -1,100 +1,43 @@
-"""The job driver on SQLite, no network: budgets, no duplicates, exhaustion, restart, sweeps, failures, the thread,
-and the final phase (the top trials re-measured head to head before a job ends), with a FakeAgent test double."""
+"""The job driver on SQLite, no network: budgets, no duplicates, exhaustion, restart, sweeps, the thread, and the
+search outside transactions, with a FakeAgent test double (failures: test_driver_failures.py; the final phase:
+test_driver_final_phase.py)."""
+# ruff: noqa: F811 - the tests take the imported `sessions` and `settings` fixtures as arguments
 from __future__ import annotations
 
 import sqlite3
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import func, select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import select
 
 import compiler_core as cc
-from tests.unit.fake_agent import FakeAgent
-from tuner_server import driver as driver_module
+from tests.unit.driver_support import (  # noqa: F401 - settings and sessions are fixtures
+    BIG,
+    CPU,
+    CPU_CLASS,
+    CPU_TARGET,
+    SMALL,
+    T0,
+    at,
+    compare_tasks,
+    job_state,
+    measure,
+    new_agent,
+    new_job,
+    run_to_end,
+    sessions,
+    settings,
+)
 from tuner_server import repo
-from tuner_server.db import Job, Task, Trial, make_engine, make_session_factory, session_scope, upgrade_to_head
+from tuner_server.db import Task, Trial, session_scope
 from tuner_server.driver import JobDriver, TickSummary, derive_seed
-from tuner_server.repo import JobSpec, pass_reads
+from tuner_server.repo import pass_reads
 from tuner_server.search import STRATEGIES
 from tuner_server.search.random_search import RandomSearch
 from tuner_server.settings import Settings
 from tuner_server.targets import pick_device_class
-
-T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
-BIG = "matmul(M=64,N=64,K=64,dtype=float32)"  # 73920 valid configs on cpu-x86_64-avx2-2c
-SMALL = "transpose(rows=8,cols=8,dtype=float32)"  # 20 valid configs
-CPU_TARGET = cc.cpu_target(isa="avx2", cores=2)
-CPU = {"kind": "cpu", "model": "AMD EPYC 7B13", "arch": "x86_64", "isa_flags": ["avx2", "fma"], "compute_units": 2,
-       "target": CPU_TARGET.to_dict()}
-CPU_CLASS = "cpu-x86_64-avx2-2c"
-
-
-def at(seconds: float) -> datetime:
-    return T0 + timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def settings(tmp_path):
-    return Settings(database_url=f"sqlite:///{tmp_path / 'tf.db'}", lease_seconds=60, agent_lost_after_s=30,
-                    max_task_attempts=3)
-
-
-@pytest.fixture
-def sessions(settings):
-    upgrade_to_head(settings.database_url)
-    engine = make_engine(settings.database_url)
-    yield make_session_factory(engine)
-    engine.dispose()
-
-
-def new_agent(sessions, name="a1", now=T0) -> str:
-    with session_scope(sessions) as s:
-        return repo.register_agent(CPU, name, "cg1", session=s, now=now).agent.id
-
-
-def new_job(sessions, key=BIG, budget=20, strategy="random", seed=None, selector="cpu", options=None,
-            measure_options=None) -> str:
-    with session_scope(sessions) as s:
-        spec = JobSpec(key, selector, budget, strategy=strategy, seed=seed, strategy_options=options or {},
-                       measure_options=measure_options or {})
-        return repo.create_job(spec, session=s, now=T0).id
-
-
-def measure(sessions, agent_id, now, limit=1000, status="OK") -> int:
-    """The agent (a FakeAgent test double) leases up to `limit` tasks and reports each: MEASURE tasks with a
-    config's stable synthetic time, COMPARE tasks with paired rounds."""
-    return FakeAgent(sessions, agent_id).run(now, limit, status)
-
-
-def job_state(sessions, job_id):
-    """The job, its MEASURE tasks' config keys and its trial count."""
-    with session_scope(sessions) as s:
-        job = s.get(Job, job_id)
-        keys = s.scalars(select(Task.config_key).where(Task.job_id == job_id, Task.kind == "MEASURE")).all()
-        trials = s.scalar(select(func.count()).select_from(Trial).where(Trial.job_id == job_id))
-        return job, keys, trials
-
-
-def compare_tasks(sessions, job_id, purpose=None) -> list[Task]:
-    with session_scope(sessions) as s:
-        where = [Task.job_id == job_id, Task.kind == "COMPARE"]
-        if purpose:
-            where.append(Task.purpose == purpose)
-        return list(s.scalars(select(Task).where(*where).order_by(Task.position)))
-
-
-def run_to_end(sessions, driver, agent_id, job_id, start=1.0, max_rounds=200):
-    for round_ in range(max_rounds):
-        now = at(start + round_)
-        driver.tick(now)
-        job, keys, _ = job_state(sessions, job_id)
-        if job.state not in ("queued", "running"):
-            return job
-        measure(sessions, agent_id, now)
-    pytest.fail("the job never finished")
 
 
 def test_a_job_gets_exactly_its_budget_of_tasks_and_finishes(sessions, settings):
@@ -285,81 +228,6 @@ def test_a_sweep_takes_the_write_lock_only_when_a_lease_expired_or_an_agent_fell
     assert (due.requeued, due.lost_agents) == (2, 1)
     with session_scope(sessions) as s:
         assert repo.get_agent(agent, session=s).status == "lost"
-
-
-def test_bad_strategy_options_fail_the_job_and_spare_the_others(sessions, settings):
-    agent = new_agent(sessions)
-    bad = new_job(sessions, options={"no_such_option": 1})
-    good = new_job(sessions, key=SMALL)
-    driver = JobDriver(sessions, settings)
-    summary = driver.tick(at(1))
-    job = job_state(sessions, bad)[0]
-    assert summary.finished == {bad: "failed"} and job.state == "failed" and "no_such_option" in job.error
-    assert run_to_end(sessions, driver, agent, good).state == "done"
-
-
-def test_an_error_in_one_job_is_logged_and_the_pass_goes_on(sessions, settings, monkeypatch, caplog):
-    new_agent(sessions)
-    broken, fine = new_job(sessions), new_job(sessions, key=SMALL)
-    real = repo.pass_reads.job_row
-
-    def flaky(connection, job_id):
-        if job_id == broken:
-            raise RuntimeError("injected")
-        return real(connection, job_id)
-
-    monkeypatch.setattr(repo.pass_reads, "job_row", flaky)
-    summary = JobDriver(sessions, settings).tick(at(1))
-    assert summary.enqueued == 8 and not summary.finished
-    assert job_state(sessions, fine)[1] and not job_state(sessions, broken)[1]
-    assert job_state(sessions, broken)[0].state == "queued"  # not failed: a transient error is retried
-    assert "injected" in caplog.text
-
-
-def test_a_search_that_raises_fails_its_job_once_and_spares_the_others(sessions, settings, caplog):
-    """A class stored before Register checked targets (a 3-byte vector ISA): its space's default divides by zero.
-    The job fails at once with what failed, and the traceback is logged once, not on every pass."""
-    broken = {**CPU, "isa_flags": ["sse4_2"], "compute_units": 1,
-              "target": {**cc.cpu_target(isa="sse", cores=1).to_dict(), "vector_bytes": 3}}
-    with session_scope(sessions) as s:
-        dclass = repo.register_agent(broken, "old", "cg1", session=s, now=T0).agent.device_class
-    agent = new_agent(sessions)
-    bad, good = new_job(sessions, selector=dclass), new_job(sessions, key=SMALL)
-    driver = JobDriver(sessions, settings)
-    summary = driver.tick(at(1))
-    job = job_state(sessions, bad)[0]
-    assert summary.finished == {bad: "failed"} and job.state == "failed"
-    assert "ZeroDivisionError" in job.error and dclass in job.error
-    assert caplog.text.count("Traceback") == 1
-    driver.tick(at(2))
-    assert caplog.text.count("Traceback") == 1
-    assert run_to_end(sessions, driver, agent, good, start=3).state == "done"
-
-
-def test_a_strategy_whose_proposal_raises_fails_its_job(sessions, settings, monkeypatch):
-    new_agent(sessions)
-    job_id = new_job(sessions)
-
-    def broken(self, n):
-        raise IndexError("injected")
-
-    monkeypatch.setattr(RandomSearch, "propose", broken)
-    assert JobDriver(sessions, settings).tick(at(1)).finished == {job_id: "failed"}
-    assert "IndexError: injected" in job_state(sessions, job_id)[0].error
-
-
-def test_a_database_failure_while_building_the_search_is_retried_not_a_failed_job(sessions, settings, monkeypatch):
-    new_agent(sessions)
-    job_id = new_job(sessions)
-
-    def failing(*args, **kwargs):
-        raise OperationalError("SELECT devices", {}, sqlite3.OperationalError("no such table: devices"))
-
-    monkeypatch.setattr(driver_module, "target_for_class", failing)
-    driver = JobDriver(sessions, settings)
-    assert not driver.tick(at(1)).finished and job_state(sessions, job_id)[0].state == "queued"
-    monkeypatch.undo()
-    assert driver.tick(at(2)).enqueued == 8
 
 
 def test_the_thread_survives_errors_and_wake_runs_a_pass(sessions, settings, monkeypatch):

@@ -7,8 +7,7 @@ import pytest
 from sqlalchemy import select
 
 import compiler_core as cc
-from tests.unit.fake_agent import FakeAgent
-from tests.unit.test_driver import (  # noqa: F401 - settings and sessions are fixtures
+from tests.unit.driver_support import (  # noqa: F401 - settings and sessions are fixtures
     CPU_CLASS,
     CPU_TARGET,
     SMALL,
@@ -22,6 +21,7 @@ from tests.unit.test_driver import (  # noqa: F401 - settings and sessions are f
     sessions,
     settings,
 )
+from tests.unit.fake_agent import FakeAgent
 from tuner_server import repo
 from tuner_server.db import Job, Task, Trial, session_scope
 from tuner_server.driver import JobDriver

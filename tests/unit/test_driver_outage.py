@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from tests.unit.test_driver import at, new_agent, new_job, settings  # noqa: F401  (a fixture)
+from tests.unit.driver_support import at, new_agent, new_job, settings  # noqa: F401  (a fixture)
 from tuner_server import repo
 from tuner_server.background import PeriodicThread, backoff_s
 from tuner_server.db import Task, make_engine, make_session_factory, session_scope, upgrade_to_head
