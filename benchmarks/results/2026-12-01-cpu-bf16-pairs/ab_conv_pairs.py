@@ -1,5 +1,5 @@
 """bfloat16 conv2d on an AVX-512 BF16 target without AMX: the FMA default (conv2d.fma_default: the folded batch or
-the padded / im2col path) against the same path with pair dot products (conv2d.PAIRS_DEFAULT), one process,
+the padded / im2col path) against the same path with pair dot products (gemm_bf16_dot.PAIRS), one process,
 interleaved rounds (benchmarks/cpu_ab.py), each checked against the float64 reference. From the repository root:
 
     PYTHONPATH=. python3 benchmarks/results/2026-12-01-cpu-bf16-pairs/ab_conv_pairs.py
@@ -11,7 +11,7 @@ import sys
 import compiler_core as cc
 from benchmarks.cpu_ab import ab_main
 from compiler_core.ops.conv2d import out_size
-from compiler_core.schedules.cpu import conv2d, gemm
+from compiler_core.schedules.cpu import conv2d, gemm, gemm_bf16_dot
 
 CASES = [
     "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1,dtype=bfloat16",
@@ -31,7 +31,7 @@ def _paths(w, target) -> tuple[dict, dict]:
     padded = w["R"] * w["S"] >= w["stride"] ** 2 and conv2d.padded_bytes(w) <= conv2d.PADDED_DEFAULT_MAX_BYTES
     start = dict(gemm.default_config(target, w["K"], P * Q, batch=w["N"], dtype=w.dtype),
                  b_source="padded" if padded else "im2col")
-    return conv2d.fma_default(w, target, start), dict(start, **conv2d.PAIRS_DEFAULT)
+    return conv2d.fma_default(w, target, start), dict(start, **gemm_bf16_dot.PAIRS)
 
 
 def variants_for(w, config, target):

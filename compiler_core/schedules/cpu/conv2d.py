@@ -96,8 +96,12 @@ def default_config(w, target) -> dict:
         return dict(config, **amx.DEFAULT)
     if amx.offered(w.dtype, target) and w["K"] >= amx.CONV_MIN_OUT_CHANNELS:
         return dict(config, **amx.DEFAULT, b_source="im2col")
-    if bf16_dot.offered(w.dtype, target) and not amx.offered(w.dtype, target):  # a Xeon's pairs lost to FMAs
-        return dict(config, **PAIRS_DEFAULT)
+    # bfloat16 on an AVX-512 BF16 target without AMX (whose hosts are Zen 4 and 5: gemm_bf16_dot.PAIRS_DEFAULT says
+    # why): pair dot products on the padded or im2col path, 1.35-1.93x the FMA default on 7 of 8 layers on a Zen 4 and
+    # 1.06-1.10 on 7x7 images, where the FMA default folds the batch (one run had 0.93)
+    # (benchmarks/results/2026-12-01-cpu-bf16-pairs/). A Xeon's pairs lost to its FMAs.
+    if bf16_dot.offered(w.dtype, target) and not amx.offered(w.dtype, target):
+        return dict(config, **bf16_dot.PAIRS)
     return fma_default(w, target, config)
 
 
@@ -114,11 +118,6 @@ def _image_columns(w) -> int:
     return (P - 1) * _Phases.of(w).width + Q
 
 
-# bfloat16 on an AVX-512 BF16 target without AMX (whose hosts are Zen 4 and 5: gemm_bf16_dot.PAIRS_DEFAULT says why):
-# pair dot products on the padded or im2col path, 1.35-1.93x the FMA default on 7 of 8 layers on a Zen 4 and 1.06-1.10
-# on 7x7 images, where the FMA default folds the batch (one run had 0.93)
-# (benchmarks/results/2026-12-01-cpu-bf16-pairs/).
-PAIRS_DEFAULT = {"dot": "bf16", "pack_a": 1}
 
 
 def _im2col_row(w, X: S.Buffer):

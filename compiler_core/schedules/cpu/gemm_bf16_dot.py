@@ -58,18 +58,18 @@ def with_knob(space: Space, dtype: str, target, packs: str | None, tiles: tuple[
         *constraints)
 
 
+PAIRS = {"dot": "bf16", "pack_a": 1}  # pair dot products, A read from its packed pairs (conv2d's default too)
 # The GEMMs' default on a target with AVX-512 BF16 but not AMX's tiles (AMX targets take gemm_amx.DEFAULT): pair dot
-# products, A's and B's panels packed. Pairs / FMAs ran 1.6-2.0x on a Zen 5 and 1.8-2.0x on a Zen 4, but 0.60-0.72x
-# on a Sapphire Rapids Xeon (benchmarks/results/2026-11-30-cpu-bf16-dot/, 2026-12-01-cpu-bf16-pairs/). Such a Xeon
-# is in this class only where Linux does not grant it AMX's tiles (a kernel before 5.16): the hosts of the class are
-# otherwise AMD's Zen 4 and 5 (and Cooper Lake).
-PAIRS_DEFAULT = {"dot": "bf16", "pack_a": 1, "b_source": "packed"}
+# products, A's and B's panels packed. Pairs / FMAs ran 1.6-2.0x on a Zen 5 and 1.56-1.97x on 8 of 10 shapes on a
+# Zen 4 (two ties), but 0.60-0.72x on a Sapphire Rapids Xeon (benchmarks/results/2026-11-30-cpu-bf16-dot/,
+# 2026-12-01-cpu-bf16-pairs/). Such a Xeon is in this class only where Linux does not grant it AMX's tiles (a kernel
+# before 5.16): the hosts of the class are otherwise AMD's Zen 4 and 5 (and Cooper Lake).
+PAIRS_DEFAULT = {**PAIRS, "b_source": "packed"}
 
 
 def with_default(config: dict, dtype: str, target) -> dict:
-    """`config` with `dot` where `offered`: FMAs. Pairs / FMAs ran 1.6-2.0x on a Zen 5 but 0.60-0.72x on a Sapphire
-    Rapids Xeon (benchmarks/results/2026-11-30-cpu-bf16-dot/), and a target says its ISA, not its core; tuning picks
-    the pairs where they pay."""
+    """`config` with `dot` where `offered`: FMAs, for the defaults that keep them (the streamed rows, whose B is not
+    packed; an AMX target's layers off the tiles, where the pairs lost on a Xeon; conv2d's FMA path)."""
     return dict(config, dot="fma") if offered(dtype, target) else config
 
 
