@@ -35,17 +35,18 @@ class Child:
     env: dict
     niceness: int
     log: Path
+    process: subprocess.Popen | None = None  # the latest start's
     started_at: float = 0.0
     failed_starts: int = 0  # exits in a row within FAILED_START_S of their start
     given_up: bool = False
 
-    def start(self) -> subprocess.Popen:
+    def start(self) -> None:
         out = open(self.log, "ab")  # noqa: SIM115 - owned by the child for its lifetime
         parent, niceness = os.getpid(), self.niceness
         self.started_at = time.monotonic()
         try:
-            return subprocess.Popen(self.cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                    preexec_fn=lambda: die_with_parent(parent, niceness))
+            self.process = subprocess.Popen(self.cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                            preexec_fn=lambda: die_with_parent(parent, niceness))
         finally:
             out.close()  # the child holds its own descriptor
 
@@ -132,9 +133,13 @@ class EmbeddedFarm:
     grpc_port: int = 0
     quiet: bool = True
     log_level: str = "WARNING"  # of the tuner and agent processes (their logs are DATA_DIR/*.log)
-    processes: list[subprocess.Popen] = field(default_factory=list)
-    children: list[Child] = field(default_factory=list)  # how each process was started, for `supervise`
+    children: list[Child] = field(default_factory=list)  # the tuner, then the agents: how each runs and restarts
     _lock_fd: int | None = field(default=None, repr=False)
+
+    @property
+    def processes(self) -> list[subprocess.Popen]:
+        """The tuner's process, then each agent's (its latest, after a restart)."""
+        return [child.process for child in self.children]
 
     @property
     def url(self) -> str:
@@ -193,7 +198,7 @@ class EmbeddedFarm:
     def _spawn(self, cmd: list[str], env: dict, name: str, niceness: int = 0) -> None:
         child = Child(name, cmd, env, niceness, self.data_dir / f"{name}.log")
         self.children.append(child)
-        self.processes.append(child.start())
+        child.start()
 
     def supervise(self) -> list[str]:
         """One look at the processes (`tunefarm up` calls it every second): an agent that exited is started again,
@@ -201,8 +206,8 @@ class EmbeddedFarm:
         GPU), which is then left down. Returns a line for each thing a person should know. Raises RuntimeError
         when the tuner has exited: the farm is gone."""
         lines = []
-        for i, (child, process) in enumerate(zip(self.children, self.processes, strict=True)):
-            code = process.poll()
+        for i, child in enumerate(self.children):
+            code = child.process.poll()
             if code is None or child.given_up:
                 continue
             last = child.last_log_line()
@@ -217,7 +222,7 @@ class EmbeddedFarm:
                              f"{said}; not restarted (see {child.log})")
                 continue
             lines.append(f"{child.name} exited with {code}{said}; restarting it (see {child.log})")
-            self.processes[i] = child.start()
+            child.start()
         return lines
 
     def _wait_healthy(self) -> None:
@@ -250,7 +255,7 @@ class EmbeddedFarm:
             self._lock_fd = None
 
     def __enter__(self) -> EmbeddedFarm:
-        return self if self.processes else self.start()
+        return self if self.children else self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
