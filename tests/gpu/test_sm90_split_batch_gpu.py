@@ -38,7 +38,8 @@ def target():
 
 def configs_for(w, target) -> list[dict]:
     """The default, then every split the space takes with the default's other knobs, a cluster of two and a
-    one-unit-per-CTA grid where valid, and every split summed inside a cluster (one and two consumer warpgroups)."""
+    one-unit-per-CTA grid where valid, every split summed inside a cluster (one and two consumer warpgroups), and
+    192-column tiles (three B boxes; ragged where N is not a multiple of 192) alone, in a cluster of two and split."""
     space = cc.get_space(w, target)
     default = cc.default_config(w, target)
     variants = [default, *(dict(default, split_k=k) for k in (1, 2, 4, 8, 16)),
@@ -47,6 +48,8 @@ def configs_for(w, target) -> list[dict]:
     in_cluster = dict(default, split_cluster=True, persistent=False, cluster=1)
     variants += [dict(in_cluster, split_k=k) for k in (2, 4, 8)]
     variants += [dict(in_cluster, bm=128, consumers=2, split_k=k) for k in (2, 4)]
+    wide = dict(default, bm=128, bn=192, consumers=2, stages=4)
+    variants += [wide, dict(wide, cluster=2), dict(wide, split_k=2, split_cluster=True, persistent=False, group_m=1)]
     return list({cc.config_key(c): c for c in variants if space.is_valid(c)}.values())
 
 

@@ -46,7 +46,7 @@ def test_every_config_obeys_the_kernel_rules_and_fits_the_target():
         assert sm90_gemm.smem_layout(cfg, "float16").dynamic <= H100.shared_limit
         assert cfg.out_dtype("float16") == "float16" and not cfg.b_kmajor
     seen = {k: {c[k] for c in configs} for k in space.names}
-    assert seen["bm"] == {64, 128, 256} and seen["bn"] == {64, 128, 256} and seen["cluster"] == {1, 2}
+    assert seen["bm"] == {64, 128, 256} and seen["bn"] == {64, 128, 192, 256} and seen["cluster"] == {1, 2}
     assert seen["consumers"] == {1, 2} and seen["persistent"] == {False, True}
     assert seen["split_k"] == {1} and seen["split_cluster"] == {False}  # 4096^2 fills the SMs with tiles: no split
 
@@ -73,21 +73,36 @@ def test_default_config_is_in_the_space(w, target):
 
 
 def test_default_is_a_rule_on_how_many_large_tiles_fill_the_sms():
-    """The probe's 128x256 s4 c2 where its tiles fill every SM at least once, or (from two rows of them) half of one
-    wave; else 128x128 where those fill half a wave; else 64x128 s6 c1: the same problem flips with the device's SM
-    count, so this is a rule on the size, not a table of shapes."""
-    large, mid, small = gemm_sm90.LARGE, gemm_sm90.MID, gemm_sm90.SMALL
+    """The probe's 128x256 s4 c2 where its tiles fill every SM at least once; from two rows of them, whichever of
+    128 x 256, 128 x 192 and 128 x 128 fills half a wave and takes the least time over its rounds of SMs; else
+    64x128 s6 c1: the same problem flips with the device's SM count, so this is a rule on the size, not a table of
+    shapes."""
+    large, wide, mid, small = gemm_sm90.LARGE, gemm_sm90.WIDE, gemm_sm90.MID, gemm_sm90.SMALL
     pick = lambda w, t: {k: cc.default_config(w, t)[k] for k in large}  # noqa: E731
+    sms = lambda n: dataclasses.replace(H100, sm_count=n)  # noqa: E731
     assert pick(BIG, H100) == large and pick(SMALL, H100) == small
-    assert pick(SMALL, dataclasses.replace(H100, sm_count=32)) == large  # 8 x 4 large tiles fill 32 SMs
+    assert pick(SMALL, sms(32)) == large  # 8 x 4 large tiles fill 32 SMs
     assert pick(matmul(2048, 2048, 64), H100) == large  # 16 x 8 = 128 large tiles: 97 % of one wave of 132
-    assert pick(matmul(1152, 2048, 64), H100) == large  # 9 x 8 = 72 large tiles: 55 %
-    assert pick(matmul(1024, 2048, 64), H100) == mid  # 8 x 8 = 64 large tiles (48 %), 8 x 16 = 128 mid ones
-    assert pick(matmul(512, 2048, 64), H100) == small  # 32 large, 64 mid tiles: under half a wave
-    assert pick(matmul(1024, 2048, 64), dataclasses.replace(H100, sm_count=264)) == small  # 128 mid < 132
+    assert pick(matmul(1152, 2048, 64), H100) == wide  # 72 large tiles (55 %), or 99 wide ones, 3/4 as long
+    assert pick(matmul(2304, 2048, 64), H100) == wide  # two rounds either way (144 large, 198 wide tiles)
+    assert pick(matmul(1408, 1408, 64), H100) == mid  # 121 mid tiles in one round, half as long as a large one
+    assert pick(matmul(5120, 2048, 64), H100) == mid  # 5 rounds of mid (2.5 large ones) against 3 of large
+    assert pick(matmul(1536, 1536, 64), sms(72)) == large  # 72 large tiles fill 72 SMs; 96 wide take two rounds
+    assert pick(matmul(1536, 1536, 64), sms(96)) == wide
+    assert pick(matmul(512, 2048, 64), H100) == small  # 32 large, 44 wide, 64 mid tiles: under half a wave
+    assert pick(matmul(1024, 2048, 64), sms(264)) == small  # 128 mid < 132
     assert pick(matmul(128, 16384, 4096), H100) == small  # one row of large tiles: the skinny rules decide
+    assert pick(matmul(1024, 192, 64), sms(8)) == wide  # N = 192: a large tile would multiply 64 columns of zeros
     assert cc.default_config(BIG, H100)["persistent"] is True
     assert cc.default_config(matmul(1152, 2048, 4096), H100)["split_k"] == 1  # half a wave of tiles: no split
+
+
+def test_a_config_stored_before_192_column_tiles_stays_in_the_space():
+    """bn=192 widened the knob, not the oversize rule: a 256-column tile where N <= 192 was valid before and is now."""
+    w = matmul(1024, 160, 1024)
+    old = dict(cc.default_config(w, H100), **gemm_sm90.LARGE, group_m=1, split_k=1)
+    assert gemm_sm90.covering(gemm_sm90.TILE_CHOICES, 160) == 256 and cc.get_space(w, H100).is_valid(old)
+    assert not cc.get_space(matmul(1024, 128, 1024), H100).is_valid(dict(old, bn=192))  # 128 covers N: no wider
 
 
 # ---- dispatch ------------------------------------------------------------------------------------

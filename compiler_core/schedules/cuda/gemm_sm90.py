@@ -19,6 +19,8 @@ C is the op's output (the inputs' dtype) and B is taken as the op gives it (K x 
 """
 from __future__ import annotations
 
+import math
+
 from compiler_core.codegen import sm90_gemm
 from compiler_core.codegen.sm90_gemm import CLUSTER_SPLITS, SPLIT_K_CHOICES, HopperGemmConfig
 from compiler_core.errors import ConfigError, WorkloadError
@@ -33,7 +35,10 @@ from compiler_core.target import NOMINAL_SM_COUNT
 
 TMA_ALIGN_ELEMS = 8  # 16-byte row strides of 2-byte elements
 K_BLOCK = HopperGemmConfig().bk  # K per ring stage: one 128-byte swizzled row of 16-bit elements
-TILE_CHOICES = (64, 128, 256)  # bm: whole m64 wgmma slices; bn: the wgmma N, in 64-column B boxes
+TILE_CHOICES = (64, 128, 256)  # bm: whole m64 wgmma slices; the sizes "no larger than needed" is judged by
+# bn: the wgmma N, in 64-column B boxes. 192 (three boxes) came later, for shapes whose 128 x 256 tiles fill a wave
+# badly: the oversize rule stays on TILE_CHOICES, so a config stored before it (bn=256 where N <= 192) stays valid.
+BN_CHOICES = (64, 128, 192, 256)
 LARGE = dict(bm=128, bn=256, stages=4, consumers=2)  # the probe's best at 4096^3 (1.01x cuBLAS on an H100)
 SMALL = dict(bm=64, bn=128, stages=6, consumers=1)  # the probe's best at 1024^3, where LARGE leaves SMs idle
 MIN_SPLIT_K_BLOCKS = 4  # K blocks of 64 per split at least: shorter ranges spend more on the ring's fill than on math
@@ -123,7 +128,7 @@ def space(w, target, split_knob: bool = True, cluster_knob: bool = True) -> Spac
     return Space(
         knobs=(
             Knob("bm", TILE_CHOICES, "rows of C per CTA, split over the consumer warpgroups in m64 slices"),
-            Knob("bn", TILE_CHOICES, "columns of C per CTA: the wgmma N"),
+            Knob("bn", BN_CHOICES, "columns of C per CTA: the wgmma N"),
             *RING_KNOBS,
             Knob("cluster", (1, 2), "CTAs per cluster along M, sharing each B box by TMA multicast"),
             *((SPLIT_KNOB,) if split_knob else ()),
@@ -187,13 +192,13 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
                       k_blocks: int = 0, fill_wave: bool = False, **fixed) -> dict:
     """LARGE where its tiles (of every batch entry) alone fill every SM at least once; else the smaller SMALL tile
     (more, shorter tiles keep the SMs busy): a rule on the problem size. With `fill_wave` (the GEMMs' default, from
-    two rows of LARGE tiles), the largest tile of LARGE and MID whose tiles fill at least half of one wave
-    (`wave_tile`). Persistent, grouped raster, plus `fixed`; clipped to small shapes. Where the space has split_k, the
-    split split_k_rule picks for the tiles."""
+    two rows of LARGE tiles), the tile of LARGE, WIDE and MID whose rounds of tiles take least time (`wave_tile`).
+    Persistent, grouped raster, plus `fixed`; clipped to small shapes. Where the space has split_k, the split
+    split_k_rule picks for the tiles."""
     sms = target.sm_count or NOMINAL_SM_COUNT
     large_tiles = tiles(M, N, LARGE)
     pick = LARGE if batch * large_tiles[0] * large_tiles[1] >= sms else SMALL
-    wave = wave_tile(M, N, batch, sms) if fill_wave and pick is SMALL and M >= 2 * LARGE["bm"] else SMALL
+    wave = wave_tile(M, N, batch, sms, tile_n) if fill_wave and M >= 2 * LARGE["bm"] else SMALL
     waved = wave is not SMALL  # at least half a wave of larger tiles: no split (more units would overflow the wave)
     if waved:
         pick = wave
@@ -221,20 +226,29 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
 
 
 MID = dict(bm=128, bn=128, stages=6, consumers=2)  # between LARGE and SMALL: half LARGE's columns
+WIDE = dict(bm=128, bn=192, stages=5, consumers=2)  # three quarters of LARGE's columns, as many stages as fit
 WAVE_FILL = 0.5  # the share of one wave of SMs a tile's count must reach for that tile to be taken over SMALL
+# Work per unit of tile area and time, relative to LARGE, when every SM is busy: fitted on an H200
+# (benchmarks/results/2026-12-01-sm90-wide-tiles/) from shapes where each tile fills its rounds equally well.
+# Narrower tiles load more bytes per multiply-add.
+TILE_THROUGHPUT = ((LARGE, 1.0), (WIDE, 0.95), (MID, 0.88))
 
 
-def wave_tile(M: int, N: int, batch: int, sms: int) -> dict:
-    """The largest of LARGE and MID whose tiles (of every batch entry) fill at least WAVE_FILL of one wave of SMs,
-    else SMALL. Fewer, larger tiles do more per byte loaded; on an H200 (benchmarks/results/2026-12-01-sm90-one-wave/)
-    LARGE tiles filling 55-97 % of a wave beat four times as many SMALL ones over several rounds on 18 of 19 shapes
-    (2048^3: 0.72 -> 0.98 of cuBLAS), and where LARGE filled 48 % MID, with twice the tiles, beat both (1024 x 2048 x
-    2048: 0.77 -> 0.93; LARGE 0.65)."""
-    for tile in (LARGE, MID):
+def wave_tile(M: int, N: int, batch: int, sms: int, tile_n: tuple = TILE_CHOICES) -> dict:
+    """The tile of TILE_THROUGHPUT whose tiles (of every batch entry) take the least time on `sms` SMs, among those
+    whose count fills at least WAVE_FILL of one wave; else SMALL. A persistent grid takes ceil(tiles / SMs)
+    rounds, each as long as one tile's area over its throughput. So a tile count just past a wave costs a whole
+    extra round: 1536^3 has 72 LARGE tiles, one round with 45 % of the SMs idle, or 96 WIDE ones, three quarters
+    as long (0.72 -> 0.89 of cuBLAS on an H200). At 144 LARGE tiles, 2304 x 2048 takes two rounds either way, and
+    WIDE's are shorter (0.63 -> 0.80). MID beats both where its smaller tiles fit in fewer rounds (1408^2:
+    121 tiles in one round, 0.62 -> 0.94). Columns are clipped to N as the default clips them."""
+    def cost(tile: dict, throughput: float) -> float:
         rows, cols = tiles(M, N, tile)
-        if batch * rows * cols >= WAVE_FILL * sms:
-            return tile
-    return SMALL
+        return -(-batch * rows * cols // sms) * tile["bm"] * min(tile["bn"], covering(tile_n, N)) / throughput
+
+    filling = [(cost(tile, throughput), i, tile) for i, (tile, throughput) in enumerate(TILE_THROUGHPUT)
+               if batch * math.prod(tiles(M, N, tile)) >= WAVE_FILL * sms]
+    return min(filling)[2] if filling else SMALL
 
 
 def cluster_split(config: dict) -> dict:
