@@ -1,7 +1,8 @@
 """The implicit-GEMM conv2d on Hopper (conv2d_sm90) with the GEMMs' round-cost tile rule (`fill_wave`: LARGE, WIDE
 or MID, whichever takes least time over its rounds of SMs) against its own size rule (LARGE where its tiles fill the
-SMs, else SMALL; the conv's default before this study), cuDNN beside them (cudnn.benchmark on), five interleaved rounds, each checked against PyTorch.
-Layers where both rules pick the same config are skipped. `UNSEEN` layers were listed before any ran.
+SMs, else SMALL; the conv's default before this study), cuDNN beside them (cudnn.benchmark on), five interleaved
+rounds, each checked against PyTorch. Layers where both rules pick the same config are skipped. `UNSEEN` layers were
+listed before any ran.
 
     python3 benchmarks/results/2026-12-01-sm90-wide-tiles/conv_waves.py --out $OUT/conv.json
     python3 benchmarks/results/2026-12-01-sm90-wide-tiles/conv_waves.py --dry --out /dev/null  # the picks only

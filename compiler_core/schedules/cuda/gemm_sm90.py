@@ -192,9 +192,9 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
                       k_blocks: int = 0, fill_wave: bool = False, **fixed) -> dict:
     """LARGE where its tiles (of every batch entry) alone fill every SM at least once; else the smaller SMALL tile
     (more, shorter tiles keep the SMs busy): a rule on the problem size. With `fill_wave` (the GEMMs' and the
-    implicit-GEMM conv's default, from two rows of LARGE tiles), the tile of LARGE, WIDE and MID whose rounds of tiles take least time (`wave_tile`).
-    Persistent, grouped raster, plus `fixed`; clipped to small shapes. Where the space has split_k, the split
-    split_k_rule picks for the tiles."""
+    implicit-GEMM conv's default, from two rows of LARGE tiles), the tile of LARGE, WIDE and MID whose rounds of
+    tiles take least time (`wave_tile`). Persistent, grouped raster, plus `fixed`; clipped to small shapes. Where
+    the space has split_k, the split split_k_rule picks for the tiles."""
     sms = target.sm_count or NOMINAL_SM_COUNT
     large_tiles = tiles(M, N, LARGE)
     pick = LARGE if batch * large_tiles[0] * large_tiles[1] >= sms else SMALL
