@@ -19,6 +19,7 @@ NHWC_SHAPES = [
     dict(N=1, C=16, H=13, W=13, K=24, R=7, S=7, stride=2, pad=3),  # 7x7, pad 3
     dict(N=3, C=24, H=10, W=7, K=40, R=3, S=3, stride=1, pad=0),  # no padding: no guard; C*R*S = 216
     dict(N=2, C=40, H=6, W=6, K=36, R=1, S=1, stride=1, pad=0),  # pointwise
+    dict(N=4, C=64, H=1, W=1, K=48, R=1, S=1, stride=1, pad=0),  # 1 x 1 images: X and the filter need no copy
     dict(N=2, C=32, H=8, W=8, K=64, R=5, S=5, stride=1, pad=2),  # pad 2, 5x5
 ]
 SHAPES = [cc.make_workload("conv2d", dict(p, dtype=dt))

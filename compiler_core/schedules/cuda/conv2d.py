@@ -11,6 +11,8 @@ an image (128-bit stores when P*Q % 4 == 0).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from compiler_core.ir import stmt as S
 from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.ops.conv2d import out_size
@@ -89,19 +91,34 @@ def _gathered_problem(w) -> gemm_wmma_tiling.Problem:
     return gemm_wmma_tiling.Problem(1, g.M, g.N, g.K, False, w.dtype, imp)
 
 
-def nhwc_copies(w) -> tuple:
-    """(X, Wt, Y, X_nhwc, Wt_krsc, prologue): the op's buffers, two workspaces and the two transposes that fill
-    them (X to NHWC, the filter to KRSC): the layouts the tensor-core paths read contiguous runs of C from."""
+class NhwcCopies(NamedTuple):
+    """The op's buffers, the NHWC input and KRSC filter the tensor-core paths read contiguous runs of C from, the
+    transposes that fill them and the workspaces among them."""
+    X: S.Buffer
+    Wt: S.Buffer
+    Y: S.Buffer
+    Xt: S.Buffer  # X as NHWC: a workspace, or X itself where H = W = 1
+    Wr: S.Buffer  # the filter as KRSC: a workspace, or Wt itself where R = S = 1
+    prologue: tuple  # the transposes that fill the workspaces, run before the main kernel
+    workspaces: tuple
+
+
+def nhwc_copies(w) -> NhwcCopies:
+    """X to NHWC and the filter to KRSC. A transpose whose inner extent is 1 (1 x 1 filters: KCRS is KRSC; 1 x 1
+    images: NCHW is NHWC) is left out and its copy is the op's buffer itself: on an H200 the filter's transpose of a
+    2048 x 512 1 x 1 conv took 29 us, one active lane of 32, more than the convolution
+    (benchmarks/results/2026-12-01-sm90-conv-parts/)."""
     N, C, H, W, K, R, S_ = (w[x] for x in "NCHWKRS")
     P, Q = out_size(w)
     X = S.Buffer("in_X", w.dtype, (N, C, H, W))
     Wt = S.Buffer("in_Wt", w.dtype, (K, C, R, S_))
     Y = S.Buffer("out_Y", w.dtype, (N, K, P, Q))
-    Xt = S.Buffer("ws_X_nhwc", w.dtype, (N * H * W * C,))
-    Wr = S.Buffer("ws_Wt_krsc", w.dtype, (K * R * S_ * C,))
-    prologue = (transpose.transpose_func("conv2d_x_nhwc", X, Xt, (N, C, H * W), LAYOUT_TRANSPOSE),
-                transpose.transpose_func("conv2d_w_krsc", Wt, Wr, (K, C, R * S_), LAYOUT_TRANSPOSE))
-    return X, Wt, Y, Xt, Wr, prologue
+    Xt = S.Buffer("ws_X_nhwc", w.dtype, (N * H * W * C,)) if H * W > 1 else X
+    Wr = S.Buffer("ws_Wt_krsc", w.dtype, (K * R * S_ * C,)) if R * S_ > 1 else Wt
+    prologue = ((transpose.layout_transpose("conv2d_x_nhwc", X, Xt, (N, C, H * W), LAYOUT_TRANSPOSE),) if Xt is not X
+                else ()) + ((transpose.layout_transpose("conv2d_w_krsc", Wt, Wr, (K, C, R * S_), LAYOUT_TRANSPOSE),)
+                            if Wr is not Wt else ())
+    return NhwcCopies(X, Wt, Y, Xt, Wr, prologue, tuple(b for b in (Xt, Wr) if b is not X and b is not Wt))
 
 
 def _nhwc_problem(w) -> gemm_wmma_tiling.Problem:
@@ -111,7 +128,7 @@ def _nhwc_problem(w) -> gemm_wmma_tiling.Problem:
     stride, pad = w["stride"], w["pad"]
     P, Q = out_size(w)
     PQ = P * Q
-    X, Wt, Y, Xt, Wr, prologue = nhwc_copies(w)
+    X, Wt, Y, Xt, Wr, prologue, workspaces = nhwc_copies(w)
 
     def window(j, kk):
         """(image, input row, input column, channel) that im2col element (kk, j) reads."""
@@ -129,7 +146,7 @@ def _nhwc_problem(w) -> gemm_wmma_tiling.Problem:
 
     kmajor = KMajorB(index, inside if pad else None, gemm_wmma_tiling.vector_width(C))
     imp = Implicit(Wr, Xt, None, Y, lambda m, j: (j // PQ * K + m) * PQ + j % PQ, (X, Wt), kmajor, prologue,
-                   (Xt, Wr))
+                   workspaces)
     return gemm_wmma_tiling.Problem(1, K, N * PQ, R * S_ * C, False, w.dtype, imp)
 
 

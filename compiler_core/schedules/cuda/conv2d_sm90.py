@@ -95,10 +95,9 @@ def default_config(w, target) -> dict:
 
 # ---- schedule ------------------------------------------------------------------------------------
 def schedule(w, config, target, nhwc) -> S.Module:
-    """`nhwc` = (X, Wt, Y, X_nhwc, Wt_krsc, prologue): the op's buffers, the workspaces and the transposes that fill
-    them (conv2d.nhwc_copies)."""
+    """`nhwc`: the op's buffers, the NHWC and KRSC copies and the transposes that fill them (conv2d.nhwc_copies)."""
     cfg, g = hopper_config(config), geometry(w)
-    X, Wt, Y, Xt, Wr, prologue = nhwc
+    X, Wt, Y, Xt, Wr, prologue, workspaces = nhwc
     M, N, K = gemm_shape(w)
     esize = S.dtype_bytes(w.dtype)
     C, RS = w["C"], w["R"] * w["S"]
@@ -121,4 +120,4 @@ def schedule(w, config, target, nhwc) -> S.Module:
         profile=gemm_sm90.profile(M, N, K, cfg),
     )
     # the prologue's layout copies write every workspace element before the kernel reads it: no memset
-    return S.Module(w.op, (*prologue, kernel), (X, Wt, Y), (Xt, Wr), 2, overwrites_workspaces=True)
+    return S.Module(w.op, (*prologue, kernel), (X, Wt, Y), workspaces, 2, overwrites_workspaces=True)

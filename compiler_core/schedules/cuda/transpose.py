@@ -75,6 +75,45 @@ def transpose_func(name: str, X: S.Buffer, Y: S.Buffer, shape: tuple, config: di
     return S.PrimFunc(name, (X, Y), b.get())
 
 
+NARROW_THREADS = 256  # threads of a narrow transpose's block
+NARROW_ROWS = 256  # rows of X a narrow transpose's block moves, all their columns
+
+
+def narrow_transpose_func(name: str, X: S.Buffer, Y: S.Buffer, shape: tuple) -> S.PrimFunc:
+    """transpose_func's result where `cols` is below a warp (a 3 x 3 filter's 9 taps): a square tile would leave
+    all but `cols` of each 32 lanes idle. A block instead moves NARROW_ROWS whole rows, a contiguous run of X read
+    with consecutive threads on consecutive elements, then writes each of its `cols` output rows as a run of
+    NARROW_ROWS elements. On an H200 the square tile took 11.6 us for a 512 x 512 3 x 3 filter
+    (benchmarks/results/2026-12-01-sm90-conv-parts/)."""
+    batch, rows, cols = shape
+    run, row_blocks = NARROW_ROWS * cols, E.ceil_div(rows, NARROW_ROWS)
+    passes = -(-run // NARROW_THREADS)
+    b = IRBuilder()
+    with b.loop("bx", batch * row_blocks, S.ForKind.BLOCK_X) as bx, \
+            b.loop("tx", NARROW_THREADS, S.ForKind.THREAD_X) as tx, \
+            b.allocate("rows_tile", X.dtype, (NARROW_ROWS, cols), S.Scope.SHARED) as tile, \
+            contextlib.ExitStack() as lets:
+        base = lets.enter_context(b.let("base", (bx // row_blocks) * (rows * cols))) if batch > 1 else 0
+        r0 = lets.enter_context(b.let("r0", (bx % row_blocks if batch > 1 else bx) * NARROW_ROWS))
+        with b.loop("p", passes, S.ForKind.UNROLLED) as p:  # read: tile[i][j] = X[r0 + i, j], e = i * cols + j
+            e = tx + p * NARROW_THREADS
+            with b.if_((e < run) & (r0 * cols + e < rows * cols)):
+                b.store(tile, (e // cols, e % cols), X[base + r0 * cols + e])
+        b.barrier()
+        with b.loop("q", passes, S.ForKind.UNROLLED) as q:  # write: Y[j, r0 + i] = tile[i][j], e = j * ROWS + i
+            e = tx + q * NARROW_THREADS
+            i, j = e % NARROW_ROWS, e // NARROW_ROWS
+            with b.if_((e < run) & (r0 + i < rows)):
+                b.store(Y, base + j * rows + r0 + i, tile[i, j])
+    return S.PrimFunc(name, (X, Y), b.get())
+
+
+def layout_transpose(name: str, X: S.Buffer, Y: S.Buffer, shape: tuple, config: dict) -> S.PrimFunc:
+    """The layout change another template runs before its main kernel: `config`'s square tiles, or the narrow
+    transpose where `cols` is below a warp."""
+    return narrow_transpose_func(name, X, Y, shape) if shape[2] < 32 else transpose_func(name, X, Y, shape, config)
+
+
 def _guarded_store(b: IRBuilder, T: int, bounds: list, buf: S.Buffer, index, value: E.Expr) -> None:
     """Store where every (index, extent) of `bounds` is in range; a check is left out where whole tiles of T
     cover the extent (the index is then always inside)."""
