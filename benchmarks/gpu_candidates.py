@@ -11,12 +11,19 @@ import compiler_core as cc
 from benchmarks.gpu_ops import compile_all
 from benchmarks.gpu_tuning import TOLERANCE, Tensors
 from compiler_core.build import build_module
+from compiler_core.codegen import generate_source
+from compiler_core.runtime.nvcc_check import nvcc_compile
 
 
-def time_candidates(w, cands: dict, target, torch, do_bench, rounds: int) -> dict:
+def time_candidates(w, cands: dict, target, torch, do_bench, rounds: int, modules: dict | None = None) -> dict:
     """{workload, device, configs, times (ms per round, per candidate and "torch"), ratios (PyTorch time / the
-    candidate's, per round), max_rel_err, correct}."""
-    built = compile_all(w, list(cands.values()), target, target.arch)
+    candidate's, per round), max_rel_err, correct}. `modules`: each candidate's module, lowered by the caller (a
+    study of another lowering of the same config), instead of cc.lower's."""
+    if modules is None:
+        built = compile_all(w, list(cands.values()), target, target.arch)
+    else:
+        built = [(c, modules[k], nvcc_compile(generate_source(modules[k], target), target.arch), None)
+                 for k, c in cands.items()]
     t = Tensors(w, torch)
     launches = {k: t.launcher(build_module(w, m, target, c, cubin=cb))
                 for k, (c, m, cb, _e) in zip(cands, built, strict=True) if m is not None}

@@ -17,6 +17,8 @@ SHAPES_F = [
     dict(N=3, C=72, H=10, W=7, K=40, R=3, S=1, stride=1, pad=0),
     dict(N=2, C=40, H=6, W=6, K=36, R=1, S=1, stride=1, pad=0),
     dict(N=4, C=64, H=1, W=1, K=48, R=1, S=1, stride=1, pad=0),  # 1 x 1 images: X and the filter need no copy
+    dict(N=3, C=40, H=4, W=6, K=72, R=1, S=1, stride=1, pad=0),  # pointwise: the batched GEMM on NCHW, one A
+    dict(N=1, C=16, H=2, W=4, K=24, R=1, S=1, stride=1, pad=0),  # pointwise, one image: a plain GEMM
     dict(N=2, C=32, H=8, W=5, K=64, R=5, S=3, stride=1, pad=2),
     dict(N=3, C=128, H=7, W=7, K=16, R=3, S=3, stride=3, pad=1),
     dict(N=5, C=64, H=15, W=9, K=136, R=3, S=3, stride=1, pad=1),  # M over two 64-row tiles and a tail

@@ -84,6 +84,7 @@ class HopperGemmConfig:
     split_k: int = 1  # K ranges per tile, each a work unit writing a float32 partial tile (out=float32)
     batch: int = 1  # GEMMs over 3-D tensor maps (batch outermost), folded into the tile scheduler
     split_cluster: bool = False  # the split_k K ranges of a tile: one cluster, partials summed in shared memory
+    a_batched: bool = True  # with batch > 1, A through a 3-D map like B; False: one A (2-D map) for every entry
 
     @classmethod
     def of(cls, knobs: dict) -> HopperGemmConfig:
@@ -120,9 +121,13 @@ class HopperGemmConfig:
 
     def knob_text(self) -> str:
         """The knobs as the kernel's header comment lists them (split_k, batch and split_cluster where they are not
-        1 or off)."""
-        knobs = {k: v for k, v in self.as_dict().items()
-                 if k not in ("split_k", "batch", "split_cluster") or v not in (1, False)}
+        1 or off, a_batched where a batch shares one A)."""
+        def shown(knob: str, value) -> bool:
+            if knob == "a_batched":
+                return not value and self.batch > 1
+            return knob not in ("split_k", "batch", "split_cluster") or value not in (1, False)
+
+        knobs = {k: v for k, v in self.as_dict().items() if shown(k, v)}
         return ", ".join(f"{k}={v}" for k, v in knobs.items())
 
 
@@ -201,7 +206,7 @@ def kernel_name(cfg: HopperGemmConfig, ab: str, conv: ConvGeometry | None = None
     return (f"tf_sm90_{'conv' if conv else 'gemm'}_{short[ab]}_{short[out]}_{cfg.bm}x{cfg.bn}x{cfg.bk}_s{cfg.stages}"
             f"_c{cfg.consumers}_g{cfg.group_m}{'_bk' if cfg.b_kmajor else ''}{'_cl2' if cfg.cluster == 2 else ''}"
             f"{f'_sk{cfg.split_k}' if cfg.split_k > 1 else ''}{'c' if cfg.split_cluster else ''}"
-            f"{f'_b{cfg.batch}' if cfg.batch > 1 else ''}")
+            f"{f'_b{cfg.batch}' if cfg.batch > 1 else ''}{'_a2' if cfg.batch > 1 and not cfg.a_batched else ''}")
 
 
 def wgmma_variant(cfg: HopperGemmConfig, ab: str) -> Wgmma:
@@ -241,7 +246,9 @@ def _operand_slots(cfg: HopperGemmConfig, conv: ConvGeometry | None) -> dict:
     d, z = sm90_gemm_units.batch_coordinate(cfg.batch)
     multicast = (f"tf_tma_load_{d}d_multicast(b + j * B_BOX_BYTES, tm_b, bar, (1u << CLUSTER) - 1, t.n0 + 64 * j, "
                  f"kb * BK{z});" if cfg.cluster > 1 else "")
-    loads = GEMM_LOADS.replace("{multicast}", multicast).replace("{d}", d).replace("{z}", z)
+    da, za = (d, z) if cfg.a_batched else sm90_gemm_units.batch_coordinate(1)
+    loads = (GEMM_LOADS.replace("{multicast}", multicast).replace("{da}", da).replace("{za}", za)
+             .replace("{d}", d).replace("{z}", z))
     return dict(k_blocks="(K + BK - 1) / BK", tile_setup="", loads=loads,
                 store=GEMM_STORE, helpers="", vec_ok="N % VEC == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0")
 

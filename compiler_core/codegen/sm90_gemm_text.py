@@ -4,8 +4,9 @@ holds the implicit-GEMM conv2d's). Braces the C++ needs are doubled in the templ
 from __future__ import annotations
 
 # The GEMM's producer loads per K block: A's box, then B's (K-major box, or 64-column N-major boxes, multicast);
-# {d}: the maps' rank, {z}: the batch coordinate of 3-D maps (codegen/sm90_gemm_units.py).
-GEMM_LOADS = """tf_tma_load_{d}d(a, tm_a, bar, kb * BK, t.m0{z});  // coordinates innermost first: (k, m)
+# {d}: the maps' rank, {z}: the batch coordinate of 3-D maps (codegen/sm90_gemm_units.py); {da} and {za} are A's,
+# the same unless every batch entry shares one A (a 2-D map).
+GEMM_LOADS = """tf_tma_load_{da}d(a, tm_a, bar, kb * BK, t.m0{za});  // coordinates innermost first: (k, m)
       if (B_KMAJOR) {
         tf_tma_load_{d}d(b, tm_b, bar, kb * BK, t.n0{z});  // B^T is N x K: (k, n)
       } else {

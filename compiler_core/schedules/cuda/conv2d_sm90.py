@@ -20,7 +20,7 @@ from compiler_core.ir import stmt as S
 from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.ir.opaque import OpaqueKernel, ScalarParam, TensorMapParam
 from compiler_core.ops.conv2d import out_size
-from compiler_core.runtime.tensor_map import CORNER_RANGE, TiledMap, nhwc_im2col
+from compiler_core.runtime.tensor_map import CORNER_RANGE, TiledMap, nhwc_im2col, row_major
 from compiler_core.schedules.cuda import gemm_sm90
 from compiler_core.space import Knob, Space
 
@@ -38,6 +38,14 @@ def applies(w, target) -> bool:
     corners = (-w["pad"], w["pad"] - (w["R"] - 1), w["pad"] - (w["S"] - 1))
     return (w["C"] % CHANNEL_ALIGN == 0 and w["stride"] <= MAX_STRIDE
             and all(-bound <= c < bound for c in corners))
+
+
+def pointwise(w) -> bool:
+    """A 1 x 1 conv with stride 1 and no padding whose images' rows TMA can step over (H*W*2 bytes a multiple of
+    16): per image, Y[n] (K x HW) = filter (K x C) @ X[n] (C x HW), a GEMM over the op's NCHW tensors as they are.
+    It runs as the batched GEMM kernel with one A for every image (`pointwise_module`): no layout copies."""
+    return (w["R"] == 1 and w["S"] == 1 and w["stride"] == 1 and w["pad"] == 0
+            and (w["H"] * w["W"]) % gemm_sm90.TMA_ALIGN_ELEMS == 0)
 
 
 def geometry(w) -> ConvGeometry:
@@ -86,9 +94,12 @@ def _smem(config: dict) -> int:
 
 
 def default_config(w, target) -> dict:
-    """gemm_sm90's rule on the implicit GEMM's size, with its round-cost tile choice (`fill_wave`): on an H200 that
-    beat LARGE-or-SMALL on 10 of 11 ResNet-like layers it changed, by 5-29 %, and tied on one
-    (benchmarks/results/2026-12-01-sm90-wide-tiles/)."""
+    """gemm_sm90's rule on the implicit GEMM's size (a `pointwise` conv's: the batched GEMM's), with its round-cost
+    tile choice (`fill_wave`): on an H200 that beat LARGE-or-SMALL on 10 of 11 ResNet-like layers it changed, by
+    5-29 %, and tied on one (benchmarks/results/2026-12-01-sm90-wide-tiles/)."""
+    if pointwise(w):  # tiles per image: the batched GEMM's
+        return gemm_sm90.size_rule_default(w["K"], w["H"] * w["W"], TILE_M, TILE_N, target, space(w, target),
+                                           batch=w["N"], fill_wave=True)
     M, N, _ = gemm_shape(w)
     return gemm_sm90.size_rule_default(M, N, TILE_M, TILE_N, target, space(w, target), fill_wave=True)
 
@@ -96,6 +107,8 @@ def default_config(w, target) -> dict:
 # ---- schedule ------------------------------------------------------------------------------------
 def schedule(w, config, target, nhwc) -> S.Module:
     """`nhwc`: the op's buffers, the NHWC and KRSC copies and the transposes that fill them (conv2d.nhwc_copies)."""
+    if pointwise(w):
+        return pointwise_module(w, config, target, nhwc.X, nhwc.Wt, nhwc.Y)
     cfg, g = hopper_config(config), geometry(w)
     X, Wt, Y, Xt, Wr, prologue, workspaces = nhwc
     M, N, K = gemm_shape(w)
@@ -121,3 +134,32 @@ def schedule(w, config, target, nhwc) -> S.Module:
     )
     # the prologue's layout copies write every workspace element before the kernel reads it: no memset
     return S.Module(w.op, (*prologue, kernel), (X, Wt, Y), workspaces, 2, overwrites_workspaces=True)
+
+
+def pointwise_module(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) -> S.Module:
+    """A `pointwise` conv as one launch of gemm_sm90's batched kernel: A the filter (a 2-D map every image shares),
+    B image n's C x HW rows (N-major, a 3-D map over the batch), C image n's K x HW block of Y. The config's knobs
+    are the conv space's; the GEMM reads B N-major where the im2col path reads it K-major (the same stage bytes).
+    One image is a plain GEMM: 2-D maps, as the kernel's loads then are."""
+    images, M, N, K = w["N"], w["K"], w["H"] * w["W"], w["C"]
+    cfg = HopperGemmConfig(bm=config["bm"], bn=config["bn"], stages=config["stages"], consumers=config["consumers"],
+                           persistent=config["persistent"], group_m=config["group_m"], batch=images,
+                           a_batched=False)
+    params = (TensorMapParam(Wt, (M, K), (cfg.bm, cfg.bk)),
+              TensorMapParam(X, spec=row_major(w.dtype, (images, K, N)[images == 1:], cfg.bk, sm90_gemm.B_BOX_COLS)),
+              Y,
+              ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
+    kernel = OpaqueKernel(
+        name=sm90_gemm.kernel_name(cfg, w.dtype),
+        source=sm90_gemm.render_kernel(cfg, w.dtype),
+        prelude=sm90_gemm.prelude_blocks(cfg, w.dtype),
+        params=params,
+        block=(cfg.threads, 1, 1),
+        dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, w.dtype).dynamic,
+        units=-(-M // cfg.bm) * -(-N // cfg.bn) * images,
+        persistent=cfg.persistent,
+        sm_count=target.sm_count,
+        requires=("wgmma",),
+        profile=gemm_sm90.profile(M, N, K, cfg),
+    )
+    return S.Module(w.op, (kernel,), (X, Wt, Y), (), 2)
