@@ -4,9 +4,16 @@ and a pointwise conv whose images TMA can step over runs as one batched GEMM lau
 tier (tests/gpu/test_conv_sm90_gpu.py, test_conv_tensor_core_gpu.py) checks the numbers."""
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 import compiler_core as cc
+from compiler_core.codegen import generate_source
+from compiler_core.ir import stmt as S
 from compiler_core.ir.opaque import OpaqueKernel, TensorMapParam
 from compiler_core.schedules.cuda import conv2d_sm90, transpose
+from compiler_core.schedules.cuda.conv2d import LAYOUT_TRANSPOSE
+from tests.ir_blocks import run_blocks
 
 H100 = cc.cuda_target("sm_90a", sm_count=132)
 A100 = cc.cuda_target("sm_80", sm_count=108)
@@ -24,12 +31,36 @@ def names(module) -> list[str]:
     return [k.name for k in module.kernels]
 
 
-def test_a_3x3_conv_copies_x_and_its_filter_the_filter_through_the_narrow_transpose():
+def test_a_3x3_conv_copies_x_and_its_filter_in_one_launch_the_filter_through_the_narrow_transpose():
     module = lowered(conv())
-    assert names(module)[:2] == ["conv2d_x_nhwc", "conv2d_w_krsc"] and len(module.workspaces) == 2
-    x_copy, w_copy = module.kernels[:2]
-    assert w_copy.block[0] == transpose.NARROW_THREADS  # 9 taps: below a warp
-    assert x_copy.block != w_copy.block  # 49 pixels: the square tiles
+    assert names(module)[0] == "conv2d_nhwc_krsc" and len(module.kernels) == 2 and len(module.workspaces) == 2
+    copies = module.kernels[0]
+    assert [b.name for b in copies.params] == ["in_X", "in_Wt", "ws_X_nhwc", "ws_Wt_krsc"]
+    source = generate_source(module, H100)
+    assert "rows_tile" in source and "tile[" in source  # 9 taps: narrow rows; 49 pixels: square tiles
+
+
+def test_the_combined_copies_move_every_element_where_the_two_transposes_would():
+    """Runs the fused copy kernel's IR block by block in numpy (its index arithmetic), for a 3 x 3 filter (narrow)
+    and an image of 49 pixels (square tiles, ragged), against numpy's transposes."""
+    w = conv(N=2, C=40, H=7, W=7, K=24)
+    copies = lowered(w).kernels[0]
+    x = np.arange(2 * 40 * 49, dtype=np.float64)
+    f = np.arange(24 * 40 * 9, dtype=np.float64) + 0.5
+    out = run_blocks(copies, {"in_X": x, "in_Wt": f}, {"ws_X_nhwc": x.size, "ws_Wt_krsc": f.size})
+    assert np.array_equal(out["ws_X_nhwc"], x.reshape(2, 40, 49).transpose(0, 2, 1).ravel())
+    assert np.array_equal(out["ws_Wt_krsc"], f.reshape(24, 40, 9).transpose(0, 2, 1).ravel())
+
+
+@pytest.mark.parametrize("shape", [(3, 40, 9), (2, 300, 7), (1, 5, 1), (4, 70, 49), (2, 33, 64), (1, 1, 40)],
+                         ids=str)
+def test_each_transpose_of_a_layout_change_moves_every_element(shape):
+    """(batch, rows, cols): narrow ones below 32 columns (a block's rows past the end), square ones ragged."""
+    X, Y = S.Buffer("in_X", "float16", (int(np.prod(shape)),)), S.Buffer("out_Y", "float16", (int(np.prod(shape)),))
+    x = np.arange(np.prod(shape), dtype=np.float64)
+    out = run_blocks(transpose.layout_transpose("t", X, Y, shape, LAYOUT_TRANSPOSE), {"in_X": x},
+                     {"out_Y": x.size})["out_Y"]
+    assert np.array_equal(out, x.reshape(shape).transpose(0, 2, 1).ravel())
 
 
 def test_a_1x1_filter_is_read_in_place():

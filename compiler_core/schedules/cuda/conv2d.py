@@ -104,9 +104,9 @@ class NhwcCopies(NamedTuple):
 
 
 def nhwc_copies(w) -> NhwcCopies:
-    """X to NHWC and the filter to KRSC. A transpose whose inner extent is 1 (1 x 1 filters: KCRS is KRSC; 1 x 1
-    images: NCHW is NHWC) is left out and its copy is the op's buffer itself: on an H200 the filter's transpose of a
-    2048 x 512 1 x 1 conv took 29 us, one active lane of 32, more than the convolution
+    """X to NHWC and the filter to KRSC, both in one launch. A transpose whose inner extent is 1 (1 x 1 filters:
+    KCRS is KRSC; 1 x 1 images: NCHW is NHWC) is left out and its copy is the op's buffer itself: on an H200 the
+    filter's transpose of a 2048 x 512 1 x 1 conv took 29 us, one active lane of 32, more than the convolution
     (benchmarks/results/2026-12-01-sm90-conv-parts/)."""
     N, C, H, W, K, R, S_ = (w[x] for x in "NCHWKRS")
     P, Q = out_size(w)
@@ -115,9 +115,12 @@ def nhwc_copies(w) -> NhwcCopies:
     Y = S.Buffer("out_Y", w.dtype, (N, K, P, Q))
     Xt = S.Buffer("ws_X_nhwc", w.dtype, (N * H * W * C,)) if H * W > 1 else X
     Wr = S.Buffer("ws_Wt_krsc", w.dtype, (K * R * S_ * C,)) if R * S_ > 1 else Wt
-    prologue = ((transpose.layout_transpose("conv2d_x_nhwc", X, Xt, (N, C, H * W), LAYOUT_TRANSPOSE),) if Xt is not X
-                else ()) + ((transpose.layout_transpose("conv2d_w_krsc", Wt, Wr, (K, C, R * S_), LAYOUT_TRANSPOSE),)
-                            if Wr is not Wt else ())
+    moves = (((X, Xt, (N, C, H * W)),) if Xt is not X else ()) + (((Wt, Wr, (K, C, R * S_)),) if Wr is not Wt else ())
+    if len(moves) == 2:  # one launch: at these sizes a launch costs about as much as a copy
+        prologue = (transpose.layout_transposes("conv2d_nhwc_krsc", moves, LAYOUT_TRANSPOSE),)
+    else:
+        prologue = tuple(transpose.layout_transpose(f"conv2d_{'x_nhwc' if src is X else 'w_krsc'}", src, dst, shape,
+                                                    LAYOUT_TRANSPOSE) for src, dst, shape in moves)
     return NhwcCopies(X, Wt, Y, Xt, Wr, prologue, tuple(b for b in (Xt, Wr) if b is not X and b is not Wt))
 
 
