@@ -105,5 +105,19 @@ __device__ __forceinline__ void store_run(out_t* dst, const unsigned char* src) 
 }
 """
 
+# The element-wise write-out (sm90_gemm_text.ELEMENT_WRITE_OUT) is taken where runs are at most this many elements,
+# shorter than a 16-byte vector of halves: an odd P*Q (7 x 7, 13 x 13) leaves single-element runs, 14 x 14 runs of 4,
+# and a lane's 16-byte segment then became 8 or 2 scattered stores. On an H200 the element-wise write-out was
+# 1.09-2.11x faster on the 7 x 7, 13 x 13 and 35 x 35 layers and 1.05-1.17x on 14 x 14 ones, one tie
+# (benchmarks/results/2026-12-01-sm90-conv-parts/, epilogue_runs.py). Runs of 8 (a whole vector) keep the vectors.
+ELEMENT_RUN_MAX = 4
+ELEMENT = "c + conv_out_offset(row, col, M)"
+
+
+def element_write_out(g: ConvGeometry, vec: int) -> bool:
+    """Whether the epilogue writes element by element, a row at a time (ELEMENT_RUN_MAX)."""
+    return g.run(vec) <= ELEMENT_RUN_MAX
+
+
 # Stores need 16-byte aligned staging reads (always) and a Y whose base is aligned to a run.
 VEC_OK = "reinterpret_cast<uintptr_t>(c) % (CONV_RUN * sizeof(out_t)) == 0"

@@ -46,6 +46,7 @@ from compiler_core.codegen.sm90_conv import ConvGeometry
 from compiler_core.codegen.sm90_gemm_text import (
     BODY,
     CONSTANTS,
+    ELEMENT_WRITE_OUT,
     GEMM_LOADS,
     GEMM_STORE,
     PAIR_STORE,
@@ -55,6 +56,7 @@ from compiler_core.codegen.sm90_gemm_text import (
     REDUCE_PRODUCER_SYNCS,
     SPLIT_REDUCE,
     STORE_EPILOGUE,
+    VECTOR_WRITE_OUT,
 )
 from compiler_core.errors import ConfigError
 
@@ -238,11 +240,14 @@ def prelude_blocks(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometr
     return sm90_prelude_blocks(pieces + (["tma_im2col"] if conv else []), [wgmma_variant(cfg, ab)])
 
 
-def _operand_slots(cfg: HopperGemmConfig, conv: ConvGeometry | None) -> dict:
+def _operand_slots(cfg: HopperGemmConfig, ab: str, conv: ConvGeometry | None) -> dict:
     """The text that differs between a GEMM and an implicit-GEMM conv2d (codegen/sm90_conv.py)."""
     if conv is not None:
+        by_element = sm90_conv.element_write_out(conv, 16 // ELEM_BYTES[cfg.out_dtype(ab)])
         return dict(k_blocks=sm90_conv.K_BLOCKS, tile_setup=sm90_conv.TILE_SETUP, loads=sm90_conv.LOADS,
-                    store=sm90_conv.STORE, helpers=sm90_conv.HELPERS, vec_ok=sm90_conv.VEC_OK)
+                    write_out=ELEMENT_WRITE_OUT.replace("{element}", sm90_conv.ELEMENT) if by_element
+                    else VECTOR_WRITE_OUT.replace("{store}", sm90_conv.STORE),
+                    helpers=sm90_conv.HELPERS, vec_ok=sm90_conv.VEC_OK)
     d, z = sm90_gemm_units.batch_coordinate(cfg.batch)
     multicast = (f"tf_tma_load_{d}d_multicast(b + j * B_BOX_BYTES, tm_b, bar, (1u << CLUSTER) - 1, t.n0 + 64 * j, "
                  f"kb * BK{z});" if cfg.cluster > 1 else "")
@@ -250,7 +255,8 @@ def _operand_slots(cfg: HopperGemmConfig, conv: ConvGeometry | None) -> dict:
     loads = (GEMM_LOADS.replace("{multicast}", multicast).replace("{da}", da).replace("{za}", za)
              .replace("{d}", d).replace("{z}", z))
     return dict(k_blocks="(K + BK - 1) / BK", tile_setup="", loads=loads,
-                store=GEMM_STORE, helpers="", vec_ok="N % VEC == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0")
+                write_out=VECTOR_WRITE_OUT.replace("{store}", GEMM_STORE), helpers="",
+                vec_ok="N % VEC == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0")
 
 
 def render_kernel(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None = None) -> str:
@@ -274,7 +280,7 @@ def render_kernel(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry
     pair = PAIR_STORE[out]
     units = sm90_gemm_units.slots(cfg.split_k, cfg.batch, cfg.split_cluster)
     split = cfg.split_cluster
-    body = BODY.format(wgmma=w.name, name=kernel_name(cfg, ab, conv), pair=pair, **_operand_slots(cfg, conv),
+    body = BODY.format(wgmma=w.name, name=kernel_name(cfg, ab, conv), pair=pair, **_operand_slots(cfg, ab, conv),
                         **units,
                         epilogue=(REDUCE_EPILOGUE if split else STORE_EPILOGUE).format(c_tile=units["c_tile"]),
                         split_reduce=SPLIT_REDUCE.format(smem_part=lay.part, part_pitch=lay.part_pitch,

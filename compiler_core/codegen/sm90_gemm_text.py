@@ -156,15 +156,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[SLICES][ACC], unsigned c
         store_pair(stage + (lane / 4 + 8) * EPI_PITCH + col_bytes, acc[s][4 * jj + 2], acc[s][4 * jj + 3]);
       }}
       __syncwarp();
-#pragma unroll
-      for (int it = 0; it < 16 * 8 / 32; ++it) {{  // 16 rows x 8 vectors of 16 bytes over 32 lanes
-        const int v = it * 32 + lane, r = v / 8, seg = v % 8;
-        const int row = row0 + r, col = n0 + chunk * EPI_COLS + seg * VEC;
-        const unsigned char* src = stage + r * EPI_PITCH + seg * 16;
-        if (row < M && col < N) {{
-          {store}
-        }}
-      }}
+{write_out}
       __syncwarp();  // the next chunk overwrites the staging rows
     }}
   }}
@@ -250,6 +242,30 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1){cluster_dims}
   {end_sync}
 }}
 """
+
+# How a warp writes its staged chunk (16 rows x EPI_COLS outputs) to global memory, in store_tile: each lane takes
+# 16-byte segments, 8 lanes a row ({store}: the segment's write), ...
+VECTOR_WRITE_OUT = """#pragma unroll
+      for (int it = 0; it < 16 * 8 / 32; ++it) {  // 16 rows x 8 vectors of 16 bytes over 32 lanes
+        const int v = it * 32 + lane, r = v / 8, seg = v % 8;
+        const int row = row0 + r, col = n0 + chunk * EPI_COLS + seg * VEC;
+        const unsigned char* src = stage + r * EPI_PITCH + seg * 16;
+        if (row < M && col < N) {
+          {store}
+        }
+      }"""
+# ... or, where an output's runs are single elements (codegen/sm90_conv.py: an odd P*Q), a row at a time, lane l on
+# column l and l + 32: consecutive lanes write consecutive outputs, so each store instruction covers a contiguous
+# 64 bytes instead of touching a 512-byte span 2 bytes in 16. {element}: the global address of (row, col).
+ELEMENT_WRITE_OUT = """      for (int r = 0; r < 16; ++r) {
+        const int row = row0 + r;
+        if (row >= M) break;  // warp-uniform
+#pragma unroll
+        for (int h = 0; h < EPI_COLS / 32; ++h) {
+          const int cc = h * 32 + lane, col = n0 + chunk * EPI_COLS + cc;
+          if (col < N) *({element}) = reinterpret_cast<const out_t*>(stage + r * EPI_PITCH)[cc];
+        }
+      }"""
 
 # The plain epilogue: each warp stages its rows and stores them (store_tile above).
 STORE_EPILOGUE = "store_tile(acc, staging, {c_tile}, t.m0 + cw * SLICES * 64 + warp * 16, t.n0, M, N, vec_ok);"
