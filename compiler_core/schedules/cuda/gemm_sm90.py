@@ -35,9 +35,10 @@ from compiler_core.target import NOMINAL_SM_COUNT
 
 TMA_ALIGN_ELEMS = 8  # 16-byte row strides of 2-byte elements
 K_BLOCK = HopperGemmConfig().bk  # K per ring stage: one 128-byte swizzled row of 16-bit elements
-TILE_CHOICES = (64, 128, 256)  # bm: whole m64 wgmma slices; the sizes "no larger than needed" is judged by
-# bn: the wgmma N, in 64-column B boxes. 192 (three boxes) came later, for shapes whose 128 x 256 tiles fill a wave
-# badly: the oversize rule stays on TILE_CHOICES, so a config stored before it (bn=256 where N <= 192) stays valid.
+TILE_CHOICES = (64, 128, 256)  # bm: whole m64 wgmma slices; also the sizes the oversize rule judges bm and bn by
+# bn: the wgmma N, in 64-column B boxes. 192 (three boxes) came later, for shapes whose 128 x 256 tiles fill their
+# rounds of SMs badly. The oversize rule stays on TILE_CHOICES, so a config stored before (bn=256 where N <= 192)
+# stays valid.
 BN_CHOICES = (64, 128, 192, 256)
 LARGE = dict(bm=128, bn=256, stages=4, consumers=2)  # the probe's best at 4096^3 (1.01x cuBLAS on an H100)
 SMALL = dict(bm=64, bn=128, stages=6, consumers=1)  # the probe's best at 1024^3, where LARGE leaves SMs idle
