@@ -254,9 +254,9 @@ VECTOR_WRITE_OUT = """#pragma unroll
           {store}
         }
       }"""
-# ... or, where an output's runs are single elements (codegen/sm90_conv.py: an odd P*Q), a row at a time, lane l on
-# column l and l + 32: consecutive lanes write consecutive outputs, so each store instruction covers a contiguous
-# 64 bytes instead of touching a 512-byte span 2 bytes in 16. {element}: the global address of (row, col).
+# ... or, where an output's runs are shorter than a vector (codegen/sm90_conv.py: NCHW images of an odd or 196
+# pixels), a row at a time, lane l on column l and l + 32: consecutive lanes write consecutive outputs, so a store
+# instruction covers 64 contiguous bytes, not a 512-byte span 2 bytes in 16. {element}: the address of (row, col).
 ELEMENT_WRITE_OUT = """      for (int r = 0; r < 16; ++r) {
         const int row = row0 + r;
         if (row >= M) break;  // warp-uniform
