@@ -112,3 +112,13 @@ def test_the_default_of_a_pointwise_conv_counts_its_tiles_per_image():
 def test_the_wmma_path_reads_a_1x1_filter_in_place_too():
     module = lowered(conv(R=1, S=1, pad=0), A100)
     assert "conv2d_w_krsc" not in names(module) and [b.name for b in module.workspaces] == ["ws_X_nhwc"]
+
+
+@pytest.mark.parametrize("hw, by_element", [(7, True), (13, True), (14, True), (28, False)])
+def test_the_epilogue_writes_element_rows_where_an_images_runs_are_shorter_than_a_vector(hw, by_element):
+    """NCHW runs stay inside an image's P*Q outputs: 49 and 169 leave single elements, 196 runs of 4 (16-byte
+    segments would scatter 2- or 8-byte stores); 784 takes whole 16-byte vectors."""
+    module = lowered(conv(N=4, C=64, H=hw, W=hw, K=128))
+    source = module.kernels[-1].source
+    assert ("if (row >= M) break;  // warp-uniform" in source) is by_element
+    assert ("store_run(dst, from)" in source) is not by_element
