@@ -1,8 +1,10 @@
-"""CUDA template for float16 and bfloat16 conv2d on Hopper (sm_90a): NHWC copies of X and of the filter (two transpose
-kernels into workspaces), then the TMA + wgmma kernel of codegen/sm90_gemm.py in its implicit-GEMM mode
+"""CUDA template for float16 and bfloat16 conv2d on Hopper (sm_90a): NHWC copies of X and of the filter (one
+transpose launch into workspaces; a copy that would be the identity, of a 1 x 1 filter or 1 x 1 images, is left
+out: conv2d.nhwc_copies), then the TMA + wgmma kernel of codegen/sm90_gemm.py in its implicit-GEMM mode
 (codegen/sm90_conv.py): A is the KRSC filter through a 3-D tiled map, B the im2col of the NHWC copy through a TMA
 im2col map, so every window, its padding and the tails of C, K and the pixels come from TMA's zero fill, and C goes
-to Y in NCHW with runs of up to 16 bytes.
+to Y in NCHW with runs of up to 16 bytes (element rows where an image's runs are shorter). A `pointwise` conv (1 x 1,
+stride 1, no padding, H*W a multiple of 8) skips the copies: it is the batched GEMM kernel over the NCHW tensors.
 
 Where it applies (`applies`): a wgmma target, half inputs, C a multiple of 8 (NHWC rows of 16-byte multiples: TMA's
 stride rule), and a geometry TMA's im2col map can describe (corner offsets within [-128, 127], strides up to 8).
