@@ -1,18 +1,31 @@
 """A test double for a CUDA device: runs a PrimFunc's IR in numpy, block after block, every thread of a block as
-one lane of a vector (the whole block executes each statement before the next, so a barrier holds by
-construction). Enough of the IR for copy kernels: integer index arithmetic, loads, masked stores, lets, shared
-allocations, serial and thread loops, branches. It checks a kernel's index arithmetic on CPU; the gpu tier checks
-the kernel itself."""
+one row of an array (the whole block executes each statement before the next, so a barrier holds by
+construction). Values are (threads, lanes) arrays, so vector loads and stores of `lanes` elements work as the
+kernel's; shared buffers are one per block, local ones one per thread. Enough of the IR for the pure-IR templates
+(transposes, the SIMT GEMM): index arithmetic, loads, masked stores, lets, allocations, serial and thread loops,
+branches, selects, broadcasts, casts and a few math calls. An intrinsic it does not know is an error, not a guess.
+It checks a kernel's arithmetic on any CI host; the gpu tier checks the compiled kernel itself."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 
-_OPS = {"+": np.add, "-": np.subtract, "*": np.multiply, "//": np.floor_divide, "%": np.mod,
-        "min": np.minimum, "max": np.maximum, "<": np.less, "<=": np.less_equal, "==": np.equal,
-        "!=": np.not_equal, "&&": np.logical_and, "||": np.logical_or}
+_OPS = {"&": np.bitwise_and, ">>": np.right_shift, "+": np.add, "-": np.subtract, "*": np.multiply,
+        "//": np.floor_divide, "%": np.mod, "/": np.divide, "min": np.minimum, "max": np.maximum, "<": np.less,
+        "<=": np.less_equal, "==": np.equal, "!=": np.not_equal, "&&": np.logical_and, "||": np.logical_or}
+_CALLS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "abs": np.abs, "fabs": np.abs,
+          "max": np.maximum, "min": np.minimum, "fma": lambda a, b, c: a * b + c, "rsqrt": lambda x: 1 / np.sqrt(x),
+          "erf": np.vectorize(math.erf, otypes=[np.float64])}
+_SHUFFLES = ("shfl_xor", "shfl_down", "shfl_idx")
+
+
+def _is_int(dtype: str) -> bool:
+    return dtype.startswith(("int", "uint", "bool"))
+WARP = 32
 _BLOCKS = (S.ForKind.BLOCK_X, S.ForKind.BLOCK_Y, S.ForKind.BLOCK_Z)
 
 
@@ -21,13 +34,40 @@ def run_blocks(func: S.PrimFunc, inputs: dict, outputs: dict) -> dict:
     where the kernel wrote nothing."""
     arrays = {name: np.asarray(a, dtype=np.float64).ravel() for name, a in inputs.items()}
     arrays.update({name: np.full(n, np.nan) for name, n in outputs.items()})
+    _run_kernel(func, arrays)
+    return {name: arrays[name] for name in outputs}
+
+
+def run_module(module: S.Module, inputs: list) -> list:
+    """A lowered module's kernels in order over flat `inputs` (the op's, in order), its workspaces zeroed as the
+    runtime zeroes them (NaN where the module overwrites them, so a read before a write shows). Returns the
+    outputs, NaN where no kernel wrote."""
+    arrays = {b.name: np.asarray(a, dtype=np.float64).ravel()
+              for b, a in zip(module.args[:module.num_inputs], inputs, strict=True)}
+    outputs = module.args[module.num_inputs:]
+    arrays.update({b.name: np.full(b.physical_elems, np.nan) for b in outputs})
+    arrays.update({b.name: np.full(b.physical_elems, np.nan if module.overwrites_workspaces else 0.0)
+                   for b in module.workspaces})
+    for kernel in module.kernels:
+        if not isinstance(kernel, S.PrimFunc):
+            raise NotImplementedError(f"ir_blocks runs loop IR, not the rendered kernel {kernel.name}")
+        _run_kernel(kernel, arrays)
+    return [arrays[b.name] for b in outputs]
+
+
+def _run_kernel(func: S.PrimFunc, arrays: dict) -> None:
     threads = _thread_loops(func.body)
     extents = [int(loop.extent.value) for loop in threads]
     mesh = np.meshgrid(*(np.arange(n) for n in extents), indexing="ij") if threads else []
-    lanes = {loop.var: m.ravel() for loop, m in zip(threads, mesh, strict=True)}
+    lanes = {loop.var: m.reshape(-1, 1) for loop, m in zip(threads, mesh, strict=True)}
     width = int(np.prod(extents)) if threads else 1
-    _Run(arrays, lanes, width).stmt(func.body, {}, np.ones(width, dtype=bool))
-    return {name: arrays[name] for name in outputs}
+    linear, scale = np.zeros(width, dtype=np.int64), 1  # threadIdx.x fastest, then y, then z: the warps' order
+    for kind in (S.ForKind.THREAD_X, S.ForKind.THREAD_Y, S.ForKind.THREAD_Z):
+        for loop, m in zip(threads, mesh, strict=True):
+            if loop.kind == kind:
+                linear += m.ravel() * scale
+                scale *= int(loop.extent.value)
+    _Run(arrays, lanes, width, linear).stmt(func.body, {}, np.ones(width, dtype=bool))
 
 
 def _thread_loops(stmt) -> list:
@@ -50,8 +90,13 @@ def _children(stmt) -> list:
 
 
 class _Run:
-    def __init__(self, arrays: dict, lanes: dict, width: int) -> None:
+    def __init__(self, arrays: dict, lanes: dict, width: int, linear: np.ndarray) -> None:
         self.arrays, self.lanes, self.width = arrays, lanes, width
+        self.row_of = np.empty(width, dtype=np.int64)  # linear thread id -> row of the value arrays
+        self.row_of[linear] = np.arange(width)
+        self.linear = linear
+        self.local: set = set()  # names of per-thread buffers: arrays of (threads, elements)
+        self.rows = np.arange(width).reshape(-1, 1)
 
     def stmt(self, s, env: dict, mask: np.ndarray) -> None:
         if isinstance(s, S.Seq):
@@ -60,34 +105,56 @@ class _Run:
         elif isinstance(s, S.For):
             if s.kind.is_thread_binding and s.kind not in _BLOCKS:
                 self.stmt(s.body, {**env, s.var: self.lanes[s.var]}, mask)
-            else:  # blocks, serial and unrolled loops: one value at a time for every lane
-                for i in range(int(self.expr(s.extent, env))):
+            else:  # blocks, serial and unrolled loops: one value at a time for every thread
+                start = 0 if s.min is None else int(self.expr(s.min, env))
+                for i in range(start, start + int(self.expr(s.extent, env))):
                     self.stmt(s.body, {**env, s.var: i}, mask)
         elif isinstance(s, S.LetStmt):
             self.stmt(s.body, {**env, s.var: self.expr(s.value, env)}, mask)
         elif isinstance(s, S.Allocate):
-            self.arrays[s.buffer.name] = np.full(s.buffer.physical_elems, np.nan)  # padded rows included
+            name, elems = s.buffer.name, s.buffer.physical_elems  # padded rows included
+            fill = 0 if _is_int(s.buffer.dtype) else np.nan  # index tables stay integers
+            if s.buffer.scope == S.Scope.SHARED:
+                self.arrays[name] = np.full(elems, fill)
+            else:  # registers and local arrays: each thread its own
+                self.arrays[name] = np.full((self.width, elems), fill)
+                self.local.add(name)
             self.stmt(s.body, env, mask)
         elif isinstance(s, S.IfThenElse):
-            cond = np.broadcast_to(np.asarray(self.expr(s.cond, env), dtype=bool), mask.shape)
+            cond = self._per_thread(self.expr(s.cond, env)).astype(bool)
             self.stmt(s.then, env, mask & cond)
             if s.else_ is not None:
                 self.stmt(s.else_, env, mask & ~cond)
         elif isinstance(s, S.Store):
-            index = np.broadcast_to(self._flat(s.buffer, s.indices, env), mask.shape)
-            value = np.broadcast_to(self.expr(s.value, env), mask.shape)
-            self.arrays[s.buffer.name][index[mask]] = value[mask]
+            self._store(s, env, mask)
         elif not isinstance(s, S.Barrier):
             raise NotImplementedError(f"ir_blocks runs no {type(s).__name__}")
 
-    def _flat(self, buffer, indices: tuple, env: dict):
-        """A lowered index is flat (rows padded as the buffer says); a multi-index is row-major over the shape."""
+    def _per_thread(self, value) -> np.ndarray:
+        """A scalar or per-thread value as one entry per thread."""
+        return np.broadcast_to(np.asarray(value).reshape(-1, 1)[:, 0] if np.ndim(value) else value, (self.width,))
+
+    def _index(self, buffer, indices: tuple, env: dict) -> np.ndarray:
+        """Per thread, the flat element: a lowered index is flat (rows padded as the buffer says); a multi-index
+        is row-major over the shape."""
         if len(indices) == 1:
-            return np.asarray(self.expr(indices[0], env), dtype=np.int64)
-        flat = 0
-        for index, extent in zip(indices, buffer.shape, strict=True):
-            flat = flat * int(extent) + np.asarray(self.expr(index, env), dtype=np.int64)
-        return flat
+            flat = self.expr(indices[0], env)
+        else:
+            flat = 0
+            for index, extent in zip(indices, buffer.shape, strict=True):
+                flat = flat * int(extent) + self.expr(index, env)
+        return self._per_thread(flat).astype(np.int64)
+
+    def _store(self, s, env: dict, mask: np.ndarray) -> None:
+        index = self._index(s.buffer, s.indices, env)[mask]
+        value = self.expr(s.value, env)
+        value = np.broadcast_to(np.asarray(value).reshape(-1, s.lanes) if np.ndim(value) else value,
+                                (self.width, s.lanes))[mask]
+        array, lane = self.arrays[s.buffer.name], np.arange(s.lanes)
+        if s.buffer.name in self.local:
+            array[self.rows[mask], index[:, None] + lane] = value
+        else:
+            array[index[:, None] + lane] = value
 
     def expr(self, e, env: dict):
         if isinstance(e, (E.IntImm, E.FloatImm)):
@@ -98,10 +165,38 @@ class _Run:
             return _OPS[e.op](self.expr(e.a, env), self.expr(e.b, env))
         if isinstance(e, E.Not):
             return np.logical_not(self.expr(e.a, env))
+        if isinstance(e, E.Select):
+            return np.where(self.expr(e.cond, env), self.expr(e.true_value, env), self.expr(e.false_value, env))
+        if isinstance(e, E.Broadcast):
+            return np.broadcast_to(np.asarray(self.expr(e.value, env)).reshape(-1, 1), (self.width, e.lanes))
         if isinstance(e, E.Cast):
-            return self.expr(e.value, env)
+            value = self.expr(e.value, env)
+            return np.trunc(value).astype(np.int64) if e.dtype.startswith(("int", "uint")) else value
+        if isinstance(e, E.Call) and e.name in _CALLS:
+            return _CALLS[e.name](*(self.expr(a, env) for a in e.args))
+        if isinstance(e, E.Call) and e.name in _SHUFFLES:
+            return self._shuffle(e.name, self.expr(e.args[0], env), self._per_thread(self.expr(e.args[1], env)))
         if isinstance(e, E.Load):
-            array = self.arrays[e.buffer.name]
-            index = np.clip(self._flat(e.buffer, e.indices, env), 0, array.size - 1)  # masked lanes read anywhere
-            return array[index]
-        raise NotImplementedError(f"ir_blocks evaluates no {type(e).__name__}")
+            return self._load(e, env)
+        raise NotImplementedError(f"ir_blocks evaluates no {type(e).__name__} {getattr(e, 'name', '')}".rstrip())
+
+    def _shuffle(self, name: str, value, arg: np.ndarray) -> np.ndarray:
+        """__shfl_*_sync over full warps: each thread reads `value` of another lane of its warp (shfl_down past the
+        warp's end reads its own, as CUDA's does)."""
+        value = np.asarray(value).reshape(self.width, -1) if np.ndim(value) else np.full((self.width, 1), value)
+        lane, base = self.linear % WARP, self.linear - self.linear % WARP
+        if name == "shfl_xor":
+            source = base + (lane ^ arg)
+        elif name == "shfl_down":
+            source = np.where(lane + arg < WARP, self.linear + arg, self.linear)
+        else:
+            source = base + arg
+        return value[self.row_of[source]]
+
+    def _load(self, e, env: dict) -> np.ndarray:
+        array = self.arrays[e.buffer.name]
+        size = array.shape[-1]
+        index = self._index(e.buffer, e.indices, env)[:, None] + np.arange(e.lanes)
+        index = np.clip(index, 0, size - 1)  # a masked thread may read anywhere
+        values = array[self.rows, index] if e.buffer.name in self.local else array[index]
+        return values if e.lanes > 1 else values  # (threads, lanes)

@@ -1,0 +1,52 @@
+"""The CUDA loop-IR templates computed on CPU: each op's default and a seeded sample of its space, lowered as the
+farm lowers them for an sm_80 target, run block by block in numpy by tests/ir_blocks.py (a test double for the
+device) and compared with the op's reference on ragged shapes. A wrong index, guard, split-K sum or warp shuffle in
+a template fails here on any CI host; the gpu tier checks the compiled kernels themselves. Kernels a template
+renders as CUDA text (OpaqueKernel: the Hopper, mma.sync and tiled attention engines) are left to the gpu tier."""
+from __future__ import annotations
+
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import compiler_core as cc
+from compiler_core.ir import stmt as S
+from tests.ir_blocks import run_module
+
+TARGET = cc.cuda_target("sm_80", sm_count=108)
+SAMPLE = 8  # configs of each space beside the default
+CASES = [
+    ("matmul", dict(M=33, N=70, K=19)),
+    ("batch_matmul", dict(batch=3, M=17, N=40, K=9)),
+    ("conv2d", dict(N=2, C=3, H=7, W=6, K=5, R=3, S=3, stride=1, pad=1)),
+    ("conv2d", dict(N=1, C=4, H=9, W=9, K=6, R=3, S=3, stride=2, pad=0)),
+    ("softmax", dict(rows=5, cols=100)),
+    ("layernorm", dict(rows=5, cols=100)),
+    ("reduce_sum", dict(rows=5, cols=100)),
+    ("transpose", dict(rows=33, cols=70)),
+    ("attention", dict(heads=2, seq_q=9, seq_kv=37, head_dim=16, causal=1)),
+]
+
+
+def configs(w) -> list[dict]:
+    """The default and SAMPLE seeded configs whose modules are loop IR only."""
+    sample = [cc.default_config(w, TARGET), *cc.get_space(w, TARGET).sample(random.Random(1), SAMPLE)]
+    return [c for c in sample if all(isinstance(k, S.PrimFunc) for k in cc.lower(w, c, TARGET).kernels)]
+
+
+@pytest.mark.parametrize("op, params", CASES, ids=lambda x: x if isinstance(x, str) else "-".join(map(str, x.values())))
+def test_the_templates_configs_compute_the_op(op, params):
+    w = cc.make_workload(op, dict(params, dtype="float32"))
+    inputs = cc.random_inputs(w, 0)
+    expected = cc.reference(w, inputs)
+    tried = configs(w)
+    assert tried, "no loop-IR config to run"
+    for config in tried:
+        with warnings.catch_warnings():  # masked-off threads compute on NaN padding: their results are never stored
+            warnings.simplefilter("ignore", RuntimeWarning)
+            outputs = run_module(cc.lower(w, config, TARGET), [a.astype(np.float64) for a in inputs])
+        for got, want in zip(outputs, expected, strict=True):
+            scale = max(float(np.abs(want).max()), 1e-30)
+            assert np.abs(got[:want.size] - want.ravel()).max() / scale < 1e-5, config
