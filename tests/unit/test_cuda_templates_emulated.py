@@ -17,17 +17,22 @@ from tests.ir_blocks import run_module
 
 TARGET = cc.cuda_target("sm_80", sm_count=108)
 SAMPLE = 8  # configs of each space beside the default
-CASES = [
-    ("matmul", dict(M=33, N=70, K=19)),
-    ("batch_matmul", dict(batch=3, M=17, N=40, K=9)),
-    ("conv2d", dict(N=2, C=3, H=7, W=6, K=5, R=3, S=3, stride=1, pad=1)),
-    ("conv2d", dict(N=1, C=4, H=9, W=9, K=6, R=3, S=3, stride=2, pad=0)),
-    ("softmax", dict(rows=5, cols=100)),
-    ("layernorm", dict(rows=5, cols=100)),
-    ("reduce_sum", dict(rows=5, cols=100)),
-    ("transpose", dict(rows=33, cols=70)),
-    ("attention", dict(heads=2, seq_q=9, seq_kv=37, head_dim=16, causal=1)),
+CASES = [  # (op, params, dtype)
+    ("matmul", dict(M=33, N=70, K=19), "float32"),
+    ("batch_matmul", dict(batch=3, M=17, N=40, K=9), "float32"),
+    ("conv2d", dict(N=2, C=3, H=7, W=6, K=5, R=3, S=3, stride=1, pad=1), "float32"),
+    ("conv2d", dict(N=1, C=4, H=9, W=9, K=6, R=3, S=3, stride=2, pad=0), "float32"),
+    ("softmax", dict(rows=5, cols=100), "float32"),
+    ("softmax", dict(rows=3, cols=300), "float16"),
+    ("layernorm", dict(rows=5, cols=100), "float32"),
+    ("layernorm", dict(rows=4, cols=70), "bfloat16"),
+    ("reduce_sum", dict(rows=5, cols=100), "float32"),
+    ("reduce_sum", dict(rows=7, cols=33), "float16"),
+    ("transpose", dict(rows=33, cols=70), "float32"),
+    ("attention", dict(heads=2, seq_q=9, seq_kv=37, head_dim=16, causal=1), "float32"),
 ]
+# The double runs in float64 and does not round stores to the half types, so half cases compare more loosely.
+TOLERANCE = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 2e-2}
 
 
 def configs(w) -> list[dict]:
@@ -36,9 +41,10 @@ def configs(w) -> list[dict]:
     return [c for c in sample if all(isinstance(k, S.PrimFunc) for k in cc.lower(w, c, TARGET).kernels)]
 
 
-@pytest.mark.parametrize("op, params", CASES, ids=lambda x: x if isinstance(x, str) else "-".join(map(str, x.values())))
-def test_the_templates_configs_compute_the_op(op, params):
-    w = cc.make_workload(op, dict(params, dtype="float32"))
+@pytest.mark.parametrize("op, params, dtype", CASES,
+                         ids=lambda x: x if isinstance(x, str) else "-".join(map(str, x.values())))
+def test_the_templates_configs_compute_the_op(op, params, dtype):
+    w = cc.make_workload(op, dict(params, dtype=dtype))
     inputs = cc.random_inputs(w, 0)
     expected = cc.reference(w, inputs)
     tried = configs(w)
@@ -46,7 +52,8 @@ def test_the_templates_configs_compute_the_op(op, params):
     for config in tried:
         with warnings.catch_warnings():  # masked-off threads compute on NaN padding: their results are never stored
             warnings.simplefilter("ignore", RuntimeWarning)
-            outputs = run_module(cc.lower(w, config, TARGET), [a.astype(np.float64) for a in inputs])
+            outputs = run_module(cc.lower(w, config, TARGET), [np.asarray(a).astype(np.float64) for a in inputs])
         for got, want in zip(outputs, expected, strict=True):
+            want = np.asarray(want).astype(np.float64).ravel()
             scale = max(float(np.abs(want).max()), 1e-30)
-            assert np.abs(got[:want.size] - want.ravel()).max() / scale < 1e-5, config
+            assert np.abs(got[:want.size] - want).max() / scale < TOLERANCE[dtype], config
