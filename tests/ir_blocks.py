@@ -19,7 +19,7 @@ _OPS = {"&": np.bitwise_and, ">>": np.right_shift, "+": np.add, "-": np.subtract
         "<=": np.less_equal, "==": np.equal, "!=": np.not_equal, "&&": np.logical_and, "||": np.logical_or}
 _CALLS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "abs": np.abs, "fabs": np.abs,
           "max": np.maximum, "min": np.minimum, "fma": lambda a, b, c: a * b + c, "rsqrt": lambda x: 1 / np.sqrt(x),
-          "erf": np.vectorize(math.erf, otypes=[np.float64])}
+          "erf": np.vectorize(math.erf, otypes=[np.float64]), "sigmoid": lambda x: 1 / (1 + np.exp(-x))}
 _SHUFFLES = ("shfl_xor", "shfl_down", "shfl_idx")
 
 

@@ -30,6 +30,8 @@ CASES = [  # (op, params, dtype)
     ("reduce_sum", dict(rows=7, cols=33), "float16"),
     ("transpose", dict(rows=33, cols=70), "float32"),
     ("attention", dict(heads=2, seq_q=9, seq_kv=37, head_dim=16, causal=1), "float32"),
+    ("elementwise", dict(rows=7, cols=45, expr="gelu(x*w+b)", vectors="b"), "float32"),
+    ("elementwise", dict(rows=3, cols=130, expr="exp(x)-silu(y)"), "float16"),
 ]
 # The double runs in float64 and does not round stores to the half types, so half cases compare more loosely.
 TOLERANCE = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 2e-2}
