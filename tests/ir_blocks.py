@@ -1,9 +1,11 @@
 """A test double for a CUDA device: runs a PrimFunc's IR in numpy, block after block, every thread of a block as
 one row of an array (the whole block executes each statement before the next, so a barrier holds by
 construction). Values are (threads, lanes) arrays, so vector loads and stores of `lanes` elements work as the
-kernel's; shared buffers are one per block, local ones one per thread. Enough of the IR for the pure-IR templates
-(transposes, the SIMT GEMM): index arithmetic, loads, masked stores, lets, allocations, serial and thread loops,
-branches, selects, broadcasts, casts and a few math calls. An intrinsic it does not know is an error, not a guess.
+kernel's; shared buffers are one per block, local ones one per thread, WMMA fragments one per warp. Enough of the IR
+for the loop-IR templates (transposes, row reductions, elementwise chains, the SIMT and WMMA GEMMs and convs): index
+arithmetic, loads, masked stores, lets, allocations, serial and thread loops, branches, selects, broadcasts, casts,
+math calls, warp shuffles, cp.async and the WMMA fragment operations (m16n16k16). An intrinsic it does not know is
+an error, not a guess.
 It checks a kernel's arithmetic on any CI host; the gpu tier checks the compiled kernel itself."""
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ _CALLS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "abs":
           "max": np.maximum, "min": np.minimum, "fma": lambda a, b, c: a * b + c, "rsqrt": lambda x: 1 / np.sqrt(x),
           "erf": np.vectorize(math.erf, otypes=[np.float64]), "sigmoid": lambda x: 1 / (1 + np.exp(-x))}
 _SHUFFLES = ("shfl_xor", "shfl_down", "shfl_idx")
+_FRAGMENTS = (S.Scope.WMMA_A, S.Scope.WMMA_B, S.Scope.WMMA_B_COL, S.Scope.WMMA_ACC)
+FRAG = 16  # WMMA's m16n16k16 tiles
 
 
 def _is_int(dtype: str) -> bool:
@@ -95,6 +99,7 @@ class _Run:
         self.row_of = np.empty(width, dtype=np.int64)  # linear thread id -> row of the value arrays
         self.row_of[linear] = np.arange(width)
         self.linear = linear
+        self.buffers: dict = {}  # name -> dtype of buffers seen through addresses (cp.async counts bytes)
         self.local: set = set()  # names of per-thread buffers: arrays of (threads, elements)
         self.rows = np.arange(width).reshape(-1, 1)
 
@@ -114,6 +119,10 @@ class _Run:
         elif isinstance(s, S.Allocate):
             name, elems = s.buffer.name, s.buffer.physical_elems  # padded rows included
             fill = 0 if _is_int(s.buffer.dtype) else np.nan  # index tables stay integers
+            if s.buffer.scope in _FRAGMENTS:  # one 16 x 16 tile per fragment per warp
+                self.arrays[name] = np.full((self.width // WARP + 1, elems, FRAG, FRAG), np.nan)
+                self.stmt(s.body, env, mask)
+                return
             if s.buffer.scope == S.Scope.SHARED:
                 self.arrays[name] = np.full(elems, fill)
             else:  # registers and local arrays: each thread its own
@@ -127,6 +136,8 @@ class _Run:
                 self.stmt(s.else_, env, mask & ~cond)
         elif isinstance(s, S.Store):
             self._store(s, env, mask)
+        elif isinstance(s, S.Evaluate):
+            self._intrinsic(s.value, env, mask)
         elif not isinstance(s, S.Barrier):
             raise NotImplementedError(f"ir_blocks runs no {type(s).__name__}")
 
@@ -179,6 +190,57 @@ class _Run:
         if isinstance(e, E.Load):
             return self._load(e, env)
         raise NotImplementedError(f"ir_blocks evaluates no {type(e).__name__} {getattr(e, 'name', '')}".rstrip())
+
+    def _intrinsic(self, call, env: dict, mask: np.ndarray) -> None:
+        """cp.async (a copy: the block runs in lockstep, so commit and wait have nothing to order) and the WMMA
+        fragment operations, which a warp issues together: each warp's first active thread gives the operands."""
+        name, args = call.name, call.args
+        if name in ("cp_async_commit", "cp_async_wait"):
+            return
+        if name == "cp_async":
+            (dst, at), (src, frm) = self._address(args[0], env), self._address(args[1], env)
+            count = int(self.expr(args[2], env)) // S.dtype_bytes(self.buffers[dst])
+            for e in range(count):
+                self.arrays[dst][at[mask] + e] = self.arrays[src][frm[mask] + e]
+            return
+        warps = np.unique(self.linear[mask] // WARP)
+        for wp in warps:
+            lanes = self.row_of[wp * WARP + np.arange(min(WARP, self.width - wp * WARP))]
+            row = lanes[np.argmax(mask[lanes])]
+            self._fragment_op(name, args, env, wp, row)
+
+    def _fragment(self, load, env: dict, wp: int, row: int):
+        """(the warp's fragment array, its index) of a fragment operand (a Load of a fragment buffer)."""
+        index = int(self._index(load.buffer, load.indices, env)[row])
+        return self.arrays[load.buffer.name][wp], index
+
+    def _fragment_op(self, name: str, args: tuple, env: dict, wp: int, row: int) -> None:
+        if name == "wmma_fill":
+            frags, i = self._fragment(args[0], env, wp, row)
+            frags[i] = self._per_thread(self.expr(args[1], env))[row]
+        elif name == "wmma_mma":
+            (d, i), (a, j), (b, k), (c, m) = (self._fragment(x, env, wp, row) for x in args)
+            d[i] = a[j] @ b[k] + c[m]
+        elif name in ("wmma_load", "wmma_store"):
+            frag_arg, addr_arg = (args[0], args[1]) if name == "wmma_load" else (args[1], args[0])
+            frags, i = self._fragment(frag_arg, env, wp, row)
+            buffer, at = self._address(addr_arg, env)
+            ldm = int(self._per_thread(self.expr(args[2], env))[row])
+            r, c = np.meshgrid(np.arange(FRAG), np.arange(FRAG), indexing="ij")
+            col_major = name == "wmma_load" and frag_arg.buffer.scope == S.Scope.WMMA_B_COL
+            offsets = at[row] + (c * ldm + r if col_major else r * ldm + c)
+            array = self.arrays[buffer]
+            if name == "wmma_load":
+                frags[i] = array[offsets]
+            else:
+                array[offsets] = frags[i]
+        else:
+            raise NotImplementedError(f"ir_blocks runs no intrinsic {name}")
+
+    def _address(self, address, env: dict):
+        """(buffer name, per-thread flat element) of an Address."""
+        self.buffers[address.buffer.name] = address.buffer.dtype
+        return address.buffer.name, self._index(address.buffer, address.indices, env)
 
     def _shuffle(self, name: str, value, arg: np.ndarray) -> np.ndarray:
         """__shfl_*_sync over full warps: each thread reads `value` of another lane of its warp (shfl_down past the

@@ -1,8 +1,9 @@
 """The CUDA loop-IR templates computed on CPU: each op's default and a seeded sample of its space, lowered as the
 farm lowers them for an sm_80 target, run block by block in numpy by tests/ir_blocks.py (a test double for the
-device) and compared with the op's reference on ragged shapes. A wrong index, guard, split-K sum or warp shuffle in
-a template fails here on any CI host; the gpu tier checks the compiled kernels themselves. Kernels a template
-renders as CUDA text (OpaqueKernel: the Hopper, mma.sync and tiled attention engines) are left to the gpu tier."""
+device) and compared with the op's reference on ragged shapes. A wrong index, guard, split-K sum, warp shuffle or
+WMMA fragment offset in a template fails here on any CI host; the gpu tier checks the compiled kernels themselves.
+Kernels a template renders as CUDA text (OpaqueKernel: the Hopper, mma.sync and tiled attention engines) are left to
+the gpu tier."""
 from __future__ import annotations
 
 import random
@@ -30,6 +31,11 @@ CASES = [  # (op, params, dtype)
     ("reduce_sum", dict(rows=7, cols=33), "float16"),
     ("transpose", dict(rows=33, cols=70), "float32"),
     ("attention", dict(heads=2, seq_q=9, seq_kv=37, head_dim=16, causal=1), "float32"),
+    ("matmul", dict(M=20, N=40, K=40), "float16"),  # WMMA from here on: fragments, cp.async
+    ("matmul", dict(M=33, N=17, K=40), "bfloat16"),
+    ("batch_matmul", dict(batch=2, M=17, N=24, K=40), "float16"),
+    ("conv2d", dict(N=2, C=8, H=7, W=6, K=5, R=3, S=3, stride=1, pad=1), "float16"),  # NHWC copies
+    ("conv2d", dict(N=1, C=5, H=9, W=9, K=6, R=3, S=3, stride=2, pad=0), "bfloat16"),  # B gathered
     ("elementwise", dict(rows=7, cols=45, expr="gelu(x*w+b)", vectors="b"), "float32"),
     ("elementwise", dict(rows=3, cols=130, expr="exp(x)-silu(y)"), "float16"),
 ]
