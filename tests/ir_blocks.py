@@ -123,7 +123,7 @@ class _Run:
                 self.arrays[name] = np.full((self.width // WARP + 1, elems, FRAG, FRAG), np.nan)
                 self.stmt(s.body, env, mask)
                 return
-            if s.buffer.scope == S.Scope.SHARED:
+            if s.buffer.scope in (S.Scope.SHARED, S.Scope.SHARED_DYN):
                 self.arrays[name] = np.full(elems, fill)
             else:  # registers and local arrays: each thread its own
                 self.arrays[name] = np.full((self.width, elems), fill)

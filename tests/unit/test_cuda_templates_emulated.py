@@ -36,6 +36,8 @@ CASES = [  # (op, params, dtype)
     ("batch_matmul", dict(batch=2, M=17, N=24, K=40), "float16"),
     ("conv2d", dict(N=2, C=8, H=7, W=6, K=5, R=3, S=3, stride=1, pad=1), "float16"),  # NHWC copies
     ("conv2d", dict(N=1, C=5, H=9, W=9, K=6, R=3, S=3, stride=2, pad=0), "bfloat16"),  # B gathered
+    ("attention", dict(heads=2, seq_q=9, seq_kv=37, head_dim=16, causal=1), "float16"),  # SIMT and WMMA engines
+    ("attention", dict(heads=2, seq_q=1, seq_kv=70, head_dim=32, causal=0), "bfloat16"),
     ("elementwise", dict(rows=7, cols=45, expr="gelu(x*w+b)", vectors="b"), "float32"),
     ("elementwise", dict(rows=3, cols=130, expr="exp(x)-silu(y)"), "float16"),
 ]
@@ -44,9 +46,20 @@ TOLERANCE = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 2e-2}
 
 
 def configs(w) -> list[dict]:
-    """The default and SAMPLE seeded configs whose modules are loop IR only."""
-    sample = [cc.default_config(w, TARGET), *cc.get_space(w, TARGET).sample(random.Random(1), SAMPLE)]
-    return [c for c in sample if all(isinstance(k, S.PrimFunc) for k in cc.lower(w, c, TARGET).kernels)]
+    """The default and SAMPLE seeded configs whose modules are loop IR only; where the space unites several engines
+    (attention), the sample takes from each loop-IR engine in turn."""
+    space = cc.get_space(w, TARGET)
+    union = "engine" in space.names
+    loop_ir = [c for c in space.sample(random.Random(1), 8 * SAMPLE if union else SAMPLE)
+               if all(isinstance(k, S.PrimFunc) for k in cc.lower(w, c, TARGET).kernels)]
+    by_engine: dict = {}
+    for c in loop_ir:
+        by_engine.setdefault(c.get("engine"), []).append(c)
+    picked = [c for group in zip(*by_engine.values(), strict=False) for c in group] if union else loop_ir
+    picked += [c for c in loop_ir if c not in picked]
+    default = cc.default_config(w, TARGET)
+    keep_default = all(isinstance(k, S.PrimFunc) for k in cc.lower(w, default, TARGET).kernels)
+    return ([default] if keep_default else []) + picked[:SAMPLE]
 
 
 @pytest.mark.parametrize("op, params, dtype", CASES,
