@@ -261,4 +261,4 @@ class _Run:
         index = self._index(e.buffer, e.indices, env)[:, None] + np.arange(e.lanes)
         index = np.clip(index, 0, size - 1)  # a masked thread may read anywhere
         values = array[self.rows, index] if e.buffer.name in self.local else array[index]
-        return values if e.lanes > 1 else values  # (threads, lanes)
+        return values  # (threads, lanes)
