@@ -20,7 +20,7 @@ from compiler_core.codegen.sm90_gemm import HopperGemmConfig
 from compiler_core.errors import ConfigError, WorkloadError
 from compiler_core.ir import stmt as S
 from compiler_core.ir.expr import HALF_TYPES
-from compiler_core.ir.opaque import OpaqueKernel, ScalarParam, TensorMapParam
+from compiler_core.ir.opaque import ScalarParam, TensorMapParam
 from compiler_core.ops.conv2d import out_size
 from compiler_core.runtime.tensor_map import CORNER_RANGE, TiledMap, nhwc_im2col, row_major
 from compiler_core.schedules.cuda import gemm_sm90
@@ -99,11 +99,8 @@ def default_config(w, target) -> dict:
     """gemm_sm90's rule on the implicit GEMM's size (a `pointwise` conv's: the batched GEMM's), with its round-cost
     tile choice (`fill_wave`): on an H200 that beat LARGE-or-SMALL on 10 of 11 ResNet-like layers it changed, by
     5-29 %, and tied on one (benchmarks/results/2026-12-01-sm90-wide-tiles/)."""
-    if pointwise(w):  # tiles per image: the batched GEMM's
-        return gemm_sm90.size_rule_default(w["K"], w["H"] * w["W"], TILE_M, TILE_N, target, space(w, target),
-                                           batch=w["N"], fill_wave=True)
-    M, N, _ = gemm_shape(w)
-    return gemm_sm90.size_rule_default(M, N, TILE_M, TILE_N, target, space(w, target), fill_wave=True)
+    M, N, batch = (w["K"], w["H"] * w["W"], w["N"]) if pointwise(w) else (*gemm_shape(w)[:2], 1)  # tiles per image
+    return gemm_sm90.size_rule_default(M, N, TILE_M, TILE_N, target, space(w, target), batch=batch, fill_wave=True)
 
 
 # ---- schedule ------------------------------------------------------------------------------------
@@ -121,19 +118,8 @@ def schedule(w, config, target, nhwc) -> S.Module:
                              cfg.bn)
     params = (TensorMapParam(Wr, spec=filter_map), TensorMapParam(Xt, spec=im2col_map), Y,
               ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
-    kernel = OpaqueKernel(
-        name=sm90_gemm.kernel_name(cfg, w.dtype, g),
-        source=sm90_gemm.render_kernel(cfg, w.dtype, g),
-        prelude=sm90_gemm.prelude_blocks(cfg, w.dtype, g),
-        params=params,
-        block=(cfg.threads, 1, 1),
-        dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, w.dtype).dynamic,
-        units=-(-M // cfg.bm) * -(-N // cfg.bn),
-        persistent=cfg.persistent,
-        sm_count=target.sm_count,
-        requires=("wgmma",),
-        profile=gemm_sm90.profile(M, N, K, cfg),
-    )
+    kernel = gemm_sm90.hopper_kernel(cfg, w.dtype, params, target, gemm_sm90.profile(M, N, K, cfg),
+                                     units=-(-M // cfg.bm) * -(-N // cfg.bn), conv=g)
     # the prologue's layout copies write every workspace element before the kernel reads it: no memset
     return S.Module(w.op, (*prologue, kernel), (X, Wt, Y), workspaces, 2, overwrites_workspaces=True)
 
@@ -151,17 +137,6 @@ def pointwise_module(w, config, target, X: S.Buffer, Wt: S.Buffer, Y: S.Buffer) 
               TensorMapParam(X, spec=row_major(w.dtype, (images, K, N)[images == 1:], cfg.bk, sm90_gemm.B_BOX_COLS)),
               Y,
               ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
-    kernel = OpaqueKernel(
-        name=sm90_gemm.kernel_name(cfg, w.dtype),
-        source=sm90_gemm.render_kernel(cfg, w.dtype),
-        prelude=sm90_gemm.prelude_blocks(cfg, w.dtype),
-        params=params,
-        block=(cfg.threads, 1, 1),
-        dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, w.dtype).dynamic,
-        units=-(-M // cfg.bm) * -(-N // cfg.bn) * images,
-        persistent=cfg.persistent,
-        sm_count=target.sm_count,
-        requires=("wgmma",),
-        profile=gemm_sm90.profile(M, N, K, cfg),
-    )
+    kernel = gemm_sm90.hopper_kernel(cfg, w.dtype, params, target, gemm_sm90.profile(M, N, K, cfg),
+                                     units=-(-M // cfg.bm) * -(-N // cfg.bn) * images)
     return S.Module(w.op, (kernel,), (X, Wt, Y), (), 2)

@@ -314,25 +314,35 @@ def schedule(w, config, target) -> S.Module:
     in_cluster = cfg.split_k if cfg.split_cluster else 1  # CTAs of a unit's cluster: its tile's K ranges
     params = (*_operand_maps(A, B, cfg, ab, M, N, K), C if ws is None else ws,
               ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
-    kernel = OpaqueKernel(
-        name=sm90_gemm.kernel_name(cfg, ab),
-        source=sm90_gemm.render_kernel(cfg, ab),
-        prelude=sm90_gemm.prelude_blocks(cfg, ab),
-        params=params,
-        block=(cfg.threads, 1, 1),
-        dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, ab).dynamic,
-        units=-(-M // (cfg.bm * cfg.cluster)) * -(-N // cfg.bn) * batch * cfg.split_k // in_cluster,
-        persistent=cfg.persistent,
-        cluster=cfg.cluster * in_cluster,
-        sm_count=target.sm_count,
-        requires=("wgmma",),
-        profile=profile(M, N, K, cfg),
-    )
+    kernel = hopper_kernel(cfg, ab, params, target, profile(M, N, K, cfg),
+                           units=-(-M // (cfg.bm * cfg.cluster)) * -(-N // cfg.bn) * batch * cfg.split_k // in_cluster,
+                           cluster=cfg.cluster * in_cluster)
     if ws is None:
         return S.Module(w.op, (kernel,), (A, B, C), (), 2)
     # every unit writes its whole slice of partials before the sum reads them: no memset
     return S.Module(w.op, (kernel, split_k_sum(w.op, ws, C, batch * M * N, cfg.split_k)), (A, B, C), (ws,), 2,
                     overwrites_workspaces=True)
+
+
+def hopper_kernel(cfg: HopperGemmConfig, ab: str, params: tuple, target, kernel_profile: KernelProfile, *,
+                  units: int, cluster: int = 1, conv=None) -> OpaqueKernel:
+    """The rendered kernel of codegen/sm90_gemm.py for `cfg` as an OpaqueKernel over `params` (its tensor maps,
+    output and scalars): the GEMM's, the pointwise conv's, or with `conv` (a ConvGeometry) the implicit-GEMM
+    conv2d's."""
+    return OpaqueKernel(
+        name=sm90_gemm.kernel_name(cfg, ab, conv),
+        source=sm90_gemm.render_kernel(cfg, ab, conv),
+        prelude=sm90_gemm.prelude_blocks(cfg, ab, conv),
+        params=params,
+        block=(cfg.threads, 1, 1),
+        dynamic_shared_bytes=sm90_gemm.smem_layout(cfg, ab).dynamic,
+        units=units,
+        persistent=cfg.persistent,
+        cluster=cluster,
+        sm_count=target.sm_count,
+        requires=("wgmma",),
+        profile=kernel_profile,
+    )
 
 
 def _operand_maps(A: S.Buffer, B: S.Buffer, cfg: HopperGemmConfig, ab: str, M: int, N: int, K: int) -> tuple:
