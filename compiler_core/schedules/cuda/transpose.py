@@ -104,6 +104,11 @@ def narrow_transpose_func(name: str, X: S.Buffer, Y: S.Buffer, shape: tuple) -> 
     return S.PrimFunc(name, (X, Y), b.get())
 
 
+def is_narrow(shape: tuple) -> bool:
+    """Whether a (batch, rows, cols) transpose moves whole rows (narrow_transpose_func) rather than square tiles."""
+    return shape[2] < NARROW_BELOW
+
+
 def narrow_blocks(shape: tuple) -> int:
     batch, rows, _ = shape
     return batch * E.ceil_div(rows, NARROW_ROWS)
@@ -133,7 +138,7 @@ def _narrow_moves(b: IRBuilder, bx, tx, X: S.Buffer, Y: S.Buffer, shape: tuple) 
 def layout_transpose(name: str, X: S.Buffer, Y: S.Buffer, shape: tuple, config: dict) -> S.PrimFunc:
     """The layout change another template runs before its main kernel: `config`'s square tiles, or the narrow
     transpose where `cols` is below a warp."""
-    if shape[2] < NARROW_BELOW:
+    if is_narrow(shape):
         return narrow_transpose_func(name, X, Y, shape)
     return transpose_func(name, X, Y, shape, config)
 
@@ -144,7 +149,7 @@ def layout_transposes(name: str, moves: tuple, config: dict) -> S.PrimFunc:
     are one launch instead of two, where a launch costs about as much as a small copy."""
     T, P = config["tile"], config["block_rows"]
     assert T * P == NARROW_THREADS, "the square tiles' blocks must be as large as the narrow ones'"
-    counts = [narrow_blocks(shape) if shape[2] < NARROW_BELOW else square_blocks(shape, config)
+    counts = [narrow_blocks(shape) if is_narrow(shape) else square_blocks(shape, config)
               for _x, _y, shape in moves]
     b = IRBuilder()
     with b.loop("bx", sum(counts), S.ForKind.BLOCK_X) as bx, \
@@ -167,7 +172,7 @@ def _dispatch(b: IRBuilder, bx, tx, moves: tuple, counts: list, config: dict) ->
 
 
 def _move(b: IRBuilder, bx, tx, X: S.Buffer, Y: S.Buffer, shape: tuple, config: dict) -> None:
-    if shape[2] < NARROW_BELOW:
+    if is_narrow(shape):
         _narrow_moves(b, bx, tx, X, Y, shape)
     else:
         _square_moves(b, bx, tx % config["tile"], tx // config["tile"], X, Y, shape, config)
