@@ -99,7 +99,6 @@ class _Run:
         self.row_of = np.empty(width, dtype=np.int64)  # linear thread id -> row of the value arrays
         self.row_of[linear] = np.arange(width)
         self.linear = linear
-        self.buffers: dict = {}  # name -> dtype of buffers seen through addresses (cp.async counts bytes)
         self.local: set = set()  # names of per-thread buffers: arrays of (threads, elements)
         self.rows = np.arange(width).reshape(-1, 1)
 
@@ -199,9 +198,8 @@ class _Run:
             return
         if name == "cp_async":
             (dst, at), (src, frm) = self._address(args[0], env), self._address(args[1], env)
-            count = int(self.expr(args[2], env)) // S.dtype_bytes(self.buffers[dst])
-            for e in range(count):
-                self.arrays[dst][at[mask] + e] = self.arrays[src][frm[mask] + e]
+            for e in range(int(self.expr(args[2], env)) // S.dtype_bytes(dst.dtype)):
+                self.arrays[dst.name][at[mask] + e] = self.arrays[src.name][frm[mask] + e]
             return
         warps = np.unique(self.linear[mask] // WARP)
         for wp in warps:
@@ -229,7 +227,7 @@ class _Run:
             r, c = np.meshgrid(np.arange(FRAG), np.arange(FRAG), indexing="ij")
             col_major = name == "wmma_load" and frag_arg.buffer.scope == S.Scope.WMMA_B_COL
             offsets = at[row] + (c * ldm + r if col_major else r * ldm + c)
-            array = self.arrays[buffer]
+            array = self.arrays[buffer.name]
             if name == "wmma_load":
                 frags[i] = array[offsets]
             else:
@@ -238,9 +236,8 @@ class _Run:
             raise NotImplementedError(f"ir_blocks runs no intrinsic {name}")
 
     def _address(self, address, env: dict):
-        """(buffer name, per-thread flat element) of an Address."""
-        self.buffers[address.buffer.name] = address.buffer.dtype
-        return address.buffer.name, self._index(address.buffer, address.indices, env)
+        """(buffer, per-thread flat element) of an Address."""
+        return address.buffer, self._index(address.buffer, address.indices, env)
 
     def _shuffle(self, name: str, value, arg: np.ndarray) -> np.ndarray:
         """__shfl_*_sync over full warps: each thread reads `value` of another lane of its warp (shfl_down past the
