@@ -67,7 +67,8 @@ def tile_features(k: OpaqueKernel, target, dtype_bytes: float) -> dict:
         "tile.lg_m": math.log2(bm), "tile.lg_n": math.log2(bn), "tile.lg_k": math.log2(bk),
         "tile.stages": float(p.stages), "tile.lg_k_steps": math.log2(max(p.k_steps, 1)),
         "tile.waves": waves,
-        "tile.last_wave_fill": (p.tiles - (math.ceil(waves) - 1) * slots) / slots,  # 1: the last wave is full
+        # 1: the last wave is full, as stream-K makes it
+        "tile.last_wave_fill": 1.0 if p.balanced_rounds else (p.tiles - (math.ceil(waves) - 1) * slots) / slots,
         "tile.ctas_per_sm": float(ctas_per_sm(k, target)),
         # flops per byte a K step brings into shared memory: 2*bm*bn*bk / ((bm + bn) * bk * dtype_bytes)
         "tile.lg_intensity": math.log2(2.0 * bm * bn / ((bm + bn) * max(dtype_bytes, 1.0))),

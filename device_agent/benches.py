@@ -108,12 +108,18 @@ class CudaBench:
 
     def _workspaces(self, data: WorkloadData, kernel: cc.Kernel) -> list:
         """Scratch buffers by their sizes (split-K partial sums differ per config): a COMPARE task's two kernels
-        each keep their own, and later configs of the same sizes reuse them."""
-        sizes = tuple(w.nbytes for w in kernel.module.workspaces)
+        each keep their own, and later configs of the same sizes reuse them. Those the module keeps zero across
+        runs (stream-K's flags) are zeroed when allocated and pooled apart from the rest, which other kernels may
+        leave dirty."""
+        module = kernel.module
+        key = tuple((w.nbytes, w in module.kept_zero) for w in module.workspaces)
         pool = data.device.setdefault("workspaces", {})
-        if sizes not in pool:
-            pool[sizes] = [self.drv.mem_alloc(max(n, 1)) for n in sizes]
-        return pool[sizes]
+        if key not in pool:
+            pool[key] = [self.drv.mem_alloc(max(n, 1)) for n, _kept in key]
+            for buf, (n, kept) in zip(pool[key], key, strict=True):
+                if kept:
+                    self.drv.memset_d8(buf, 0, n)
+        return pool[key]
 
     def _run_on_set(self, kernel: cc.Kernel, data: WorkloadData, i: int, specs) -> None:
         dev = data.device

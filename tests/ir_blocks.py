@@ -50,7 +50,7 @@ def run_module(module: S.Module, inputs: list) -> list:
               for b, a in zip(module.args[:module.num_inputs], inputs, strict=True)}
     outputs = module.args[module.num_inputs:]
     arrays.update({b.name: np.full(b.physical_elems, np.nan) for b in outputs})
-    arrays.update({b.name: np.full(b.physical_elems, np.nan if module.overwrites_workspaces else 0.0)
+    arrays.update({b.name: np.full(b.physical_elems, 0.0 if module.zeroed_once(b) else np.nan)
                    for b in module.workspaces})
     for kernel in module.kernels:
         if not isinstance(kernel, S.PrimFunc):

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from compiler_core.codegen import sm90_conv, sm90_gemm_units
+from compiler_core.codegen import sm90_conv, sm90_gemm_units, sm90_stream_k
 from compiler_core.codegen.cuda_sm90 import SWIZZLE_ATOM_BYTES, Wgmma
 from compiler_core.codegen.cuda_sm90 import prelude_blocks as sm90_prelude_blocks
 from compiler_core.codegen.sm90_conv import ConvGeometry
@@ -87,6 +87,7 @@ class HopperGemmConfig:
     batch: int = 1  # GEMMs over 3-D tensor maps (batch outermost), folded into the tile scheduler
     split_cluster: bool = False  # the split_k K ranges of a tile: one cluster, partials summed in shared memory
     a_batched: bool = True  # with batch > 1, A through a 3-D map like B; False: one A (2-D map) for every entry
+    stream_k: bool = False  # the last rounds' tiles spread over every CTA by K blocks (codegen/sm90_stream_k.py)
 
     @classmethod
     def of(cls, knobs: dict) -> HopperGemmConfig:
@@ -119,14 +120,16 @@ class HopperGemmConfig:
         return (f"{self.bm}x{self.bn}x{self.bk} s{self.stages} c{self.consumers} "
                 f"{'P' if self.persistent else 'NP'} g{self.group_m} out={self.out}{' Bk' if self.b_kmajor else ''}"
                 f"{f' sk{self.split_k}' if self.split_k > 1 else ''}{'c' if self.split_cluster else ''}"
-                f"{f' b{self.batch}' if self.batch > 1 else ''}")
+                f"{f' b{self.batch}' if self.batch > 1 else ''}{' SK' if self.stream_k else ''}")
 
     def knob_text(self) -> str:
-        """The knobs as the kernel's header comment lists them (split_k, batch and split_cluster where they are not
-        1 or off, a_batched where a batch shares one A)."""
+        """The knobs as the kernel's header comment lists them (split_k, batch, split_cluster and stream_k where they
+        are not 1 or off, a_batched where a batch shares one A)."""
         def shown(knob: str, value) -> bool:
             if knob == "a_batched":
                 return not value and self.batch > 1
+            if knob == "stream_k":
+                return value
             return knob not in ("split_k", "batch", "split_cluster") or value not in (1, False)
 
         knobs = {k: v for k, v in self.as_dict().items() if shown(k, v)}
@@ -193,6 +196,10 @@ def check(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry | None 
          "cluster's CTAs reduce their one tile together"),
         (cfg.batch >= 1, "batch must be >= 1"),
         (conv is None or (cfg.split_k == 1 and cfg.batch == 1), "conv2d takes neither split_k nor batch"),
+        (not cfg.stream_k or (conv is None and cfg.persistent and cfg.cluster == 1 and cfg.split_k == 1
+                              and cfg.batch == 1),
+         "stream_k spreads one GEMM's tiles over a persistent grid of single CTAs: persistent=True, cluster=1, "
+         "split_k=1, batch=1, no conv2d"),
     )
     for ok, message in rules:
         if not ok:
@@ -208,7 +215,8 @@ def kernel_name(cfg: HopperGemmConfig, ab: str, conv: ConvGeometry | None = None
     return (f"tf_sm90_{'conv' if conv else 'gemm'}_{short[ab]}_{short[out]}_{cfg.bm}x{cfg.bn}x{cfg.bk}_s{cfg.stages}"
             f"_c{cfg.consumers}_g{cfg.group_m}{'_bk' if cfg.b_kmajor else ''}{'_cl2' if cfg.cluster == 2 else ''}"
             f"{f'_sk{cfg.split_k}' if cfg.split_k > 1 else ''}{'c' if cfg.split_cluster else ''}"
-            f"{f'_b{cfg.batch}' if cfg.batch > 1 else ''}{'_a2' if cfg.batch > 1 and not cfg.a_batched else ''}")
+            f"{f'_b{cfg.batch}' if cfg.batch > 1 else ''}{'_a2' if cfg.batch > 1 and not cfg.a_batched else ''}"
+            f"{'_sk' if cfg.stream_k else ''}")
 
 
 def wgmma_variant(cfg: HopperGemmConfig, ab: str) -> Wgmma:
@@ -278,11 +286,12 @@ def render_kernel(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry
     if conv is not None:
         consts += sm90_conv.constants(conv, 16 // ELEM_BYTES[out])
     pair = PAIR_STORE[out]
-    units = sm90_gemm_units.slots(cfg.split_k, cfg.batch, cfg.split_cluster)
+    units = sm90_stream_k.SLOTS if cfg.stream_k else sm90_gemm_units.slots(cfg.split_k, cfg.batch, cfg.split_cluster)
     split = cfg.split_cluster
+    epilogue = sm90_stream_k.EPILOGUE if cfg.stream_k else (REDUCE_EPILOGUE if split else STORE_EPILOGUE).format(
+        c_tile=units["c_tile"])
     body = BODY.format(wgmma=w.name, name=kernel_name(cfg, ab, conv), pair=pair, **_operand_slots(cfg, ab, conv),
-                        **units,
-                        epilogue=(REDUCE_EPILOGUE if split else STORE_EPILOGUE).format(c_tile=units["c_tile"]),
+                        **units, epilogue=epilogue,
                         split_reduce=SPLIT_REDUCE.format(smem_part=lay.part, part_pitch=lay.part_pitch,
                                                          quad_vector=QUAD_VECTOR[out], convert=QUAD_CONVERT[out])
                         if split else "",

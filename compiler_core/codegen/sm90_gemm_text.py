@@ -109,12 +109,12 @@ __device__ __forceinline__ TileOrigin tile_origin(int tile, const Schedule& s) {
 // ---- producer: one thread feeds the ring with TMA loads ------------------------------------------------------
 __device__ __forceinline__ void run_producer(const tf_tensor_map* tm_a, const tf_tensor_map* tm_b,
                                              unsigned char* smem, uint64_t* full, uint64_t* empty,
-                                             int M, int N, int K) {{
+                                             int M, int N, int K{sk_param}) {{
   tf_prefetch_tensor_map(tm_a);
   tf_prefetch_tensor_map(tm_b);
   const Schedule sc = make_schedule(M, N, K);
   Ring ring;
-  for (int tile = sc.first; tile < {units}; tile += sc.step) {{
+  {loop_head}
     {unit_line}
     const TileOrigin t = tile_origin({tile_of_unit}, sc);
     {tile_setup}
@@ -170,7 +170,7 @@ __device__ __forceinline__ void release(uint64_t* empty_stage) {{
 }}
 
 __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64_t* full, uint64_t* empty,
-                                             out_t* c, int M, int N, int K) {{
+                                             out_t* c, int M, int N, int K{sk_param}) {{
   const Schedule sc = make_schedule(M, N, K);
   const int warp = (threadIdx.x % 128) / 32;
   const bool leader = threadIdx.x % 128 == 0;  // arrives on empty[] for the warpgroup
@@ -181,7 +181,7 @@ __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64
   const uint64_t desc_a0 = tf_desc_sw128(tf_smem_u32(smem + SMEM_A) + cw * SLICES * 64 * 128, A_LBO, A_SBO);
   const uint64_t desc_b0 = tf_desc_sw128(tf_smem_u32(smem + SMEM_B), B_LBO, B_SBO);
   Ring ring;
-  for (int tile = sc.first; tile < {units}; tile += sc.step) {{
+  {loop_head}
     {unit_line}
     const TileOrigin t = tile_origin({tile_of_unit}, sc);
     float acc[SLICES][ACC];
@@ -216,7 +216,7 @@ __device__ __forceinline__ void run_consumer(int cw, unsigned char* smem, uint64
 // sm_90: they sit at offsets 0x30 and 0xb0, and the launcher packs its buffer at the offsets the cubin names.
 extern "C" __global__ void __launch_bounds__(THREADS, 1){cluster_dims}
 {name}(const __grid_constant__ tf_tensor_map tm_a, const __grid_constant__ tf_tensor_map tm_b,
-       out_t* __restrict__ c, int M, int N, int K) {{
+       out_t* __restrict__ c, int M, int N, int K{sk_kernel_params}) {{
   extern __shared__ unsigned char smem_raw[];
   // The dynamic shared window is not promised to be 1024-byte aligned: align by hand (the host adds 1024).
   unsigned char* smem = smem_raw + ((1024 - (tf_smem_u32(smem_raw) & 1023)) & 1023);
@@ -233,11 +233,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1){cluster_dims}
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {{
     {dec_line}
-    if (threadIdx.x == 0) run_producer(&tm_a, &tm_b, smem, full, empty, M, N, K);
+    if (threadIdx.x == 0) run_producer(&tm_a, &tm_b, smem, full, empty, M, N, K{sk_arg});
     {producer_syncs}
   }} else {{
     {inc_line}
-    run_consumer(warpgroup - 1, smem, full, empty, c, M, N, K);
+    run_consumer(warpgroup - 1, smem, full, empty, c, M, N, K{sk_arg});
   }}
   {end_sync}
 }}

@@ -62,12 +62,21 @@ UNIT_OF_CLUSTER = _unit_of(kind=", split_cluster", order_doc="K range fastest, s
                                  "  w.batch = u / (SPLIT_K * tiles);",
                            c_offset="static_cast<size_t>(w.batch) * M * N")
 
+
+def strided_loop(units: str) -> str:
+    """The persistent loop's head over `units` work units: cluster c of the grid takes units c, c + clusters, ..."""
+    return f"for (int tile = sc.first; tile < {units}; tile += sc.step) {{"
+
+
+# The kernel's parameters, arguments and work of stream-K (codegen/sm90_stream_k.py), empty in every other kernel.
+NO_STREAM_K = dict(sk_param="", sk_arg="", sk_kernel_params="")
 # The plain kernel's text in each slot: a loop over tiles, each over all of K, storing into c.
-PLAIN = dict(units="sc.m_tiles * sc.n_tiles", unit_line="", tile_of_unit="tile", kb_begin="0",
-             kb_end="sc.k_blocks", c_tile="c", unit_helpers="")
-UNITS = dict(units="sc.m_tiles * sc.n_tiles * BATCH * SPLIT_K", unit_line="const Unit unit = unit_of(tile, sc, M, N);",
-             tile_of_unit="unit.tile", kb_begin="unit.kb_begin", kb_end="unit.kb_end", c_tile="c + unit.c_offset",
-             unit_helpers=UNIT_OF)
+PLAIN = dict(loop_head=strided_loop("sc.m_tiles * sc.n_tiles"), unit_line="", tile_of_unit="tile", kb_begin="0",
+             kb_end="sc.k_blocks", c_tile="c", unit_helpers="", **NO_STREAM_K)
+UNITS = dict(loop_head=strided_loop("sc.m_tiles * sc.n_tiles * BATCH * SPLIT_K"),
+             unit_line="const Unit unit = unit_of(tile, sc, M, N);", tile_of_unit="unit.tile",
+             kb_begin="unit.kb_begin", kb_end="unit.kb_end", c_tile="c + unit.c_offset", unit_helpers=UNIT_OF,
+             **NO_STREAM_K)
 
 
 def slots(split_k: int, batch: int, split_cluster: bool = False) -> dict:

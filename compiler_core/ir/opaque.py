@@ -61,6 +61,7 @@ class KernelProfile:
     stages: int  # shared-memory buffers in flight
     raster_group: int = 1  # tile rows walked together, column by column, for L2 reuse (1: row-major order)
     split_k: int = 1  # K ranges per tile, each its own work unit (counted in `tiles`) writing partials
+    balanced_rounds: bool = False  # stream-K: the last round's work spread evenly over every CTA (no idle SMs)
 
 
 @dataclass(eq=False)

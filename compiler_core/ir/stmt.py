@@ -168,17 +168,27 @@ class PrimFunc:
 class Module:
     """Kernels run in order over `args` (inputs then outputs) plus `workspaces`, zeroed before each run unless
     `overwrites_workspaces` (the kernels write every workspace element before reading it: a layout copy, where
-    a memset would only cost time)."""
+    a memset would only cost time). Workspaces in `kept_zero` are never zeroed per run: the kernels find them zero
+    and leave them zero (stream-K's flags, codegen/sm90_stream_k.py), so whoever allocates one zeroes it once."""
     name: str
     kernels: tuple
     args: tuple
     workspaces: tuple = ()
     num_inputs: int = 0
     overwrites_workspaces: bool = False
+    kept_zero: tuple = ()
 
     def with_kernels(self, kernels) -> Module:
         return Module(self.name, tuple(kernels), self.args, self.workspaces, self.num_inputs,
-                      self.overwrites_workspaces)
+                      self.overwrites_workspaces, self.kept_zero)
+
+    def zeroed_per_run(self) -> tuple:
+        """The workspaces a runtime zeroes before each run."""
+        return () if self.overwrites_workspaces else tuple(w for w in self.workspaces if w not in self.kept_zero)
+
+    def zeroed_once(self, workspace) -> bool:
+        """Whether `workspace` must be zero where it is allocated (and its runs then keep it so)."""
+        return workspace in self.kept_zero or workspace in self.zeroed_per_run()
 
     def map_funcs(self, fn) -> Module:
         """`fn` over the PrimFuncs; kernels a template rendered itself (ir.opaque.OpaqueKernel) pass unchanged."""

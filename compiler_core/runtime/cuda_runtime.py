@@ -132,10 +132,13 @@ class CudaModule:
 
     def launch_device(self, args: list, workspaces: list, stream=None) -> None:
         """Args in op order, then the module's workspaces (device addresses); workspaces are zeroed first unless the
-        module overwrites them."""
+        module overwrites them or keeps them zero (Module.zeroed_per_run; a kept-zero one is the caller's to zero
+        where it allocates it)."""
         drv = driver()
-        zeroed = () if self.module.overwrites_workspaces else self.module.workspaces
-        for w, ptr in zip(zeroed, workspaces, strict=False):
+        zeroed = set(self.module.zeroed_per_run())
+        for w, ptr in zip(self.module.workspaces, workspaces, strict=True):
+            if w not in zeroed:
+                continue
             drv.memset_d8_async(int(ptr), 0, w.nbytes, stream) if stream else drv.memset_d8(int(ptr), 0, w.nbytes)
         pointers = dict(zip(self.module.args, args, strict=True))
         pointers.update(zip(self.module.workspaces, workspaces, strict=True))

@@ -8,7 +8,8 @@ is launched with `cuLaunchKernel` on a handle. Kernels a template rendered itsel
 parameter buffer and tensor maps: runtime/opaque_launch.OpaqueLaunch is reused with a driver-level function.
 
 `StreamModule.launch(addresses, stream)` takes the module's args (op order) then its workspaces as device
-addresses; zeroing the workspaces is the caller's (on the same stream), unless the module overwrites them.
+addresses; zeroing the workspaces is the caller's (on the same stream) where `Module.zeroed_once` says so:
+before every launch unless the module overwrites them, and once where they are allocated for those it keeps zero.
 """
 from __future__ import annotations
 

@@ -99,7 +99,7 @@ def _runner(module: S.Module, tag: str) -> str:
         if i < module.num_inputs:
             out.append(f'  snprintf(path, sizeof path, "%s/in{i}.bin", dir); tf_read(path, bufs[{i}], {size});')
         elif b in module.workspaces:
-            out.append(f"  memset(bufs[{i}].p, {0xFF if module.overwrites_workspaces else 0}, {size});")
+            out.append(f"  memset(bufs[{i}].p, {0 if module.zeroed_once(b) else 0xFF}, {size});")
         else:
             out.append(f"  tf_fill(bufs[{i}], {n}, {_NAN[b.dtype]});")
     for k in module.kernels:

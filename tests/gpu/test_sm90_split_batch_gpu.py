@@ -72,8 +72,8 @@ def run_poisoned(kernel, inputs: list) -> np.ndarray:
             drv.memcpy_htod(args[-1], raw_bytes(np.ascontiguousarray(x)))
         poisoned = [module.args[-1], *module.workspaces]
         devs = [alloc(b.nbytes) for b in poisoned]
-        for dev, b in zip(devs, poisoned, strict=True):
-            drv.memset_d8(dev, 0xFF, b.nbytes)  # all-ones: NaN in float32, float16 and bfloat16
+        for dev, b in zip(devs, poisoned, strict=True):  # all-ones: NaN in float32, float16 and bfloat16
+            drv.memset_d8(dev, 0 if b in module.kept_zero else 0xFF, b.nbytes)  # kept-zero ones start at zero
         kernel.launch_device([*args, devs[0]], devs[1:])
         drv.Context.synchronize()
         out = np.empty(module.args[-1].shape, dtype=numpy_dtype(module.args[-1].dtype))

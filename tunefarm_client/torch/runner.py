@@ -136,7 +136,7 @@ class TorchKernel:
             return
         index = device.index if device.index is not None else torch.cuda.current_device()
         module = self._stream_modules.get(index) or self._load(index)
-        workspaces = [(torch.empty if self.module.overwrites_workspaces else torch.zeros)(
+        workspaces = [(torch.zeros if self.module.zeroed_once(w) else torch.empty)(
             max(w.nbytes, 1), dtype=torch.uint8, device=device) for w in self.module.workspaces]
         stream = torch.cuda.current_stream(device).cuda_stream
         module.launch(pointers + [w.data_ptr() for w in workspaces], stream)

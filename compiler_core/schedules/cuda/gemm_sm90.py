@@ -48,6 +48,9 @@ MIN_SPLIT_K_BLOCKS = 4  # K blocks of 64 per split at least: shorter ranges spen
 UNIT_OVERHEAD_K_BLOCKS = 4
 SPLIT_KNOB = Knob("split_k", SPLIT_K_CHOICES, "K ranges per tile, each a work unit of float32 partials: summed by a "
                                               "second kernel, or inside a cluster with split_cluster")
+STREAM_K_KNOB = Knob("stream_k", (False, True), "the last rounds' tiles spread over every CTA by K blocks, partial "
+                                                "tiles summed by each tile's owner: no SM idles in a partly filled "
+                                                "last round (persistent, cluster 1, no split_k)")
 SPLIT_CLUSTER_KNOB = Knob("split_cluster", (False, True), "a tile's K ranges as one cluster of CTAs summing their "
                                                           "partials in distributed shared memory (one launch, no "
                                                           "workspace) instead of a second kernel")
@@ -67,12 +70,12 @@ def batch_of(w) -> int:
 def hopper_config(config: dict, batch: int = 1) -> HopperGemmConfig:
     """The kernel's knobs from a config of this space (the op fixes bk, b_kmajor and the batch; split-K fixes out
     to float32 partials unless the cluster sums them). A config stored before the split_k knob runs without split-K,
-    one stored before split_cluster sums its partials in a second kernel."""
+    one stored before split_cluster sums its partials in a second kernel, one stored before stream_k without it."""
     split, in_cluster = config.get("split_k", 1), config.get("split_cluster", False)
     return HopperGemmConfig(bm=config["bm"], bn=config["bn"], stages=config["stages"], consumers=config["consumers"],
                             persistent=config["persistent"], group_m=config["group_m"], cluster=config["cluster"],
                             split_k=split, out="float32" if split > 1 and not in_cluster else "same", batch=batch,
-                            split_cluster=in_cluster)
+                            split_cluster=in_cluster, stream_k=config.get("stream_k", False))
 
 
 def _kernel_ok(config: dict) -> bool:
@@ -119,9 +122,9 @@ def kernel_constraints(M: int, N: int, tile_m: tuple, tile_n: tuple, target, ker
     )
 
 
-def space(w, target, split_knob: bool = True, cluster_knob: bool = True) -> Space:
-    """`split_knob=False`: the space before the split_k knob; `cluster_knob=False`: before split_cluster
-    (config_space)."""
+def space(w, target, split_knob: bool = True, cluster_knob: bool = True, stream_knob: bool = True) -> Space:
+    """`split_knob=False`: the space before the split_k knob; `cluster_knob=False`: before split_cluster;
+    `stream_knob=False`: before stream_k (config_space)."""
     if not applies(w, target):
         raise WorkloadError(f"gemm_sm90 takes float16 or bfloat16 matmul or batch_matmul with K and N multiples of "
                             f"{TMA_ALIGN_ELEMS} on a wgmma target; got {w.key} on {target.arch}")
@@ -134,6 +137,7 @@ def space(w, target, split_knob: bool = True, cluster_knob: bool = True) -> Spac
             Knob("cluster", (1, 2), "CTAs per cluster along M, sharing each B box by TMA multicast"),
             *((SPLIT_KNOB,) if split_knob else ()),
             *((SPLIT_CLUSTER_KNOB,) if split_knob and cluster_knob else ()),
+            *((STREAM_K_KNOB,) if stream_knob else ()),
         ),
         constraints=(
             *kernel_constraints(M, N, TILE_CHOICES, TILE_CHOICES, target, _kernel_ok, _smem),
@@ -141,6 +145,7 @@ def space(w, target, split_knob: bool = True, cluster_knob: bool = True) -> Spac
                        lambda c: c["cluster"] == 1 or M > c["bm"]),
             *(split_constraints(w, target) if split_knob else ()),
             *(CLUSTER_SPLIT_CONSTRAINTS if split_knob and cluster_knob else ()),
+            *(stream_k_constraints(w, target) if stream_knob else ()),
         ),
     )
 
@@ -151,6 +156,21 @@ CLUSTER_SPLIT_CONSTRAINTS = (
                lambda c: not c["split_cluster"] or (c["split_k"] in CLUSTER_SPLITS and not c["persistent"]
                                                     and c["cluster"] == 1)),
 )
+
+
+def stream_k_constraints(w, target) -> tuple:
+    """stream_k's rules: one GEMM on a persistent grid of single CTAs, and only where its tiles end in a partly
+    filled round (elsewhere the kernel runs exactly as without it). Fewer tiles than SMs are spread whole, as an
+    even split-K."""
+    sms = target.sm_count or NOMINAL_SM_COUNT
+    return (
+        Constraint("stream_k only with persistent=True, cluster=1, split_k=1 and one GEMM (matmul, or a batch of "
+                   "1): it spreads one GEMM's tiles over a persistent grid of single CTAs",
+                   lambda c: not c["stream_k"] or (c["persistent"] and c["cluster"] == 1 and c.get("split_k", 1) == 1
+                                                   and batch_of(w) == 1)),
+        Constraint("stream_k only where the tiles leave the last (or only) round partly filled",
+                   lambda c: not c["stream_k"] or cta_tiles(w["M"], w["N"], c) % sms != 0),
+    )
 
 
 def split_constraints(w, target) -> tuple:
@@ -168,10 +188,12 @@ def split_constraints(w, target) -> tuple:
 def config_space(w, target, config: dict) -> Space:
     """The space `config` belongs to: one without a `split_k` key is of the family before the knob (it lowers
     without split-K, the kernel it always built), one without `split_cluster` of the family before that knob (a
-    second kernel sums its splits), so heads stored or pinned before them keep building."""
+    second kernel sums its splits), one without `stream_k` of the family before that, so heads stored or pinned
+    before them keep building."""
     if not isinstance(config, dict):
         return space(w, target)
-    return space(w, target, split_knob="split_k" in config, cluster_knob="split_cluster" in config)
+    return space(w, target, split_knob="split_k" in config, cluster_knob="split_cluster" in config,
+                 stream_knob="stream_k" in config)
 
 
 def cta_tiles(M: int, N: int, config: dict) -> int:
@@ -211,6 +233,8 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
         config["split_k"] = 1
     if "split_cluster" in s.names:
         config["split_cluster"] = False
+    if "stream_k" in s.names:
+        config["stream_k"] = False
     if not s.is_valid(config):
         config["group_m"] = 1
     if not s.is_valid(config):
@@ -314,14 +338,33 @@ def schedule(w, config, target) -> S.Module:
     in_cluster = cfg.split_k if cfg.split_cluster else 1  # CTAs of a unit's cluster: its tile's K ranges
     params = (*_operand_maps(A, B, cfg, ab, M, N, K), C if ws is None else ws,
               ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
-    kernel = hopper_kernel(cfg, ab, params, target, profile(M, N, K, cfg),
+    stream_k = stream_k_workspaces(w.op, cfg, target) if cfg.stream_k else ()
+    if stream_k:
+        params += (*stream_k, ScalarParam("sk_slots", stream_k_slots(target)))
+    kernel = hopper_kernel(cfg, ab, params, target, profile(M, N, K, cfg, target),
                            units=-(-M // (cfg.bm * cfg.cluster)) * -(-N // cfg.bn) * batch * cfg.split_k // in_cluster,
                            cluster=cfg.cluster * in_cluster)
+    if stream_k:
+        # partials are written before they are read; the flags are found zero and left zero
+        return S.Module(w.op, (kernel,), (A, B, C), stream_k, 2, overwrites_workspaces=True, kept_zero=stream_k[1:])
     if ws is None:
         return S.Module(w.op, (kernel,), (A, B, C), (), 2)
     # every unit writes its whole slice of partials before the sum reads them: no memset
     return S.Module(w.op, (kernel, split_k_sum(w.op, ws, C, batch * M * N, cfg.split_k)), (A, B, C), (ws,), 2,
                     overwrites_workspaces=True)
+
+
+def stream_k_slots(target) -> int:
+    """CTAs that can take part in stream-K: the target's SMs (a grid of more leaves the rest idle, see
+    codegen/sm90_stream_k.py), or the nominal count where the target left them out."""
+    return target.sm_count or NOMINAL_SM_COUNT
+
+
+def stream_k_workspaces(op: str, cfg: HopperGemmConfig, target) -> tuple:
+    """(partial tiles, flags): one float32 tile and one flag per consumer warpgroup of each CTA slot."""
+    slots = stream_k_slots(target)
+    return (S.Buffer(f"ws_{op}_sk_partials", "float32", (slots * cfg.bm * cfg.bn,)),
+            S.Buffer(f"ws_{op}_sk_flags", "int32", (slots * cfg.consumers,)))
 
 
 def hopper_kernel(cfg: HopperGemmConfig, ab: str, params: tuple, target, kernel_profile: KernelProfile, *,
@@ -355,22 +398,24 @@ def _operand_maps(A: S.Buffer, B: S.Buffer, cfg: HopperGemmConfig, ab: str, M: i
             TensorMapParam(B, spec=row_major(ab, (cfg.batch, K, N), cfg.bk, sm90_gemm.B_BOX_COLS)))
 
 
-def profile(M: int, N: int, K: int, cfg: HopperGemmConfig) -> KernelProfile:
+def profile(M: int, N: int, K: int, cfg: HopperGemmConfig, target=None) -> KernelProfile:
     """The launch's work as the kernel does it: whole tiles and whole 64-deep K steps (TMA's zero fill and the
     tensor cores work on the padding too); A boxes per CTA, B boxes once per cluster (multicast). A batch multiplies
     the tiles; split-K cuts each tile's K steps over its units and writes float32 partials, one slice per split, or
-    with split_cluster keeps them in shared memory, each CTA reading a 1/split of every peer's tile."""
+    with split_cluster keeps them in shared memory, each CTA reading a 1/split of every peer's tile. Stream-K
+    balances the rounds and moves up to one float32 partial tile per CTA through L2 (`target`'s SMs)."""
     m_tiles, n_tiles, k_steps = -(-M // (cfg.bm * cfg.cluster)) * cfg.cluster, -(-N // cfg.bn), -(-K // cfg.bk)
     cta_tiles = m_tiles * n_tiles * cfg.batch
     k_padded = k_steps * cfg.bk
     a_bytes, b_bytes = cfg.bm * k_padded * 2, cfg.bn * k_padded * 2  # per CTA tile
     out_bytes = (1 if cfg.split_cluster else cfg.split_k) * cfg.batch * M * N * (4 if cfg.out == "float32" else 2)
     partials = cta_tiles * cfg.bm * cfg.bn * 4 * cfg.split_k if cfg.split_cluster else 0  # bytes, written and read
+    sk_partials = stream_k_slots(target) * cfg.bm * cfg.bn * 4 if cfg.stream_k and target is not None else 0
     wgmma_per_tile = (cfg.bm // 64) * (k_padded // 16)
     return KernelProfile(
         flops=2.0 * cta_tiles * cfg.bm * cfg.bn * k_padded,
-        global_load_bytes=float(cta_tiles * a_bytes + cta_tiles // cfg.cluster * b_bytes),
-        global_store_bytes=float(out_bytes),
+        global_load_bytes=float(cta_tiles * a_bytes + cta_tiles // cfg.cluster * b_bytes + sk_partials),
+        global_store_bytes=float(out_bytes + sk_partials),
         # boxes land in shared memory; each consumer warpgroup's wgmma reads its A rows and all of B; the epilogue
         # stages C through shared memory
         shared_store_bytes=float(cta_tiles * (a_bytes + b_bytes) + out_bytes + partials),
@@ -386,4 +431,5 @@ def profile(M: int, N: int, K: int, cfg: HopperGemmConfig) -> KernelProfile:
         stages=cfg.stages,
         raster_group=min(cfg.group_m, m_tiles // cfg.cluster),  # the kernel groups cluster rows
         split_k=cfg.split_k,
+        balanced_rounds=cfg.stream_k,
     )
