@@ -109,7 +109,9 @@ class Tensors:
         ws = [self.torch.zeros(b.physical_elems, dtype=_torch_dtype(self.torch, b.dtype), device="cuda")
               for b in kernel.module.workspaces]
         args, wsp = [t.data_ptr() for t in (*self.inputs, *self.outputs)], [t.data_ptr() for t in ws]
-        return lambda: kernel.launch_device(args, wsp)
+        # the launcher holds the workspaces: freed, their memory would go to the next tensor PyTorch allocates (a
+        # reference output, another kernel's workspace), and a kept-zero workspace (stream-K's flags) would not be
+        return lambda held=ws: kernel.launch_device(args, wsp)
 
     def error(self, launch) -> float:
         for o in self.outputs:

@@ -31,10 +31,15 @@ struct StreamKArgs {
   int slots;
 };
 
+constexpr int SK_QUANTA = {quanta};  // a tile's K cut into this many equal parts (0: one per K block)
+
 struct StreamK {
-  int ctas, dp_tiles, sk_iters;  // CTAs taking part; data-parallel tiles; K blocks of the stream-K tiles in all
+  int ctas, dp_tiles, k_blocks, quanta, units;  // CTAs taking part; data-parallel tiles; a tile's K blocks, its
+                                                // quanta; the quanta of the stream-K tiles in all
+  // The first K block (over the stream-K tiles, tile-major) of CTA g's range: the start of its share of quanta.
   __device__ __forceinline__ int first_iter(int g) const {
-    return static_cast<int>(static_cast<long long>(g) * sk_iters / ctas);
+    const int q = static_cast<int>(static_cast<long long>(g) * units / ctas);
+    return q / quanta * k_blocks + q % quanta * k_blocks / quanta;
   }
 };
 
@@ -45,7 +50,9 @@ __device__ __forceinline__ StreamK stream_k(const Schedule& s, int slots) {
   const int rest = tiles % k.ctas;
   const int sk_tiles = rest == 0 ? 0 : (tiles > k.ctas ? rest + k.ctas : tiles);
   k.dp_tiles = tiles - sk_tiles;
-  k.sk_iters = sk_tiles * s.k_blocks;
+  k.k_blocks = s.k_blocks;
+  k.quanta = SK_QUANTA == 0 ? s.k_blocks : min(SK_QUANTA, s.k_blocks);
+  k.units = sk_tiles * k.quanta;
   return k;
 }
 
@@ -144,7 +151,13 @@ EPILOGUE = """if (unit.kb_begin > 0) {
       store_tile(acc, staging, c, t.m0 + cw * SLICES * 64 + warp * 16, t.n0, M, N, vec_ok);
     }"""
 
-SLOTS = dict(
+def slots(quanta: int) -> dict:
+    """BODY's slots (codegen/sm90_gemm_text.py) for a stream-K kernel whose ranges start at multiples of 1/quanta
+    of a tile's K (0: at any K block)."""
+    return dict(_SLOTS, unit_helpers=HELPERS.replace("{quanta}", str(quanta)))
+
+
+_SLOTS = dict(
     sm90_gemm_units.PLAIN,
     loop_head="const StreamK skp = stream_k(sc, ska.slots);\n  "
               "for (Cursor cur = cursor_start(sc, skp); cursor_more(cur, skp);) {",

@@ -47,26 +47,30 @@ int main(int argc, char** argv) {
 """
 
 
-def host_source() -> str:
+QUANTA = (0, 2, 4, 8)  # ranges at any K block, or at halves, quarters, eighths of a tile's K
+
+
+def host_source(quanta: int) -> str:
     """The kernel's Schedule and stream-K work functions (no device code) as host C++."""
-    text = sm90_gemm.render_kernel(HopperGemmConfig(bm=128, bn=192, stages=5, consumers=2, stream_k=True))
+    text = sm90_gemm.render_kernel(HopperGemmConfig(bm=128, bn=192, stages=5, consumers=2, stream_k=True,
+                                                    sk_quanta=quanta))
     schedule = re.search(r"struct Schedule \{.*?\n\};", text, re.S).group(0)
-    work = text[text.index("struct StreamK {"):text.index("__device__ __forceinline__ float4* sk_partial")]
+    work = text[text.index("constexpr int SK_QUANTA"):text.index("__device__ __forceinline__ float4* sk_partial")]
     peers = re.search(r"__device__ __forceinline__ int sk_peer_after\(.*?\n\}", text, re.S).group(0)
     return ("#include <algorithm>\n#include <cstdint>\nusing std::min;\n#define __device__\n"
             f"#define __forceinline__ inline\n{schedule}\n{work}\n{peers}\n{MAIN}")
 
 
-@pytest.fixture(scope="module")
-def walker(tmp_path_factory):
+@pytest.fixture(scope="module", params=QUANTA, ids=lambda q: f"quanta{q}")
+def walker(request, tmp_path_factory):
     d = tmp_path_factory.mktemp("stream_k")
-    (d / "walk.cpp").write_text(host_source())
+    (d / "walk.cpp").write_text(host_source(request.param))
     subprocess.run([CXX, "-std=c++17", "-O1", "-o", str(d / "walk"), str(d / "walk.cpp")], check=True)
-    return d / "walk"
+    return d / "walk", request.param
 
 
 def walk(walker, m_tiles: int, n_tiles: int, k_blocks: int, grid: int, slots: int):
-    out = subprocess.run([str(walker), f"{m_tiles},{n_tiles},{k_blocks},{grid},{slots}"], check=True,
+    out = subprocess.run([str(walker[0]), f"{m_tiles},{n_tiles},{k_blocks},{grid},{slots}"], check=True,
                          capture_output=True, text=True).stdout.split("\n")
     units = [tuple(map(int, line.split()[1:])) for line in out if line.startswith("U")]
     waits = [tuple(map(int, line.split()[1:])) for line in out if line.startswith("W")]
@@ -96,9 +100,16 @@ def check_walk(walker, m_tiles, n_tiles, k_blocks, grid, slots) -> None:
     for tile, j in waits:
         waited[tile].add(j)
     assert dict(waited) == {t: p for t, p in publishers.items() if p}, "owners wait for exactly the publishers"
-    active = min(grid, slots)
+    active, quanta = min(grid, slots), walker[1]
     loads = [sum(kb1 - kb0 for _t, kb0, kb1, _d in by_cta.get(g, [])) for g in range(active)]
-    assert max(loads) - min(loads) <= 1, f"K blocks per CTA {min(loads)}..{max(loads)}"  # the point of it
+    # the point of it: even shares, to a K block, or to a quantum (whose sizes differ by one block)
+    quantum = 1 if quanta in (0, k_blocks) or quanta > k_blocks else -(-k_blocks // quanta)
+    spread = 1 if quantum == 1 else quantum + max(len(w) for w in by_cta.values())
+    assert max(loads) - min(loads) <= spread, f"K blocks per CTA {min(loads)}..{max(loads)}"
+    if quanta:  # ranges start at quantum boundaries of a tile's K
+        starts = {kb0 for w in by_cta.values() for _t, kb0, _e, dp in w if not dp}
+        allowed = {q * k_blocks // min(quanta, k_blocks) for q in range(min(quanta, k_blocks))}
+        assert starts <= allowed, (sorted(starts), sorted(allowed))
 
 
 @pytest.mark.parametrize("case", [

@@ -1,6 +1,7 @@
 """Stream-K kernels on random shapes and tiles, checked against PyTorch launch after launch (flags back at zero
 after each), and for the wrong ones, which output tiles are wrong and by how much (got / expected: 0.5 where half
-of a tile's K blocks are missing). `--rest-only` runs the variant whose stream-K region is the partial round alone.
+of a tile's K blocks are missing). `--rest-only` runs the variant whose stream-K region is the partial round
+alone, `--quanta` ranges that start at multiples of 1/quanta of a tile's K.
 
     python3 benchmarks/results/2026-12-01-sm90-stream-k/sk_fuzz.py --cases 60 --out $OUT/fuzz.json
 """
@@ -69,6 +70,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--rest-only", action="store_true")
+    ap.add_argument("--quanta", type=int, default=0, help="SK_QUANTA of the kernels (0: ranges at any K block)")
     ap.add_argument("--out", default="/dev/null")
     ap.add_argument("--case", action="append", default=[],
                     help="'matmul:M=..,N=..,K=..,dtype=..;large|wide|mid|small' instead of random draws")
@@ -80,9 +82,11 @@ def main() -> None:
     for case in range(len(named) or args.cases):
         w, config = named[case] if named else draw(rng, target)
         module = cc.lower(w, config, target)
+        k = module.kernels[0]
+        source = k.source.replace("constexpr int SK_QUANTA = 0;", f"constexpr int SK_QUANTA = {args.quanta};")
         if args.rest_only:
-            k = module.kernels[0]
-            module = module.with_kernels([dataclasses.replace(k, source=k.source.replace("rest + k.ctas", "rest"))])
+            source = source.replace("rest + k.ctas", "rest")
+        module = module.with_kernels([dataclasses.replace(k, source=source)])
         cubin = nvcc_compile(generate_source(module, target), target.arch)
         kernel = build_module(w, module, target, config, cubin=cubin)
         dt = getattr(torch, w.dtype)
