@@ -287,7 +287,8 @@ def render_kernel(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry
     if conv is not None:
         consts += sm90_conv.constants(conv, 16 // ELEM_BYTES[out])
     pair = PAIR_STORE[out]
-    units = sm90_stream_k.slots(cfg.sk_quanta) if cfg.stream_k else sm90_gemm_units.slots(cfg.split_k, cfg.batch, cfg.split_cluster)
+    units = (sm90_stream_k.slots(cfg.sk_quanta) if cfg.stream_k
+             else sm90_gemm_units.slots(cfg.split_k, cfg.batch, cfg.split_cluster))
     split = cfg.split_cluster
     epilogue = sm90_stream_k.EPILOGUE if cfg.stream_k else (REDUCE_EPILOGUE if split else STORE_EPILOGUE).format(
         c_tile=units["c_tile"])
