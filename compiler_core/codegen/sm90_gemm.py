@@ -89,6 +89,7 @@ class HopperGemmConfig:
     a_batched: bool = True  # with batch > 1, A through a 3-D map like B; False: one A (2-D map) for every entry
     stream_k: bool = False  # the last rounds' tiles spread over every CTA by K blocks (codegen/sm90_stream_k.py)
     sk_quanta: int = 0  # stream-K ranges start at multiples of 1/sk_quanta of a tile's K (0: at any K block)
+    sk_split: int = 0  # > 0: stream-K as K-major pieces of the partial round, this many K ranges per tile
 
     @classmethod
     def of(cls, knobs: dict) -> HopperGemmConfig:
@@ -129,7 +130,7 @@ class HopperGemmConfig:
         def shown(knob: str, value) -> bool:
             if knob == "a_batched":
                 return not value and self.batch > 1
-            if knob in ("stream_k", "sk_quanta"):
+            if knob in ("stream_k", "sk_quanta", "sk_split"):
                 return self.stream_k
             return knob not in ("split_k", "batch", "split_cluster") or value not in (1, False)
 
@@ -287,7 +288,7 @@ def render_kernel(cfg: HopperGemmConfig, ab: str = "float16", conv: ConvGeometry
     if conv is not None:
         consts += sm90_conv.constants(conv, 16 // ELEM_BYTES[out])
     pair = PAIR_STORE[out]
-    units = (sm90_stream_k.slots(cfg.sk_quanta) if cfg.stream_k
+    units = (sm90_stream_k.slots(cfg.sk_quanta, cfg.sk_split) if cfg.stream_k
              else sm90_gemm_units.slots(cfg.split_k, cfg.batch, cfg.split_cluster))
     split = cfg.split_cluster
     epilogue = sm90_stream_k.EPILOGUE if cfg.stream_k else (REDUCE_EPILOGUE if split else STORE_EPILOGUE).format(

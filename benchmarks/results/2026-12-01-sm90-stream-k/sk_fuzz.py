@@ -15,6 +15,9 @@ import random
 import sys
 
 sys.path.insert(0, os.getcwd())
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import sk_split  # noqa: E402
 
 import compiler_core as cc  # noqa: E402
 from compiler_core.build import build_module  # noqa: E402
@@ -71,6 +74,7 @@ def main() -> None:
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--rest-only", action="store_true")
     ap.add_argument("--quanta", type=int, default=0, help="SK_QUANTA of the kernels (0: ranges at any K block)")
+    ap.add_argument("--split", type=int, default=0, help="K-major pieces, this many K ranges per tile (sk_split.py)")
     ap.add_argument("--out", default="/dev/null")
     ap.add_argument("--case", action="append", default=[],
                     help="'matmul:M=..,N=..,K=..,dtype=..;large|wide|mid|small' instead of random draws")
@@ -81,7 +85,7 @@ def main() -> None:
     named = [named_case(text, target) for text in args.case]
     for case in range(len(named) or args.cases):
         w, config = named[case] if named else draw(rng, target)
-        module = cc.lower(w, config, target)
+        module = sk_split.lower(w, config, target, args.split)
         k = module.kernels[0]
         source = k.source.replace("constexpr int SK_QUANTA = 0;", f"constexpr int SK_QUANTA = {args.quanta};")
         if args.rest_only:

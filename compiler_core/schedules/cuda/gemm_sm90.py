@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from compiler_core.codegen import sm90_gemm
+from compiler_core.codegen import sm90_gemm, sm90_stream_k
 from compiler_core.codegen.sm90_gemm import CLUSTER_SPLITS, SPLIT_K_CHOICES, HopperGemmConfig
 from compiler_core.errors import ConfigError, WorkloadError
 from compiler_core.ir import stmt as S
@@ -338,11 +338,12 @@ def schedule(w, config, target) -> S.Module:
     in_cluster = cfg.split_k if cfg.split_cluster else 1  # CTAs of a unit's cluster: its tile's K ranges
     params = (*_operand_maps(A, B, cfg, ab, M, N, K), C if ws is None else ws,
               ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
-    stream_k = stream_k_workspaces(w.op, cfg, target) if cfg.stream_k else ()
+    units = -(-M // (cfg.bm * cfg.cluster)) * -(-N // cfg.bn) * batch * cfg.split_k // in_cluster
+    stream_k = stream_k_workspaces(w.op, cfg, target, units, -(-K // K_BLOCK)) if cfg.stream_k else ()
     if stream_k:
-        params += (*stream_k, ScalarParam("sk_slots", stream_k_slots(target)))
-    kernel = hopper_kernel(cfg, ab, params, target, profile(M, N, K, cfg, target),
-                           units=-(-M // (cfg.bm * cfg.cluster)) * -(-N // cfg.bn) * batch * cfg.split_k // in_cluster,
+        params += (*stream_k, ScalarParam("sk_ctas", stream_k_ctas(target)))
+        units = max(units, stream_k_ctas(target))  # fewer tiles than SMs: every SM still takes a share of K
+    kernel = hopper_kernel(cfg, ab, params, target, profile(M, N, K, cfg, target), units=units,
                            cluster=cfg.cluster * in_cluster)
     if stream_k:
         # partials are written before they are read; the flags are found zero and left zero
@@ -354,15 +355,22 @@ def schedule(w, config, target) -> S.Module:
                     overwrites_workspaces=True)
 
 
-def stream_k_slots(target) -> int:
-    """CTAs that can take part in stream-K: the target's SMs (a grid of more leaves the rest idle, see
-    codegen/sm90_stream_k.py), or the nominal count where the target left them out."""
+def stream_k_ctas(target) -> int:
+    """CTAs that take part in stream-K: the target's SMs (a grid of more leaves the rest idle, see
+    codegen/sm90_stream_k.py), or the nominal count where the target left them out. The kernel takes it as a
+    parameter, so its split of the work matches the workspace sized here whatever grid the device gives it."""
     return target.sm_count or NOMINAL_SM_COUNT
 
 
-def stream_k_workspaces(op: str, cfg: HopperGemmConfig, target) -> tuple:
-    """(partial tiles, flags): one float32 tile and one flag per consumer warpgroup of each CTA slot."""
-    slots = stream_k_slots(target)
+def stream_k_workspaces(op: str, cfg: HopperGemmConfig, target, tiles: int, k_blocks: int) -> tuple:
+    """(partial tiles, flags): per slot (sm90_stream_k.partial_slots) one float32 tile, and per slot one flag per
+    consumer warpgroup."""
+    ctas = stream_k_ctas(target)
+    if target.sm_count:  # the grid is exactly `ctas`
+        slots = sm90_stream_k.partial_slots(tiles, ctas, cfg.sk_split, k_blocks)
+    else:  # the device's SMs, at most `ctas`, take part: room for the largest partial round
+        slots = sm90_stream_k.partial_slots(2 * ctas - 1, ctas, cfg.sk_split, k_blocks)
+    slots = max(1, slots)
     return (S.Buffer(f"ws_{op}_sk_partials", "float32", (slots * cfg.bm * cfg.bn,)),
             S.Buffer(f"ws_{op}_sk_flags", "int32", (slots * cfg.consumers,)))
 
@@ -410,7 +418,8 @@ def profile(M: int, N: int, K: int, cfg: HopperGemmConfig, target=None) -> Kerne
     a_bytes, b_bytes = cfg.bm * k_padded * 2, cfg.bn * k_padded * 2  # per CTA tile
     out_bytes = (1 if cfg.split_cluster else cfg.split_k) * cfg.batch * M * N * (4 if cfg.out == "float32" else 2)
     partials = cta_tiles * cfg.bm * cfg.bn * 4 * cfg.split_k if cfg.split_cluster else 0  # bytes, written and read
-    sk_partials = stream_k_slots(target) * cfg.bm * cfg.bn * 4 if cfg.stream_k and target is not None else 0
+    sk_partials = (sm90_stream_k.partial_slots(cta_tiles, stream_k_ctas(target), cfg.sk_split, k_steps)
+                   * cfg.bm * cfg.bn * 4 if cfg.stream_k and target is not None else 0)
     wgmma_per_tile = (cfg.bm // 64) * (k_padded // 16)
     return KernelProfile(
         flops=2.0 * cta_tiles * cfg.bm * cfg.bn * k_padded,
