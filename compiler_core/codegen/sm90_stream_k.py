@@ -1,23 +1,27 @@
-"""Stream-K for the Hopper GEMM kernel (codegen/sm90_gemm.py): the persistent grid's last, partly filled round of
-tiles spread evenly over every CTA by K blocks, so no SM idles while a few finish it.
+"""Stream-K for the Hopper GEMM kernel (codegen/sm90_gemm.py): the persistent grid's partly filled last round of
+tiles spread evenly over every CTA, so no SM idles while a few finish it.
 
 A persistent grid of G CTAs runs T tiles in ceil(T / G) rounds, and a partly filled last round costs a whole one:
-2304 x 2048 in 128 x 192 tiles is 198 tiles, two rounds on 132 SMs, the second half idle. With `stream_k`:
-- Data-parallel tiles first: all but the last (T mod G) + G tiles run whole, G at a time, as before.
-- The stream-K tiles' K blocks, S = (T mod G + G) x k_blocks in all, are cut into G even ranges, CTA g taking
-  [g S / G, (g + 1) S / G). At least one tile's worth each, so a range crosses a tile boundary at most twice.
-- A CTA walks its range in pieces, one per tile it touches. A piece that starts a tile (K block 0) is the tile's
-  own: its CTA finishes and stores the tile. Any other piece is the first one of its CTA's range: that CTA writes
-  it as a float32 partial tile to its slot of the workspace and raises its flag.
-- The owner of a tile reaches it last (its range ends there), so the partials it waits for were its peers' first
-  pieces. It spins on each peer's flag, adds the peer's partial, puts the flag back to 0 and stores the tile.
+2304 x 2048 in 128 x 192 tiles is 198 tiles, two rounds on 132 SMs, the second half idle. Data-parallel tiles run
+first, whole, as before; then the stream-K work, in one of two forms:
+- Ranges over K blocks (LINEAR): the last (T mod G) + G tiles' K blocks, tile-major, cut into G even ranges (with
+  SK_QUANTA, starting only at multiples of 1/SK_QUANTA of a tile's K). A range crosses a tile boundary at most
+  twice. A piece that starts a tile is the tile's own; any other piece is its CTA's first one, and goes to the
+  CTA's slot.
+- K-major pieces (SPLIT, `sk_split` s): each of the last T mod G tiles cut into s K ranges, the pieces ordered by K
+  range first, then tile, and cut into G even runs. The CTAs running together take the same K range of
+  neighbouring tiles, so they share A and B panels in L2 as a data-parallel round does. Every range but the last
+  goes to a slot of its own; the last range's CTA owns the tile.
 
-So nothing waits on anything that waits, and every CTA must be resident at once: the grid is at most one CTA per
-SM (the persistent grid), and CTAs past `sk_ctas` (the grid the workspace was sized for) leave at once. The flags are zero when a launch
-starts and zero when it ends (each is raised once and lowered by its reader): the Module lists them as
-`kept_zero` (ir/stmt.py), zeroed where allocated, never per launch, since a memset before each launch would cost
-about as much as the idle SMs. Partials are stored and loaded through L2 (st.cg / ld.cg), the flag with
-release / acquire at GPU scope; each consumer warpgroup has its own slot and flag.
+An owner adds the partials of its tile (spinning on each one's flag, then lowering it) and stores the tile. A CTA
+publishes all it publishes before it waits for anything (LINEAR: its first piece; SPLIT: its run takes the lower K
+ranges first), so nothing waits on a waiter, given every CTA is resident: the grid is at most one CTA per SM, and
+CTAs past `sk_ctas` (the grid the workspace was sized for) leave at once.
+
+The flags are zero when a launch starts and when it ends (each is raised once and lowered by its reader): the
+Module lists them as `kept_zero` (ir/stmt.py), zeroed where allocated, never per launch, since a memset before
+each launch would cost about as much as the idle SMs. Partials are stored and loaded through L2 (st.cg / ld.cg),
+the flag with release / acquire at GPU scope; each consumer warpgroup has its own partial and flag.
 """
 from __future__ import annotations
 
