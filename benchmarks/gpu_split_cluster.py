@@ -55,7 +55,7 @@ def grid(w, target) -> list[dict]:
     out = []
     for bm, bn, consumers, stages, split in itertools.product(*GRID.values()):
         base = dict(bm=bm, bn=bn, stages=stages, consumers=consumers, group_m=1, cluster=1, split_k=split,
-                    stream_k=False)
+                    stream_k=False, sk_split=0)
         for persistent, in_cluster in ((True, False), (False, False), (False, True)):
             config = dict(base, persistent=persistent, split_cluster=in_cluster)
             if space.is_valid(config):

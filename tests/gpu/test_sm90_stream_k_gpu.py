@@ -1,4 +1,4 @@
-"""Stream-K Hopper GEMMs (codegen/sm90_stream_k.py) run exactly on an sm_90a GPU, launch after launch: shapes whose
+"""Stream-K Hopper GEMMs (codegen/sm90_stream_k.py: ranges over K blocks, and K-major pieces) run exactly on an sm_90a GPU, launch after launch: shapes whose
 tiles end in a partly filled round on the device's SMs (ragged M and N, K of one block and of many; fewer tiles
 than SMs, where a tile's K is spread over up to about 9 CTAs), LARGE, WIDE,
 MID and SMALL tiles, float16 and bfloat16, through the farm's build path. The output and the partials are poisoned
@@ -38,6 +38,7 @@ def stream_k_configs(w, target) -> list[dict]:
     default = dict(cc.default_config(w, target), split_k=1, split_cluster=False, persistent=True, cluster=1)
     variants = [dict(default, stream_k=True)] + [dict(default, **tile, stream_k=True) for tile in TILES]
     variants += [dict(v, group_m=1) for v in variants[:2]]
+    variants += [dict(v, sk_split=2) for v in variants[:3]]  # K-major pieces of the partial round
     return list({cc.config_key(c): c for c in variants if space.is_valid(c)}.values())
 
 

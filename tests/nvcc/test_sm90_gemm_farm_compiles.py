@@ -24,7 +24,7 @@ H100 = cc.cuda_target("sm_90a", sm_count=132)
 BIG = cc.make_workload("matmul", dict(M=4096, N=4096, K=4096, dtype="float16"))
 RAGGED = cc.make_workload("matmul", dict(M=136, N=264, K=520, dtype="float16"))
 BASE = dict(bm=128, bn=256, stages=4, consumers=2, persistent=True, group_m=8, cluster=1, split_k=1,
-            split_cluster=False, stream_k=False)
+            split_cluster=False, stream_k=False, sk_split=0)
 SAMPLE = [  # (workload, config): the defaults and one departure per knob family
     (BIG, BASE),
     (RAGGED, cc.default_config(RAGGED, H100)),  # 64 x 128 s6 c1, split-K 2 (9 tiles, 9 K blocks)

@@ -39,8 +39,25 @@ def test_stream_k_module_compiles_and_lays_out_its_workspaces(tile):
 def test_stream_k_is_only_where_a_round_is_partly_filled():
     space = cc.get_space(cc.make_workload("matmul", dict(M=1408, N=3072, K=1024, dtype="float16")), H100)
     base = dict(bm=128, bn=256, stages=4, consumers=2, persistent=True, group_m=8, cluster=1, split_k=1,
-                split_cluster=False)
+                split_cluster=False, sk_split=0)
     assert not space.is_valid(dict(base, stream_k=True))  # 11 x 12 = 132 tiles: whole rounds
     assert space.is_valid(dict(base, bn=192, stages=5, stream_k=True))  # 11 x 16 = 176: one round and a third
     assert not space.is_valid(dict(base, bn=192, stages=5, stream_k=True, persistent=False))
     assert not space.is_valid(dict(base, bn=192, stages=5, stream_k=True, cluster=2))
+    assert space.is_valid(dict(base, bn=192, stages=5, stream_k=True, sk_split=2))
+    assert not space.is_valid(dict(base, bn=192, stages=5, sk_split=2))  # K-major pieces are a form of stream-K
+
+
+def test_k_major_pieces_size_their_workspace_by_the_partial_round():
+    """198 WIDE tiles on 132 SMs: 66 in the partial round, each cut into 2 K ranges, the first to a slot."""
+    config = dict(cc.default_config(UNEVEN, H100), stream_k=True, sk_split=2)
+    module = cc.lower(UNEVEN, config, H100)
+    partials, flags = module.workspaces
+    assert partials.shape == (66 * 128 * 192,) and flags.shape == (66 * 2,)
+    kernel = module.kernels[0]
+    assert "constexpr int SK_SPLIT = 2;" in kernel.source and kernel.grid_for(132) == (132, 1, 1)
+    build = nvcc_sm90.compile_sm90a(generate_source(module, H100))
+    assert not build.kernels[kernel.name].spills
+    # a target that leaves its SMs out: room for the largest partial round the nominal grid can leave
+    unknown = cc.cuda_target("sm_90a")
+    assert cc.lower(UNEVEN, config, unknown).workspaces[0].shape == (131 * 128 * 192,)

@@ -38,7 +38,7 @@ def test_every_config_obeys_the_kernel_rules_and_fits_the_target():
     space = cc.get_space(BIG, H100)
     configs = list(space)
     assert space.names == ["bm", "bn", "stages", "consumers", "persistent", "group_m", "cluster", "split_k",
-                           "split_cluster", "stream_k"]
+                           "split_cluster", "stream_k", "sk_split"]
     assert 500 < len(configs) < space.size  # the rules prune, and plenty is left to tune
     for c in configs:
         cfg = gemm_sm90.hopper_config(c)

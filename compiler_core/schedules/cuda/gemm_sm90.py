@@ -51,6 +51,11 @@ SPLIT_KNOB = Knob("split_k", SPLIT_K_CHOICES, "K ranges per tile, each a work un
 STREAM_K_KNOB = Knob("stream_k", (False, True), "the last rounds' tiles spread over every CTA by K blocks, partial "
                                                 "tiles summed by each tile's owner: no SM idles in a partly filled "
                                                 "last round (persistent, cluster 1, no split_k)")
+# K-major pieces: 2 is the one split that beat the default anywhere (benchmarks/results/2026-12-01-sm90-stream-k/:
+# 3 never did, 6 and 8 ran 2-7x slower)
+SK_SPLIT_KNOB = Knob("sk_split", (0, 2), "with stream_k: 0, the partly filled rounds' K blocks in even ranges; 2, "
+                                         "the partial round's tiles cut into 2 K ranges, K-major pieces whose CTAs "
+                                         "share A and B panels")
 SPLIT_CLUSTER_KNOB = Knob("split_cluster", (False, True), "a tile's K ranges as one cluster of CTAs summing their "
                                                           "partials in distributed shared memory (one launch, no "
                                                           "workspace) instead of a second kernel")
@@ -75,7 +80,8 @@ def hopper_config(config: dict, batch: int = 1) -> HopperGemmConfig:
     return HopperGemmConfig(bm=config["bm"], bn=config["bn"], stages=config["stages"], consumers=config["consumers"],
                             persistent=config["persistent"], group_m=config["group_m"], cluster=config["cluster"],
                             split_k=split, out="float32" if split > 1 and not in_cluster else "same", batch=batch,
-                            split_cluster=in_cluster, stream_k=config.get("stream_k", False))
+                            split_cluster=in_cluster, stream_k=config.get("stream_k", False),
+                            sk_split=config.get("sk_split", 0))
 
 
 def _kernel_ok(config: dict) -> bool:
@@ -137,7 +143,7 @@ def space(w, target, split_knob: bool = True, cluster_knob: bool = True, stream_
             Knob("cluster", (1, 2), "CTAs per cluster along M, sharing each B box by TMA multicast"),
             *((SPLIT_KNOB,) if split_knob else ()),
             *((SPLIT_CLUSTER_KNOB,) if split_knob and cluster_knob else ()),
-            *((STREAM_K_KNOB,) if stream_knob else ()),
+            *((STREAM_K_KNOB, SK_SPLIT_KNOB) if stream_knob else ()),
         ),
         constraints=(
             *kernel_constraints(M, N, TILE_CHOICES, TILE_CHOICES, target, _kernel_ok, _smem),
@@ -170,6 +176,8 @@ def stream_k_constraints(w, target) -> tuple:
                                                    and batch_of(w) == 1)),
         Constraint("stream_k only where the tiles leave the last (or only) round partly filled",
                    lambda c: not c["stream_k"] or cta_tiles(w["M"], w["N"], c) % sms != 0),
+        Constraint("sk_split > 0 only with stream_k (it is the form of stream-K's pieces)",
+                   lambda c: c["stream_k"] or c["sk_split"] == 0),
     )
 
 
@@ -234,7 +242,7 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
     if "split_cluster" in s.names:
         config["split_cluster"] = False
     if "stream_k" in s.names:
-        config["stream_k"] = False
+        config["stream_k"], config["sk_split"] = False, 0
     if not s.is_valid(config):
         config["group_m"] = 1
     if not s.is_valid(config):
