@@ -1,6 +1,6 @@
-"""Stream-K Hopper GEMMs (codegen/sm90_stream_k.py: ranges over K blocks, and K-major pieces) run exactly on an sm_90a GPU, launch after launch: shapes whose
-tiles end in a partly filled round on the device's SMs (ragged M and N, K of one block and of many; fewer tiles
-than SMs, where a tile's K is spread over up to about 9 CTAs), LARGE, WIDE,
+"""Stream-K Hopper GEMMs (codegen/sm90_stream_k.py: ranges over K blocks, and K-major pieces) run exactly on an
+sm_90a GPU, launch after launch. The shapes end in a partly filled round on the device's SMs: ragged M and N, K of
+one block and of many, and fewer tiles than SMs (a tile's K spread over up to about 9 CTAs). Each runs LARGE, WIDE,
 MID and SMALL tiles, float16 and bfloat16, through the farm's build path. The output and the partials are poisoned
 with NaN before each launch (a partial read before its peer wrote it, or an element no owner stored, fails the
 float64 reference) and the flags must be back at zero after each (the Module keeps them zero). Marked gpu."""
