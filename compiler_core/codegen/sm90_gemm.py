@@ -87,9 +87,9 @@ class HopperGemmConfig:
     batch: int = 1  # GEMMs over 3-D tensor maps (batch outermost), folded into the tile scheduler
     split_cluster: bool = False  # the split_k K ranges of a tile: one cluster, partials summed in shared memory
     a_batched: bool = True  # with batch > 1, A through a 3-D map like B; False: one A (2-D map) for every entry
-    stream_k: bool = False  # the last rounds' tiles spread over every CTA by K blocks (codegen/sm90_stream_k.py)
-    sk_quanta: int = 0  # stream-K ranges start at multiples of 1/sk_quanta of a tile's K (0: at any K block)
-    sk_split: int = 0  # > 0: stream-K as K-major pieces of the partial round, this many K ranges per tile
+    stream_k: bool = False  # the partly filled rounds spread over every CTA (codegen/sm90_stream_k.py)
+    sk_split: int = 0  # stream-K's form: 0, ranges over K blocks; s > 0, K-major pieces, s K ranges per tile
+    sk_quanta: int = 0  # a study parameter, not a knob: ranges start at multiples of 1/sk_quanta of a tile's K
 
     @classmethod
     def of(cls, knobs: dict) -> HopperGemmConfig:

@@ -48,9 +48,10 @@ MIN_SPLIT_K_BLOCKS = 4  # K blocks of 64 per split at least: shorter ranges spen
 UNIT_OVERHEAD_K_BLOCKS = 4
 SPLIT_KNOB = Knob("split_k", SPLIT_K_CHOICES, "K ranges per tile, each a work unit of float32 partials: summed by a "
                                               "second kernel, or inside a cluster with split_cluster")
-STREAM_K_KNOB = Knob("stream_k", (False, True), "the last rounds' tiles spread over every CTA by K blocks, partial "
-                                                "tiles summed by each tile's owner: no SM idles in a partly filled "
-                                                "last round (persistent, cluster 1, no split_k)")
+STREAM_K_KNOB = Knob("stream_k", (False, True), "the partly filled rounds spread over every CTA (in the form "
+                                                "sk_split names), partial tiles summed by each tile's owner: no SM "
+                                                "idles in a partly filled last round (persistent, cluster 1, no "
+                                                "split_k)")
 # K-major pieces: 2 is the one split that beat the default anywhere (benchmarks/results/2026-12-01-sm90-stream-k/:
 # 3 never did, 6 and 8 ran 2-7x slower)
 SK_SPLIT_KNOB = Knob("sk_split", (0, 2), "with stream_k: 0, the partly filled rounds' K blocks in even ranges; 2, "
@@ -419,7 +420,8 @@ def profile(M: int, N: int, K: int, cfg: HopperGemmConfig, target=None) -> Kerne
     tensor cores work on the padding too); A boxes per CTA, B boxes once per cluster (multicast). A batch multiplies
     the tiles; split-K cuts each tile's K steps over its units and writes float32 partials, one slice per split, or
     with split_cluster keeps them in shared memory, each CTA reading a 1/split of every peer's tile. Stream-K
-    balances the rounds and moves up to one float32 partial tile per CTA through L2 (`target`'s SMs)."""
+    balances the rounds and writes and reads its float32 partial tiles (sm90_stream_k.partial_slots on `target`'s
+    SMs) through global memory."""
     m_tiles, n_tiles, k_steps = -(-M // (cfg.bm * cfg.cluster)) * cfg.cluster, -(-N // cfg.bn), -(-K // cfg.bk)
     cta_tiles = m_tiles * n_tiles * cfg.batch
     k_padded = k_steps * cfg.bk
