@@ -24,6 +24,7 @@ import compiler_core as cc  # noqa: E402
 from benchmarks.gpu_candidates import pair, report, time_candidates  # noqa: E402
 from benchmarks.gpu_tuning import parse_case  # noqa: E402
 from compiler_core.schedules.cuda import gemm_sm90 as g  # noqa: E402
+from compiler_core.schedules.cuda import gemm_sm90_stream_k  # noqa: E402
 
 SPLITS = (2, 3, 4, 6, 8)
 PIECE_OVERHEAD = 0.05  # a piece's ring fill and epilogue, in tiles of K work (an estimate, not fitted)
@@ -58,7 +59,7 @@ def candidates(w, target) -> dict:
     out = {"default": (d, 0)}
     if not space.is_valid(sk):
         return out
-    ctas, k_blocks = g.stream_k_ctas(target), -(-w["K"] // g.K_BLOCK)
+    ctas, k_blocks = gemm_sm90_stream_k.stream_k_ctas(target), -(-w["K"] // g.K_BLOCK)
     out["default_k"] = (sk, 0)
     for s in SPLITS:
         if s <= k_blocks:
@@ -100,7 +101,7 @@ def main() -> None:
         row["splits"] = {k: s for k, (_c, s) in cands.items()}
         if "default_k" in cands:
             d = cands["default"][0]
-            row["best_split"] = best_split(g.cta_tiles(w["M"], w["N"], d), g.stream_k_ctas(target),
+            row["best_split"] = best_split(g.cta_tiles(w["M"], w["N"], d), gemm_sm90_stream_k.stream_k_ctas(target),
                                            -(-w["K"] // g.K_BLOCK))
         for name in list(row["times"]):
             if name not in ("default", "torch"):

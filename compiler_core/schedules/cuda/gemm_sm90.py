@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from compiler_core.codegen import sm90_gemm, sm90_stream_k
+from compiler_core.codegen import sm90_gemm
 from compiler_core.codegen.sm90_gemm import CLUSTER_SPLITS, SPLIT_K_CHOICES, HopperGemmConfig
 from compiler_core.errors import ConfigError, WorkloadError
 from compiler_core.ir import stmt as S
@@ -29,6 +29,7 @@ from compiler_core.ir.expr import HALF_TYPES
 from compiler_core.ir.opaque import KernelProfile, OpaqueKernel, ScalarParam, TensorMapParam
 from compiler_core.passes.verify_resources import BASE_REGISTERS
 from compiler_core.runtime.tensor_map import row_major
+from compiler_core.schedules.cuda import gemm_sm90_stream_k
 from compiler_core.schedules.cuda.gemm_split_k import split_k_sum
 from compiler_core.space import Constraint, Knob, Space
 from compiler_core.target import NOMINAL_SM_COUNT
@@ -48,15 +49,6 @@ MIN_SPLIT_K_BLOCKS = 4  # K blocks of 64 per split at least: shorter ranges spen
 UNIT_OVERHEAD_K_BLOCKS = 4
 SPLIT_KNOB = Knob("split_k", SPLIT_K_CHOICES, "K ranges per tile, each a work unit of float32 partials: summed by a "
                                               "second kernel, or inside a cluster with split_cluster")
-STREAM_K_KNOB = Knob("stream_k", (False, True), "the partly filled rounds spread over every CTA (in the form "
-                                                "sk_split names), partial tiles summed by each tile's owner: no SM "
-                                                "idles in a partly filled last round (persistent, cluster 1, no "
-                                                "split_k)")
-# K-major pieces: 2 is the one split that beat the default anywhere (benchmarks/results/2026-12-01-sm90-stream-k/:
-# 3 never did, 6 and 8 ran 2-7x slower)
-SK_SPLIT_KNOB = Knob("sk_split", (0, 2), "with stream_k: 0, the partly filled rounds' K blocks in even ranges; 2, "
-                                         "the partial round's tiles cut into 2 K ranges, K-major pieces whose CTAs "
-                                         "share A and B panels")
 SPLIT_CLUSTER_KNOB = Knob("split_cluster", (False, True), "a tile's K ranges as one cluster of CTAs summing their "
                                                           "partials in distributed shared memory (one launch, no "
                                                           "workspace) instead of a second kernel")
@@ -144,7 +136,7 @@ def space(w, target, split_knob: bool = True, cluster_knob: bool = True, stream_
             Knob("cluster", (1, 2), "CTAs per cluster along M, sharing each B box by TMA multicast"),
             *((SPLIT_KNOB,) if split_knob else ()),
             *((SPLIT_CLUSTER_KNOB,) if split_knob and cluster_knob else ()),
-            *((STREAM_K_KNOB, SK_SPLIT_KNOB) if stream_knob else ()),
+            *(gemm_sm90_stream_k.KNOBS if stream_knob else ()),
         ),
         constraints=(
             *kernel_constraints(M, N, TILE_CHOICES, TILE_CHOICES, target, _kernel_ok, _smem),
@@ -152,7 +144,8 @@ def space(w, target, split_knob: bool = True, cluster_knob: bool = True, stream_
                        lambda c: c["cluster"] == 1 or M > c["bm"]),
             *(split_constraints(w, target) if split_knob else ()),
             *(CLUSTER_SPLIT_CONSTRAINTS if split_knob and cluster_knob else ()),
-            *(stream_k_constraints(w, target) if stream_knob else ()),
+            *(gemm_sm90_stream_k.constraints(batch_of(w), target.sm_count or NOMINAL_SM_COUNT,
+                                             lambda c: cta_tiles(M, N, c)) if stream_knob else ()),
         ),
     )
 
@@ -163,23 +156,6 @@ CLUSTER_SPLIT_CONSTRAINTS = (
                lambda c: not c["split_cluster"] or (c["split_k"] in CLUSTER_SPLITS and not c["persistent"]
                                                     and c["cluster"] == 1)),
 )
-
-
-def stream_k_constraints(w, target) -> tuple:
-    """stream_k's rules: one GEMM on a persistent grid of single CTAs, and only where its tiles end in a partly
-    filled round (elsewhere the kernel runs exactly as without it). Fewer tiles than SMs are spread whole, as an
-    even split-K."""
-    sms = target.sm_count or NOMINAL_SM_COUNT
-    return (
-        Constraint("stream_k only with persistent=True, cluster=1, split_k=1 and one GEMM (matmul, or a batch of "
-                   "1): it spreads one GEMM's tiles over a persistent grid of single CTAs",
-                   lambda c: not c["stream_k"] or (c["persistent"] and c["cluster"] == 1 and c.get("split_k", 1) == 1
-                                                   and batch_of(w) == 1)),
-        Constraint("stream_k only where the tiles leave the last (or only) round partly filled",
-                   lambda c: not c["stream_k"] or cta_tiles(w["M"], w["N"], c) % sms != 0),
-        Constraint("sk_split > 0 only with stream_k (it is the form of stream-K's pieces)",
-                   lambda c: c["stream_k"] or c["sk_split"] == 0),
-    )
 
 
 def split_constraints(w, target) -> tuple:
@@ -348,10 +324,12 @@ def schedule(w, config, target) -> S.Module:
     params = (*_operand_maps(A, B, cfg, ab, M, N, K), C if ws is None else ws,
               ScalarParam("M", M), ScalarParam("N", N), ScalarParam("K", K))
     units = -(-M // (cfg.bm * cfg.cluster)) * -(-N // cfg.bn) * batch * cfg.split_k // in_cluster
-    stream_k = stream_k_workspaces(w.op, cfg, target, units, -(-K // K_BLOCK)) if cfg.stream_k else ()
+    stream_k = (gemm_sm90_stream_k.stream_k_workspaces(w.op, cfg, target, units, -(-K // K_BLOCK)) if cfg.stream_k
+                else ())
     if stream_k:
-        params += (*stream_k, ScalarParam("sk_ctas", stream_k_ctas(target)))
-        units = max(units, stream_k_ctas(target))  # fewer tiles than SMs: every SM still takes a share of K
+        ctas = gemm_sm90_stream_k.stream_k_ctas(target)
+        params += (*stream_k, ScalarParam("sk_ctas", ctas))
+        units = max(units, ctas)  # fewer tiles than SMs: every SM still takes a share of K
     kernel = hopper_kernel(cfg, ab, params, target, profile(M, N, K, cfg, target), units=units,
                            cluster=cfg.cluster * in_cluster)
     if stream_k:
@@ -362,26 +340,6 @@ def schedule(w, config, target) -> S.Module:
     # every unit writes its whole slice of partials before the sum reads them: no memset
     return S.Module(w.op, (kernel, split_k_sum(w.op, ws, C, batch * M * N, cfg.split_k)), (A, B, C), (ws,), 2,
                     overwrites_workspaces=True)
-
-
-def stream_k_ctas(target) -> int:
-    """CTAs that take part in stream-K: the target's SMs (a grid of more leaves the rest idle, see
-    codegen/sm90_stream_k.py), or the nominal count where the target left them out. The kernel takes it as a
-    parameter, so its split of the work matches the workspace sized here whatever grid the device gives it."""
-    return target.sm_count or NOMINAL_SM_COUNT
-
-
-def stream_k_workspaces(op: str, cfg: HopperGemmConfig, target, tiles: int, k_blocks: int) -> tuple:
-    """(partial tiles, flags): per slot (sm90_stream_k.partial_slots) one float32 tile, and per slot one flag per
-    consumer warpgroup."""
-    ctas = stream_k_ctas(target)
-    if target.sm_count:  # the grid is exactly `ctas`
-        slots = sm90_stream_k.partial_slots(tiles, ctas, cfg.sk_split, k_blocks)
-    else:  # the device's SMs, at most `ctas`, take part: room for the largest partial round
-        slots = sm90_stream_k.partial_slots(2 * ctas - 1, ctas, cfg.sk_split, k_blocks)
-    slots = max(1, slots)
-    return (S.Buffer(f"ws_{op}_sk_partials", "float32", (slots * cfg.bm * cfg.bn,)),
-            S.Buffer(f"ws_{op}_sk_flags", "int32", (slots * cfg.consumers,)))
 
 
 def hopper_kernel(cfg: HopperGemmConfig, ab: str, params: tuple, target, kernel_profile: KernelProfile, *,
@@ -420,16 +378,15 @@ def profile(M: int, N: int, K: int, cfg: HopperGemmConfig, target=None) -> Kerne
     tensor cores work on the padding too); A boxes per CTA, B boxes once per cluster (multicast). A batch multiplies
     the tiles; split-K cuts each tile's K steps over its units and writes float32 partials, one slice per split, or
     with split_cluster keeps them in shared memory, each CTA reading a 1/split of every peer's tile. Stream-K
-    balances the rounds and writes and reads its float32 partial tiles (sm90_stream_k.partial_slots on `target`'s
-    SMs) through global memory."""
+    balances the rounds and writes and reads its float32 partial tiles (gemm_sm90_stream_k.partial_bytes on
+    `target`'s SMs) through global memory."""
     m_tiles, n_tiles, k_steps = -(-M // (cfg.bm * cfg.cluster)) * cfg.cluster, -(-N // cfg.bn), -(-K // cfg.bk)
     cta_tiles = m_tiles * n_tiles * cfg.batch
     k_padded = k_steps * cfg.bk
     a_bytes, b_bytes = cfg.bm * k_padded * 2, cfg.bn * k_padded * 2  # per CTA tile
     out_bytes = (1 if cfg.split_cluster else cfg.split_k) * cfg.batch * M * N * (4 if cfg.out == "float32" else 2)
     partials = cta_tiles * cfg.bm * cfg.bn * 4 * cfg.split_k if cfg.split_cluster else 0  # bytes, written and read
-    sk_partials = (sm90_stream_k.partial_slots(cta_tiles, stream_k_ctas(target), cfg.sk_split, k_steps)
-                   * cfg.bm * cfg.bn * 4 if cfg.stream_k and target is not None else 0)
+    sk_partials = gemm_sm90_stream_k.partial_bytes(cfg, cta_tiles, k_steps, target)
     wgmma_per_tile = (cfg.bm // 64) * (k_padded // 16)
     return KernelProfile(
         flops=2.0 * cta_tiles * cfg.bm * cfg.bn * k_padded,
