@@ -35,7 +35,8 @@ def target():
 
 def stream_k_configs(w, target) -> list[dict]:
     space = cc.get_space(w, target)
-    default = dict(cc.default_config(w, target), split_k=1, split_cluster=False, persistent=True, cluster=1)
+    default = dict(cc.default_config(w, target), split_k=1, split_cluster=False, persistent=True, cluster=1,
+                   sk_split=0)
     variants = [dict(default, stream_k=True)] + [dict(default, **tile, stream_k=True) for tile in TILES]
     variants += [dict(v, group_m=1) for v in variants[:2]]
     variants += [dict(v, sk_split=2) for v in variants[:3]]  # K-major pieces of the partial round
@@ -96,3 +97,30 @@ def test_stream_k_matches_the_reference_launch_after_launch(shape, target):
             if not result.ok or flags.any():
                 failures.append((config, i, result.message, int(np.count_nonzero(flags))))
     assert not failures, f"{len(failures)} wrong launches of {len(configs)} configs: {failures}"
+
+
+# shapes of the half-round rule's checks on 132 SMs; on another SM count the test keeps those the rule selects there
+RULE_SHAPES = [(3200, 1344, 6144, "float16"), (3584, 1216, 2048, "float16"), (5504, 2368, 8192, "bfloat16"),
+               (1728, 2688, 4096, "float16"), (2496, 5184, 3072, "float16"), (3328, 4032, 4096, "float16")]
+
+
+def test_the_default_takes_stream_k_halves_where_the_rule_does_and_they_are_exact(target):
+    picked = []
+    for m, n, k, dtype in RULE_SHAPES:
+        w = cc.make_workload("matmul", dict(M=m, N=n, K=k, dtype=dtype))
+        config = cc.default_config(w, target)
+        if config.get("stream_k"):
+            assert config["sk_split"] == 2, config
+            picked.append((w, config))
+    if not picked:
+        pytest.skip(f"the half-round rule selects none of these shapes on {target.sm_count} SMs")
+    failures = []
+    for w, config in picked[:3]:
+        (kernel,) = built_kernels(w, [config], target)
+        inputs = cc.random_inputs(w, seed=9)
+        expected = cc.expect(w, inputs)
+        for i, (out, flags) in enumerate(launches(kernel, inputs)):
+            result = cc.verify(w, [out], expected)
+            if not result.ok or flags.any():
+                failures.append((w.key, i, result.message, int(np.count_nonzero(flags))))
+    assert not failures, failures

@@ -202,7 +202,8 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
     (more, shorter tiles keep the SMs busy): a rule on the problem size. With `fill_wave` (the GEMMs' and the
     implicit-GEMM conv's default, from two rows of LARGE tiles), the tile of LARGE, WIDE and MID whose rounds of
     tiles take least time (`wave_tile`). Persistent, grouped raster, plus `fixed`; clipped to small shapes. Where
-    the space has split_k, the split split_k_rule picks for the tiles."""
+    the space has split_k, the split split_k_rule picks for the tiles; where it has stream_k, K-major halves where
+    they shorten a partly filled last round (gemm_sm90_stream_k.halves_pay)."""
     sms = target.sm_count or NOMINAL_SM_COUNT
     large_tiles = tiles(M, N, LARGE)
     pick = LARGE if batch * large_tiles[0] * large_tiles[1] >= sms else SMALL
@@ -227,6 +228,10 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
     if "split_k" in s.names and not waved:
         config["split_k"] = split_k_rule(batch * cta_tiles(M, N, config), k_blocks, sms,
                                          lambda k: s.is_valid(dict(config, split_k=k)))
+    if "stream_k" in s.names and gemm_sm90_stream_k.halves_pay(batch * cta_tiles(M, N, config), sms, k_blocks):
+        halves = dict(config, stream_k=True, sk_split=2)
+        if s.is_valid(halves):
+            return halves
     if "split_cluster" in s.names and config["split_k"] > 1:
         one_row = config if tiles(M, N, config)[0] == 1 else one_row_tiles(M, config, tile_m, tile_n, k_blocks)
         in_cluster = cluster_split(one_row) if one_row is not None else None

@@ -37,6 +37,22 @@ def constraints(batch: int, sms: int, tiles_of) -> tuple:
     )
 
 
+# K blocks each half of a split tile runs at least: a piece pays a ring fill and a partial's round trip through L2
+# whatever its length; at 1024 (8 blocks a half) the halves lost 3 % where the rule otherwise held
+# (benchmarks/results/2026-12-01-sm90-stream-k/rule-h200.json)
+HALF_MIN_K_BLOCKS = 16
+
+
+def halves_pay(tiles: int, sms: int, k_blocks: int) -> bool:
+    """Whether K-major halves (stream_k, sk_split 2) are the default for `tiles` tiles of `k_blocks` K blocks on
+    `sms` SMs: more than one round, and the partly filled last round's tiles, cut in halves, fit in one round, so
+    that round takes half as long (q + 1/2 rounds instead of q + 1); each half at least HALF_MIN_K_BLOCKS long. On an
+    H200 the rule picked the 3 winners of 18 shapes and none of the 15 losers, then 7 of 8 shapes drawn for it won
+    (1.03-1.15x) and all 4 controls would have lost (0.82-0.92x)."""
+    rest = tiles % sms
+    return tiles > sms and 0 < 2 * rest <= sms and k_blocks >= 2 * HALF_MIN_K_BLOCKS
+
+
 def stream_k_ctas(target) -> int:
     """CTAs that take part in stream-K: the target's SMs (a grid of more leaves the rest idle, see
     codegen/sm90_stream_k.py), or the nominal count where the target left them out. The kernel takes it as a
