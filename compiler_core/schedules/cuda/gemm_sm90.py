@@ -207,7 +207,8 @@ def size_rule_default(M: int, N: int, tile_m: tuple, tile_n: tuple, target, s: S
     sms = target.sm_count or NOMINAL_SM_COUNT
     large_tiles = tiles(M, N, LARGE)
     pick = LARGE if batch * large_tiles[0] * large_tiles[1] >= sms else SMALL
-    wave = wave_tile(M, N, batch, sms, tile_n) if fill_wave and M >= 2 * LARGE["bm"] else SMALL
+    halves = "stream_k" in s.names and batch == 1
+    wave = wave_tile(M, N, batch, sms, tile_n, k_blocks, halves) if fill_wave and M >= 2 * LARGE["bm"] else SMALL
     waved = wave is not SMALL  # at least half a wave of larger tiles: no split (more units would overflow the wave)
     if waved:
         pick = wave
@@ -249,17 +250,21 @@ WAVE_FILL = 0.5  # the share of one wave of SMs a tile's count must reach for th
 TILE_THROUGHPUT = ((LARGE, 1.0), (WIDE, 0.95), (MID, 0.88))
 
 
-def wave_tile(M: int, N: int, batch: int, sms: int, tile_n: tuple = TILE_CHOICES) -> dict:
+def wave_tile(M: int, N: int, batch: int, sms: int, tile_n: tuple = TILE_CHOICES, k_blocks: int = 0,
+              halves: bool = False) -> dict:
     """The tile of TILE_THROUGHPUT whose tiles (of every batch entry) take the least time on `sms` SMs, among those
     whose count fills at least WAVE_FILL of one wave; else SMALL. A persistent grid takes ceil(tiles / SMs)
     rounds, each as long as one tile's area over its throughput. So a tile count just past a wave costs a whole
     extra round: 1536^3 has 72 LARGE tiles, one round with 45 % of the SMs idle, or 96 WIDE ones, three quarters
     as long (0.72 -> 0.89 of cuBLAS on an H200). At 144 LARGE tiles, 2304 x 2048 takes two rounds either way, and
     WIDE's are shorter (0.63 -> 0.80). MID beats both where its smaller tiles fit in fewer rounds (1408^2:
-    121 tiles in one round, 0.62 -> 0.94). Columns are clipped to N as the default clips them."""
+    121 tiles in one round, 0.62 -> 0.94). Columns are clipped to N as the default clips them. With `halves` (a
+    space with stream_k), a last round the default cuts into K-major halves of `k_blocks` costs
+    gemm_sm90_stream_k.HALVES_LAST_ROUND of one (`gemm_sm90_stream_k.rounds`)."""
     def cost(tile: dict, throughput: float) -> float:
         rows, cols = tiles(M, N, tile)
-        return -(-batch * rows * cols // sms) * tile["bm"] * min(tile["bn"], covering(tile_n, N)) / throughput
+        return (gemm_sm90_stream_k.rounds(batch * rows * cols, sms, k_blocks, halves) * tile["bm"]
+                * min(tile["bn"], covering(tile_n, N)) / throughput)
 
     filling = [(cost(tile, throughput), i, tile) for i, (tile, throughput) in enumerate(TILE_THROUGHPUT)
                if batch * math.prod(tiles(M, N, tile)) >= WAVE_FILL * sms]

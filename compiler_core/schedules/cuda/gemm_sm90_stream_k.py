@@ -43,6 +43,18 @@ def constraints(batch: int, sms: int, tiles_of) -> tuple:
 HALF_MIN_K_BLOCKS = 16
 
 
+# what the halves' last round costs, in whole rounds: (q + 1) / measured gain - q over the 16 selected shapes of the
+# rule's two checks, median 0.80 (0.69-0.94; 0.5 were the halves free); rule-h200.json, rule-check-h200.json
+HALVES_LAST_ROUND = 0.8
+
+
+def rounds(tiles: int, sms: int, k_blocks: int, halves: bool) -> float:
+    """Rounds of one tile's time that `tiles` tiles take on a persistent grid of `sms` CTAs: ceil(tiles / sms), the
+    last one at HALVES_LAST_ROUND where `halves` (the space has stream_k) and `halves_pay`."""
+    whole = -(-tiles // sms)
+    return whole - 1 + HALVES_LAST_ROUND if halves and halves_pay(tiles, sms, k_blocks) else float(whole)
+
+
 def halves_pay(tiles: int, sms: int, k_blocks: int) -> bool:
     """Whether K-major halves (stream_k, sk_split 2) are the default for `tiles` tiles of `k_blocks` K blocks on
     `sms` SMs: more than one round, and the partly filled last round's tiles, cut in halves, fit in one round, so
