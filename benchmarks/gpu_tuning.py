@@ -5,10 +5,11 @@ For each case (an op and its params):
    processes, SQLite), whose head is what `GET /v1/best` serves;
 2. a sweep in this process: the template's default plus seeded samples of its space, `--sweep` configs in all,
    built in parallel with nvcc, each screened with triton's do_bench (L2 flushed before every call);
-3. the finalists (the sweep's fastest few, the default and the farm's head) timed again at full length, each
-   beside the PyTorch op on the same tensors (cuBLAS with TF32 off for float32; cuDNN with benchmark=True), and
-   checked against PyTorch's float32 result.
-Ratios are torch time / ours (> 1: ours is faster). Nothing is asserted; the table goes to stdout, JSON to --out.
+3. the finalists (the sweep's fastest few, the default and the farm's head) timed again at full length in
+   `--rounds` interleaved rounds, the order rotating, beside the PyTorch op on the same tensors (cuBLAS with TF32
+   off for float32; cuDNN with benchmark=True), and checked against PyTorch's float32 result.
+Ratios are torch time / ours (> 1: ours is faster): the median over the rounds, each round's kept. Nothing is
+asserted; the table goes to stdout, JSON to --out.
 
   On the GPU machine, from the repo root:
     python3 benchmarks/gpu_tuning.py --case 'matmul:M=4096,N=4096,K=4096,dtype=float16' --out $OUT/t.json
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -42,6 +44,22 @@ PRESETS = {  # named case lists: what a change is measured on
         *(f"matmul:M={m},N=4096,K=4096,dtype={d}" for m in (16, 128) for d in ("float16", "bfloat16")),
         *(f"batch_matmul:batch={b},M={n},N={n},K={n},dtype={d}" for b, n in ((16, 512), (8, 1024))
           for d in ("float16", "bfloat16")),
+    ],
+    # README's headline table: one case per op family the farm tunes on a GPU, the GEMMs at the shapes where the
+    # default's rules differ (full waves, a partly filled round, skinny M, a batch)
+    "headline": [
+        "matmul:M=4096,N=4096,K=4096,dtype=float32",
+        "matmul:M=4096,N=4096,K=4096,dtype=float16",
+        "matmul:M=8192,N=8192,K=8192,dtype=bfloat16",
+        "matmul:M=1728,N=2688,K=4096,dtype=float16",
+        "matmul:M=128,N=4096,K=4096,dtype=float16",
+        "batch_matmul:batch=16,M=512,N=512,K=512,dtype=float16",
+        "conv2d:N=32,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1,dtype=float32",
+        "conv2d:N=32,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1,dtype=float16",
+        "softmax:rows=8192,cols=8192",
+        "layernorm:rows=8192,cols=8192",
+        "elementwise:rows=8192,cols=8192,vectors=w,b,dtype=float16,expr=gelu(x*w+b)",
+        "attention:heads=16,seq_q=2048,seq_kv=2048,head_dim=128,dtype=float16",
     ],
     # the SIMT attention template against PyTorch's scaled_dot_product_attention (FlashAttention or cuDNN on tensor
     # cores for the half types, memory-efficient attention for float32): prefill-like, causal, and one decode step
@@ -184,15 +202,21 @@ def run_case(w: cc.Workload, args, target, torch, do_bench) -> dict:
             continue
         seen.add(cc.config_key(config))
         finalists.append((config, launch, role.strip()))
-    rows = []
-    for config, launch, role in finalists:
-        err = tensors.error(launch)
-        ours = float(do_bench(launch, warmup=25, rep=100, return_mode="median"))
-        ref = float(do_bench(tensors.reference, warmup=25, rep=100, return_mode="median"))
-        rows.append({"config": config, "role": role, "ms": ours, "torch_ms": ref, "ratio": ref / ours,
-                     "max_rel_err": err, "correct": err <= tol})
-        log(f"  {role or 'sweep':8} {ours:.4f} ms vs torch {ref:.4f} ms: {ref / ours:.3f}x "
-            f"{'ok' if err <= tol else f'WRONG ({err:.1e})'}")
+    rows = [{"config": config, "role": role, "max_rel_err": tensors.error(launch)}
+            for config, launch, role in finalists]
+    names = [*range(len(finalists)), "torch"]
+    times: dict = {n: [] for n in names}
+    for r in range(args.rounds):  # interleaved, the order rotating: a busy or warming GPU weighs on every one alike
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            fn = tensors.reference if n == "torch" else finalists[n][1]
+            times[n].append(float(do_bench(fn, warmup=25, rep=100, return_mode="median")))
+    for i, out in enumerate(rows):
+        ratios = [t / o for t, o in zip(times["torch"], times[i], strict=True)]
+        out.update(ms=statistics.median(times[i]), torch_ms=statistics.median(times["torch"]),
+                   ratio=statistics.median(ratios), ratios=ratios, correct=out["max_rel_err"] <= tol)
+        verdict = "ok" if out["correct"] else f"WRONG ({out['max_rel_err']:.1e})"
+        log(f"  {out['role'] or 'sweep':8} {out['ms']:.4f} ms vs torch {out['torch_ms']:.4f} ms: "
+            f"{out['ratio']:.3f}x [{min(ratios):.3f}, {max(ratios):.3f}] {verdict}")
     row["finalists"] = rows
     correct = [r for r in rows if r["correct"]]
     row["sweep_best_ratio"] = max((r["ratio"] for r in correct if r["role"] != "head"), default=None)
@@ -220,6 +244,7 @@ def main(argv=None) -> int:
     p.add_argument("--sweep", type=int, default=200, help="configs of the sweep, the default included")
     p.add_argument("--farm-trials", type=int, default=128, help="trials of the farm job (0: no farm job)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds of the finalists and PyTorch")
     p.add_argument("--configs", help="a JSON list of configs to sweep instead of --sweep samples (invalid ones "
                                      "for a case are skipped; the default is always timed)")
     p.add_argument("--out", help="write the rows as JSON here (rewritten after each case)")
