@@ -61,6 +61,8 @@ from benchmarks.efficiency_report import (  # noqa: E402
 from tuner_server.cost_model import lowered_featurizers, shared_cache, train_on_trials  # noqa: E402
 from tuner_server.cost_model.featurize import FEATURE_NAMES  # noqa: E402
 from tuner_server.replay import ReplayError, ReplayTable, load_tables, run_strategy  # noqa: E402
+from tuner_server.search import STRATEGIES as REGISTRY  # noqa: E402
+from tuner_server.search import Option, check_options  # noqa: E402
 from tuner_server.synthetic_spaces import (  # noqa: E402
     GROUPS,
     PRESETS,
@@ -69,7 +71,10 @@ from tuner_server.synthetic_spaces import (  # noqa: E402
     synthetic_table,
 )
 
-STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")
+STRATEGIES = ("random", "grid", "ga", "bo", "model", "model+transfer")  # the default, in the report's order
+TRANSFER = "model+transfer"  # the model strategy started from a model of the other tables (not a registry name)
+KNOWN = (*REGISTRY, TRANSFER)  # what --strategies takes: the search strategies, and the model's transfer variant
+BO_MOST = Option(*REGISTRY["bo"].OPTIONS["candidates"]).maximum  # configs the BO reference scores per round at most
 TOLERANCE = 0.05
 
 
@@ -79,14 +84,17 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="glob of recorded tables ('' for none)")
     p.add_argument("--synthetic", default="all",
                    help="comma-separated synthetic spaces by name (a preset's, or any synth-KIND-<N>k<knobs>-s<seed>: "
-                        "N thousand configs) or group: 'all' (the presets), 'held-out', 'fresh', 'later' or 'newest' "
-                        "(spaces kept apart from tuning the defaults), 'every' (presets, held-out and fresh), 'report' "
-                        "(those and later: the synthetic spaces of the 48-space report) or 'none'")
+                        "N thousand configs, or synth-KIND-<N>x<knobs>-s<seed>: N configs) or group: 'all' (the "
+                        "presets), 'held-out', 'fresh', 'later' or 'newest' (spaces kept apart from tuning the "
+                        "defaults), 'every' (presets, held-out and fresh), 'report' (those and later: the synthetic "
+                        "spaces of the 48-space report) or 'none'")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
     p.add_argument("--budget", type=int, default=400, help="measurements per run, at most the space's size")
-    p.add_argument("--strategies", default=",".join(STRATEGIES))
-    p.add_argument("--options", default="{}", help="JSON options for the model strategy")
+    p.add_argument("--strategies", default=",".join(STRATEGIES),
+                   help=f"comma-separated, of: {', '.join(KNOWN)} ('' for none, with --reuse)")
+    p.add_argument("--options", default="{}", help="JSON object of options for the model strategy (model and "
+                                                   "model+transfer; its OPTIONS table, GET /v1/ops, lists them)")
     p.add_argument("--bo-sample", type=int, default=0,
                    help="configs the BO reference scores per round: 0 (default) every unmeasured config, as Kernel "
                         "Tuner's BO does; N a uniform sample of N (the farm's bounded-cost default is 2048; the "
@@ -106,14 +114,59 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="JSON-lines file: each finished run is appended as it ends, and runs already in it (of the "
                         "same seeds, budget, batch and options) are reported without running them again")
     args = p.parse_args(argv)
-    if args.bo_sample < 0:
-        p.error(f"--bo-sample {args.bo_sample}: give 0 (every unmeasured config) or a positive count")
+    _check_counts(p, args)
+    _check_strategies(p, args)
     for flag, path in (("--json", args.json_out), ("--svg", args.svg), ("--checkpoint", args.checkpoint)):
         folder = Path(path).resolve().parent if path else None
         if folder is not None and not (folder.is_dir() and os.access(folder, os.W_OK)):
             p.error(f"{flag} {path}: {folder} is not a folder this process can write to (checked before any run, "
                     "so a long run is not lost at its end)")
     return args
+
+
+COUNTS = (  # flag, least, most (None: no bound), what it counts
+    ("--seeds", 1, None, "runs per space and strategy"),
+    ("--batch", 1, None, "configs proposed per round"),
+    ("--budget", 1, None, "measurements per run"),
+    ("--jobs", 1, None, "worker processes"),
+    ("--bo-sample", 0, BO_MOST, "configs the BO reference scores per round; 0: every unmeasured config"),
+)
+
+
+def _check_counts(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit naming the first count outside its range (before any run)."""
+    for flag, least, most, what in COUNTS:
+        value = getattr(args, flag.removeprefix("--").replace("-", "_"))
+        if value < least or (most is not None and value > most):
+            allowed = f"{least}-{most}" if most is not None else f"{least} or more"
+            p.error(f"{flag} {value}: allowed {allowed} ({what})")
+
+
+def strategy_names(text: str) -> list[str]:
+    """The strategies `--strategies` names, each once, in its order."""
+    return list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+
+
+def _check_strategies(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit naming unknown strategies and malformed or unknown --options (checked against the model strategy's
+    OPTIONS table, as job submission checks them); warn when --options are given and no model strategy runs."""
+    names = strategy_names(args.strategies)
+    unknown = [name for name in names if name not in KNOWN]
+    if unknown:
+        p.error(f"--strategies: unknown {', '.join(map(repr, unknown))}; known: {', '.join(KNOWN)}")
+    try:
+        options = json.loads(args.options)
+    except json.JSONDecodeError as exc:
+        p.error(f"--options {args.options!r}: not JSON ({exc})")
+    if not isinstance(options, dict):
+        p.error(f"--options {args.options!r}: give a JSON object of the model strategy's options")
+    try:
+        check_options("model", options)
+    except ValueError as exc:
+        p.error(f"--options: {exc}")
+    if options and not {"model", TRANSFER} & set(names):
+        print(f"warning: --options are the model strategy's, and --strategies {args.strategies!r} runs no model "
+              "strategy: they are not used", file=sys.stderr)
 
 
 def reach(observed, optimum: float, tolerance: float = TOLERANCE) -> int | None:
@@ -186,7 +239,7 @@ def load_spaces(args) -> dict[str, ReplayTable]:
 
 def _init(args) -> None:
     _SPACES.update(load_spaces(args))
-    if "model+transfer" in args.strategies:
+    if TRANSFER in strategy_names(args.strategies):
         for name, table in _SPACES.items():
             _TRANSFER[name] = transfer_model(table, list(_SPACES.values()))[0]
 
@@ -203,7 +256,7 @@ def run_one(task: tuple[str, str, int], args) -> dict:
     optimum = table.optimum
     until = functools.partial(decided, optimum=optimum) if args.decided else None
     observed = run_strategy(table, base, budget, seed=seed, batch=args.batch, options=options, until=until,
-                            cost_model=_TRANSFER.get(name) if strategy == "model+transfer" else None)
+                            cost_model=_TRANSFER.get(name) if strategy == TRANSFER else None)
     return {"space": name, "strategy": strategy, "seed": seed, "measured": len(observed),
             "to_5pct": reach(observed, optimum), f"best_at_{AT}": best_after(observed, optimum, AT),
             "wall_s": time.perf_counter() - t0}
@@ -277,13 +330,17 @@ def main(argv=None) -> None:
     spaces = load_spaces(args)
     if not spaces:
         raise SystemExit("no spaces: --tables gave no table with a config that ran, and --synthetic is none")
-    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    strategies = strategy_names(args.strategies)
+    larger = [f"{name} ({len(table)})" for name, table in spaces.items() if len(table) > BO_MOST]
+    if "bo" in strategies and not args.bo_sample and larger:
+        raise SystemExit(f"--bo-sample 0 scores every config, and the BO reference scores at most {BO_MOST} a round: "
+                         f"{', '.join(larger)} hold more; give --bo-sample 1-{BO_MOST}")
     tasks = []
     for name, table in spaces.items():
         print(f"{name}: {len(table)} configs, {len(table.space.knobs)} knobs, optimum "
               f"{table.optimum * 1e3:.4f} ms", file=sys.stderr, flush=True)
         for strategy in strategies:
-            if strategy == "model+transfer" and table.workload_key is None:
+            if strategy == TRANSFER and table.workload_key is None:
                 continue  # nothing to transfer from: foreign and synthetic tables
             seeds = [0] if strategy == "grid" else range(args.seeds)  # grid search ignores the seed
             tasks += [(name, strategy, seed) for seed in seeds]
@@ -302,7 +359,7 @@ def main(argv=None) -> None:
                                   args.checkpoint)
     else:
         _SPACES.update(spaces)
-        if "model+transfer" in strategies and tasks:
+        if TRANSFER in strategies and tasks:
             _TRANSFER.update({n: transfer_model(t, list(spaces.values()))[0] for n, t in spaces.items()})
         rows = _with_progress((run_one(task, args) for task in tasks), len(tasks), t0, args.checkpoint)
     rows = list(done.values()) + rows

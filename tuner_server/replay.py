@@ -6,11 +6,16 @@ can answer; `measure(config)` is a lookup, deterministic. Two formats load:
 
 - our tables, `benchmarks/data/<name>.json.gz` (gzip JSON, written by benchmarks/record_space.py and `save_table`):
   `{"meta": {op, params, workload_key, device, device_class, date, codegen_version, target, ...},
-  "trials": [{"config": {...}, "median_s": float | null, "status": "OK" | "COMPILE_ERROR" | ...}]}`;
+  "trials": [{"config": {...}, "median_s": float | null, "status": "OK" | "COMPILE_ERROR" | ...}]}` (knob values
+  numbers, strings, booleans or null, no two of a knob's equal in Python (1 and True, 1 and 1.0); median_s null or a
+  positive number of seconds, and given for an OK trial);
 - Kernel Tuner cache files (`tune_kernel(..., cache=...)`): a JSON object with "tune_params_keys", "tune_params" and
   "cache", which maps the comma-joined parameter values to a record whose "time" is the runtime in milliseconds or
   an error name (InvalidConfig, CompilationFailedConfig, RuntimeFailedConfig). A cache Kernel Tuner left open
   (still running, so without its closing braces) loads too.
+
+A table that breaks these rules is refused when it loads: a ReplayError names the file, the entry (`trials[i]` and
+its text, or the cache key) and what is wrong.
 
 `run_strategy` drives any strategy of `tuner_server.search` against a table and returns what it observed, in order.
 """
@@ -20,7 +25,7 @@ import glob
 import gzip
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,19 +113,20 @@ class RecordedSpace(Space):
 
 
 def recorded_space(results: dict[str, Observation]) -> RecordedSpace:
-    """Knobs whose choices are the recorded values; valid = recorded."""
+    """Knobs whose choices are the recorded values; valid = recorded. A knob's values keep their types, as config
+    keys and `Space.is_valid` do (True is not 1, 1.0 is not 1): a knob recorded with two values Python counts equal
+    is refused, since its choices could not tell them apart."""
     names = list(next(iter(results.values())).config)
-    values: dict[str, set] = {n: set() for n in names}
+    values: dict[str, dict[tuple, object]] = {n: {} for n in names}  # knob -> (type, value) -> value
     for obs in results.values():
         if list(obs.config) != names and set(obs.config) != set(names):
-            raise ReplayError(f"recorded configs have different knobs: {sorted(obs.config)} vs {sorted(names)}")
+            raise ReplayError(f"recorded configs have different knobs: {obs.config} has {sorted(obs.config)}, "
+                              f"the first {sorted(names)}")
         for n in names:
-            value = obs.config[n]
-            if isinstance(value, (list, dict)):
-                raise ReplayError(f"knob {n!r} has the value {value!r}: a knob's values must be numbers, strings, "
-                                  "booleans or null")
-            values[n].add(value)
-    knobs = tuple(Knob(n, tuple(sorted(values[n], key=_sort_key))) for n in names)
+            values[n].setdefault((type(obs.config[n]), obs.config[n]), obs.config[n])
+    for n in names:
+        _check_distinct(n, list(values[n].values()))
+    knobs = tuple(Knob(n, tuple(sorted(values[n].values(), key=_sort_key))) for n in names)
     index = [{v: i for i, v in enumerate(k.choices)} for k in knobs]
     ordered = sorted((o.config for o in results.values()),
                      key=lambda c: tuple(ix[c[k.name]] for k, ix in zip(knobs, index, strict=True)))
@@ -129,20 +135,80 @@ def recorded_space(results: dict[str, Observation]) -> RecordedSpace:
     return RecordedSpace(knobs, (recorded,), recorded=tuple(ordered))
 
 
-def _observation(trial: dict) -> Observation:
-    status = trial.get("status", OK)
-    median = trial.get("median_s")
-    if status == OK and (median is None or not math.isfinite(median) or median <= 0):
-        raise ReplayError(f"an OK trial needs a positive median_s: {trial}")
-    return Observation(dict(trial["config"]), median if status == OK else None, status)
+def _check_distinct(knob: str, values: list) -> None:
+    """Refuse a knob whose values include two that Python counts equal but config keys tell apart (0 and False, 1
+    and 1.0): as choices they would be one, so strategies would never tell the two configs apart."""
+    by_value: dict[object, list] = {}
+    for value in values:
+        by_value.setdefault(value, []).append(value)
+    clashes = [group for group in by_value.values() if len(group) > 1]
+    if clashes:
+        shown = "; ".join(" and ".join(f"{type(v).__name__} {v!r}" for v in group) for group in clashes)
+        raise ReplayError(f"knob {knob!r} mixes values that are equal in Python but distinct configs ({shown}): "
+                          "record each of a knob's values with one type")
 
 
-def table_from_trials(meta: dict, trials: Iterable[dict]) -> ReplayTable:
+def _value_problem(knob: str, value) -> str | None:
+    """What is wrong with a recorded knob value (None when nothing): a number, a string, a boolean or null."""
+    if value is not None and not isinstance(value, (bool, int, float, str)):
+        return f"knob {knob!r} has the value {value!r}: a knob's values must be numbers, strings, booleans or null"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"knob {knob!r} has the value {value!r}: a knob's numbers must be finite"
+    return None
+
+
+def _median_problem(median) -> str | None:
+    """What is wrong with a recorded median_s (None when nothing): null, or a positive finite number of seconds."""
+    if median is None:
+        return None
+    if isinstance(median, bool) or not isinstance(median, (int, float)):
+        return f"median_s must be null or a positive number of seconds, got {type(median).__name__} {median!r}"
+    if not math.isfinite(median) or median <= 0:
+        return f"median_s must be null or a positive number of seconds, got {median!r}"
+    return None
+
+
+def _observation(trial) -> Observation:
+    """One entry of a table's trials; ReplayError saying what is wrong with it."""
+    if not isinstance(trial, dict):
+        raise ReplayError(f"a trial must be an object {{config, median_s, status}}, got {type(trial).__name__}")
+    config, median, status = trial.get("config"), trial.get("median_s"), trial.get("status", OK)
+    if not isinstance(config, dict):
+        raise ReplayError(f"a trial's config must be an object of knob values, got {type(config).__name__} "
+                          f"{config!r}")
+    problem = next(filter(None, (_value_problem(k, v) for k, v in config.items())), None) or _median_problem(median)
+    if problem:
+        raise ReplayError(problem)
+    if status == OK and median is None:
+        raise ReplayError("an OK trial needs median_s, a positive number of seconds")
+    try:
+        return Observation(dict(config), median if status == OK else None, status)
+    except ValueError as exc:  # the status: Observation names the known ones
+        raise ReplayError(str(exc)) from None
+
+
+def _entry(trial) -> str:
+    text = repr(trial)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def table_from_trials(meta: dict, trials: Sequence[dict], name: str | None = None) -> ReplayTable:
+    """A table from its meta and trials (`{config, median_s, status}`); ReplayError naming the entry that is wrong.
+    `name`: the table's name where its meta gives none."""
+    if not isinstance(meta, dict):
+        raise ReplayError(f"a table's meta must be an object, got {type(meta).__name__}")
+    meta = {"name": name, **meta} if name is not None else dict(meta)
+    if not isinstance(trials, (list, tuple)):
+        raise ReplayError(f"a table's trials must be a list of {{config, median_s, status}}, got "
+                          f"{type(trials).__name__}")
     results = {}
-    for trial in trials:
-        obs = _observation(trial)
+    for i, trial in enumerate(trials):
+        try:
+            obs = _observation(trial)
+        except ReplayError as exc:
+            raise ReplayError(f"trials[{i}] {_entry(trial)}: {exc}") from None
         results[config_key(obs.config)] = obs
-    return ReplayTable(dict(meta), results)
+    return ReplayTable(meta, results)
 
 
 def save_table(path: str | Path, meta: dict, trials: list[dict]) -> Path:
@@ -170,8 +236,7 @@ def load_table(path: str | Path) -> ReplayTable:
     try:
         if "tune_params_keys" in data:
             return kernel_tuner_table(data, name=path.name)
-        meta = {"name": path.name.split(".")[0], **data.get("meta", {})}
-        return table_from_trials(meta, data["trials"])
+        return table_from_trials(data.get("meta", {}), data["trials"], name=path.name.split(".")[0])
     except ReplayError as exc:
         raise ReplayError(f"{path}: {exc}") from None
 
@@ -201,10 +266,11 @@ def load_kernel_tuner_cache(path: str | Path) -> ReplayTable:
 
 def kernel_tuner_table(data: dict, name: str = "kernel_tuner") -> ReplayTable:
     """A table from a parsed Kernel Tuner cache: knobs are tune_params (in tune_params_keys order)."""
-    try:
-        keys, params, cache = list(data["tune_params_keys"]), dict(data["tune_params"]), dict(data["cache"])
-    except (KeyError, TypeError) as exc:
-        raise ReplayError("a Kernel Tuner cache needs tune_params_keys, tune_params and cache") from exc
+    keys, params, cache = (data.get(part) for part in ("tune_params_keys", "tune_params", "cache"))
+    if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys) and isinstance(params, dict)
+            and all(isinstance(v, list) for v in params.values()) and isinstance(cache, dict)):
+        raise ReplayError("a Kernel Tuner cache needs tune_params_keys (a list of names), tune_params (an object of "
+                          "lists of values) and cache (an object)")
     results = {}
     for key, record in cache.items():
         config = _kt_config(key, record, keys, params)
@@ -229,6 +295,9 @@ def _kt_config(key: str, record, keys: list[str], params: dict) -> dict:
         if not matches:
             raise ReplayError(f"cache key {key!r}: {name}={token!r} is not among tune_params[{name!r}]")
         config[name] = matches[0]
+    problem = next(filter(None, (_value_problem(k, v) for k, v in config.items())), None)
+    if problem:
+        raise ReplayError(f"cache key {key!r}: {problem}")
     return config
 
 

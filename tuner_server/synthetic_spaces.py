@@ -26,8 +26,9 @@ basin is a local optimum under one-knob moves, offset_j says how good it is. The
 `synthetic_table(spec)` builds the ReplayTable in memory; `save_synthetic(spec, path)` writes it as a table file.
 `PRESETS` names the specs benchmarks/search_efficiency.py runs; `HELD_OUT`, `FRESH`, `LATER` and `NEWEST` the ones kept
 apart from tuning defaults, and `GROUPS` the sets by the names `--synthetic` takes. A spec's name says all of it
-(`synth-noisy-8k10-s31`: noisy, 8,000 configs, 10 knobs, seed 31), and `spec_from_name` reads one back, so a space no
-default was ever compared on is one name away.
+(`synth-noisy-8k10-s31`: noisy, 8,000 configs, 10 knobs, seed 31; a size that is not whole thousands is written
+exactly, `synth-noisy-8500x10-s31`), and `spec_from_name` reads one back exactly, so a space no default was ever
+compared on is one name away, and each spec has one name.
 """
 from __future__ import annotations
 
@@ -54,29 +55,42 @@ class SyntheticSpec:
     knobs: int = 10
 
     def __post_init__(self):
+        for what, value in (("seed", self.seed), ("configs", self.configs), ("knobs", self.knobs)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"a synthetic space's {what} must be an int, got {type(value).__name__} {value!r}")
         if self.kind not in KINDS:
             raise ValueError(f"unknown synthetic space kind {self.kind!r}; known: {', '.join(KINDS)}")
         if not 8 <= self.knobs <= 15:
             raise ValueError(f"a synthetic space has 8-15 knobs, got {self.knobs}")
         if not 100 <= self.configs <= 50_000:
             raise ValueError(f"a synthetic space records 100-50,000 configs, got {self.configs}")
+        if self.seed < 0:
+            raise ValueError(f"a synthetic space's seed is at least 0, got {self.seed}")
 
     @property
     def name(self) -> str:
-        return f"synth-{self.kind}-{self.configs // 1000}k{self.knobs}-s{self.seed}"
+        """`synth-KIND-<thousands>k<knobs>-s<seed>` for whole thousands of configs, else `...-<configs>x<knobs>-...`."""
+        size = f"{self.configs // 1000}k" if self.configs % 1000 == 0 else f"{self.configs}x"
+        return f"synth-{self.kind}-{size}{self.knobs}-s{self.seed}"
 
 
-NAME_FORM = "synth-KIND-<thousands of configs>k<knobs>-s<seed>, e.g. synth-noisy-8k10-s31"
-_NAME = re.compile(r"synth-(?P<kind>[a-z]+)-(?P<thousands>\d+)k(?P<knobs>\d+)-s(?P<seed>\d+)")
+NAME_FORM = ("synth-KIND-<thousands of configs>k<knobs>-s<seed> (synth-noisy-8k10-s31: 8,000 configs, 10 knobs, seed "
+             "31), or for a number of configs not whole thousands synth-KIND-<configs>x<knobs>-s<seed> "
+             "(synth-noisy-8500x10-s31)")
+_NAME = re.compile(r"synth-(?P<kind>[a-z]+)-(?P<size>\d+)(?P<unit>[kx])(?P<knobs>\d+)-s(?P<seed>\d+)")
 
 
 def spec_from_name(name: str) -> SyntheticSpec:
-    """The spec whose `name` this is (configs in whole thousands); ValueError naming the form and what is allowed."""
+    """The spec whose `name` this is, exactly (`spec_from_name(spec.name) == spec`, and a spec has one name);
+    ValueError naming the form and what is allowed."""
     match = _NAME.fullmatch(name)
     if match is None:
         raise ValueError(f"{name!r} is not a synthetic space name; the form is {NAME_FORM} (kinds: {', '.join(KINDS)})")
-    return SyntheticSpec(match["kind"], seed=int(match["seed"]), configs=1000 * int(match["thousands"]),
-                         knobs=int(match["knobs"]))
+    configs = int(match["size"]) * (1000 if match["unit"] == "k" else 1)
+    spec = SyntheticSpec(match["kind"], seed=int(match["seed"]), configs=configs, knobs=int(match["knobs"]))
+    if spec.name != name:  # 8000x10 for 8k10, leading zeros: one spec, one name
+        raise ValueError(f"{name!r} is not how its space is named: write {spec.name!r} (one name per space)")
+    return spec
 
 
 def _by_name(*specs: SyntheticSpec) -> dict[str, SyntheticSpec]:

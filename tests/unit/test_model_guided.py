@@ -161,6 +161,21 @@ def test_option_errors():
         make_strategy("model", StrategyContext(TABLE.space, options={"objective": "regression"}))
 
 
+def test_a_distance_beyond_the_spaces_knobs_counts_as_all_of_them():
+    """`min_distance` up to its maximum is accepted and clamped to the space's 4 knobs (two configs differ in no
+    more): the batches are those of min_distance 4."""
+    def batches(min_distance):
+        search = make_strategy("model", StrategyContext(TABLE.space, seed=3, options={"min_distance": min_distance}))
+        out = []
+        for _ in range(3):
+            out.append(search.propose(6))
+            search.observe([TABLE.measure(c) for c in out[-1]])
+        return search.options["min_distance"], out
+
+    assert batches(64) == batches(4) and batches(64)[0] == 4
+    assert batches(3)[0] == 3
+
+
 def test_large_space_is_annealed_with_a_bounded_feature_budget():
     """A product too large to list: annealing plus random coverage, scored by the model."""
     knobs = tuple(Knob(f"k{i}", tuple(range(10))) for i in range(6))  # 10^6 configs, never listed

@@ -60,7 +60,7 @@ def test_table_round_trip_space_and_lookup(tmp_path):
 def test_bad_tables_are_refused(tmp_path):
     with pytest.raises(ReplayError):
         table_from_trials(META, [])
-    with pytest.raises(ReplayError, match="positive median_s"):
+    with pytest.raises(ReplayError, match="an OK trial needs median_s, a positive number of seconds"):
         table_from_trials(META, [{"config": {"a": 1}, "median_s": None, "status": "OK"}])
     with pytest.raises(ReplayError, match=r"knob 'b' has the value \{'x': 1\}: a knob's values must be numbers"):
         table_from_trials(META, [{"config": {"a": 1, "b": {"x": 1}}, "median_s": 1e-3}])
@@ -74,13 +74,71 @@ def test_bad_tables_are_refused(tmp_path):
         load_table(other)
 
 
+MEDIAN = "median_s must be null or a positive number of seconds, "
+
+
+@pytest.mark.parametrize("entry, problem", [
+    ("not a trial", r"a trial must be an object \{config, median_s, status\}, got str"),
+    ({"median_s": 1e-3}, r"a trial's config must be an object of knob values, got NoneType None"),
+    ({"config": [8, "a"], "median_s": 1e-3}, r"a trial's config must be an object of knob values, got list"),
+    ({"config": {"tile": 8, "vec": "c"}, "median_s": True}, MEDIAN + "got bool True"),
+    ({"config": {"tile": 8, "vec": "c"}, "median_s": "1e-3"}, MEDIAN + r"got str '1e-3'"),
+    ({"config": {"tile": 8, "vec": "c"}, "median_s": -1e-3}, MEDIAN + r"got -0.001"),
+    ({"config": {"tile": 8, "vec": "c"}, "median_s": float("nan")}, MEDIAN + r"got nan"),
+    ({"config": {"tile": 8, "vec": "c"}, "median_s": 0, "status": "TIMEOUT"}, MEDIAN + r"got 0"),
+    ({"config": {"tile": 8, "vec": "c"}, "median_s": 1e-3, "status": "FAST"}, r"unknown trial status 'FAST'; known: "
+                                                                               r"OK"),
+    ({"config": {"tile": float("inf"), "vec": "c"}, "median_s": 1e-3}, r"knob 'tile' has the value inf: a knob's "
+                                                                       r"numbers must be finite"),
+])
+def test_a_malformed_entry_is_refused_naming_the_file_and_the_entry(tmp_path, entry, problem):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"meta": META, "trials": [*TRIALS, entry]}))
+    with pytest.raises(ReplayError, match=rf"bad\.json: trials\[4\] .*: {problem}"):
+        load_table(path)
+
+
+@pytest.mark.parametrize("data, problem", [
+    ({"meta": META, "trials": {"config": {"a": 1}}}, "a table's trials must be a list of"),
+    ({"meta": ["op"], "trials": TRIALS}, "a table's meta must be an object, got list"),
+    ({**KT_CACHE, "tune_params": {"block_size_x": 64, "tile": [1, 2]}}, "a Kernel Tuner cache needs tune_params_keys"),
+    ({**KT_CACHE, "tune_params_keys": "block_size_x,tile"}, "a Kernel Tuner cache needs tune_params_keys"),
+    ({**KT_CACHE, "cache": {"64,1": {"block_size_x": [64], "tile": 1, "time": 0.5}}},
+     r"cache key '64,1': knob 'block_size_x' has the value \[64\]"),
+])
+def test_a_malformed_table_or_cache_is_refused_naming_the_file(tmp_path, data, problem):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ReplayError, match=rf"bad\.json: {problem}"):
+        load_table(path)
+
+
+@pytest.mark.parametrize("values, shown", [
+    ((0, 1, False, True), "int 0 and bool False; int 1 and bool True"),
+    ((1, 1.0, 2), "int 1 and float 1.0"),
+])
+def test_a_knob_mixing_equal_values_of_two_types_is_refused(tmp_path, values, shown):
+    """True == 1 and 1.0 == 1 in Python, but config keys (and Space.is_valid) tell them apart: as choices of one knob
+    they would collapse, and the table would hold configs no strategy could propose."""
+    trials = [{"config": {"flag": v, "tile": 8}, "median_s": 1e-3 * (i + 1)} for i, v in enumerate(values)]
+    with pytest.raises(ReplayError, match=f"knob 'flag' mixes values that are equal in Python but distinct configs "
+                                          rf"\({shown}\): record each of a knob's values with one type"):
+        table_from_trials(META, trials)
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps({"meta": META, "trials": trials}))
+    with pytest.raises(ReplayError, match=r"mixed\.json: knob 'flag' mixes"):
+        load_table(path)
+    distinct = table_from_trials(META, [{"config": {"flag": v, "tile": 8}, "median_s": 1e-3} for v in (False, True)])
+    assert distinct.space.knobs[0].choices == (False, True)  # booleans alone (or ints alone) are fine
+
+
 def test_load_tables_reads_a_glob_in_path_order_and_names_the_file_it_cannot_read(tmp_path):
     save_table(tmp_path / "b.json.gz", META, TRIALS)
     save_table(tmp_path / "a.json.gz", META, TRIALS)
     assert [t.meta["name"] for t in load_tables(str(tmp_path / "*.json.gz"))] == ["a", "b"]
     assert load_tables(str(tmp_path / "none-*.json")) == [] and load_tables("") == []
     (tmp_path / "c.json").write_text(json.dumps({"trials": [{"config": {"a": 1}, "median_s": -1.0}]}))
-    with pytest.raises(ReplayError, match=r"c\.json: an OK trial needs a positive median_s"):
+    with pytest.raises(ReplayError, match=r"c\.json: trials\[0\] .*: median_s must be null or a positive number"):
         load_tables(str(tmp_path / "*.json"))
 
 

@@ -168,6 +168,33 @@ def test_configs_observed_between_proposals_are_not_proposed(variant):
     assert s.propose(5) == rest[1:] and s.propose(5) == []
 
 
+OUTSIDE_SMALL = [  # OK results of configs outside SMALL, faster than any inside: a surrogate fed them would crash or
+    {"tile": 128, "unroll": 1, "simd": 0},  # a value not among the knob's choices
+    {"tile": 16, "unroll": 1},  # a knob missing
+    {"tile": 16, "unroll": 1, "simd": 0, "vec": 4},  # a knob the space does not have
+    {"tile": 16, "unroll": 1, "simd": True},  # True == 1 in Python, but not the config with simd=1
+    {"tile": 16, "unroll": 2.0, "simd": 1},  # nor is 2.0 unroll=2
+    {"tile": 64, "unroll": 4, "simd": 1},  # the knobs' choices, breaking a constraint
+]
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+@pytest.mark.parametrize("when", ["history", "observed"])
+def test_results_outside_the_space_count_as_seen_and_inform_nothing(name, when):
+    """The ask/tell contract: a result of any config may be told; one outside the space is only seen. Every
+    strategy still walks the whole space, each config once (a config told with True is not the one with 1)."""
+    told = [Observation(c, 1e-9) for c in OUTSIDE_SMALL]
+    s = make_strategy(name, StrategyContext(SMALL, seed=2, history=told if when == "history" else []))
+    if when == "observed":
+        s.observe(told)
+    proposed = []
+    while batch := s.propose(3):
+        proposed += batch
+        s.observe([Observation(c, 1e-3 * (1 + c["tile"] / 64 + c["unroll"] / 4 + c["simd"])) for c in batch])
+        s.observe(told[:1])  # told again between rounds: still nothing to learn
+    assert sorted(keys(proposed)) == sorted(keys(SMALL))
+
+
 @pytest.mark.parametrize("name", STRATEGIES)
 def test_batch_size_checks(name):
     s = make_strategy(name, StrategyContext(SMALL))
@@ -226,6 +253,8 @@ def test_options_defaults_choices_and_several_problems_at_once():
     ("model", {"epsilon": 1.5, "sweep": 3}, r"'sweep'=3 must be at most 1.0; option 'epsilon'=1.5 must be at most 1.0"),
     ("model", {"members": 100_000}, r"option 'members'=100000 must be at most 32"),
     ("model", {"late_candidates": 10**11}, r"option 'late_candidates'=100000000000 must be at most 32768"),
+    ("model", {"min_distance": 10**12}, r"option 'min_distance'=1000000000000 must be at most 64"),
+    ("model", {"basin_distance": 10**6}, r"option 'basin_distance'=1000000 must be at most 64"),
     ("bo", {"candidates": 10**9}, r"option 'candidates'=1000000000 must be at most 65536"),
     ("ga", {"popsize": 10**6}, r"option 'popsize'=1000000 must be at most 4096"),
 ])

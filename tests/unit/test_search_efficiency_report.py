@@ -176,7 +176,14 @@ def test_the_bo_reference_scores_every_unmeasured_config_unless_told_a_sample(se
     assert scored and set(scored) == {300}
     with pytest.raises(SystemExit):
         se.parse_args(["--bo-sample", "-1"])
-    assert "--bo-sample -1: give 0 (every unmeasured config) or a positive count" in capsys.readouterr().err
+    assert "--bo-sample -1: allowed 0-65536 (configs the BO reference scores per round; 0: every unmeasured config)" \
+        in capsys.readouterr().err
+    monkeypatch.setattr(se, "BO_MOST", 5000)  # the option's maximum: a space larger than it cannot be scored whole
+    with pytest.raises(SystemExit, match=r"--bo-sample 0 scores every config, and the BO reference scores at most "
+                                         r"5000 a round: synth-smooth-6k9-s1 \(6000\) hold more; give --bo-sample "
+                                         r"1-5000"):
+        se.main(args)
+    assert "runs," not in capsys.readouterr().err  # refused before any run
 
 
 def test_reused_bo_runs_must_have_scored_as_this_command_says(se, tmp_path, capsys):
@@ -188,6 +195,47 @@ def test_reused_bo_runs_must_have_scored_as_this_command_says(se, tmp_path, caps
         se.main([*args, "--strategies", "", "--reuse", str(out)])
     se.main([*args, "--strategies", "", "--reuse", str(out), "--bo-sample", "512"])
     assert "| synth-smooth-6k9-s1 | 6000 | bo |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag, value, allowed", [
+    ("--batch", "0", "1 or more"), ("--batch", "-1", "1 or more"), ("--budget", "0", "1 or more"),
+    ("--budget", "-5", "1 or more"), ("--seeds", "0", "1 or more"), ("--jobs", "0", "1 or more"),
+    ("--bo-sample", "-1", "0-65536"), ("--bo-sample", "70000", "0-65536"),
+])
+def test_a_count_outside_its_range_is_refused_before_any_run(se, capsys, flag, value, allowed):
+    with pytest.raises(SystemExit) as stopped:
+        se.main(["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--strategies", "ga", flag, value])
+    assert stopped.value.code == 2  # argparse's usage error
+    err = capsys.readouterr().err
+    assert f"{flag} {value}: allowed {allowed} (" in err and "runs," not in err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--strategies", "ga,foo,model,bar"], "--strategies: unknown 'foo', 'bar'; known: random, grid, model, ga, bo, "
+                                           "model+transfer"),
+    (["--options", "{kappa: 1}"], "--options '{kappa: 1}': not JSON (Expecting property name"),
+    (["--options", "[1]"], "--options '[1]': give a JSON object of the model strategy's options"),
+    (["--options", '{"kapa": 1}'], "--options: unknown option(s) 'kapa'; known: acquisition, anchors,"),
+    (["--options", '{"epsilon": 2, "min_distance": "2"}'], "--options: option 'epsilon'=2 must be at most 1.0; option "
+                                                           "'min_distance' must be int, got str '2'"),
+])
+def test_unknown_strategies_and_bad_options_are_refused_before_any_run(se, capsys, extra, message):
+    with pytest.raises(SystemExit) as stopped:
+        se.main(["--tables", "", "--synthetic", "synth-smooth-6k9-s1", "--seeds", "1", "--budget", "8",
+                 "--strategies", "ga,model", *extra])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "runs," not in err
+
+
+def test_options_for_no_selected_model_strategy_are_warned_about(se, capsys):
+    se.parse_args(["--strategies", "ga,bo", "--options", '{"kappa": 2.0}'])
+    assert "warning: --options are the model strategy's, and --strategies 'ga,bo' runs no model strategy: they are " \
+           "not used" in capsys.readouterr().err
+    for strategies, options in (("ga,model+transfer", '{"kappa": 2.0}'), ("ga,bo", "{}")):
+        se.parse_args(["--strategies", strategies, "--options", options])
+        assert "warning" not in capsys.readouterr().err
+    assert se.strategy_names(" ga, bo,ga,,") == ["ga", "bo"]  # each once, in order
 
 
 def test_any_synthetic_space_runs_by_its_name_and_a_wrong_name_is_refused(se, capsys):
@@ -203,6 +251,8 @@ def test_any_synthetic_space_runs_by_its_name_and_a_wrong_name_is_refused(se, ca
 def test_groups_expand_to_their_sets_and_an_unknown_group_is_refused(se):
     assert [s.name for s in se.synthetic_specs("report")] == list(GROUPS["report"])
     assert [s.name for s in se.synthetic_specs("later, synth-basins-2k9-s77,later")] == [*LATER, "synth-basins-2k9-s77"]
+    assert [(s.name, s.configs) for s in se.synthetic_specs("synth-basins-2500x9-s77")] == [
+        ("synth-basins-2500x9-s77", 2500)]  # a size not whole thousands, exactly
     with pytest.raises(SystemExit, match="'newer' is not a synthetic space name.*groups: all, held-out, fresh, later, "
                                          "newest, late-gp-check, every, report, none"):
         se.synthetic_specs("later,newer")

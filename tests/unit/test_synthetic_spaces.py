@@ -109,9 +109,37 @@ def test_bad_specs_are_refused():
 def test_a_name_gives_back_its_spec_and_a_wrong_one_says_the_form():
     for spec in [*PRESETS.values(), *HELD_OUT.values(), *FRESH.values(), SyntheticSpec("invalid", 31, 7000, 14)]:
         assert spec_from_name(spec.name) == spec
-    with pytest.raises(ValueError, match="the form is synth-KIND-<thousands of configs>k<knobs>-s<seed>"):
+    with pytest.raises(ValueError, match="the form is synth-KIND-<thousands of configs>k<knobs>-s<seed>.* or for a "
+                                         "number of configs not whole thousands synth-KIND-<configs>x<knobs>-s<seed>"):
         spec_from_name("synth-noisy-8k10")
     with pytest.raises(ValueError, match="unknown synthetic space kind 'bumpy'; known: smooth, basins"):
         spec_from_name("synth-bumpy-8k10-s1")
     with pytest.raises(ValueError, match="8-15 knobs, got 20"):
         spec_from_name("synth-noisy-8k20-s1")
+
+
+def test_every_size_has_one_name_that_reads_back_exactly():
+    """Whole thousands keep their names (recorded results and tests cite them); any other size is written exactly,
+    so 8,000 and 8,500 configs no longer share a name and 800 no longer reads back as 0."""
+    sizes = (100, 800, 999, 1000, 1001, 8000, 8500, 12_345, 50_000)
+    specs = [SyntheticSpec("noisy", seed=31, configs=n, knobs=10) for n in sizes]
+    assert [s.name for s in specs] == [
+        "synth-noisy-100x10-s31", "synth-noisy-800x10-s31", "synth-noisy-999x10-s31", "synth-noisy-1k10-s31",
+        "synth-noisy-1001x10-s31", "synth-noisy-8k10-s31", "synth-noisy-8500x10-s31", "synth-noisy-12345x10-s31",
+        "synth-noisy-50k10-s31"]
+    assert [spec_from_name(s.name) for s in specs] == specs
+    assert list(PRESETS) == ["synth-smooth-6k9-s1", "synth-basins-12k12-s2", "synth-needle-10k11-s3",
+                             "synth-needle-20k15-s4", "synth-invalid-15k13-s5", "synth-noisy-5k8-s6"]
+    for group in GROUPS.values():
+        assert all(spec_from_name(name) == spec for name, spec in group.items())
+    for other, written in (("synth-noisy-8000x10-s31", "synth-noisy-8k10-s31"),
+                           ("synth-noisy-08k10-s31", "synth-noisy-8k10-s31"),
+                           ("synth-noisy-8500x10-s031", "synth-noisy-8500x10-s31")):
+        with pytest.raises(ValueError, match=f"'{other}' is not how its space is named: write '{written}'"):
+            spec_from_name(other)
+    with pytest.raises(ValueError, match="100-50,000 configs, got 0"):
+        spec_from_name("synth-noisy-0k10-s31")
+    with pytest.raises(ValueError, match="seed is at least 0, got -1"):
+        SyntheticSpec("noisy", seed=-1)
+    with pytest.raises(ValueError, match="configs must be an int, got float 8500.0"):
+        SyntheticSpec("noisy", configs=8500.0)

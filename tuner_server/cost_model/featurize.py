@@ -26,7 +26,7 @@ import numpy as np
 
 import compiler_core as cc
 from compiler_core.features import FEATURE_NAMES
-from compiler_core.space import Space, config_key
+from compiler_core.space import Space, config_id, config_key
 
 DEFAULT_MAX_ENTRIES = 250_000  # ~100 MB of float32 vectors
 
@@ -136,7 +136,7 @@ class LoweredFeatures:
 
     def config_key(self, config: dict) -> str:
         """compiler_core's config key, remembered per config (a JSON dump costs more than the lookup)."""
-        ident = tuple(sorted(config.items()))
+        ident = config_id(config)
         key = self._config_keys.get(ident)
         if key is None:
             key = self._config_keys[ident] = config_key(config)

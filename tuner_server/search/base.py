@@ -70,7 +70,10 @@ class SearchStrategy(Protocol):
         ...
 
     def observe(self, results: list[Observation]) -> None:
-        """Take measured results (of proposed configs or any others, which then count as seen)."""
+        """Take measured results (of proposed configs or any others, which then count as seen). A config outside
+        the space (not `space.is_valid`: a knob missing or unknown, a value not among its choices, a constraint
+        broken) is only seen: it is never proposed, and nothing is learnt from it (no model's training point, no
+        parent, no best runtime)."""
         ...
 
 

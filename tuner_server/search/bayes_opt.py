@@ -71,8 +71,9 @@ class BayesOpt:
         for r in results:
             key = config_id(r.config)
             self._seen.add(key)
-            if key in self._fitted:
-                continue  # measured twice: the GP keeps the first (a repeated point makes its kernel singular)
+            if key in self._fitted or not self._draws.is_valid(r.config):
+                continue  # measured twice: the GP keeps the first (a repeated point makes its kernel singular);
+                # outside the space: seen, and no point of the GP's (its knobs have no coordinates there)
             self._fitted.add(key)
             self._measured += 1
             if r.status == OK and r.median_s is not None:

@@ -12,14 +12,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from compiler_core.space import Space
+from compiler_core.space import Space, config_id
 
 MUTATION_TRIES = 8
-
-
-def config_id(config: dict) -> tuple:
-    """A hashable identity of a config, cheaper than compiler_core's JSON `config_key` (for in-memory sets)."""
-    return tuple(sorted(config.items()))
 
 
 def hamming(a: dict, b: dict) -> int:
@@ -45,7 +40,7 @@ def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int, max_
     20 n + 64 draws, or `max_draws` when fewer, so a space with few valid configs left returns fewer)."""
     out, keys = [], set()
     knobs = [(k.name, k.choices) for k in space.knobs]
-    names = sorted({name for name, _ in knobs})  # `config_id`'s order (by name), without a sort per draw
+    names = sorted({name for name, _ in knobs})  # `config_id`'s order (by name) and form, without a sort per draw
     choice = rng.choice
     tries = 20 * n + 64 if max_draws is None else min(20 * n + 64, max_draws)
     for _ in range(tries):
@@ -54,7 +49,7 @@ def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int, max_
         config = {name: choice(choices) for name, choices in knobs}
         if not space.admits(config):  # drawn from the choices; about half of a template's product fails here
             continue
-        key = tuple([(name, config[name]) for name in names])
+        key = tuple([(name, type(config[name]), config[name]) for name in names])
         if key not in keys and key not in seen:
             out.append(config)
             keys.add(key)
@@ -142,10 +137,13 @@ def _coded(configs: Sequence[dict], names: list[str], codes: list[dict]) -> tupl
 
 def pick_diverse(ranked: Sequence[dict], n: int, min_distance: int, taken: Sequence[dict] = ()) -> list[dict]:
     """The first n of `ranked` (best first) such that any two, and each and any of `taken` (picked before), differ
-    in at least `min_distance` knobs; when too few qualify, the distance is relaxed one step at a time."""
+    in at least `min_distance` knobs; when too few qualify, the distance is relaxed one step at a time. Two configs
+    differ in at most as many knobs as the configs have, so a larger `min_distance` counts as that many: at most
+    knobs + 1 scans of `ranked`, whatever the distance asked."""
     out: list[dict] = []
     keys: set[tuple] = {config_id(c) for c in taken}
-    for distance in range(min_distance, -1, -1):
+    most = max((len(c) for c in ranked), default=0)  # `hamming(c, o)` counts knobs of c
+    for distance in range(min(min_distance, most), -1, -1):
         for config in ranked:
             if len(out) >= n:
                 return out

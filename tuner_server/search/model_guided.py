@@ -99,6 +99,7 @@ class ModelGuided:
         resolve_defaults(o, self.cheap, transferring)
         if o["basin_distance"] is None:
             o["basin_distance"] = max(2, len(context.space.knobs) // 2)
+        o["min_distance"] = min(o["min_distance"], len(context.space.knobs))  # configs differ in no more knobs
         self._seen: set[tuple] = set()  # config ids proposed or observed
         self._own: dict[tuple, Observation] = {}  # config key -> latest observation of this job
         self._rows_of: dict[tuple, np.ndarray] = {}  # features of every config this strategy looked at (budgeted)
@@ -144,13 +145,15 @@ class ModelGuided:
 
     def observe(self, results: list[Observation]) -> None:
         for result in results:
-            self._seen.add(config_id(result.config))
             key = config_id(result.config)
+            self._seen.add(key)
             self._pool.pop(key, None)
-            self._own[key] = result
-            self._portfolio.measured(result)
             if self._listed is not None:
                 self._listed.mark_seen(result.config)
+            if not self._draws.is_valid(result.config):
+                continue  # outside the space: seen, and nothing a surrogate could place (its features, coordinates)
+            self._own[key] = result
+            self._portfolio.measured(result)
             if result.status == OK and result.median_s is not None and (self._best is None
                                                                        or result.median_s < self._best):
                 self._best, self._since_best = result.median_s, 0

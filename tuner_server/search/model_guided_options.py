@@ -7,6 +7,8 @@ from tuner_server.cost_model.model import OBJECTIVES, REGRESSION
 from tuner_server.search.base import Option
 
 ACQUISITIONS = ("ucb", "ei", "thompson", "mean")
+MAX_DISTANCE = 64  # knobs a distance option counts at most: more than any space has (at use, a distance is also
+# clamped to the space's knobs, which is what any larger one means)
 OPTIONS: dict[str, tuple] = {
     "acquisition": Option(str, "ucb", "how the ensemble's mean and spread rank candidates", choices=ACQUISITIONS),
     "kappa": Option(float, 1.0, "UCB's weight on the spread", minimum=0.0),
@@ -20,7 +22,7 @@ OPTIONS: dict[str, tuple] = {
     "late_basin_pool": Option(int, 256, "fastest measured configs among which the last phase's basin bests are found "
                                         "(before it: the fastest 64)", minimum=1, maximum=4096),
     "basin_distance": Option(int, None, "knobs in which basin bests differ at least (None: half the knobs)",
-                             minimum=1),
+                             minimum=1, maximum=MAX_DISTANCE),
     "sweep": Option(float, 0.25, "share of a batch spent on one-knob neighbours of basin bests", minimum=0.0,
                     maximum=1.0),
     "sweep_pairs": Option(int, 0, "two-knob neighbours swept at most per basin best whose one-knob neighbours are "
@@ -35,7 +37,8 @@ OPTIONS: dict[str, tuple] = {
                       minimum=0.0, maximum=1.0),
     "epsilon": Option(float, 0.05, "chance that a batch slot is a random unseen config", minimum=0.0, maximum=1.0),
     "min_distance": Option(int, 2, "knobs in which two configs of one batch must differ (the GP's picks: spread by "
-                                   "its kriging believer instead)", minimum=0),
+                                   "its kriging believer instead; more than the space's knobs counts as all of them)",
+                           minimum=0, maximum=MAX_DISTANCE),
     "fastest_first": Option(bool, True, "each batch goes out with the configs the fitted Gaussian process predicts "
                                         "fastest first (agents lease a job's tasks in that order); off: in the order "
                                         "its parts proposed them"),
