@@ -162,4 +162,4 @@ def config_id(config: dict) -> tuple:
     """A hashable identity of a config, cheaper than `config_key` (for in-memory sets and caches) and the same
     identity: each value with its type, since True == 1 and 1.0 == 1 in Python but config keys and `Space.is_valid`
     tell them apart (a config with True is not the config with 1)."""
-    return tuple([(name, type(value), value) for name, value in sorted(config.items())])
+    return tuple([(name, type(value).__name__, value) for name, value in sorted(config.items())])

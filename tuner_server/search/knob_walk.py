@@ -49,7 +49,7 @@ def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int, max_
         config = {name: choice(choices) for name, choices in knobs}
         if not space.admits(config):  # drawn from the choices; about half of a template's product fails here
             continue
-        key = tuple([(name, type(config[name]), config[name]) for name in names])
+        key = tuple([(name, type(config[name]).__name__, config[name]) for name in names])
         if key not in keys and key not in seen:
             out.append(config)
             keys.add(key)
