@@ -225,6 +225,8 @@ def test_unknown_strategy_lists_the_known_ones():
     ({"stride": 0}, r"option 'stride'=0 must be at least 1"),
     ({"stride": None}, r"option 'stride' must not be None"),
     ({"shuffle_seed": 1.5}, r"option 'shuffle_seed' must be int"),
+    ({"shuffle_seed": -1}, r"option 'shuffle_seed'=-1 must be at least 0"),
+    ({"stride": 2**62}, r"option 'stride'=4611686018427387904 must be at most 2147483647"),
 ])
 def test_grid_option_errors_name_the_problem(options, message):
     with pytest.raises(ValueError, match=message):
@@ -255,6 +257,7 @@ def test_options_defaults_choices_and_several_problems_at_once():
     ("model", {"late_candidates": 10**11}, r"option 'late_candidates'=100000000000 must be at most 32768"),
     ("model", {"min_distance": 10**12}, r"option 'min_distance'=1000000000000 must be at most 64"),
     ("model", {"basin_distance": 10**6}, r"option 'basin_distance'=1000000 must be at most 64"),
+    ("model", {"kappa": 1e308}, r"option 'kappa'=1e\+308 must be at most 100.0"),
     ("bo", {"candidates": 10**9}, r"option 'candidates'=1000000000 must be at most 65536"),
     ("ga", {"popsize": 10**6}, r"option 'popsize'=1000000 must be at most 4096"),
 ])
@@ -269,7 +272,8 @@ def test_describe_strategies_lists_every_strategy_with_its_options():
     described = describe_strategies()
     assert set(described) == set(STRATEGIES)
     assert described["grid"]["options"]["stride"] == {
-        "type": "int", "default": 1, "optional": False, "minimum": 1,
-        "doc": "visit every stride-th config first, then fill in the skipped ones"}
+        "type": "int", "default": 1, "optional": False, "minimum": 1, "maximum": 2**31 - 1,
+        "doc": "visit every stride-th config first, then fill in the skipped ones (a stride past the space's size is "
+               "its plain order)"}
     assert described["random"]["options"] == {} and described["random"]["doc"]
     assert described["model"]["options"]["sweep"]["maximum"] == 1.0  # what the REST docs show of a bound

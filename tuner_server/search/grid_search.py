@@ -20,8 +20,10 @@ from tuner_server.search.base import (
 )
 
 OPTIONS: dict[str, tuple] = {
-    "shuffle_seed": Option(int, None, "None: the space's own order; an int: that order shuffled with this seed"),
-    "stride": Option(int, 1, "visit every stride-th config first, then fill in the skipped ones", minimum=1),
+    "shuffle_seed": Option(int, None, "None: the space's own order; an int: that order shuffled with this seed (a "
+                                      "job's seed's range)", minimum=0, maximum=2**63 - 1),
+    "stride": Option(int, 1, "visit every stride-th config first, then fill in the skipped ones (a stride past the "
+                             "space's size is its plain order)", minimum=1, maximum=2**31 - 1),
 }
 
 

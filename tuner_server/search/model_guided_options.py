@@ -11,7 +11,8 @@ MAX_DISTANCE = 64  # knobs a distance option counts at most: more than any space
 # clamped to the space's knobs, which is what any larger one means)
 OPTIONS: dict[str, tuple] = {
     "acquisition": Option(str, "ucb", "how the ensemble's mean and spread rank candidates", choices=ACQUISITIONS),
-    "kappa": Option(float, 1.0, "UCB's weight on the spread", minimum=0.0),
+    "kappa": Option(float, 1.0, "UCB's weight on the spread (100: the spread alone ranks)", minimum=0.0,
+                    maximum=100.0),
     "members": Option(int, None, "models in the ensemble (None: 5 with cheap features, 2 with lowered)", minimum=1,
                       maximum=32),
     "basins": Option(int, 4, "distinct basins whose best configs are swept", minimum=1, maximum=64),
