@@ -8,8 +8,9 @@ from compiler_core.errors import WorkloadError
 
 MAX_DIM = 1 << 20
 MAX_TENSOR_ELEMS = 1 << 28  # 1 GiB of float32 per tensor
-# ASCII digits only: str.isdigit() also accepts '²' (which int() refuses) and '٣' (which int() reads as 3).
-INT_TEXT = re.compile(r"[-+]?[0-9]{1,18}")
+# An integer written as text is written as JSON writes one: ASCII digits (str.isdigit() also accepts '²', which int()
+# refuses, and '٣', which int() reads as 3), no '+', space or leading zero, at most 18 digits (a 64-bit int)
+INT_TEXT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,8 @@ class Param:
 
     def coerce(self, op: str, value: object) -> object:
         if self.kind == "int":
-            if isinstance(value, str) and INT_TEXT.fullmatch(value.strip()):
-                value = int(value.strip())
+            if isinstance(value, str) and INT_TEXT.fullmatch(value):
+                value = int(value)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise WorkloadError(f"{op}: param {self.name} must be an integer in [{self.lo}, {self.hi}], "
                                     f"got {value!r}")
@@ -124,15 +125,18 @@ def parse_key(key: str) -> Workload:
     return make_workload(op, parse_params(rest[:-1]))
 
 
-def parse_params(text: str) -> dict:
-    """'M=64,N=64,expr=max(a,b),vectors=b,w' -> dict; ints become int, the rest stay strings."""
+def parse_params(text: str, source: str = "params") -> dict:
+    """'M=64,N=64,expr=max(a,b),vectors=b,w' -> dict; ints (INT_TEXT) become int, the rest stay strings ('+64' and
+    '064' too, which an int param then refuses); a part not name=value, or a name given twice, is a WorkloadError
+    naming `source` (where the text came from: a CLI flag, say) and the text."""
     params: dict = {}
     for part in _merge_list_values(_split_top_level(text)):
-        name, eq, value = part.partition("=")
-        if not eq:
-            raise WorkloadError(f"malformed params {text!r}: {part!r} is not name=value")
-        value = value.strip()
-        params[name.strip()] = int(value) if INT_TEXT.fullmatch(value) else value
+        name, eq, value = (x.strip() for x in part.partition("="))
+        if not eq or not name:
+            raise WorkloadError(f"{source} {text!r}: {part.strip()!r} is not name=value")
+        if name in params:
+            raise WorkloadError(f"{source} {text!r}: param {name!r} given more than once; give each at most once")
+        params[name] = int(value) if INT_TEXT.fullmatch(value) else value
     return params
 
 

@@ -6,8 +6,7 @@ from pathlib import Path
 from rich.table import Table
 
 import compiler_core as cc
-from compiler_core.workload import parse_params
-from tunefarm_cli.commands import console, parse_measure
+from tunefarm_cli.commands import console, parse_measure, parse_params
 from tunefarm_cli.embedded import EmbeddedFarm
 from tunefarm_cli.jobs import follow_job, print_paired_ratios
 from tunefarm_client.client import TunefarmClient

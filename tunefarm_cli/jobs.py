@@ -7,8 +7,16 @@ from dataclasses import dataclass, field
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from compiler_core.workload import make_workload, parse_params
-from tunefarm_cli.commands import CliError, console, parse_measure, parse_strategy_options, resolve_device, warn
+from compiler_core.workload import make_workload
+from tunefarm_cli.commands import (
+    CliError,
+    console,
+    parse_measure,
+    parse_params,
+    parse_strategy_options,
+    resolve_device,
+    warn,
+)
 from tunefarm_client.client import DEVICE_KINDS, FINAL_JOB_STATES, TunefarmClient, TunefarmError
 
 INTERRUPTED = 130  # the shell's code for a command stopped by SIGINT

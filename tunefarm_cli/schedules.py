@@ -5,8 +5,7 @@ import json
 
 from rich.table import Table
 
-from compiler_core.workload import parse_params
-from tunefarm_cli.commands import CliError, console, resolve_device
+from tunefarm_cli.commands import CliError, console, parse_params, resolve_device
 from tunefarm_client.client import TunefarmClient, TunefarmError
 
 

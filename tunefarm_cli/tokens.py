@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from tunefarm_cli.commands import console
+from tunefarm_cli.commands import CliError, console
 from tunefarm_client.client import TunefarmClient
 
 
@@ -22,6 +22,8 @@ def cmd_tokens(client: TunefarmClient, args) -> int:
                           "revoked" if t.revoked else "")
         console.print(table)
     else:
+        if not args.id.strip():  # DELETE /v1/tokens/ is no route of the API
+            raise CliError("a token id is required (`tunefarm tokens list` shows them)")
         revoked = client.revoke_token(args.id)
         console.print(f"token {revoked.id} ({revoked.scope}, {revoked.name!r}) revoked")
     return 0

@@ -1,7 +1,8 @@
 """TunefarmClient: one typed method per REST endpoint (httpx), answers validated with the API's own schemas.
 
-Any 4xx/5xx, or a server that cannot be reached, raises TunefarmError carrying the server's message, after the tries
-that `RetryPolicy` (tunefarm_client/retrying.py) allows for a farm that is briefly unable to answer.
+Any 3xx (redirects are not followed: every path the client calls is the API's own, so one means a malformed path such
+as an empty id), 4xx or 5xx, or a server that cannot be reached, raises TunefarmError carrying the server's message,
+after the tries that `RetryPolicy` (tunefarm_client/retrying.py) allows for a farm that is briefly unable to answer.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import httpx
 from pydantic import BaseModel
 
 from tunefarm_client.retrying import RetryPolicy
+from tuner_server.api.device_kinds import DEVICE_KINDS, DeviceChoiceError, choose_class
 from tuner_server.api.prediction import PredictedBest
 from tuner_server.api.schemas import (
     BestPublic,
@@ -34,7 +36,6 @@ from tuner_server.api.schemas import (
 
 M = TypeVar("M", bound=BaseModel)
 FINAL_JOB_STATES = ("done", "failed", "cancelled")
-DEVICE_KINDS = ("cpu", "cuda")
 
 
 class TunefarmError(Exception):
@@ -47,6 +48,15 @@ class TunefarmError(Exception):
 
     @classmethod
     def from_response(cls, response: httpx.Response) -> TunefarmError:
+        """The error a response of status 300 or more is: its body's `error` and `detail` (a redirect's, where it
+        was sent, since the client follows none: every path it calls is the API's own)."""
+        if 300 <= response.status_code < 400:
+            where = f" to {response.headers['location']}" if "location" in response.headers else ""
+            error = (f"unexpected redirect ({response.status_code} {response.reason_phrase}{where}): no API route "
+                     "answers this path (an empty id?)")
+            request = response.request
+            return cls(f"{request.method} {request.url.path} -> {error}", status=response.status_code, error=error,
+                       method=request.method, url=str(request.url))
         try:
             body = response.json()
             error, detail = (body.get("error"), body.get("detail")) if isinstance(body, dict) else (None, body)
@@ -115,7 +125,7 @@ class TunefarmClient:
                                                      method=method, url=url)
                 error.__cause__, status, retry_after = exc, None, None
             else:
-                if response.status_code < 400:
+                if response.status_code < 300:  # a 3xx is no answer: redirects are not followed (from_response)
                     return response
                 error, status = TunefarmError.from_response(response), response.status_code
                 retry_after = response.headers.get("retry-after")
@@ -144,21 +154,15 @@ class TunefarmClient:
 
     def resolve_device(self, device: str) -> str:
         """An exact device class as is; 'cpu' or 'cuda' -> this farm's class of that kind: the only one, else the
-        only one with an agent online. TunefarmError (listing the classes) when there is none or several."""
+        only one with an agent online (api/device_kinds.py, the rule the server's /v1/best routes apply).
+        TunefarmError (listing the classes) when there is none or several."""
         if device not in DEVICE_KINDS:
             return device
         classes = self.devices(kind=device, limit=1000).items
-        online = [d.device_class for d in classes if d.status == "online"]
-        if len(classes) == 1:
-            return classes[0].device_class
-        if len(online) == 1:
-            return online[0]
-        if not classes:
-            raise TunefarmError(f"no {device} device class on this farm yet: no {device} agent has registered "
-                                f"(start one, or give an exact class)")
-        listing = ", ".join(f"{d.device_class} ({d.status})" for d in classes)
-        raise TunefarmError(f"device {device!r} is ambiguous on this farm: {len(classes)} {device} classes, "
-                            f"{len(online)} online: {listing}; give one of them")
+        try:
+            return choose_class(device, [(d.device_class, d.status == "online") for d in classes])
+        except DeviceChoiceError as exc:
+            raise TunefarmError(str(exc)) from None
 
     def metrics(self) -> str:
         return self._request("GET", "/metrics").text
@@ -261,7 +265,7 @@ class TunefarmClient:
         url = self.base_url + "/v1/export"
         try:
             with self._http.stream("GET", url, params=query, headers=self._auth) as response:
-                if response.status_code >= 400:
+                if response.status_code >= 300:
                     response.read()
                     raise TunefarmError.from_response(response)
                 yield from (line for line in response.iter_lines() if line)

@@ -62,3 +62,14 @@ def test_demo_refuses_a_malformed_measure_before_starting_a_farm(tmp_path):
     assert out.stderr.strip() == ("tunefarm demo: --measure max_time_s=soon: a measurement option is a finite "
                                   "number or true/false")
     assert not (tmp_path / "farm").exists()
+
+
+def test_a_param_given_twice_and_an_empty_token_id_are_refused_before_any_request(tmp_path):
+    server = ("--server", "http://127.0.0.1:9", "--token", "t")  # nothing listens: a request would fail otherwise
+    tune = _tunefarm(*server, "tune", "--op", "matmul", "--params", "M=64,M=32,N=64,K=64", "--device",
+                     "cpu-x86_64-avx2-2c", cwd=tmp_path, timeout=60)
+    assert tune.returncode == 1 and tune.stderr.strip() == (
+        "tunefarm tune: --params 'M=64,M=32,N=64,K=64': param 'M' given more than once; give each at most once")
+    revoke = _tunefarm(*server, "tokens", "revoke", "", cwd=tmp_path, timeout=60)
+    assert revoke.returncode == 1 and revoke.stderr.strip() == (
+        "tunefarm tokens: a token id is required (`tunefarm tokens list` shows them)")

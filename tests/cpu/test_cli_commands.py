@@ -93,6 +93,7 @@ def test_tune_strategy_options_reach_the_job_and_bad_ones_point_to_the_list(farm
     one_line_error(run(farm, *tune, "acquisition=pi"), "tune", "'acquisition'='pi' not allowed", "'ucb'")
     one_line_error(run(farm, *tune, "member=3"), "tune", "unknown option(s) 'member'", "members")
     one_line_error(run(farm, *tune, "{not json"), "tune", "not a JSON object")
+    one_line_error(run(farm, *tune, "kappa=nan"), "tune", "kappa=nan: not a finite number, and no option takes NaN")
     one_line_error(run(farm, *tune, "members"), "tune", "'members' is not name=value")
     assert len(farm.client.jobs().items) == 1  # none of them made a job
     shown = ok(run(farm, "ops", "model"))
@@ -193,6 +194,7 @@ def test_tokens_create_list_revoke(farm):
     admin_id = next(t.id for t in farm.client.tokens() if t.scope == "admin")
     one_line_error(run(farm, "tokens", "revoke", admin_id), "tokens", "409", "TUNEFARM_ADMIN_TOKEN")
     one_line_error(run(farm, "tokens", "revoke", "nope"), "tokens", "404")
+    one_line_error(run(farm, "tokens", "revoke", ""), "tokens", "a token id is required")
 
 
 def test_user_mistakes_are_one_line_errors(farm, tmp_path):
@@ -203,6 +205,10 @@ def test_user_mistakes_are_one_line_errors(farm, tmp_path):
                    "missing param K")
     one_line_error(run(farm, "best", "--op", "matmul", "--params", "M32", "--device", "cpu"), "best",
                    "not name=value")
+    one_line_error(run(farm, "best", "--op", "matmul", "--params", "M=32,N=32,K=32,M=16", "--device", "cpu"), "best",
+                   "param 'M' given more than once")
+    one_line_error(run(farm, "best", "--op", "matmul", "--params", "M=+32,N=32,K=32", "--device", "cpu"), "best",
+                   "query.M: '+32' is not a valid integer")
     one_line_error(run(farm, "best", *KEY, "--device", "cuda"), "best", "no cuda device class")
     one_line_error(run(farm, "best", *KEY, "--device", "cpu-x86_64-avx2-99c"), "best", "unknown device class",
                    farm.device_class)

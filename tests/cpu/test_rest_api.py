@@ -176,7 +176,11 @@ BAD = [
     ("post", "/v1/jobs", {"json": _job(op="matmull")}, 422, ["body.op", "'softmax'", "(got 'matmull')"]),
     ("post", "/v1/jobs", {"json": _job(params={"M": 64, "N": 64})}, 422, ["missing param K", "expected M, N, K"]),
     ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "Q": 1})}, 422, ["unknown param(s) Q"]),
-    ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "M": "abc"})}, 422, ["M must be an integer"]),
+    ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "M": "abc"})}, 422, ["body.params.M: 'abc' is a string",
+                                                                              "an integer from 1 to 1048576"]),
+    *[("post", "/v1/jobs", {"json": _job(params={**MATMUL, "M": text})}, 422,
+       [f"body.params.M: {text!r} is a string; M is an integer from 1 to 1048576, sent as a JSON number"])
+      for text in ("16", " 16", "+16", "016")],  # compiler_core would read each as 16
     ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "M": 1.5})}, 422, ["body.params.M"]),
     ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "M": 0})}, 422, ["M=0 out of range [1, 1048576]"]),
     ("post", "/v1/jobs", {"json": _job(params={**MATMUL, "M": 8192})}, 422, ["M=8192 exceeds the limit 4096"]),

@@ -10,7 +10,8 @@ import pytest
 import compiler_core as cc
 from tests.cpu.rest_support import CPU_CLASS, MATMUL, MATMUL_KEY, MATMUL_QUERY, READER, make_farm
 from tests.db.conftest import db_engine, db_url, session_factory  # noqa: F401  (fixtures)
-from tests.db.factories import at
+from tests.db.factories import agent, at, cpu_fingerprint
+from tuner_server.db import session_scope
 
 
 @pytest.fixture
@@ -75,6 +76,38 @@ def test_rollback_and_pin_append_versions(farm):
     assert farm.get(f"/v1/best/history?{MATMUL_QUERY}").json()["total"] == 6
 
 
+def test_pinning_the_pinned_schedule_again_is_a_409_that_appends_nothing(farm):
+    assert farm.post("/v1/best/pin", json=_key(version=3)).json()["version"] == 4
+    before = farm.rows()
+    for again in (_key(version=3), _key(version=4), _key(version=None, trial_id=farm.seeded["trials"][2])):
+        refused = farm.post("/v1/best/pin", json=again)
+        assert refused.status_code == 409 and "is already the pinned head (version 4" in refused.json()["error"], \
+            refused.text
+    assert farm.rows() == before
+    assert farm.post("/v1/best/pin", json=_key(version=1)).json()["version"] == 5  # another schedule: a new pin
+
+
+def test_every_best_route_resolves_a_device_kind_to_the_farms_class(farm):
+    by_kind = MATMUL_QUERY.replace(CPU_CLASS, "cpu")
+    best = farm.get(f"/v1/best?{by_kind}").json()
+    assert (best["device_class"], best["version"]) == (CPU_CLASS, 3)
+    assert farm.get(f"/v1/best/history?{by_kind}").json()["total"] == 3
+    assert farm.get(f"/v1/best/diff?{by_kind}&v1=1&v2=3").json()["device_class"] == CPU_CLASS
+    assert [k["device_class"] for k in farm.get("/v1/best/keys?device=cpu").json()["items"]] == [CPU_CLASS]
+    rolled = farm.post("/v1/best/rollback", json={**_key(to_version=1), "device": "cpu"})
+    assert (rolled.status_code, rolled.json()["device_class"], rolled.json()["version"]) == (201, CPU_CLASS, 4)
+    pinned = farm.post("/v1/best/pin", json={**_key(version=2), "device": "cpu"})
+    assert (pinned.status_code, pinned.json()["device_class"], pinned.json()["version"]) == (201, CPU_CLASS, 5)
+    with session_scope(farm.factory) as session:  # a second CPU class, online too: 'cpu' names neither
+        agent(session, "a2", fingerprint=cpu_fingerprint(cores=4))
+    for response in (farm.get(f"/v1/best?{by_kind}"), farm.get("/v1/best/keys?device=cpu"),
+                     farm.post("/v1/best/pin", json={**_key(version=None), "device": "cpu"})):
+        assert response.status_code == 422, response.text
+        error = response.json()
+        assert "device=cpu: device 'cpu' is ambiguous on this farm: 2 cpu classes, 2 online" in error["error"]
+        assert error["detail"]["known_device_classes"] == [CPU_CLASS, "cpu-x86_64-avx2-4c"]
+
+
 def test_a_kept_head_answer_follows_every_new_version(farm):
     url = f"/v1/best?{MATMUL_QUERY}"
     first, again = farm.get(url), farm.get(url)
@@ -136,28 +169,66 @@ def test_import_adds_a_faster_foreign_head(farm):
     assert (head["version"], head["reason"], head["median_s"]) == (4, "import", pytest.approx(1e-5))
 
 
-def test_cuda_source_for_an_imported_cuda_head(farm):
-    cuda_class, key = "cuda-nvidia-h100-80gb-hbm3-sm90", "softmax(rows=64,cols=1000,dtype=float32)"
+CUDA_CLASS = "cuda-nvidia-h100-80gb-hbm3-sm90"
+H100_FINGERPRINT = {"kind": "cuda", "model": "NVIDIA H100 80GB HBM3", "arch": "sm_90", "compute_units": 132}
+TRIAL_ID = "0f8fad5b-d9cb-469f-a165-70867728950e"  # a trial's id in the exporting farm
+
+
+def _cuda_import(fingerprint: dict | None = H100_FINGERPRINT, device_after: bool = False, **trial_changes) -> bytes:
+    """A softmax head of CUDA_CLASS (a class the seeded farm does not know) as another farm's export: its device line
+    (`fingerprint`; None: no device line, `device_after`: after the trial), the trial, the version."""
+    key = "softmax(rows=64,cols=1000,dtype=float32)"
     config = cc.default_config(cc.parse_key(key), cc.cuda_target("sm_90"))
-    trial = {"type": "trial", "id": "t1", "workload": key, "device_class": cuda_class, "config": config,
+    trial = {"type": "trial", "id": TRIAL_ID, "workload": key, "device_class": CUDA_CLASS, "config": config,
              "codegen_version": cc.codegen_version(), "status": "OK", "samples": [1e-5], "median_s": 1e-5,
-             "created_at": at(5).isoformat()}
-    version = {"type": "schedule_version", "workload": key, "device_class": cuda_class, "version": 1, "trial": "t1",
+             "created_at": at(5).isoformat(), **trial_changes}
+    version = {"type": "schedule_version", "workload": key, "device_class": CUDA_CLASS, "version": 1, "trial": TRIAL_ID,
                "reason": "improved", "created_at": at(5).isoformat()}
-    query = f"/v1/best?op=softmax&rows=64&cols=1000&device={cuda_class}"
-    body = "\n".join(json.dumps(r) for r in (trial, version)).encode()
-    assert farm.post("/v1/import", content=body).json()["versions"] == 1
+    device = [] if fingerprint is None else [{"type": "device", "device_class": CUDA_CLASS, "kind": "cuda",
+                                              "fingerprint": fingerprint}]
+    records = [trial, *device, version] if device_after else [*device, trial, version]
+    return "\n".join(json.dumps(r) for r in records).encode()
+
+
+def test_cuda_source_for_an_imported_cuda_head(farm):
+    query = f"/v1/best?op=softmax&rows=64&cols=1000&device={CUDA_CLASS}"
+    assert farm.post("/v1/import", content=_cuda_import()).json()["versions"] == 1  # a new class, with its device line
     best = farm.get(query).json()  # a class known only from the import: served, its target unknown here
     assert best["target"] is None and best["reason"] == "import"
     refused = farm.get(query + "&include_source=true")
     assert refused.status_code == 422 and "registered its compiler target" in refused.json()["error"]
     h100 = cc.cuda_target("sm_90a", sm_count=132).to_dict()  # the device line of an export from an H100 farm
-    device = {"type": "device", "device_class": cuda_class, "kind": "cuda", "fingerprint": {"target": h100}}
+    device = {"type": "device", "device_class": CUDA_CLASS, "kind": "cuda", "fingerprint": {"target": h100}}
     imported = farm.post("/v1/import", content=json.dumps(device).encode())
     assert imported.status_code == 200, imported.text
     best = farm.get(query + "&include_source=true").json()
     assert (best["target"]["kind"], best["target"]["arch"], best["target"]["sm_count"]) == ("cuda", "sm_90a", 132)
     assert "__global__" in best["source"] and best["gbps"] == pytest.approx(2 * 64 * 1000 * 4 / 1e-5 / 1e9)
+
+
+@pytest.mark.parametrize("body, words", [
+    (_cuda_import(None), [f"line 1: trial '{TRIAL_ID}' is of device class {CUDA_CLASS}, which this farm does not know",
+                          "a `device` line for", "must precede trials of a class the farm does not know"]),
+    (_cuda_import(device_after=True), ["line 1: trial", "must precede trials"]),
+    (_cuda_import({}), [f"line 1: device {CUDA_CLASS} is new to this farm, and its fingerprint does not describe it",
+                        "missing field 'kind'"]),
+    (_cuda_import({**H100_FINGERPRINT, "arch": "sm_80"}), ["line 1: device",
+                                                          "describes cuda-nvidia-h100-80gb-hbm3-sm80, not"]),
+    (_cuda_import(id="t1"), ["line 2: trial: id 't1' is not a UUID"]),
+    (_cuda_import(id=TRIAL_ID.upper()), ["line 2: trial: id", "is not a UUID"]),
+    (_cuda_import(threads=4), ["line 2: trial: field 'threads' is not one of type, id, workload"]),
+    (b'{"type": "header", "format": "tunefarm-export", "format_version": 1}\n{"type": "trial", "id": ',
+     ["line 2: not JSON (Expecting value at column 25)"]),
+], ids=["no device line", "device line after", "empty fingerprint", "another class's fingerprint",
+      "id not a UUID", "id not canonical", "unknown field", "not JSON"])
+def test_an_import_that_would_add_a_class_without_its_fingerprint_or_a_malformed_line_is_refused(farm, body, words):
+    before = farm.rows()
+    response = farm.post("/v1/import", content=body)
+    assert response.status_code == 422, response.text
+    for word in words:
+        assert word in response.json()["error"], (word, response.json())
+    assert farm.rows() == before
+    assert farm.get("/v1/devices?kind=cuda").json()["total"] == 0
 
 
 BAD = [
@@ -173,12 +244,32 @@ BAD = [
     ("get", "/v1/best?op=matmul&M=64&N=64&K=64&device=cpu-arm-neon-4c", None, 422, ["unknown device class",
                                                                                     CPU_CLASS]),
     ("get", "/v1/best?op=matmul&M=64&N=64&K=64", None, 422, ["query.device", "Field required"]),
+    ("get", "/v1/best?op=matmul&M=64&N=64&K=64&device=cuda", None, 422, ["device=cuda: no cuda device class on this "
+                                                                         "farm yet", CPU_CLASS]),
+    ("post", "/v1/best/pin", {**_key(version=1), "device": "cuda"}, 422, ["no cuda device class", CPU_CLASS]),
+    ("get", f"/v1/best/history?{MATMUL_QUERY}&offset=-1", None, 422, ["query.offset: -1 is out of range: an integer "
+                                                                      "from 0 to 2147483647"]),
+    ("get", f"/v1/best?{MATMUL_QUERY.replace('M=64', 'M=-64')}", None, 422, ["query.M: -64 is out of range: an "
+                                                                            "integer from 1 to 1048576"]),
+    ("get", f"/v1/best?{MATMUL_QUERY.replace('M=64', 'M=064')}", None, 422, ["query.M: '064' is not a valid integer: "
+                                                                            "an integer from 1 to 1048576",
+                                                                            "without '+', spaces or a leading zero"]),
+    ("get", f"/v1/best?{MATMUL_QUERY.replace('M=64', 'M=%2B64')}", None, 422, ["query.M: '+64' is not a valid"]),
+    *[("post", "/v1/best/pin", {**_key(version=1), "params": {**MATMUL, "M": text}}, 422,
+       [f"body.params.M: {text!r} is a string; M is an integer from 1 to 1048576, sent as a JSON number"])
+      for text in ("64", " 64", "+64", "064")],
+    ("post", "/v1/best/rollback", {**_key(to_version=1), "params": {**MATMUL, "K": "64"}}, 422,
+     ["body.params.K: '64' is a string"]),
     ("get", "/v1/best?op=matmul&M=64&N=64&K=32&device=" + CPU_CLASS, None, 404, ["no best schedule for"]),
     ("get", f"/v1/best?{MATMUL_QUERY}&version=9", None, 404, ["no version 9"]),
     ("get", f"/v1/best?{MATMUL_QUERY}&version=1&as_of=2026-01-01T00:00:00Z", None, 422, ["not both"]),
     ("get", f"/v1/best?{MATMUL_QUERY}&as_of=yesterday", None, 422, ["not an ISO 8601 time"]),
     ("get", f"/v1/best?{MATMUL_QUERY}&as_of=2026-01-01T00:00:00", None, 422, ["no time zone"]),
     ("get", f"/v1/best?{MATMUL_QUERY}&as_of=2026-01-01T00:00:00+00:00", None, 422, ["%2B"]),
+    ("get", f"/v1/best?{MATMUL_QUERY}&as_of=2026-01-01T00:00:00%2B25:00", None, 422,
+     ["as_of='2026-01-01T00:00:00+25:00' has a zone offset +25:00 out of range: an offset is within -23:59 .. +23:59"]),
+    ("get", f"/v1/best?{MATMUL_QUERY}&as_of=2026-13-01T00:00:00Z", None, 422,
+     ["is not an ISO 8601 time (month must be in 1..12): write it like 2026-01-01T12:00:00Z"]),
     ("get", f"/v1/best?{MATMUL_QUERY}&as_of=2020-01-01T00:00:00Z", None, 404, ["as of 2020"]),
     ("get", f"/v1/best/diff?{MATMUL_QUERY}&v1=1&v2=7", None, 404, ["no version 7"]),
     ("get", f"/v1/best/history?{MATMUL_QUERY.replace(CPU_CLASS, 'cpu-arm-neon-4c')}", None, 422, ["known: "]),
@@ -191,7 +282,7 @@ BAD = [
     ("post", "/v1/best/pin", {**_key(version=1), "params": {"M": 64}}, 422, ["missing param N"]),
     ("post", "/v1/best/pin", {**_key(version=1), "op": "softmax", "params": {"rows": 4, "cols": 4}}, 404,
      ["no schedule versions"]),
-    ("post", "/v1/import", b"not json\n", 422, ["line 1"]),
+    ("post", "/v1/import", b"not json\n", 422, ["line 1: not JSON (Expecting value at column 1)"]),
     ("post", "/v1/import", b'{"type": "trial", "id": "t"}\n', 422, ["missing field"]),
     ("post", "/v1/import", b"\xff\xfe", 400, ["not UTF-8"]),
     ("post", "/v1/import", b"\n\n", 422, ["empty import"]),

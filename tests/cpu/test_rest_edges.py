@@ -307,13 +307,16 @@ def test_a_lone_surrogate_in_an_import_is_refused_naming_its_line(farm, changes,
 
 
 # ---- imported configs must be configs of the op's space --------------------------------------------------------
+IMPORTED_TRIAL = "0f8fad5b-d9cb-469f-a165-70867728950e"  # its id in the exporting farm
+
+
 def _trial_and_head(config: dict) -> bytes:
     """One trial at this server's codegen_version and a schedule_version that makes it the head of MATMUL_KEY."""
-    trial = {"type": "trial", "id": "t-import", "workload": MATMUL_KEY, "device_class": CPU_CLASS, "config": config,
+    trial = {"type": "trial", "id": IMPORTED_TRIAL, "workload": MATMUL_KEY, "device_class": CPU_CLASS, "config": config,
              "codegen_version": cc.codegen_version(), "status": "OK", "samples": [1e-6], "median_s": 1e-6,
              "created_at": at(100).isoformat()}
     version = {"type": "schedule_version", "workload": MATMUL_KEY, "device_class": CPU_CLASS, "version": 1,
-               "trial": "t-import", "reason": "improved", "created_at": at(100).isoformat()}
+               "trial": IMPORTED_TRIAL, "reason": "improved", "created_at": at(100).isoformat()}
     return _body([trial, version])
 
 
@@ -327,7 +330,7 @@ def test_an_import_of_a_config_outside_the_space_is_refused_whole(farm, config, 
     response = farm.post("/v1/import", content=_trial_and_head(config))
     assert response.status_code == 422, response.text
     error = response.json()["error"]
-    assert "line 1: trial 't-import'" in error and "not in the space of" in error, error
+    assert f"line 1: trial '{IMPORTED_TRIAL}'" in error and "not in the space of" in error, error
     assert all(word in error for word in words), error
     assert farm.rows() == before
     head = farm.get(f"/v1/best?{MATMUL_QUERY}&include_source=true")

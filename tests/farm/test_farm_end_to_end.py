@@ -28,6 +28,7 @@ from tests.farm.schedule_checks import check_head_moved_only_head_to_head, key_s
 WORKLOAD = cc.make_workload("matmul", MATMUL)
 SEED_MEDIAN_S = 1.0
 OTHER_CODEGEN = "0123456789abcdef"  # TEST DATA: a code generator this farm does not run
+SEED_TRIAL = "5eed0000-0000-4000-8000-000000000001"  # TEST DATA: its id in the other farm (a UUID, as exports write)
 
 
 def seed_lines(device_class: str, target: cc.Target) -> list[str]:
@@ -36,12 +37,12 @@ def seed_lines(device_class: str, target: cc.Target) -> list[str]:
     config = cc.default_config(WORKLOAD, target)
     records = [
         {"type": "header", "format": "tunefarm-export", "format_version": 1},
-        {"type": "trial", "id": "seed-trial", "workload": WORKLOAD.key, "device_class": device_class,
+        {"type": "trial", "id": SEED_TRIAL, "workload": WORKLOAD.key, "device_class": device_class,
          "config": config, "codegen_version": OTHER_CODEGEN, "status": "OK",
          "samples": [0.99, 1.0, 1.01], "median_s": SEED_MEDIAN_S, "ci_low_s": 0.99, "ci_high_s": 1.01,
          "max_abs_error": 0.0, "created_at": created},
         {"type": "schedule_version", "workload": WORKLOAD.key, "device_class": device_class, "version": 1,
-         "trial": "seed-trial", "reason": "improved", "created_at": created},
+         "trial": SEED_TRIAL, "reason": "improved", "created_at": created},
     ]
     return [json.dumps(r) for r in records]
 

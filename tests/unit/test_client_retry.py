@@ -82,3 +82,20 @@ def test_retry_after_is_capped_and_dates_fall_back_to_the_backoff():
     assert policy.wait_s(1, "3600", 0.0) == 8.0
     assert policy.wait_s(3, "Wed, 21 Oct 2026 07:28:00 GMT", 0.0) == 2.0
     assert policy.wait_s(1, None, 9.8) == pytest.approx(0.2) and policy.wait_s(1, None, 10.0) is None
+
+
+def test_a_redirect_is_an_error_not_an_answer():
+    """DELETE /v1/tokens/ (an empty id) is no route: the server redirects to /v1/tokens with no body. The client
+    follows no redirect, and one is a TunefarmError naming it, not a JSON parse error."""
+    seen: list[str] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.method} {request.url.path}")
+        return httpx.Response(307, headers={"Location": "http://farm/v1/tokens"})
+
+    waits: list[float] = []
+    with pytest.raises(TunefarmError) as err:
+        client(httpx.Client(transport=httpx.MockTransport(handle)), waits).revoke_token("")
+    assert seen == ["DELETE /v1/tokens/"] and waits == [] and err.value.status == 307
+    assert "unexpected redirect (307 Temporary Redirect to http://farm/v1/tokens): no API route answers this path" \
+        in str(err.value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from compiler_core import OPS, WorkloadError, get_op, make_workload, parse_key
-from compiler_core.workload import MAX_DIM, MAX_TENSOR_ELEMS, Workload
+from compiler_core.workload import MAX_DIM, MAX_TENSOR_ELEMS, Workload, parse_params
 
 MATMUL = dict(M=64, N=32, K=16)
 
@@ -27,7 +27,8 @@ def test_extra_param():
         make_workload("matmul", dict(MATMUL, Z=1, Q=2))
 
 
-@pytest.mark.parametrize("value", [4.0, "abc", True, False, None, "4.5", [4], "²", "٣", "4²", "", "1" * 40])
+@pytest.mark.parametrize("value", [4.0, "abc", True, False, None, "4.5", [4], "²", "٣", "4²", "", "1" * 40,
+                                   " 64", "+64", "064", "64 "])
 def test_non_integer(value):
     with pytest.raises(WorkloadError, match=rf"param M must be an integer in \[1, {MAX_DIM}\], got"):
         make_workload("matmul", dict(MATMUL, M=value))
@@ -65,6 +66,15 @@ def test_key_with_a_non_ascii_digit_is_a_workload_error():
 
 def test_integer_strings_are_accepted():
     assert make_workload("matmul", dict(MATMUL, M="64")) == make_workload("matmul", MATMUL)
+
+
+def test_params_text_names_a_param_at_most_once():
+    assert parse_params("M=64, N=8,K=16") == {"M": 64, "N": 8, "K": 16}
+    assert parse_params("M=+64,N=064") == {"M": "+64", "N": "064"}  # text: the op's int param refuses it
+    with pytest.raises(WorkloadError, match="param 'M' given more than once"):
+        parse_params("M=64,N=8,M=32")
+    with pytest.raises(WorkloadError, match="'=3' is not name=value"):
+        parse_params("M=64,=3")
 
 
 @pytest.mark.parametrize("value", [0, -3])

@@ -38,7 +38,9 @@ UTF-8 (else 415) and is strict JSON (else 400 saying why): no NaN or Infinity, n
 {MAX_NUMBER_CHARS} characters, at most {MAX_DEPTH} levels of arrays and objects, no key twice in an object, no NUL
 or lone UTF-16 surrogate in a string. A query string gives each parameter at most once (no parameter is a list: a
 repeated one is a 422 naming it), only the parameters the operation lists (an unknown one is a 422 listing those
-allowed), and integers as plain decimal digits (`64`, not `64.0`, `+64` or `6_4`)."""
+allowed), and integers as plain decimal digits (`64`, not `64.0`, `+64`, `064` or `6_4`); an op's integer param in a
+JSON body is a JSON number (`64`, not `"64"`). Wherever a device class is asked for on /v1/best*, `cpu` or `cuda`
+names this farm's class of that kind (the only one, else the only one online)."""
 # Requests holding a database session at once: below the engine's pool (db/engine.py: 20 + 10 overflow) and AnyIO's 40
 # worker threads, so a request holding a connection always finds a worker for its next step (see deps.get_db).
 MAX_DB_REQUESTS = 10

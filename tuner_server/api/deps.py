@@ -61,6 +61,10 @@ WorkloadKey = Annotated[str | None, Query(max_length=1100, pattern=WORKLOAD_KEY,
                                           "matmul(M=64,N=64,K=64) (dtype defaults to float32)")]
 DeviceClassFilter = Annotated[str | None, Query(max_length=128, pattern=f"^{CLASS_PATTERN}$",
                                                 description="an exact device class, e.g. cpu-x86_64-avx2-2c")]
+DeviceSelectorFilter = Annotated[str | None, Query(max_length=128, pattern=f"^(cpu|cuda|{CLASS_PATTERN})$",
+                                                   description="'cpu' or 'cuda' (this farm's class of that kind: the "
+                                                               "only one, else the only one online) or an exact "
+                                                               "device class")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DriverDep = Annotated[Any, Depends(get_driver)]
 

@@ -5,6 +5,7 @@ name that some op takes is declared here once, with its type and the widest boun
 lists them and a generated client can send them; which ones an op needs, and its own bounds, are in GET /v1/ops,
 and `workload()` checks them. A query parameter that is neither declared here nor a param of any op is a 422, and so
 is one given twice or an integer that is not plain digits (api/query_rules.py, on the route and the hot path).
+`device` is 'cpu', 'cuda' or an exact class; the routes resolve a kind to the farm's class (inputs.resolve_device).
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def _op_params_model() -> type[BaseModel]:
             uses[param.name].append((op, param))
     return create_model("OpParamsQuery", __config__=ConfigDict(extra="forbid"),
                         op=(s.OpName, Field(description="the op; its params are the query parameters below")),
-                        device=(s.DeviceClass, ...),
+                        device=(s.DeviceSelector, ...),
                         **{name: _param_field(found) for name, found in sorted(uses.items())})
 
 

@@ -2,10 +2,13 @@
 declares, and integers as plain decimal digits.
 
 FastAPI keeps the last of a repeated parameter, ignores one it does not declare (`?sate=done` filtered nothing) and
-reads integers the way pydantic's lax mode does (`64.0`, `6_4`, ` 64`, `+64` all read as 64), where a body's
-`"M": 64.0` is a 422. `QueryRules` says what one route accepts; it is built from the route's OpenAPI parameters (what
-the documentation promises is what is checked), or from a query model's JSON schema (the hot /v1/best path, which
-answers before routing). No route takes a list in its query string, so a repeated parameter is always an error.
+reads integers the way pydantic's lax mode does (`64.0`, `6_4`, ` 64`, `+64`, `064` all read as 64), where a body's
+`"M": 64.0` is a 422. An integer here is written as JSON writes one (schemas.INTEGER_TEXT), the one rule for integers
+in text: the CLI's --params reads them alike, and in a body an integer param is a JSON number (api/inputs.py); a
+refusal names the parameter's range. `QueryRules` says what one route accepts; it is built from the route's OpenAPI
+parameters (what the documentation promises is what is checked), or from a query model's JSON schema (the hot
+/v1/best path, which answers before routing). No route takes a list in its query string, so a repeated parameter is
+always an error.
 """
 from __future__ import annotations
 
@@ -17,21 +20,50 @@ from typing import Any
 from starlette.datastructures import QueryParams
 
 from tuner_server.api.errors import ApiError
+from tuner_server.api.schemas import INTEGER_TEXT, UNSIGNED_TEXT
 
-_DIGITS = re.compile(r"[0-9]+")
-_SIGNED_DIGITS = re.compile(r"-?[0-9]+")
+_DIGITS = re.compile(UNSIGNED_TEXT)  # schemas.INTEGER_TEXT without its '-': the CLI's --params read ints alike
 MAX_ECHO = 40  # characters of a refused value repeated in the error
+
+
+@dataclass(frozen=True)
+class IntegerRule:
+    """An integer query parameter's bounds (None: unbounded on that side), from its JSON schema."""
+
+    minimum: int | None = None
+    maximum: int | None = None
+
+    @property
+    def negative(self) -> bool:
+        """Whether a '-' may lead its digits."""
+        return self.minimum is None or self.minimum < 0
+
+    def allowed(self) -> str:
+        if self.minimum is not None and self.maximum is not None:
+            return f"an integer from {self.minimum} to {self.maximum}"
+        if self.minimum is not None:
+            return f"an integer of at least {self.minimum}"
+        return "an integer" if self.maximum is None else f"an integer of at most {self.maximum}"
 
 
 @dataclass(frozen=True)
 class QueryRules:
     allowed: tuple[str, ...]  # the declared names, in declaration order
-    integers: Mapping[str, bool]  # integer parameter -> whether it may be negative
+    integers: Mapping[str, IntegerRule]  # the integer parameters
 
 
 def _integer_schema(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
     options = schema.get("anyOf", [schema])
     return next((s for s in options if s.get("type") == "integer"), None)
+
+
+def _integer_rule(schema: Mapping[str, Any]) -> IntegerRule:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if low is None and schema.get("exclusiveMinimum") is not None:
+        low = schema["exclusiveMinimum"] + 1
+    if high is None and schema.get("exclusiveMaximum") is not None:
+        high = schema["exclusiveMaximum"] - 1
+    return IntegerRule(low, high)
 
 
 def rules_of(schemas: Mapping[str, Mapping[str, Any]]) -> QueryRules:
@@ -40,8 +72,7 @@ def rules_of(schemas: Mapping[str, Mapping[str, Any]]) -> QueryRules:
     for name, schema in schemas.items():
         found = _integer_schema(schema)
         if found is not None:
-            low = found.get("minimum", found.get("exclusiveMinimum"))
-            integers[name] = low is None or low < 0
+            integers[name] = _integer_rule(found)
     return QueryRules(tuple(schemas), integers)
 
 
@@ -60,13 +91,15 @@ def reject_repeated_params(params: QueryParams) -> None:
         seen.add(name)
 
 
-def _echo(value: str) -> str:
+def echo(value: str) -> str:
+    """A refused value as an error repeats it: at most MAX_ECHO characters."""
     return value if len(value) <= MAX_ECHO else value[:MAX_ECHO] + "..."
 
 
 def check_query(params: QueryParams, rules: QueryRules) -> None:
     """ApiError 422 for a repeated parameter, one the route does not declare (listing those it does) or an integer
-    that is not plain decimal digits (a leading '-' only where negatives are allowed)."""
+    not written as schemas.INTEGER_TEXT (decimal digits, no '+', space or leading zero; a leading '-' only where
+    negatives are allowed), naming the parameter's range."""
     reject_repeated_params(params)
     unknown = [name for name in params if name not in rules.allowed]
     if unknown:
@@ -75,10 +108,12 @@ def check_query(params: QueryParams, rules: QueryRules) -> None:
         raise ApiError(422, f"{named}: unknown query parameter{'s' if len(unknown) > 1 else ''}; allowed: {allowed}",
                        {"unknown": unknown, "allowed": list(rules.allowed)})
     for name, value in params.items():
-        negative = rules.integers.get(name)
-        if negative is None:
+        rule = rules.integers.get(name)
+        if rule is None or (INTEGER_TEXT if rule.negative else _DIGITS).fullmatch(value):
             continue
-        if not (_SIGNED_DIGITS if negative else _DIGITS).fullmatch(value):
-            form = "an optional '-' and decimal digits" if negative else "decimal digits only"
-            raise ApiError(422, f"query.{name}: {_echo(value)!r} is not a valid integer ({form}, e.g. {name}=64)",
-                           {"parameter": name, "input": _echo(value)})
+        given = {"parameter": name, "input": echo(value), "minimum": rule.minimum, "maximum": rule.maximum}
+        if INTEGER_TEXT.fullmatch(value):  # a negative number where none is allowed
+            raise ApiError(422, f"query.{name}: {echo(value)} is out of range: {rule.allowed()}", given)
+        form = "an optional '-' and" if rule.negative else "only"
+        raise ApiError(422, f"query.{name}: {echo(value)!r} is not a valid integer: {rule.allowed()}, written as "
+                            f"{form} decimal digits without '+', spaces or a leading zero (e.g. {name}=64)", given)

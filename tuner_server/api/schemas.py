@@ -4,6 +4,7 @@ Only pydantic here (no ORM, no FastAPI), so the Python client validates response
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
@@ -19,6 +20,10 @@ NO_NUL = r"^[^\x00]*$"  # PostgreSQL's text cannot hold U+0000 (strict_json refu
 ParamValue = (Annotated[StrictInt, Field(ge=0, le=bounds.MAX_INT32)]
               | Annotated[StrictStr, Field(max_length=MAX_PARAM_TEXT, pattern=NO_NUL)])
 Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]  # of an op param or a strategy option
+# An integer written as text (a query string, the CLI's name=value) is written as JSON writes one: decimal digits
+# without '+', spaces or a leading zero ('-' only where negatives are allowed); in a JSON body it is a JSON number.
+UNSIGNED_TEXT = "(?:0|[1-9][0-9]*)"
+INTEGER_TEXT = re.compile(f"-?{UNSIGNED_TEXT}")
 NAMED_ONLY = {"additionalProperties": False}  # a dict's keys are Names (pydantic writes them as patternProperties)
 Params = dict[Name, ParamValue]
 
@@ -36,6 +41,9 @@ OptionValue = (StrictBool | Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1
 OpName = Literal[tuple(sorted(cc.OPS))]  # type: ignore[valid-type]  # GET /v1/ops describes each
 DeviceClass = Annotated[str, Field(pattern=f"^{CLASS_PATTERN}$", max_length=128,
                                    description="an exact device class, e.g. cpu-x86_64-avx2-2c")]
+DeviceSelector = Annotated[str, Field(pattern=f"^(cpu|cuda|{CLASS_PATTERN})$", max_length=128,
+                                      description="'cpu' or 'cuda' (this farm's class of that kind: the only one, "
+                                                  "else the only one online) or an exact device class")]
 RowId = Annotated[str, Field(max_length=64, pattern=NO_NUL, description="a UUID")]  # of a job, token, trial
 Version = Annotated[StrictInt, Field(ge=1, le=bounds.MAX_VERSION)]  # in bodies: JSON true is no version
 PARAMS_DOC = "the op's params, e.g. {\"M\": 512, \"N\": 512, \"K\": 512}; GET /v1/ops lists each op's"
@@ -84,7 +92,9 @@ class OpsLimits(BaseModel):
     max_tensor_elements: int = Field(description="the most elements one tensor (input or output) of a job's workload "
                                      "may have; a larger one is a 422 naming the tensor (no workload anywhere may "
                                      "pass compiler_core's 2^28)")
-    max_dim: int = Field(description="the largest integer param of a job's workload (a shape dimension)")
+    max_dim: int = Field(description="the largest integer param of a job's workload (a shape dimension): this "
+                         "server's policy for what it tunes, applied on top of each param's own `max` (the compiler's "
+                         "range, which GET /v1/best and imports take as is); the smaller of the two binds")
     max_trials_per_job: int = Field(description="the largest trial budget of a job")
 
 
@@ -163,8 +173,8 @@ class JobCreate(BaseModel):
     op: OpName = Field(examples=["matmul"])
     params: Params = Field(max_length=32, description=PARAMS_DOC, examples=[{"M": 512, "N": 512, "K": 512}],
                            json_schema_extra=NAMED_ONLY)
-    device: str = Field(max_length=128, pattern=f"^(cpu|cuda|{CLASS_PATTERN})$",
-                        description="'cpu', 'cuda' or an exact device class", examples=["cpu"])
+    device: DeviceSelector = Field(description="'cpu' or 'cuda' (the job runs on the first class of that kind whose "
+                                   "agent leases it) or an exact device class", examples=["cpu"])
     trials: StrictInt = Field(ge=1, le=bounds.MAX_INT32,
                               description="trial budget: 1 .. the server's max_trials_per_job")
     strategy: str = Field("model", pattern=r"^[a-z_]{1,32}$", description="GET /v1/ops lists the strategies")
@@ -398,7 +408,7 @@ class ScheduleKey(BaseModel):
     model_config = ConfigDict(extra="forbid")
     op: OpName
     params: Params = Field(max_length=32, description=PARAMS_DOC, json_schema_extra=NAMED_ONLY)
-    device: DeviceClass
+    device: DeviceSelector
     message: str | None = Field(None, max_length=2000, pattern=NO_NUL)
 
 

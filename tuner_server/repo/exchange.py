@@ -1,11 +1,13 @@
 """Exchange results between farms as JSON lines (format in exchange_format.py).
 
-Import checks each line (exchange_format.parse_lines), then each trial's config against the op's space on the
-device class's compiler target where one is known (plausible.space_problem): a config no template builds would
-become a head whose source cannot be generated and that no measured trial replaces. Then it merges: trials are
-deduplicated by content identity (workload key, device class, config key, codegen
-version, timestamp, median: no farm-local ids), and a key's exported head becomes a local version with reason
-'import' when it beats the local head under the promotion rule. It is one transaction: a malformed line
+Import checks each line (exchange_format.parse_lines), then each trial's device class: one this farm knows, or one a
+`device` line before the trial introduces with a fingerprint that describes it (derives that class, as an agent's
+Register does): a class made from a trial alone would have no fingerprint, and every export would spread it. Then
+each trial's config against the op's space on the device class's compiler target where one is known
+(plausible.space_problem): a config no template builds would become a head whose source cannot be generated and that
+no measured trial replaces. Then it merges: trials are deduplicated by content identity (workload key, device class,
+config key, codegen version, timestamp, median: no farm-local ids), and a key's exported head becomes a local version
+with reason 'import' when it beats the local head under the promotion rule. It is one transaction: a malformed line
 means nothing is written.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sqlalchemy.orm import Session
 import compiler_core as cc
 from tuner_server.db.models import Device, ScheduleVersion, Trial, Workload
 from tuner_server.db.types import utcnow
+from tuner_server.device_class import device_class as derive_device_class
 from tuner_server.repo.agents import ensure_device
 from tuner_server.repo.errors import ImportFormatError
 from tuner_server.repo.exchange_format import FORMAT, FORMAT_VERSION, MAX_PROBLEMS, Parsed, parse_lines
@@ -72,7 +75,7 @@ def import_jsonl(lines: Iterable[str], *, session: Session, author: str,
     """Merge an export into this database; ImportFormatError (and nothing written) if any line is bad."""
     now = now or utcnow()
     parsed = parse_lines(lines, now)
-    problems = _config_problems(parsed, session)
+    problems = _class_problems(parsed, session) or _config_problems(parsed, session)
     if problems:
         raise ImportFormatError(problems)
     with session.begin_nested():
@@ -91,6 +94,33 @@ def _target(device_class: str, parsed: Parsed, session: Session) -> cc.Target | 
     except LookupError:
         stored = parsed.devices.get(device_class, {}).get("target")
         return cc.Target.from_dict(dict(stored)) if stored is not None else None  # parse_lines checked it
+
+
+def _class_problems(parsed: Parsed, session: Session) -> list[str]:
+    """'line N: ...' for every device line that introduces a class this farm does not know without a fingerprint
+    that derives it, and every trial of a class this farm does not know that no device line before it introduced."""
+    named = set(parsed.devices) | {t["device_class"] for t in parsed.trials}
+    known = set(session.scalars(select(Device.device_class).where(Device.device_class.in_(named)))) if named else set()
+    problems = []
+    for dclass, line in sorted(parsed.device_lines.items(), key=lambda item: item[1]):
+        if dclass not in known and (problem := _fingerprint_problem(dclass, parsed.devices[dclass])):
+            problems.append(f"line {line}: device {dclass} is new to this farm, and its fingerprint {problem}")
+    for t in parsed.trials:
+        dclass = t["device_class"]
+        if dclass not in known and parsed.device_lines.get(dclass, t["line"]) >= t["line"]:
+            problems.append(f"line {t['line']}: trial {t['id']!r} is of device class {dclass}, which this farm does "
+                            f"not know: a `device` line for {dclass} (with its fingerprint, as exports write it) must "
+                            "precede trials of a class the farm does not know")
+    return problems[:MAX_PROBLEMS]
+
+
+def _fingerprint_problem(dclass: str, fingerprint: dict) -> str | None:
+    """Why a device line's fingerprint does not describe `dclass` (None when it derives exactly that class)."""
+    try:
+        derived = derive_device_class(fingerprint)
+    except (ValueError, TypeError) as exc:
+        return f"does not describe it ({exc})"
+    return None if derived == dclass else f"describes {derived}, not {dclass}"
 
 
 def _config_problems(parsed: Parsed, session: Session) -> list[str]:

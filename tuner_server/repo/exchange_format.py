@@ -11,11 +11,16 @@
      "created_at": ...}
 
 `parse_lines` checks everything an import needs before anything is written: strict JSON (no NaN or Infinity),
-the fields' types, numbers within what the columns hold, and each trial's plausibility (repo/plausible.py).
+only the fields above (an unknown one is refused, as a JSON body's is), the fields' types, numbers within what the
+columns hold, trial ids that are UUIDs (what exports write), and each trial's plausibility (repo/plausible.py).
+Whether a trial's device class is one this farm knows, or one a device line before it introduces, repo/exchange.py
+checks (it needs the database).
 """
 from __future__ import annotations
 
+import json
 import re
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,7 +38,7 @@ from tuner_server.targets import target_problem
 FORMAT = "tunefarm-export"
 FORMAT_VERSION = 1
 MAX_PROBLEMS = 50
-MAX_ID = 64  # a trial's id in its farm (a UUID)
+MAX_ID = 64  # characters of a trial's id an error repeats (an id is a UUID: 36)
 MAX_AUTHOR = 128
 MAX_MESSAGE = 2000
 _CLASS_RE = re.compile(CLASS_PATTERN)
@@ -65,6 +70,7 @@ class Parsed:
 
     workloads: set[str] = field(default_factory=set)
     devices: dict[str, dict[str, Any]] = field(default_factory=dict)  # class -> fingerprint
+    device_lines: dict[str, int] = field(default_factory=dict)  # class -> the line of its first device line
     trials: list[dict[str, Any]] = field(default_factory=list)  # each with its "line" number
     versions: list[dict[str, Any]] = field(default_factory=list)
 
@@ -78,10 +84,13 @@ def parse_lines(lines: Iterable[str], now: datetime) -> Parsed:
             continue
         try:
             _parse_one(strict_json.loads(line), parsed, keys, now, number)
+        except json.JSONDecodeError as exc:  # strict_json's own refusals (MalformedJSON) say what is wrong already
+            problems.append(f"line {number}: not JSON ({exc.msg} at column {exc.colno}); each line is one JSON object "
+                            "of an export")
         except (ValueError, TypeError, KeyError, OverflowError, cc.WorkloadError) as exc:
             problems.append(f"line {number}: {exc}")
-            if len(problems) >= MAX_PROBLEMS:
-                break
+        if len(problems) >= MAX_PROBLEMS:
+            break
     trial_ids = {t["id"] for t in parsed.trials}
     problems += [f"schedule_version {v['workload']} v{v['version']}: trial {v['trial']!r} is not in the import"
                  for v in parsed.versions if v["trial"] not in trial_ids]
@@ -96,6 +105,9 @@ def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str], now: datetime, nu
     kind = obj.get("type")
     if kind not in SCHEMAS:
         raise ValueError(f"unknown type {kind!r}; one of {', '.join(SCHEMAS)}")
+    unknown = [name for name in obj if name != "type" and name not in SCHEMAS[kind]]
+    if unknown:
+        raise ValueError(f"{kind}: field {str(unknown[0])[:MAX_ID]!r} is not one of type, {', '.join(SCHEMAS[kind])}")
     for name, (types, required) in SCHEMAS[kind].items():
         if name not in obj:
             if required:
@@ -110,7 +122,9 @@ def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str], now: datetime, nu
     elif kind == "workload":
         parsed.workloads.add(_canonical(obj["key"], keys))
     elif kind == "device":
-        parsed.devices[_device_class(obj["device_class"])] = _fingerprint(obj.get("fingerprint") or {})
+        name = _device_class(obj["device_class"])
+        parsed.devices[name] = _fingerprint(obj.get("fingerprint") or {})
+        parsed.device_lines.setdefault(name, number)
     elif kind == "trial":
         parsed.trials.append({**_trial(obj, keys, now), "line": number})
     else:
@@ -120,8 +134,9 @@ def _parse_one(obj: Any, parsed: Parsed, keys: dict[str, str], now: datetime, nu
 def _trial(obj: dict, keys: dict[str, str], now: datetime) -> dict[str, Any]:
     if obj["status"] not in TRIAL_STATUSES:
         raise ValueError(f"trial: unknown status {obj['status']!r}; one of {', '.join(TRIAL_STATUSES)}")
-    if len(obj["id"]) > MAX_ID:
-        raise ValueError(f"trial: id over {MAX_ID} characters")
+    if not _is_uuid(obj["id"]):
+        raise ValueError(f"trial: id {obj['id'][:MAX_ID]!r} is not a UUID (as exports write them, e.g. "
+                         "'0f8fad5b-d9cb-469f-a165-70867728950e')")
     samples = obj.get("samples") or []
     if not all(isinstance(s, _NUM) and not isinstance(s, bool) for s in samples):
         raise ValueError("trial: samples must be numbers")
@@ -154,6 +169,14 @@ def _version(obj: dict, keys: dict[str, str], now: datetime) -> dict[str, Any]:
     return record
 
 
+def _is_uuid(text: str) -> bool:
+    """Whether `text` is a UUID in its canonical form (lowercase hex, hyphenated), as trial ids are written."""
+    try:
+        return str(uuid.UUID(text)) == text
+    except ValueError:
+        return False
+
+
 def _canonical(key: str, cache: dict[str, str]) -> str:
     if key not in cache:
         cache[key] = canonical_workload(key).key
@@ -178,12 +201,8 @@ def _device_class(name: str) -> str:
 
 def _timestamp(kind: str, text: str) -> datetime:
     """A line's created_at: ISO 8601 with a zone, within bounds.EARLIEST .. bounds.LATEST (so it converts to UTC
-    and stores)."""
+    and stores); bounds.parse_time says what is wrong otherwise."""
     try:
-        value = datetime.fromisoformat(text[:64])
+        return bounds.parse_time(text[:64])
     except ValueError as exc:
-        raise ValueError(f"{kind}: created_at {text[:64]!r} is not an ISO 8601 time: {exc}") from None
-    problem = bounds.time_problem(value)
-    if problem is not None:
-        raise ValueError(f"{kind}: created_at {text[:64]!r} {problem}")
-    return value
+        raise ValueError(f"{kind}: created_at {text[:64]!r} {exc}") from None

@@ -163,7 +163,8 @@ def rollback(workload_key: str, device_class: str, to_version: int, *, session: 
 def pin(workload_key: str, device_class: str, number: int | None, *, session: Session, author: str,
         message: str | None = None, now: datetime | None = None) -> ScheduleVersion:
     """Pin a version (a new head version with its trial; automatic promotion stops) or unpin (None).
-    Both append a version with reason 'pin', so the pin state is part of the history."""
+    Both append a version with reason 'pin', so the pin state is part of the history. Conflict, appending nothing,
+    for a pin of the schedule (the trial) the key is pinned to already, as for an unpin of a key not pinned."""
     current = head(workload_key, device_class, session=session)
     if current is None:
         raise NotFound(f"no schedule versions for {workload_key} on {device_class}")
@@ -175,6 +176,7 @@ def pin(workload_key: str, device_class: str, number: int | None, *, session: Se
         return append_version(session, pointer, current.trial, reason="pin", author=author, now=now,
                        message=message or f"unpin (was pinned to version {current.version})")
     target = version(workload_key, device_class, number, session=session)
+    _refuse_repin(pointer, head_of(session, pointer), target.trial_id, f"version {number}")
     pointer.pinned, pointer.pinned_version = True, number
     return append_version(session, pointer, target.trial, reason="pin", author=author, now=now,
                    message=message or f"pin version {number}")
@@ -185,7 +187,7 @@ def pin_trial(workload_key: str, device_class: str, trial_id: str, *, session: S
     """Pin a trial of the key that need not be a version yet: a new head version with reason 'pin' points at it.
     An admin's way past a head that nothing can beat (an implausible median imported before imports were
     checked): NotFound unless the trial is of this workload and class, Conflict unless it is verified (OK) with a
-    positive finite median."""
+    positive finite median, and Conflict for the trial the key is pinned to already."""
     workload_id = _workload_id(session, workload_key)
     trial = session.get(Trial, trial_id)
     if trial is None or trial.workload_id != workload_id or trial.device_class != device_class:
@@ -194,12 +196,21 @@ def pin_trial(workload_key: str, device_class: str, trial_id: str, *, session: S
         raise Conflict(f"trial {trial_id} cannot be the head: status {trial.status}, median {trial.median_s!r} "
                        "(a head is a verified trial with a positive median)")
     pointer = lock_pointer(session, trial.workload_id, device_class, now or utcnow())
+    _refuse_repin(pointer, head_of(session, pointer), trial.id, f"trial {trial_id}")
     pointer.pinned = True
     made = append_version(session, pointer, trial, reason="pin", author=author, now=now,
                           message=message or f"pin trial {trial_id}")
     pointer.pinned_version = made.version
     session.flush()
     return made
+
+
+def _refuse_repin(pointer: ScheduleHead, current: ScheduleVersion | None, trial_id: str, what: str) -> None:
+    """Conflict when the (locked) key is pinned already and its head is `trial_id`'s schedule: a second pin of it
+    would append a version that changes nothing."""
+    if pointer.pinned and current is not None and current.trial_id == trial_id:
+        raise Conflict(f"{what} is already the pinned head (version {current.version}, trial {trial_id}); nothing "
+                       "changed")
 
 
 def append_version(session: Session, pointer: ScheduleHead, trial: Trial, *, reason: str, now: datetime | None,

@@ -61,8 +61,10 @@ PINNED = {"simt": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, "stages
           "tiled": {"warps": 1, "pad": 0, "max_first": 0, "row_frags": 1, **_NO_WGMMA}}
 # the templates of the engines beside the loop-IR SIMT one
 TEMPLATE_ENGINES = {"wmma": attention_wmma, "mma": attention_mma, "wgmma": attention_wgmma, "tiled": attention_tiled}
-ENGINE_DOC = ("SIMT lanes; WMMA tensor cores through shared memory; mma.sync tensor cores, softmax in registers; "
-              "wgmma (Hopper) tensor cores fed by TMA; or SIMT lanes with register tiles")
+# what each engine is, for the `engine` knob's doc: only the engines among its choices are described
+ENGINE_DOCS = {"simt": "SIMT lanes", "wmma": "WMMA tensor cores through shared memory",
+               "mma": "mma.sync tensor cores, softmax in registers", "wgmma": "wgmma (Hopper) tensor cores fed by TMA",
+               "tiled": "SIMT lanes with register tiles"}
 # The engines a stored config can name, by the knob each engine's arrival added: a config without it was chosen in
 # the space before that engine (config_space), and lowers there.
 ARRIVALS = (("kv_splits", "mma"), ("consumers", "wgmma"), ("thread_rows", "tiled"))
@@ -96,13 +98,15 @@ def space(w, target, engines: tuple = ENGINES) -> Space:
             choices.setdefault(k.name, set()).update(k.choices)
             docs.setdefault(k.name, k.doc)
     own = {e: {k.name: k.choices for k in sp.knobs} for e, sp in spaces.items()}
-    knobs = (Knob("engine", tuple(spaces), ENGINE_DOC),
+    engine_doc = "the kernel's engine: " + "; ".join(f"{e}: {ENGINE_DOCS[e]}" for e in spaces)
+    knobs = (Knob("engine", tuple(spaces), engine_doc),
              *(Knob(name, tuple(sorted(values)), docs[name]) for name, values in choices.items()))
     constraints, parts = [], []
     for engine, sp in spaces.items():
         pins = {k: v for k, v in PINNED[engine].items() if k in choices}
         parts.append((sp, {"engine": engine, **pins}))
-        constraints.append(Constraint(f"engine {engine} leaves {', '.join(f'{k}={v}' for k, v in pins.items())}",
+        pinned = ", ".join(f"{k}={v}" for k, v in pins.items()) or "no knob of another engine pinned"
+        constraints.append(Constraint(f"engine {engine} leaves {pinned}",
                                       lambda c, e=engine, v=pins: c["engine"] != e or all(c[k] == x for k, x in
                                                                                          v.items())))
         for name, allowed in own[engine].items():

@@ -2,7 +2,9 @@
 between versions, rollback and pin (admin).
 
 The workload's params are query parameters beside `op` and `device`:
-`/v1/best?op=matmul&M=512&N=512&K=512&dtype=float32&device=cpu-x86_64-avx2-2c`.
+`/v1/best?op=matmul&M=512&N=512&K=512&dtype=float32&device=cpu-x86_64-avx2-2c`. Every route here takes `device=cpu`
+or `cuda` too, resolved to the farm's class of that kind as the client's `--device` is (inputs.resolve_device: the
+only class of the kind, else the only one online; a 422 listing the known classes otherwise).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from tuner_server import predict, repo, targets
 from tuner_server.api import schemas as s
 from tuner_server.api.deps import (
     AdminAccess,
-    DeviceClassFilter,
+    DeviceSelectorFilter,
     DriverDep,
     Limit,
     Offset,
@@ -27,7 +29,7 @@ from tuner_server.api.deps import (
 )
 from tuner_server.api.errors import ApiError, documented
 from tuner_server.api.head_cache import kept_key
-from tuner_server.api.inputs import parse_as_of, require_device, unknown_device, workload_of
+from tuner_server.api.inputs import parse_as_of, require_device, resolve_device, unknown_device, workload_of
 from tuner_server.api.json_body import StrictJSONRoute
 from tuner_server.api.op_query import BestQuery, DiffQuery, HistoryQuery
 from tuner_server.api.prediction import PredictedBest, predicted_public
@@ -90,7 +92,7 @@ def get_best(request: Request, session: SessionDep, settings: SettingsDep, drive
     `predicted: true` with the model's version and training size; `enqueue=true` (admin) also queues a tuning
     job of `enqueue_trials` for the key unless one is open, also where the class has no model yet (a 404 whose
     `detail.enqueued_job` is that job)."""
-    workload, device, version = query.workload(), query.device, query.version
+    workload, device, version = query.workload(), resolve_device(query.device, session), query.version
     if query.predict and (version is not None or query.as_of is not None):
         raise ApiError(422, "predict=true answers for the head only: give it without version= or as_of=")
     if query.enqueue and not query.predict:
@@ -164,10 +166,11 @@ def _enqueue(writes: sessionmaker[Session], settings, driver, principal, workloa
 
 
 @router.get("/keys", response_model=s.Page[s.ScheduleKeyPublic], responses=documented(401, 422))
-def list_keys(session: SessionDep, _: ReadAccess, op: s.OpName | None = None, device: DeviceClassFilter = None,
+def list_keys(session: SessionDep, _: ReadAccess, op: s.OpName | None = None, device: DeviceSelectorFilter = None,
               limit: Limit = 50, offset: Offset = 0) -> s.Page[s.ScheduleKeyPublic]:
     """Every (workload, device class) with a head, most recently changed first; `op` and `device` filter."""
-    page = schedules.list_keys(session=session, op=op, device_class=device, limit=limit, offset=offset)
+    device_class = resolve_device(device, session) if device is not None else None
+    page = schedules.list_keys(session=session, op=op, device_class=device_class, limit=limit, offset=offset)
     return s.Page[s.ScheduleKeyPublic](items=[schedule_key_public(k) for k in page.items], total=page.total,
                                        limit=limit, offset=offset)
 
@@ -176,7 +179,7 @@ def list_keys(session: SessionDep, _: ReadAccess, op: s.OpName | None = None, de
 def get_history(session: SessionDep, _: ReadAccess,
                 query: Annotated[HistoryQuery, Query()]) -> s.Page[s.VersionPublic]:
     """Every version of the key, newest first (an empty page for a workload never tuned on a known class)."""
-    workload, device = query.workload(), query.device
+    workload, device = query.workload(), resolve_device(query.device, session)
     page = schedules.history(workload.key, device, session=session, limit=query.limit, offset=query.offset)
     if page.total == 0:
         require_device(device, session)
@@ -188,7 +191,7 @@ def get_history(session: SessionDep, _: ReadAccess,
 def get_diff(session: SessionDep, _: ReadAccess,
              query: Annotated[DiffQuery, Query()]) -> s.DiffPublic:
     """The knobs that differ between versions v1 and v2 of a key, and the ratio of their medians."""
-    workload, device = query.workload(), query.device
+    workload, device = query.workload(), resolve_device(query.device, session)
     try:
         diff = schedules.diff(workload.key, device, query.v1, query.v2, session=session)
     except NotFound as exc:
@@ -200,8 +203,8 @@ def get_diff(session: SessionDep, _: ReadAccess,
 def rollback(body: s.RollbackRequest, session: SessionDep, principal: AdminAccess) -> s.VersionPublic:
     """Make an earlier version's schedule the head again, as a new version with reason 'rollback'."""
     workload = workload_of(body.op, body.params)
-    require_device(body.device, session)
-    made = schedules.rollback(workload.key, body.device, body.to_version, session=session, author=principal.author,
+    device = require_device(resolve_device(body.device, session), session)
+    made = schedules.rollback(workload.key, device, body.to_version, session=session, author=principal.author,
                               message=body.message)
     out = version_public(made)
     session.commit()
@@ -212,16 +215,19 @@ def rollback(body: s.RollbackRequest, session: SessionDep, principal: AdminAcces
 def pin(body: s.PinRequest, session: SessionDep, principal: AdminAccess) -> s.VersionPublic:
     """Pin a version (it becomes the head and automatic promotion stops), or with version null and `trial_id` a
     verified trial of the key that never became a version (to replace a head nothing can beat, e.g. an implausible
-    import), or unpin with version null alone; each appends a version with reason 'pin'."""
+    import), or unpin with version null alone; each appends a version with reason 'pin'. Pinning the schedule the key
+    is pinned to already (the pinned head's version, the version it was pinned from, or its trial) is a 409 that
+    appends nothing, as an unpin of a key not pinned and a rollback to the head are: a pin is never a silent no-op,
+    and the history gets no version that changes nothing."""
     workload = workload_of(body.op, body.params)
-    require_device(body.device, session)
+    device = require_device(resolve_device(body.device, session), session)
     if body.trial_id is not None:
         if body.version is not None:
             raise ApiError(422, "give version or trial_id, not both")
-        made = schedules.pin_trial(workload.key, body.device, body.trial_id, session=session,
-                                   author=principal.author, message=body.message)
+        made = schedules.pin_trial(workload.key, device, body.trial_id, session=session, author=principal.author,
+                                   message=body.message)
     else:
-        made = schedules.pin(workload.key, body.device, body.version, session=session, author=principal.author,
+        made = schedules.pin(workload.key, device, body.version, session=session, author=principal.author,
                              message=body.message)
     out = version_public(made)
     session.commit()

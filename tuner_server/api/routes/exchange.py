@@ -57,7 +57,9 @@ async def raw_body(request: Request) -> bytes:
 def import_(principal: AdminAccess, body: Annotated[bytes, Depends(raw_body)], session: SessionDep) -> s.ImportResult:
     """Merge an export (JSON lines) into this farm: new trials are appended, duplicates skipped, and each key's
     exported head becomes a version with reason 'import' where it beats the local head. All or nothing: a
-    malformed line is a 422 listing every problem, and nothing is written."""
+    malformed line is a 422 listing every problem, and nothing is written. A line is refused for a field its type
+    does not have, a trial id that is not a UUID, and a trial of a device class this farm does not know that no
+    `device` line before it introduces with a fingerprint describing that class (repo/exchange.py)."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
