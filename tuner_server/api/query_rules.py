@@ -3,7 +3,7 @@ declares, and integers as plain decimal digits.
 
 FastAPI keeps the last of a repeated parameter, ignores one it does not declare (`?sate=done` filtered nothing) and
 reads integers the way pydantic's lax mode does (`64.0`, `6_4`, ` 64`, `+64`, `064` all read as 64), where a body's
-`"M": 64.0` is a 422. An integer here is written as JSON writes one (schemas.INTEGER_TEXT), the one rule for integers
+`"M": 64.0` is a 422. An integer here is written as JSON writes one (INTEGER_TEXT), the one rule for integers
 in text: the CLI's --params reads them alike, and in a body an integer param is a JSON number (api/inputs.py); a
 refusal names the parameter's range. `QueryRules` says what one route accepts; it is built from the route's OpenAPI
 parameters (what the documentation promises is what is checked), or from a query model's JSON schema (the hot
@@ -20,9 +20,13 @@ from typing import Any
 from starlette.datastructures import QueryParams
 
 from tuner_server.api.errors import ApiError
-from tuner_server.api.schemas import INTEGER_TEXT, UNSIGNED_TEXT
 
-_DIGITS = re.compile(UNSIGNED_TEXT)  # schemas.INTEGER_TEXT without its '-': the CLI's --params read ints alike
+# An integer in a query string is written as JSON writes one: decimal digits without '+', spaces or a leading zero
+# ('-' only where negatives are allowed). compiler_core.workload.INT_TEXT spells the same for workload keys and the
+# CLI's --params, capped at 18 digits; here any length passes the form, and the parameter's range refuses it.
+UNSIGNED_TEXT = "(?:0|[1-9][0-9]*)"
+INTEGER_TEXT = re.compile(f"-?{UNSIGNED_TEXT}")
+_DIGITS = re.compile(UNSIGNED_TEXT)  # INTEGER_TEXT without its '-'
 MAX_ECHO = 40  # characters of a refused value repeated in the error
 
 
@@ -98,7 +102,7 @@ def echo(value: str) -> str:
 
 def check_query(params: QueryParams, rules: QueryRules) -> None:
     """ApiError 422 for a repeated parameter, one the route does not declare (listing those it does) or an integer
-    not written as schemas.INTEGER_TEXT (decimal digits, no '+', space or leading zero; a leading '-' only where
+    not written as INTEGER_TEXT (decimal digits, no '+', space or leading zero; a leading '-' only where
     negatives are allowed), naming the parameter's range."""
     reject_repeated_params(params)
     unknown = [name for name in params if name not in rules.allowed]

@@ -4,7 +4,6 @@ Only pydantic here (no ORM, no FastAPI), so the Python client validates response
 """
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
@@ -20,10 +19,6 @@ NO_NUL = r"^[^\x00]*$"  # PostgreSQL's text cannot hold U+0000 (strict_json refu
 ParamValue = (Annotated[StrictInt, Field(ge=0, le=bounds.MAX_INT32)]
               | Annotated[StrictStr, Field(max_length=MAX_PARAM_TEXT, pattern=NO_NUL)])
 Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]  # of an op param or a strategy option
-# An integer written as text (a query string, the CLI's name=value) is written as JSON writes one: decimal digits
-# without '+', spaces or a leading zero ('-' only where negatives are allowed); in a JSON body it is a JSON number.
-UNSIGNED_TEXT = "(?:0|[1-9][0-9]*)"
-INTEGER_TEXT = re.compile(f"-?{UNSIGNED_TEXT}")
 NAMED_ONLY = {"additionalProperties": False}  # a dict's keys are Names (pydantic writes them as patternProperties)
 Params = dict[Name, ParamValue]
 
