@@ -9,8 +9,10 @@ from compiler_core.errors import WorkloadError
 MAX_DIM = 1 << 20
 MAX_TENSOR_ELEMS = 1 << 28  # 1 GiB of float32 per tensor
 # An integer written as text is written as JSON writes one: ASCII digits (str.isdigit() also accepts '²', which int()
-# refuses, and '٣', which int() reads as 3), no '+', space or leading zero, at most 18 digits (a 64-bit int)
-INT_TEXT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+# refuses, and '٣', which int() reads as 3), no '+', space or leading zero. The one spelling of an integer in text:
+# workload keys, the CLI's --params and the REST query string (tuner_server.api.query_rules) all read it.
+UNSIGNED_TEXT = "(?:0|[1-9][0-9]*)"
+INT_TEXT = re.compile(f"(?=-?[0-9]{{1,18}}\\Z)-?{UNSIGNED_TEXT}")  # at most 18 digits: a 64-bit int
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,11 @@ from typing import Any
 
 from starlette.datastructures import QueryParams
 
+from compiler_core.workload import UNSIGNED_TEXT
 from tuner_server.api.errors import ApiError
 
-# An integer in a query string is written as JSON writes one: decimal digits without '+', spaces or a leading zero
-# ('-' only where negatives are allowed). compiler_core.workload.INT_TEXT spells the same for workload keys and the
-# CLI's --params, capped at 18 digits; here any length passes the form, and the parameter's range refuses it.
-UNSIGNED_TEXT = "(?:0|[1-9][0-9]*)"
+# An integer in a query string is spelled as compiler_core's UNSIGNED_TEXT ('-' only where negatives are allowed):
+# unlike a workload key's INT_TEXT any length passes the form here, and the parameter's range refuses it.
 INTEGER_TEXT = re.compile(f"-?{UNSIGNED_TEXT}")
 _DIGITS = re.compile(UNSIGNED_TEXT)  # INTEGER_TEXT without its '-'
 MAX_ECHO = 40  # characters of a refused value repeated in the error
