@@ -50,11 +50,13 @@ def _reference(w, ins):
 
 
 def _normalize(w):
-    if w["R"] > w["H"] + 2 * w["pad"] or w["S"] > w["W"] + 2 * w["pad"]:
-        raise WorkloadError(f"conv2d: filter {w['R']}x{w['S']} larger than padded input "
-                            f"{w['H'] + 2 * w['pad']}x{w['W'] + 2 * w['pad']}")
-    if w["pad"] >= max(w["R"], w["S"]):
-        raise WorkloadError(f"conv2d: pad={w['pad']} must be smaller than the filter size")
+    padded_h, padded_w = w["H"] + 2 * w["pad"], w["W"] + 2 * w["pad"]
+    if w["R"] > padded_h or w["S"] > padded_w:
+        raise WorkloadError(f"conv2d: filter {w['R']}x{w['S']} larger than padded input {padded_h}x{padded_w}: "
+                            f"R must be in [1, H + 2 pad] = [1, {padded_h}] and S in [1, W + 2 pad] = [1, {padded_w}]")
+    if w["pad"] >= max(w["R"], w["S"]):  # a wider pad only adds output rows and columns that read zeros alone
+        raise WorkloadError(f"conv2d: pad={w['pad']} must be smaller than the filter size: pad in "
+                            f"[0, max(R, S) - 1] = [0, {max(w['R'], w['S']) - 1}]")
     return w
 
 

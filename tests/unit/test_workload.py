@@ -28,7 +28,7 @@ def test_extra_param():
 
 
 @pytest.mark.parametrize("value", [4.0, "abc", True, False, None, "4.5", [4], "²", "٣", "4²", "", "1" * 40,
-                                   " 64", "+64", "064", "64 "])
+                                   " 64", "+64", "064", "64 ", "64\n", "1" * 19])
 def test_non_integer(value):
     with pytest.raises(WorkloadError, match=rf"param M must be an integer in \[1, {MAX_DIM}\], got"):
         make_workload("matmul", dict(MATMUL, M=value))
@@ -71,6 +71,7 @@ def test_integer_strings_are_accepted():
 def test_params_text_names_a_param_at_most_once():
     assert parse_params("M=64, N=8,K=16") == {"M": 64, "N": 8, "K": 16}
     assert parse_params("M=+64,N=064") == {"M": "+64", "N": "064"}  # text: the op's int param refuses it
+    assert parse_params(f"M={'9' * 18},N={'9' * 19}") == {"M": int("9" * 18), "N": "9" * 19}  # 64-bit ints only
     with pytest.raises(WorkloadError, match="param 'M' given more than once"):
         parse_params("M=64,N=8,M=32")
     with pytest.raises(WorkloadError, match="'=3' is not name=value"):
@@ -183,10 +184,17 @@ def test_large_and_small_float32_literals_round_trip_through_the_key():
 
 
 def test_conv2d_cross_param_checks():
-    with pytest.raises(WorkloadError, match="filter 5x5 larger than padded input 2x2"):
+    # each refusal names what is wrong and the range allowed for these params
+    with pytest.raises(WorkloadError, match=r"filter 5x5 larger than padded input 2x2: R must be in "
+                                            r"\[1, H \+ 2 pad\] = \[1, 2\] and S in \[1, W \+ 2 pad\] = \[1, 2\]"):
         make_workload("conv2d", N=1, C=1, H=2, W=2, K=1, R=5, S=5)
-    with pytest.raises(WorkloadError, match="pad=3 must be smaller than the filter size"):
+    with pytest.raises(WorkloadError, match=r"filter 1x7 larger than padded input 8x6: .* S in .* = \[1, 6\]"):
+        make_workload("conv2d", N=1, C=1, H=6, W=4, K=1, R=1, S=7, pad=1)
+    with pytest.raises(WorkloadError, match=r"pad=3 must be smaller than the filter size: pad in "
+                                            r"\[0, max\(R, S\) - 1\] = \[0, 2\]"):
         make_workload("conv2d", N=1, C=1, H=8, W=8, K=1, R=3, S=3, pad=3)
+    assert make_workload("conv2d", N=1, C=1, H=6, W=4, K=1, R=1, S=6, pad=1).get("S") == 6  # the edges pass
+    assert make_workload("conv2d", N=1, C=1, H=8, W=8, K=1, R=3, S=3, pad=2).get("pad") == 2
 
 
 # ---- canonical keys ---------------------------------------------------------------------------
