@@ -156,6 +156,16 @@ def test_dashboard_follows_a_live_job_and_docs_stay_offline(farm, browser, tmp_p
         assert c.jobs().total == 1
     browser.find_element("id", "strategy-options").clear()
     browser.find_element("id", "strategy-options").send_keys('{"acquisition": "ei", "members": 3}')
+    # an int param with a leading zero is sent as typed, and the server's refusal names the param's range
+    browser.find_element("id", "param-M").clear()
+    browser.find_element("id", "param-M").send_keys("048")
+    browser.find_element("css selector", '#new-job button[type="submit"]').click()
+    _wait(browser, "the param's refusal", lambda d: "body.params.M: '048'" in _text(d, "new-job-error"))
+    assert "M is an integer from 1 to" in _text(browser, "new-job-error")
+    with f.client() as c:
+        assert c.jobs().total == 1
+    browser.find_element("id", "param-M").clear()
+    browser.find_element("id", "param-M").send_keys("48")
     browser.find_element("css selector", '#new-job button[type="submit"]').click()
     _wait(browser, "the new job's page", lambda d: "#/job/" in d.current_url and _css(d, "#curve"))
     with f.client() as c:

@@ -1,7 +1,7 @@
 // A new tuning job (admins): the op and its params, the device, the budget and the search strategy with its
 // options, each field bounded as GET /v1/ops says. What the server refuses is shown beside the form, and nothing is
 // made; a job made opens its own page.
-import { api, ApiError, session } from "./api.js";
+import { api, ApiError, intParam, session } from "./api.js";
 import { h, render } from "./dom.js";
 
 function paramField(p) {
@@ -30,7 +30,7 @@ function readParams(form, op) {
   for (const p of op.params) {
     const raw = form.elements[p.name].value.trim();
     if (raw === "" && p.default !== undefined) continue; // the op's default
-    params[p.name] = p.kind === "int" && /^-?\d+$/.test(raw) ? Number(raw) : raw;
+    params[p.name] = p.kind === "int" ? intParam(raw) : raw;
   }
   return params;
 }

@@ -1,6 +1,6 @@
 // Best schedules: every key with its head, and one key's version history with a diff between two versions;
 // admins may pin a version, unpin, or roll back to an earlier one (each appends a version).
-import { api, keyQuery, session } from "./api.js";
+import { api, intParam, keyQuery, session } from "./api.js";
 import { ago, config, h, rate, render, seconds, shortId, table, when } from "./dom.js";
 
 let opsCatalogue = null; // param kinds per op: a key's params come back typed (ints stay ints) in pin/rollback
@@ -9,7 +9,7 @@ async function typedParams(op, raw) {
   opsCatalogue ??= api("/v1/ops?limit=1000");
   const spec = (await opsCatalogue).items.find((o) => o.name === op);
   const kinds = Object.fromEntries((spec?.params ?? []).map((p) => [p.name, p.kind]));
-  return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, kinds[k] === "int" ? Number(v) : v]));
+  return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, kinds[k] === "int" ? intParam(v) : v]));
 }
 
 export async function schedulesPage(ctx) {
