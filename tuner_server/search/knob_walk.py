@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from compiler_core.space import Space, config_id
+from compiler_core.space import Space, config_id, config_id_by
 
 MUTATION_TRIES = 8
 
@@ -40,7 +40,7 @@ def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int, max_
     20 n + 64 draws, or `max_draws` when fewer, so a space with few valid configs left returns fewer)."""
     out, keys = [], set()
     knobs = [(k.name, k.choices) for k in space.knobs]
-    names = sorted({name for name, _ in knobs})  # `config_id`'s order (by name) and form, without a sort per draw
+    names = sorted({name for name, _ in knobs})
     choice = rng.choice
     tries = 20 * n + 64 if max_draws is None else min(20 * n + 64, max_draws)
     for _ in range(tries):
@@ -49,7 +49,7 @@ def draw_unseen(space: Space, seen: set[tuple], rng: random.Random, n: int, max_
         config = {name: choice(choices) for name, choices in knobs}
         if not space.admits(config):  # drawn from the choices; about half of a template's product fails here
             continue
-        key = tuple([(name, type(config[name]).__name__, config[name]) for name in names])
+        key = config_id_by(config, names)
         if key not in keys and key not in seen:
             out.append(config)
             keys.add(key)
