@@ -11,6 +11,7 @@ as past the budget), the fraction of seeds that reach it, and the median best/op
 Nothing is asserted.
 
     nice -n 10 python benchmarks/cross_device.py --seeds 20 [--tables 'benchmarks/data/cpu-*.json.gz']
+    python benchmarks/cross_device.py --tables 'benchmarks/data/gpu-*matmul*' --tune 'benchmarks/data/gpu-h200-*'
 """
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ from tuner_server.replay import ReplayError, ReplayTable, load_tables, run_strat
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tables", default=str(REPO / "benchmarks" / "data" / "*.json.gz"), help="glob of tables")
+    p.add_argument("--tune", default=None, help="glob of the tables to tune cold and warm (default: every table of "
+                                                "--tables); the other tables of --tables only train donor models")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--batch", type=int, default=8, help="configs proposed per round (the farm's queue refill)")
     p.add_argument("--budget", type=int, default=200, help="measurements per run, at most the table's size")
@@ -72,8 +75,14 @@ def main(argv=None) -> None:
                   and t.target() is not None]
     except ReplayError as exc:
         raise SystemExit(f"--tables: {exc}") from None
+    try:
+        tuned = None if args.tune is None else {t.meta["name"] for t in load_tables(args.tune)}
+    except ReplayError as exc:
+        raise SystemExit(f"--tune: {exc}") from None
     rows = []
     for table in tables:
+        if tuned is not None and table.meta["name"] not in tuned:
+            continue
         model, donor = donor_model(table, tables)
         if model is None:
             continue
