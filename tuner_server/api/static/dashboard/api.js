@@ -33,7 +33,7 @@ export async function api(path, { method = "GET", body } = {}) {
 }
 
 // An int param typed as text becomes a JSON number only when spelled as the server spells integers (digits, no '+',
-// space or leading zero: compiler_core.workload's INT_TEXT) and exactly representable; anything else ("016", "1e3")
+// space or leading zero: compiler_core.workload's UNSIGNED_TEXT) and exactly representable; anything else ("016", "1e3")
 // goes as typed, for the server to refuse with the param's range, not read silently as another number.
 export function intParam(text) {
   return /^-?(?:0|[1-9][0-9]*)$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : text;
