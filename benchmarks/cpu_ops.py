@@ -89,12 +89,21 @@ def run_case(cc, np, torch, text: str, args, target) -> dict:
     configs = {"default": cc.default_config(w, target)}
     for isa in args.default_of:
         configs[f"{isa} default"] = cc.default_config(w, cc.cpu_target(isa=isa, cores=target.cores))
+    space = cc.get_space(w, target)
     for variant in args.variant:
         name, _, knobs = variant.partition("=")
-        configs[name] = dict(configs["default"], **json.loads(knobs))
+        try:
+            changed = json.loads(knobs)
+            if not isinstance(changed, dict):
+                raise ValueError(f"expected a JSON object of knobs, got {knobs!r}")
+            configs[name] = dict(configs["default"], **changed)
+            space.validate(configs[name])
+        except (ValueError, cc.ConfigError) as exc:  # json's JSONDecodeError is a ValueError
+            raise SystemExit(f"--variant {variant}: {exc} (the knobs of {w.op} here: "
+                             f"{', '.join(k.name for k in space.knobs)})") from None
     if args.search:
         screened = []
-        for config in cc.get_space(w, target).sample(random.Random(args.seed), args.search):
+        for config in space.sample(random.Random(args.seed), args.search):
             try:
                 screened.append((median_ms(launcher(config), args.seconds / 4), config))
             except (cc.BuildError, cc.ConfigError, cc.ResourceError) as exc:
