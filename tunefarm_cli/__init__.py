@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     from tunefarm_cli.farm_dir import find_data_dir
     from tunefarm_client.client import TunefarmError
 
-    args.data_dir = find_data_dir(args.data_dir, os.environ.get("TUNEFARM_DATA_DIR"))
+    args.data_dir = find_data_dir(args.data_dir, os.environ.get("TUNEFARM_DATA_DIR"),
+                                  ceilings=os.environ.get("TUNEFARM_CEILING_DIRECTORIES"))
     try:
         return _run(args)
     except KeyboardInterrupt:

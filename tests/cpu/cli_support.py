@@ -25,8 +25,9 @@ def embedded_farm(data_dir: Path) -> EmbeddedFarm:
 
 
 def cli_env(cwd: Path) -> dict[str, str]:
+    """The ceiling keeps a .tunefarm the host holds above the test's directory (/tmp/.tunefarm, say) out of it."""
     return {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd),
-            "COLUMNS": "200"}
+            "COLUMNS": "200", "TUNEFARM_CEILING_DIRECTORIES": str(cwd.parent)}
 
 
 def tunefarm(*args: str, cwd: Path, data_dir: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -17,11 +17,26 @@ from tunefarm_client.client import TunefarmClient, TunefarmError
 def test_data_dir_precedence(tmp_path):
     nested = tmp_path / "a" / "b"
     nested.mkdir(parents=True)
-    assert find_data_dir(None, None, nested) == nested / ".tunefarm"  # none yet: here
+    # the ceiling keeps a .tunefarm the host may hold above the test's directory (say /tmp/.tunefarm) out of it
+    above = str(tmp_path.parent)
+    assert find_data_dir(None, None, nested, above) == nested / ".tunefarm"  # none yet: here
     (tmp_path / ".tunefarm").mkdir()
-    assert find_data_dir(None, None, nested) == tmp_path / ".tunefarm"  # the nearest one upwards
+    assert find_data_dir(None, None, nested, above) == tmp_path / ".tunefarm"  # the nearest one upwards
+    assert find_data_dir(None, None, nested) == tmp_path / ".tunefarm"  # no ceiling: the same nearest one
     assert find_data_dir(None, "/env/dir", nested) == Path("/env/dir")
     assert find_data_dir(tmp_path / "given", "/env/dir", nested) == tmp_path / "given"
+
+
+def test_ceiling_directories_stop_the_walk(tmp_path):
+    nested = tmp_path / "a" / "b"
+    nested.mkdir(parents=True)
+    (tmp_path / ".tunefarm").mkdir()
+    assert find_data_dir(None, None, nested, str(tmp_path / "a")) == nested / ".tunefarm"  # a is not walked into
+    assert find_data_dir(None, None, nested, f"relative/dir::{tmp_path / 'a'}") == nested / ".tunefarm"
+    assert find_data_dir(None, None, nested, "relative/dir") == tmp_path / ".tunefarm"  # relative: ignored
+    assert find_data_dir(None, None, nested, str(tmp_path / "elsewhere")) == tmp_path / ".tunefarm"
+    (nested / ".tunefarm").mkdir()
+    assert find_data_dir(None, None, nested, str(nested)) == nested / ".tunefarm"  # the current one always counts
 
 
 def test_a_farm_file_counts_only_while_its_lock_is_held(tmp_path):
