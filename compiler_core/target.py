@@ -56,6 +56,9 @@ CPU_ISAS = {
 _BY_SUFFIX = {isa.arch_suffix: isa for isa in CPU_ISAS.values()}
 
 
+VECTOR_REGISTERS = {16: 16, 32: 16, 64: 32}  # by vector width in bytes: SSE and AVX2 have 16, AVX-512 32
+
+
 @dataclass(frozen=True)
 class Target:
     """Everything codegen, spaces, resource checks and features may know about a device, as plain data.
@@ -88,6 +91,11 @@ class Target:
     @property
     def vector_lanes_f32(self) -> int:
         return self.vector_bytes // 4
+
+    @property
+    def vector_registers(self) -> int:
+        """Vector registers a C kernel can keep values in: what bounds a register block of accumulators."""
+        return VECTOR_REGISTERS.get(self.vector_bytes, 16)
 
     @property
     def sm(self) -> int:

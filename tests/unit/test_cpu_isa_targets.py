@@ -10,7 +10,6 @@ import re
 import pytest
 
 import compiler_core as cc
-from compiler_core.schedules.cpu import gemm
 from compiler_core.target import CPU_ISAS, HOST_COMPILER_FLAGS, host_isas, runnable_isas
 from tests.space_configs import knob_choices
 from tests.sweep_cases import sweep_workloads
@@ -96,7 +95,7 @@ def test_gemm_knob_choices_follow_the_lanes(op, isa):
     w = next(w for _, w in WORKLOADS if w.op == op)
     space = cc.get_space(w, target)
     assert knob_choices(space, "nr") == tuple(lanes * v for v in (1, 2, 3, 4))
-    registers = gemm.VECTOR_REGISTERS[target.vector_bytes]
+    registers = target.vector_registers
     for config in space.sample(random.Random(isa), 50):
         if config.get("dot") == "amx":  # tiles, not vector registers (tests/cpu/test_gemm_amx.py)
             continue

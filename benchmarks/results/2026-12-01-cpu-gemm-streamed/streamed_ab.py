@@ -9,14 +9,14 @@ Prints the panel path's time / each other's: median [min, max] of 3 rounds (> 1:
 """
 import compiler_core as cc
 from benchmarks.cpu_ab import ab_main
-from compiler_core.schedules.cpu.gemm import VECTOR_REGISTERS, _registers_needed
+from compiler_core.schedules.cpu.gemm import _registers_needed
 
 
 def variants(w, config, target) -> dict:
     base = dict(config, b_source="in_place" if w["N"] % config["nr"] == 0 else "packed")
     if "dot" in base:
         base["dot"] = "fma"
-    lanes, registers = target.vector_lanes_f32, VECTOR_REGISTERS.get(target.vector_bytes, 16)
+    lanes, registers = target.vector_lanes_f32, target.vector_registers
     chosen = {"panels": base}
     for mr in (2, 4, 6, 8):
         for nv in (1, 2, 4):

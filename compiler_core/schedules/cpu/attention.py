@@ -9,9 +9,9 @@ Query rows past the end of the head (the last tile) load the head's last row and
 that hold a key some of its rows see.
 
 That is the `rows` layout. The `layout` knob's other value, `lanes` (attention_lanes.py), puts one query row in each
-vector lane and broadcasts the keys, so no dot product is summed across lanes; q_tile, vector and accumulators
-are then the rows layout's alone (pinned to their first values). A config stored before the knob is of the rows
-layout (`config_space`).
+vector lane and broadcasts the keys, so no dot product is summed across lanes; there q_tile counts vectors of query
+rows, accumulators multiplies the keys (and output columns) a pass takes at once, and vector is pinned to
+explicit. A config stored before the knob is of the rows layout (`config_space`).
 """
 from __future__ import annotations
 
@@ -32,7 +32,11 @@ LAYOUTS = ("rows", "lanes")
 # head_dim / lanes FMAs: the wider the vector and the shorter the row, the more the lanes layout saves. Measured
 # (see default_config): it pays at every head_dim with 16 and 8 lanes, to 32 with 4.
 LANES_LAYOUT_MAX_HEAD_DIM = {16: 1 << 30, 8: 1 << 30, 4: 32}
-LANES_KV_BLOCK = 32  # the lanes layout's default block: 32 and 64 tied at head_dim 64, 32 was 3-20 % faster else
+# The lanes layout's default block: with the default register blocks 1-5 % faster than 32 on 20 of 24 runs of 12
+# cases, at most 1 % slower on the others (benchmarks/results/2026-12-02-cpu-attention-blocks/); with one vector and
+# one key group 32 had been 3-20 % faster.
+LANES_KV_BLOCK = 64
+LANES_VECTORS = 2  # the lanes layout's default row vectors per task, where the shape allows (see default_config)
 
 
 def space(w, target, layout_knob: bool = True) -> Space:
@@ -48,12 +52,19 @@ def space(w, target, layout_knob: bool = True) -> Space:
               if layout_knob else ()),
         ),
         constraints=(
-            *((Constraint("layout lanes pins q_tile, vector and accumulators to 1, explicit and 1 (the rows "
-                          "layout's knobs)",
-                          lambda c: c["layout"] == "rows" or (c["q_tile"], c["vector"], c["accumulators"]) ==
-                          (1, R.EXPLICIT, 1)),
-               Constraint(f"layout lanes keeps {lanes} x kv_block scores, at most {SCORE_FLOATS}",
-                          lambda c: c["layout"] == "rows" or lanes * c["kv_block"] <= SCORE_FLOATS))
+            *((Constraint("layout lanes pins vector to explicit (the rows layout's knob)",
+                          lambda c: c["layout"] == "rows" or c["vector"] == R.EXPLICIT),
+               Constraint(f"layout lanes keeps q_tile x {lanes} x kv_block scores, at most {SCORE_FLOATS}",
+                          lambda c: c["layout"] == "rows" or c["q_tile"] * lanes * c["kv_block"] <= SCORE_FLOATS),
+               Constraint(f"layout lanes: q_tile x {attention_lanes.KEYS_AT_ONCE} x accumulators accumulators, "
+                          f"q_tile query vectors and a broadcast fit the {target.vector_registers} vector registers",
+                          lambda c: c["layout"] == "rows" or attention_lanes.registers_needed(c) <=
+                          target.vector_registers),
+               Constraint(f"layout lanes with q_tile > 1: q_tile x {lanes} x head_dim outputs, at most "
+                          f"{SCORE_FLOATS}, and q_tile x {lanes} rows at most seq_q rounded up to a power of two",
+                          lambda c: c["layout"] == "rows" or c["q_tile"] == 1 or (
+                              c["q_tile"] * lanes * w["head_dim"] <= SCORE_FLOATS
+                              and c["q_tile"] * lanes <= 1 << max(0, (w["seq_q"] - 1).bit_length()))))
               if layout_knob else ()),
             Constraint(f"q_tile * kv_block <= {SCORE_FLOATS} (the task's scores stay in L1)",
                        lambda c: c["q_tile"] * c["kv_block"] <= SCORE_FLOATS),
@@ -81,10 +92,23 @@ def default_config(w, target) -> dict:
     kv = min(64, max(16, 1 << max(0, (w["seq_kv"] - 1).bit_length())))
     lanes = R.lanes_for(target)
     if w["seq_q"] >= lanes and w["head_dim"] <= LANES_LAYOUT_MAX_HEAD_DIM.get(lanes, 0):
-        return {"q_tile": 1, "kv_block": min(kv, LANES_KV_BLOCK), "vector": R.EXPLICIT, "accumulators": 1,
-                "layout": "lanes"}
+        return _lanes_block(w, target, min(kv, LANES_KV_BLOCK))
     q = min(4, 1 << max(0, (w["seq_q"] - 1).bit_length()))
     return {"q_tile": q, "kv_block": kv, "vector": R.EXPLICIT, "accumulators": 1, "layout": "rows"}
+
+
+def _lanes_block(w, target, kv_block: int) -> dict:
+    """The lanes layout's register block: two row vectors where the shape allows, each with two key groups (8
+    keys at once) where the vector registers hold them, else one. Against one vector and one group (four FMA
+    chains, which leaves half of two FMA ports idle behind their latency), 2 threads, head_dim 32-128, seq 100-1024,
+    causal or not (benchmarks/results/2026-12-02-cpu-attention-blocks/): AVX-512 (32 registers) two vectors x two
+    groups 0.68-0.84x the time, within 0.03 of the fastest block of each case; AVX2 (16) two vectors x one group
+    0.72-0.83x, the fastest of each case."""
+    allowed = space(w, target)
+    blocks = [(q, a) for q in (LANES_VECTORS, 1) for a in (2, 1)]
+    configs = [{"q_tile": q, "kv_block": kv_block, "vector": R.EXPLICIT, "accumulators": a, "layout": "lanes"}
+               for q, a in blocks]
+    return next((c for c in configs if allowed.is_valid(c)), configs[-1])  # one vector, one group: always fits
 
 
 def schedule(w, config, target) -> S.Module:

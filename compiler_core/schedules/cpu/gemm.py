@@ -39,7 +39,6 @@ from compiler_core.schedules.cpu.gemm_blocks import block_len, cdiv, column_bloc
 from compiler_core.schedules.cpu.gemm_store import round_block
 from compiler_core.space import Constraint, Knob, Space
 
-VECTOR_REGISTERS = {16: 16, 32: 16, 64: 32}  # by vector width in bytes: SSE and AVX2 have 16, AVX-512 32
 MR_CHOICES = (2, 4, 6, 8)
 # A is read in place, not packed, by default where a thread has at most this many columns of C: a packed A panel
 # serves each column tile once, so with few of them packing is a pass over A that buys little. Packed / in place at
@@ -128,7 +127,7 @@ def space(target, batch: int | None = None, tiles: bool = False) -> Space:
     """Knobs of every GEMM-shaped template; `batch` (when given) adds the parallel-over-batch choice; `tiles` the rows
     of AMX microkernels (gemm_amx) to `mr`, whose accumulators are tiles, not vector registers."""
     lanes = target.vector_lanes_f32
-    registers = VECTOR_REGISTERS.get(target.vector_bytes, 16)
+    registers = target.vector_registers
     parallel = ("m", "n") if batch is None else ("m", "n", "batch")
     constraints = [
         Constraint(f"the mr * nr/{lanes} accumulators, nr/{lanes} B vectors and one broadcast of A must fit in "
@@ -164,7 +163,7 @@ def default_config(target, M: int, N: int, batch: int | None = None, dtype: str 
     thread has few columns of C (A_IN_PLACE_MAX_COLS). `parallel`, where given, is the caller's split (else the
     batch where it has a problem per thread, else the longer of M and N)."""
     lanes = target.vector_lanes_f32
-    registers = VECTOR_REGISTERS.get(target.vector_bytes, 16)
+    registers = target.vector_registers
     mr = 6 if _registers_needed(6, 2) <= registers else 4
     nv = max(v for v in (1, 2, 3, 4) if _registers_needed(mr, v) <= registers)
     if parallel is None:
