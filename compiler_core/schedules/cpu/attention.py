@@ -44,7 +44,8 @@ def space(w, target, layout_knob: bool = True) -> Space:
     lanes = R.lanes_for(target)
     return Space(
         knobs=(
-            Knob("q_tile", (1, 2, 4, 8), "query rows sharing each key and value row load"),
+            Knob("q_tile", (1, 2, 4, 8), "query rows (in the lanes layout: vectors of query rows) sharing each key "
+                                         "and value row load"),
             Knob("kv_block", (16, 32, 64, 128, 256, 512), "keys per online-softmax step (one rescale per block)"),
             *R.vector_knobs(),
             *((Knob("layout", LAYOUTS, "rows: a task's q_tile rows each sum their dot products across the lanes "
@@ -56,8 +57,8 @@ def space(w, target, layout_knob: bool = True) -> Space:
                           lambda c: c["layout"] == "rows" or c["vector"] == R.EXPLICIT),
                Constraint(f"layout lanes keeps q_tile x {lanes} x kv_block scores, at most {SCORE_FLOATS}",
                           lambda c: c["layout"] == "rows" or c["q_tile"] * lanes * c["kv_block"] <= SCORE_FLOATS),
-               Constraint(f"layout lanes: q_tile x {attention_lanes.KEYS_AT_ONCE} x accumulators accumulators, "
-                          f"q_tile query vectors and a broadcast fit the {target.vector_registers} vector registers",
+               Constraint(f"layout lanes holds q_tile x {attention_lanes.KEYS_AT_ONCE} x accumulators sums, q_tile "
+                          f"query vectors and a broadcast in the {target.vector_registers} vector registers",
                           lambda c: c["layout"] == "rows" or attention_lanes.registers_needed(c) <=
                           target.vector_registers),
                Constraint(f"layout lanes with q_tile > 1: q_tile x {lanes} x head_dim outputs, at most "
@@ -102,8 +103,8 @@ def _lanes_block(w, target, kv_block: int) -> dict:
     keys at once) where the vector registers hold them, else one. Against one vector and one group (four FMA
     chains, which leaves half of two FMA ports idle behind their latency), 2 threads, head_dim 32-128, seq 100-1024,
     causal or not (benchmarks/results/2026-12-02-cpu-attention-blocks/): AVX-512 (32 registers) two vectors x two
-    groups 0.68-0.84x the time, within 0.03 of the fastest block of each case; AVX2 (16) two vectors x one group
-    0.72-0.83x, the fastest of each case."""
+    groups 0.68-0.85x the time, within 0.03 of the fastest block of each case; AVX2 (16) two vectors x one group
+    0.71-0.83x, the fastest of each case."""
     allowed = space(w, target)
     blocks = [(q, a) for q in (LANES_VECTORS, 1) for a in (2, 1)]
     configs = [{"q_tile": q, "kv_block": kv_block, "vector": R.EXPLICIT, "accumulators": a, "layout": "lanes"}

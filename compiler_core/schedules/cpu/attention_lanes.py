@@ -22,6 +22,7 @@ row's query are set to -inf in the blocks that cross the diagonal.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
@@ -35,8 +36,8 @@ COLUMNS_AT_ONCE = 4  # output columns updated together in p V per row vector, ti
 
 
 def chains(config) -> int:
-    """Independent FMA chains of one pass (scores or p V): row vectors x keys (or columns) at once."""
-    return config["q_tile"] * KEYS_AT_ONCE * config["accumulators"]
+    """Independent FMA chains of the larger pass (scores or p V): row vectors x keys (or columns) at once."""
+    return config["q_tile"] * max(KEYS_AT_ONCE, COLUMNS_AT_ONCE) * config["accumulators"]
 
 
 def registers_needed(config) -> int:
@@ -91,13 +92,23 @@ def _at(base: int, index):
     return index if base == 0 else base + index
 
 
+@dataclasses.dataclass(frozen=True)
 class _Tile:
     """A task's shape: `vectors` row vectors of `lanes` query rows; qt, ot (head_dim each) and st (kv_block each)
-    hold them vector after vector; a pass works on all of them, `keys` keys (or columns) at a time."""
+    hold them vector after vector; a pass works on all of them, `keys` keys (or `columns` columns) at a time."""
+    vectors: int
+    lanes: int
+    head_dim: int
+    kv_block: int
+    accumulators: int
 
-    def __init__(self, vectors: int, lanes: int, head_dim: int, kv_block: int, accumulators: int) -> None:
-        self.vectors, self.lanes, self.head_dim, self.kv_block = vectors, lanes, head_dim, kv_block
-        self.keys, self.columns = KEYS_AT_ONCE * accumulators, COLUMNS_AT_ONCE * accumulators
+    @property
+    def keys(self) -> int:
+        return KEYS_AT_ONCE * self.accumulators
+
+    @property
+    def columns(self) -> int:
+        return COLUMNS_AT_ONCE * self.accumulators
 
     def row(self, v: int, r: int, i0):
         """The query row in lane r of row vector v."""
