@@ -45,20 +45,54 @@ def build_variants(w, target, variants: dict[str, Callable[[], object]]) -> tupl
     return kernels, inputs, outputs
 
 
+def interleaved_ns(runs: dict[str, Callable[[], object]], rounds: int = 5,
+                   seconds: float = 0.2) -> dict[str, list[float]]:
+    """{name: [median ns of one call, per round]}: every callable (a kernel, a library's op) timed once a round for
+    at least `seconds`, the order rotating from round to round and a pause before each (another library's idle
+    threads stop spinning)."""
+    names = list(runs)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            time.sleep(0.05)
+            times[n].append(median_ns(runs[n], min_runs=3, min_seconds=seconds, warmup=1))
+    return times
+
+
+def spread(values: list[float]) -> list[float]:
+    """[median, min, max]: how the scripts report a ratio over rounds."""
+    return [statistics.median(values), min(values), max(values)]
+
+
+def per_round(times: dict[str, list[float]], numerator: str, denominator: str) -> list[float]:
+    """time of `numerator` / time of `denominator`, round by round."""
+    return [a / b for a, b in zip(times[numerator], times[denominator], strict=True)]
+
+
+def kernel_runs(kernels: dict, inputs: list, outputs: list) -> dict[str, Callable[[], object]]:
+    """Each kernel as a callable on the checked inputs (for interleaved_ns)."""
+    return {n: partial(k, *inputs, *outputs) for n, k in kernels.items()}
+
+
+def configs_and_torch_ms(w, target, configs: dict[str, dict], rounds: int = 5) -> dict[str, list[float]]:
+    """{name: [ms per round]}: each config's kernel, checked first, and PyTorch's op on the same inputs ("torch",
+    device_agent.baselines' reference), timed in interleaved rounds."""
+    import torch
+
+    from device_agent.baselines import to_torch, torch_op
+
+    builds = {name: partial(cc.build, w, config, target) for name, config in configs.items()}
+    kernels, inputs, outputs = build_variants(w, target, builds)
+    runs = dict(kernel_runs(kernels, inputs, outputs), torch=torch_op(w, torch, [to_torch(torch, x) for x in inputs]))
+    return {n: [t / 1e6 for t in ns] for n, ns in interleaved_ns(runs, rounds).items()}
+
+
 def interleaved_ratios(kernels: dict, inputs: list, outputs: list, base: str, rounds: int = 5,
                        seconds: float = 0.2) -> tuple[dict[str, list[float]], dict[str, float]]:
     """({name: [time of base / time of name, per round]} for every other variant, {name: last round's ns})."""
-    names = list(kernels)
-    ratios: dict[str, list[float]] = {n: [] for n in names if n != base}
-    times: dict[str, float] = {}
-    for r in range(rounds):
-        times = {}
-        for n in names[r % len(names):] + names[:r % len(names)]:
-            time.sleep(0.05)
-            times[n] = median_ns(lambda k=kernels[n]: k(*inputs, *outputs), min_runs=3, min_seconds=seconds, warmup=1)
-        for n in ratios:
-            ratios[n].append(times[base] / times[n])
-    return ratios, times
+    times = interleaved_ns(kernel_runs(kernels, inputs, outputs), rounds, seconds)
+    ratios = {n: per_round(times, base, n) for n in kernels if n != base}
+    return ratios, {n: t[-1] for n, t in times.items()}
 
 
 def summary(ratios: dict[str, list[float]], times: dict[str, float], base: str) -> str:
@@ -89,3 +123,33 @@ def before_now_main(patched: Callable[[], contextlib.AbstractContextManager]) ->
 
     ab_main(lambda w, config, target: {"before": partial(built, w, config, target, True),
                                        "now": partial(built, w, config, target, False)}, base="before")
+
+
+def per_isa_main(doc: str, cases: list[str], run_case: Callable, show: Callable[[dict], str],
+                 default_rounds: int = 5) -> None:
+    """The main of the A/B scripts that compare configs with PyTorch per ISA: the command line's cases (else
+    `cases`) and `--json FILE`; for each ISA in $ISAS (default "avx512 avx2") and case, `run_case(case, target,
+    rounds)`'s row ($ROUNDS rounds), printed by `show(row)` and written to the JSON file as it goes; 2 threads for
+    ours and PyTorch's."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    import torch
+
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("cases", nargs="*", default=cases)
+    p.add_argument("--json", dest="json_out")
+    args = p.parse_args()
+    torch.set_num_threads(2)
+    rounds = int(os.environ.get("ROUNDS", str(default_rounds)))
+    result = {"torch": torch.__version__, "rounds": rounds, "rows": []}
+    for isa in os.environ.get("ISAS", "avx512 avx2").split():
+        target = cc.cpu_target(isa=isa, cores=2)
+        print(f"{target.arch}, 2 threads, torch {torch.__version__}, {rounds} interleaved rounds", flush=True)
+        for case in args.cases:
+            row = dict(run_case(case, target, rounds), arch=target.arch)
+            result["rows"].append(row)
+            print(show(row), flush=True)
+            if args.json_out:
+                Path(args.json_out).write_text(json.dumps(result, indent=1))

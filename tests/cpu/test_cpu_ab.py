@@ -7,7 +7,18 @@ import contextlib
 import pytest
 
 import compiler_core as cc
-from benchmarks.cpu_ab import ab_main, before_now_main, build_variants, case_workload, interleaved_ratios, summary
+from benchmarks.cpu_ab import (
+    ab_main,
+    before_now_main,
+    build_variants,
+    case_workload,
+    configs_and_torch_ms,
+    interleaved_ns,
+    interleaved_ratios,
+    per_round,
+    spread,
+    summary,
+)
 
 
 def test_variants_are_checked_then_timed_in_rounds():
@@ -63,3 +74,27 @@ def test_before_now_main_builds_the_before_variant_inside_its_patches(capsys, mo
                         lambda k, i, o, base, **kw: ({"now": [1.0]}, {"before": 1.0, "now": 1.0}))
     before_now_main(patched)
     assert builds == [True, False] and " before/now " in capsys.readouterr().out
+
+
+def test_interleaved_rounds_rotate_the_order_and_time_every_callable_each_round():
+    calls = []
+    runs = {n: (lambda n=n: calls.append(n)) for n in ("a", "b", "c")}
+    times = interleaved_ns(runs, rounds=3, seconds=0.001)
+    assert {n: len(t) for n, t in times.items()} == {"a": 3, "b": 3, "c": 3} and all(x > 0 for t in times.values()
+                                                                                     for x in t)
+    firsts = []
+    for n in calls:  # each timing calls one callable many times in a row: the first of each run of calls
+        if not firsts or firsts[-1] != n:
+            firsts.append(n)
+    assert firsts[:9] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]  # warmup and timed calls of one round
+    assert per_round({"x": [2.0, 6.0], "y": [1.0, 3.0]}, "x", "y") == [2.0, 2.0]
+    assert spread([3.0, 1.0, 2.0]) == [2.0, 1.0, 3.0]
+
+
+def test_configs_and_torch_ms_checks_each_config_and_times_pytorch_beside_them():
+    pytest.importorskip("torch")
+    target = cc.cpu_target()
+    w = case_workload("softmax:rows=8,cols=64")
+    config = cc.default_config(w, target)
+    times = configs_and_torch_ms(w, target, {"default": config, "two": dict(config, accumulators=1)}, rounds=2)
+    assert set(times) == {"default", "two", "torch"} and all(len(t) == 2 and min(t) > 0 for t in times.values())

@@ -14,24 +14,11 @@ PyTorch's over it (> 1: ours is faster), median [min, max] over the rounds. Noth
 from __future__ import annotations
 
 import os
+import statistics
 
-for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
-    os.environ.setdefault(_var, "2")
-os.environ.setdefault("KMP_BLOCKTIME", "0")
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-import compiler_core as cc  # noqa: E402
-from benchmarks.cpu_ab import case_workload  # noqa: E402
-from benchmarks.cpu_matmul import median_ns  # noqa: E402
-from device_agent.baselines import to_torch, torch_op  # noqa: E402
+import benchmarks.two_threads  # noqa: F401  (first: the thread counts, before numpy and torch load)
+import compiler_core as cc
+from benchmarks.cpu_ab import case_workload, configs_and_torch_ms, per_isa_main, per_round, spread
 
 CASES = [
     "attention:heads=8,seq_q=512,seq_kv=512,head_dim=64,causal=0",
@@ -60,55 +47,20 @@ def variants(w, target) -> dict[str, dict]:
 
 def run_case(case: str, target, rounds: int) -> dict:
     w = case_workload(case)
-    inputs = cc.random_inputs(w, 0)
-    expected = cc.expect(w, inputs)
-    outputs = [np.zeros(s.shape, dtype=s.dtype) for s in cc.get_op(w.op).output_specs(w)]
-    configs, runs = variants(w, target), {}
-    for name, config in configs.items():
-        kernel = cc.build(w, config, target)
-        for o in outputs:
-            o.fill(np.nan)
-        kernel(*inputs, *outputs)
-        check = cc.verify(w, outputs, expected)
-        assert check.ok, f"{w.key} {name}: {check.message}"
-        runs[name] = lambda k=kernel: k(*inputs, *outputs)
-    runs["torch"] = torch_op(w, torch, [to_torch(torch, x) for x in inputs])
-    times = {n: [] for n in runs}
-    names = list(runs)
-    for r in range(rounds):
-        for n in names[r % len(names):] + names[:r % len(names)]:
-            time.sleep(0.05)
-            times[n].append(median_ns(runs[n], min_runs=3, min_seconds=0.2, warmup=1) / 1e6)
-    row = {"workload": w.key, "configs": configs, "ms": times, "over_old": {}}
-    for n in names:
-        ratios = [t / o for t, o in zip(times[n], times["old"], strict=True)]
-        row["over_old"][n] = [statistics.median(ratios), min(ratios), max(ratios)]
-    return row
+    configs = variants(w, target)
+    times = configs_and_torch_ms(w, target, configs, rounds)
+    return {"workload": w.key, "configs": configs, "ms": times,
+            "over_old": {n: spread(per_round(times, n, "old")) for n in times}}
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("cases", nargs="*", default=CASES)
-    p.add_argument("--json", dest="json_out")
-    args = p.parse_args()
-    torch.set_num_threads(2)
-    rounds = int(os.environ.get("ROUNDS", "5"))
-    result = {"torch": torch.__version__, "rounds": rounds, "rows": []}
-    for isa in os.environ.get("ISAS", "avx512 avx2").split():
-        target = cc.cpu_target(isa=isa, cores=2)
-        print(f"{target.arch}, 2 threads, torch {torch.__version__}, {rounds} interleaved rounds", flush=True)
-        for case in args.cases:
-            row = dict(run_case(case, target, rounds), arch=target.arch)
-            result["rows"].append(row)
-            old_ms = statistics.median(row["ms"]["old"])
-            d = row["configs"]["default"]
-            print(f"  {row['workload']}  old {old_ms:.3f} ms  default q{d['q_tile']}a{d['accumulators']}"
-                  f"k{d['kv_block']} {d['layout']}", flush=True)
-            for n, (med, lo, hi) in sorted(row["over_old"].items(), key=lambda kv: kv[1][0]):
-                print(f"    {n:>12} /old {med:.2f} [{lo:.2f}, {hi:.2f}]", flush=True)
-            if args.json_out:
-                Path(args.json_out).write_text(json.dumps(result, indent=1))
+def show(row: dict) -> str:
+    d = row["configs"]["default"]
+    lines = [f"  {row['workload']}  old {statistics.median(row['ms']['old']):.3f} ms  default q{d['q_tile']}"
+             f"a{d['accumulators']}k{d['kv_block']} {d['layout']}"]
+    for n, (med, lo, hi) in sorted(row["over_old"].items(), key=lambda kv: kv[1][0]):
+        lines.append(f"    {n:>12} /old {med:.2f} [{lo:.2f}, {hi:.2f}]")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    main()
+    per_isa_main(__doc__, CASES, run_case, show)
