@@ -263,3 +263,8 @@ def call(name: str, *args, dtype: str = "float32") -> Expr:
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def pow2_ceil(n: int) -> int:
+    """The least power of two >= n (1 for n <= 1): the largest tile a space offers for an extent n."""
+    return 1 << max(0, (n - 1).bit_length())

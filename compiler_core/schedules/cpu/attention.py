@@ -65,14 +65,14 @@ def space(w, target, layout_knob: bool = True) -> Space:
                           f"{SCORE_FLOATS}, and q_tile x {lanes} rows at most seq_q rounded up to a power of two",
                           lambda c: c["layout"] == "rows" or c["q_tile"] == 1 or (
                               c["q_tile"] * lanes * w["head_dim"] <= SCORE_FLOATS
-                              and c["q_tile"] * lanes <= 1 << max(0, (w["seq_q"] - 1).bit_length()))))
+                              and c["q_tile"] * lanes <= E.pow2_ceil(w["seq_q"]))))
               if layout_knob else ()),
             Constraint(f"q_tile * kv_block <= {SCORE_FLOATS} (the task's scores stay in L1)",
                        lambda c: c["q_tile"] * c["kv_block"] <= SCORE_FLOATS),
             Constraint("kv_block must not exceed seq_kv rounded up to a power of two (at least 16)",
-                       lambda c: c["kv_block"] <= max(16, 1 << max(0, (w["seq_kv"] - 1).bit_length()))),
+                       lambda c: c["kv_block"] <= max(16, E.pow2_ceil(w["seq_kv"]))),
             Constraint("q_tile must not exceed seq_q rounded up to a power of two",
-                       lambda c: c["q_tile"] <= 1 << max(0, (w["seq_q"] - 1).bit_length())),
+                       lambda c: c["q_tile"] <= E.pow2_ceil(w["seq_q"])),
         ),
     )
 
@@ -90,11 +90,11 @@ def default_config(w, target) -> dict:
     1.33-2.95x at head_dim 32-256; AVX2 1.23-1.58x at 32-64, 1.01-1.04x at 96-128; SSE 1.34x at 16, 1.01-1.04x
     at 32, 0.98-1.01x at 64 and 0.78x at 128. (Before that fix AVX2 lost 0.81x at 96-128 and SSE 0.69-0.88x at
     32-128: epyc-2c-isa-ab.txt beside the lanes layout's figures.)"""
-    kv = min(64, max(16, 1 << max(0, (w["seq_kv"] - 1).bit_length())))
+    kv = min(64, max(16, E.pow2_ceil(w["seq_kv"])))
     lanes = R.lanes_for(target)
     if w["seq_q"] >= lanes and w["head_dim"] <= LANES_LAYOUT_MAX_HEAD_DIM.get(lanes, 0):
         return _lanes_block(w, target, min(kv, LANES_KV_BLOCK))
-    q = min(4, 1 << max(0, (w["seq_q"] - 1).bit_length()))
+    q = min(4, E.pow2_ceil(w["seq_q"]))
     return {"q_tile": q, "kv_block": kv, "vector": R.EXPLICIT, "accumulators": 1, "layout": "rows"}
 
 

@@ -23,6 +23,7 @@ from compiler_core.errors import WorkloadError
 from compiler_core.ir import expr as E
 from compiler_core.ir import stmt as S
 from compiler_core.ir.builder import IRBuilder
+from compiler_core.ir.expr import pow2_ceil
 from compiler_core.space import Constraint, Knob, Space
 
 WARP = 32  # the shuffles below exchange over 32 lanes (full-warp masks): spaces refuse other warp sizes
@@ -33,10 +34,6 @@ POW2_THREADS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 POW2_ROWS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 Merge = Callable[[list, list], list]
-
-
-def pow2_ceil(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
 
 
 # ---- the mapping of threads onto rows --------------------------------------------------------------------

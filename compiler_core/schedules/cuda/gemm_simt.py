@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler_core.ir import stmt as S
+from compiler_core.ir.expr import pow2_ceil
 from compiler_core.schedules.cuda import gemm_simt_gather as gather
 from compiler_core.space import Constraint, Knob, Space
 
@@ -85,10 +86,6 @@ class Gemm:
 
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
-
-
-def _pow2_at_least(x: int) -> int:
-    return 1 << max(0, (x - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -188,8 +185,8 @@ def space(g: Gemm, target, gather_knob: bool = True) -> Space:
                    lambda c: c["vec"] == 1 or g.a.vec_ok or g.b.vec_ok),
         Constraint("unroll_k must not exceed BK", lambda c: c["unroll_k"] <= c["BK"]),
         Constraint("tiles no larger than the next power of two of M, N, K",
-                   lambda c: c["BM"] <= max(16, _pow2_at_least(g.M)) and c["BN"] <= max(16, _pow2_at_least(g.N))
-                   and c["BK"] <= max(8, _pow2_at_least(g.K))),
+                   lambda c: c["BM"] <= max(16, pow2_ceil(g.M)) and c["BN"] <= max(16, pow2_ceil(g.N))
+                   and c["BK"] <= max(8, pow2_ceil(g.K))),
         Constraint("split_k must give every split at least one k tile",
                    lambda c: (c["split_k"] - 1) * t(c).tiles_per_split < t(c).k_tiles),
         Constraint("split_k partials must fit the workspace limit and the grid's z extent",
